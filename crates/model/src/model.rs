@@ -1,0 +1,89 @@
+//! The transition-system interface every checked system implements.
+
+use std::fmt::Debug;
+
+use crate::{Encode, Property, StateView};
+
+/// One `NAME=VALUE` parameter a model instance was built with.
+///
+/// Parameters are recorded in replay files, so that a trace is only ever
+/// replayed against the same instance that produced it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelParam {
+    /// Parameter name, e.g. `RM`.
+    pub name: String,
+    /// Parameter value as the user wrote it, e.g. `5`.
+    pub value: String,
+}
+
+impl ModelParam {
+    /// A parameter named `name` with the value `value`.
+    pub fn new(name: impl Into<String>, value: impl ToString) -> ModelParam {
+        ModelParam {
+            name: name.into(),
+            value: value.to_string(),
+        }
+    }
+}
+
+/// A transition system: initial states, enabled actions, successor states and
+/// the properties to check.
+///
+/// Contract (the search relies on it; the determinism gate checks it):
+/// - every method is a pure function of its arguments: the same state gives the
+///   same actions in the same order and the same successors;
+/// - [`actions`](Model::actions) lists candidate actions; an action for which
+///   [`next_state`](Model::next_state) returns `None` is not enabled;
+/// - [`format_action`](Model::format_action) gives distinct text to distinct
+///   actions of one state, since replay files name actions by that text.
+///
+/// A state with no enabled action is a deadlock, unless
+/// [`is_terminal`](Model::is_terminal) says it is a legitimate end.
+pub trait Model: Sync {
+    /// A state of the system; its [`Encode`] bytes are its identity.
+    type State: Encode + Clone + Debug + Send + Sync;
+    /// A step of the system.
+    type Action: Clone + Debug + Send + Sync;
+
+    /// The model's name, as `cmc list` shows it and replay files record it.
+    fn name(&self) -> String;
+
+    /// The parameters of this instance (recorded in replay files).
+    fn params(&self) -> Vec<ModelParam> {
+        Vec::new()
+    }
+
+    /// Appends the initial states to `out`.
+    fn init_states(&self, out: &mut Vec<Self::State>);
+
+    /// Appends the candidate actions of `state` to `out`, in a deterministic order.
+    fn actions(&self, state: &Self::State, out: &mut Vec<Self::Action>);
+
+    /// The state that `action` leads to from `state`, or `None` if the action
+    /// is not enabled there.
+    fn next_state(&self, state: &Self::State, action: &Self::Action) -> Option<Self::State>;
+
+    /// The properties to check on every reachable state or step.
+    fn properties(&self) -> Vec<Property<Self>>
+    where
+        Self: Sized,
+    {
+        Vec::new()
+    }
+
+    /// Whether `state` is a legitimate final state, so that having no enabled
+    /// action there is not reported as a deadlock.
+    fn is_terminal(&self, _state: &Self::State) -> bool {
+        false
+    }
+
+    /// Human-readable text of an action; also its name in replay files.
+    fn format_action(&self, action: &Self::Action) -> String {
+        format!("{action:?}")
+    }
+
+    /// The state as named fields, for counterexamples and per-step diffs.
+    fn describe_state(&self, state: &Self::State) -> StateView {
+        StateView::from_debug(state)
+    }
+}

@@ -1,0 +1,109 @@
+//! Properties: what must hold on every state or step, and what must be reached.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::Model;
+
+/// A predicate over one state.
+pub type StatePredicate<M> = Arc<dyn Fn(&M, &<M as Model>::State) -> bool + Send + Sync>;
+
+/// A predicate over one step: pre-state, action, post-state.
+pub type StepPredicate<M> = Arc<
+    dyn Fn(&M, &<M as Model>::State, &<M as Model>::Action, &<M as Model>::State) -> bool
+        + Send
+        + Sync,
+>;
+
+/// What kind of obligation a [`Property`] states.
+pub enum PropertyKind<M: Model> {
+    /// Must hold in every reachable state (an invariant).
+    Always(StatePredicate<M>),
+    /// Must hold in at least one reachable state; a complete search that never
+    /// reaches such a state fails as vacuous.
+    Sometimes(StatePredicate<M>),
+    /// Must hold for every step `(pre, action, post)` taken by the search.
+    Step(StepPredicate<M>),
+}
+
+impl<M: Model> Clone for PropertyKind<M> {
+    fn clone(&self) -> Self {
+        match self {
+            PropertyKind::Always(f) => PropertyKind::Always(f.clone()),
+            PropertyKind::Sometimes(f) => PropertyKind::Sometimes(f.clone()),
+            PropertyKind::Step(f) => PropertyKind::Step(f.clone()),
+        }
+    }
+}
+
+/// A named property of a model.
+pub struct Property<M: Model> {
+    /// The name reports and replay files use, e.g. `TCConsistent`.
+    pub name: String,
+    /// The obligation.
+    pub kind: PropertyKind<M>,
+}
+
+impl<M: Model> Clone for Property<M> {
+    fn clone(&self) -> Self {
+        Property {
+            name: self.name.clone(),
+            kind: self.kind.clone(),
+        }
+    }
+}
+
+impl<M: Model> fmt::Debug for Property<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            PropertyKind::Always(_) => "always",
+            PropertyKind::Sometimes(_) => "sometimes",
+            PropertyKind::Step(_) => "step",
+        };
+        write!(f, "{kind} {}", self.name)
+    }
+}
+
+impl<M: Model> Property<M> {
+    /// An invariant: `holds` must be true in every reachable state.
+    pub fn always(
+        name: impl Into<String>,
+        holds: impl Fn(&M, &M::State) -> bool + Send + Sync + 'static,
+    ) -> Property<M> {
+        Property {
+            name: name.into(),
+            kind: PropertyKind::Always(Arc::new(holds)),
+        }
+    }
+
+    /// A witness: `reached` must be true in at least one reachable state.
+    pub fn sometimes(
+        name: impl Into<String>,
+        reached: impl Fn(&M, &M::State) -> bool + Send + Sync + 'static,
+    ) -> Property<M> {
+        Property {
+            name: name.into(),
+            kind: PropertyKind::Sometimes(Arc::new(reached)),
+        }
+    }
+
+    /// An action property: `holds(pre, action, post)` must be true for every step.
+    pub fn step(
+        name: impl Into<String>,
+        holds: impl Fn(&M, &M::State, &M::Action, &M::State) -> bool + Send + Sync + 'static,
+    ) -> Property<M> {
+        Property {
+            name: name.into(),
+            kind: PropertyKind::Step(Arc::new(holds)),
+        }
+    }
+
+    /// `"always"`, `"sometimes"` or `"step"`.
+    pub fn kind_name(&self) -> &'static str {
+        match self.kind {
+            PropertyKind::Always(_) => "always",
+            PropertyKind::Sometimes(_) => "sometimes",
+            PropertyKind::Step(_) => "step",
+        }
+    }
+}
