@@ -6,7 +6,8 @@ use std::fmt;
 ///
 /// Computed with XXH3-128 and a fixed seed, so the same bytes give the same
 /// fingerprint in every process, on every run and for every worker count.
-/// The value zero is never produced: stores may use it to mark empty slots.
+/// Neither 64-bit half is ever zero, so stores may use a zero word to mark an
+/// empty slot.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Fingerprint(pub u128);
 
@@ -15,8 +16,11 @@ impl Fingerprint {
     #[inline]
     pub fn of_bytes(bytes: &[u8]) -> Fingerprint {
         let hash = xxhash_rust::xxh3::xxh3_128(bytes);
-        // Zero is reserved for "empty"; folding it onto 1 costs one value in 2^128.
-        Fingerprint(if hash == 0 { 1 } else { hash })
+        // Zero halves are reserved for "empty"; folding them onto 1 costs a
+        // fraction 2^-63 of the fingerprint space.
+        let high = ((hash >> 64) as u64).max(1);
+        let low = (hash as u64).max(1);
+        Fingerprint::from_halves(high, low)
     }
 
     /// The upper 64 bits.

@@ -11,7 +11,7 @@
 mod encode;
 mod fingerprint;
 mod model;
-mod property;
+pub mod property;
 mod view;
 
 pub use encode::{DecodeError, Decoder, Encode};

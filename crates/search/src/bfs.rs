@@ -1,0 +1,278 @@
+//! Breadth-first search, level by level, with many workers.
+//!
+//! Each level is a [`Frontier`] of segments; workers take segments from a
+//! shared cursor, expand every state and write new states into segments of
+//! the next level. Because a level is finished before the next begins, the
+//! distinct-state count, the generated count and the depth do not depend on
+//! the number of workers, and a violation found while expanding level `d`
+//! has the shortest possible length. When a violation is found, the level is
+//! still finished and the least violation (by length, property order, then
+//! fingerprint) is reported, so the verdict does not depend on timing either.
+
+use std::mem;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Instant;
+
+use cmc_model::{Encode, Model};
+use cmc_store::{FingerprintTable, Frontier, Segment, TraceLog};
+
+use crate::expand::{Expander, Scratch, SearchError, ViolationSite};
+use crate::progress::Progress;
+use crate::properties::PropertySet;
+use crate::{Outcome, SearchOptions, Stats};
+
+/// Load factor beyond which workers pause so that the table can grow.
+const GROW_AT_LOAD: f64 = 0.75;
+
+/// What one worker produced from its share of a level.
+struct WorkerYield {
+    next: Vec<Segment>,
+    unfinished: Vec<Segment>,
+    generated: u64,
+    violation: Option<ViolationSite>,
+    error: Option<SearchError>,
+}
+
+/// What a whole level produced.
+struct LevelYield {
+    next: Frontier,
+    generated: u64,
+    violation: Option<ViolationSite>,
+}
+
+/// Runs a breadth-first search of `model`.
+pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) -> Outcome<M> {
+    let started = Instant::now();
+    let properties = PropertySet::new(model.properties());
+    let mut table = FingerprintTable::with_capacity(options.table_capacity);
+    let progress = Progress::start(options.progress);
+    let workers = options.workers.max(1);
+    let mut stats = Stats {
+        workers,
+        ..Stats::default()
+    };
+
+    let result = (|| -> Result<Option<ViolationSite>, SearchError> {
+        let (mut level, generated, mut violation) =
+            initial_level(model, &properties, &table, options, log)?;
+        stats.states_generated = generated;
+        stats.depth = u64::from(!level.is_empty());
+        loop {
+            progress
+                .counters
+                .depth
+                .store(stats.depth, Ordering::Relaxed);
+            progress
+                .counters
+                .queued
+                .store(level.len(), Ordering::Relaxed);
+            progress
+                .counters
+                .distinct
+                .store(table.len(), Ordering::Relaxed);
+            let bounded = options.max_depth.is_some_and(|max| stats.depth >= max);
+            if violation.is_some() || level.is_empty() || bounded {
+                stats.states_left_on_queue = level.len();
+                stats.complete = violation.is_none() && level.is_empty();
+                return Ok(violation);
+            }
+            let produced = expand_level(
+                model,
+                &properties,
+                &mut table,
+                options,
+                log,
+                level,
+                stats.depth,
+                workers,
+                &progress,
+            )?;
+            stats.states_generated += produced.generated;
+            violation = produced.violation;
+            level = produced.next;
+            if !level.is_empty() {
+                stats.depth += 1;
+            }
+        }
+    })();
+    drop(progress);
+    stats.distinct_states = table.len();
+    stats.table_bytes = table.memory_bytes() as u64;
+    let outcome = crate::outcome::conclude(model, &properties, log, stats, result);
+    Outcome {
+        stats: Stats {
+            wall: started.elapsed(),
+            ..outcome.stats
+        },
+        ..outcome
+    }
+}
+
+/// Level 1: the initial states.
+fn initial_level<M: Model>(
+    model: &M,
+    properties: &PropertySet<M>,
+    table: &FingerprintTable,
+    options: &SearchOptions,
+    log: &TraceLog,
+) -> Result<(Frontier, u64, Option<ViolationSite>), SearchError> {
+    let expander = Expander {
+        model,
+        properties,
+        table,
+        check_deadlock: options.check_deadlock,
+    };
+    let mut scratch = Scratch::new(log);
+    let mut initial = Vec::new();
+    model.init_states(&mut initial);
+    let mut level = Frontier::new();
+    let mut segment = Segment::new();
+    for (index, state) in initial.into_iter().enumerate() {
+        expander.visit_initial(&mut scratch, index, state, &mut |id, bytes, _| {
+            segment.push(id, bytes);
+            if segment.is_full() {
+                level.push_segment(mem::take(&mut segment));
+            }
+        })?;
+    }
+    level.push_segment(segment);
+    scratch.flush()?;
+    Ok((level, scratch.generated, scratch.violation))
+}
+
+/// Expands every state of `level` (at `depth`) into the next level, pausing
+/// the workers to grow the table whenever it fills up.
+#[allow(clippy::too_many_arguments)]
+fn expand_level<M: Model>(
+    model: &M,
+    properties: &PropertySet<M>,
+    table: &mut FingerprintTable,
+    options: &SearchOptions,
+    log: &TraceLog,
+    level: Frontier,
+    depth: u64,
+    workers: usize,
+    progress: &Progress,
+) -> Result<LevelYield, SearchError> {
+    let mut pending = level.into_segments();
+    let mut produced = LevelYield {
+        next: Frontier::new(),
+        generated: 0,
+        violation: None,
+    };
+    while !pending.is_empty() {
+        let pause = AtomicBool::new(false);
+        let cursor = AtomicUsize::new(0);
+        let expander = Expander {
+            model,
+            properties,
+            table,
+            check_deadlock: options.check_deadlock,
+        };
+        let yields: Vec<WorkerYield> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| {
+                        expand_share(&expander, log, &pending, &cursor, &pause, depth, progress)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| handle.join().expect("a search worker panicked"))
+                .collect()
+        });
+        let taken = cursor.load(Ordering::Relaxed).min(pending.len());
+        let mut unfinished: Vec<Segment> = pending.drain(taken..).collect();
+        for worker in yields {
+            if let Some(error) = worker.error {
+                return Err(error);
+            }
+            produced.generated += worker.generated;
+            if let Some(violation) = worker.violation {
+                ViolationSite::keep_least(&mut produced.violation, violation);
+            }
+            worker
+                .next
+                .into_iter()
+                .for_each(|segment| produced.next.push_segment(segment));
+            unfinished.extend(worker.unfinished);
+        }
+        if pause.load(Ordering::Relaxed) {
+            let capacity = table.capacity();
+            table.grow(capacity * 2);
+        }
+        pending = unfinished;
+    }
+    Ok(produced)
+}
+
+/// One worker's loop over a level: take segments until none is left or the
+/// table must grow.
+fn expand_share<M: Model>(
+    expander: &Expander<'_, M>,
+    log: &TraceLog,
+    pending: &[Segment],
+    cursor: &AtomicUsize,
+    pause: &AtomicBool,
+    depth: u64,
+    progress: &Progress,
+) -> WorkerYield {
+    let mut scratch = Scratch::new(log);
+    let mut worker = WorkerYield {
+        next: Vec::new(),
+        unfinished: Vec::new(),
+        generated: 0,
+        violation: None,
+        error: None,
+    };
+    let mut out = Segment::new();
+    let grow_at = (expander.table.capacity() as f64 * GROW_AT_LOAD) as u64;
+    let result = (|| -> Result<(), SearchError> {
+        while !pause.load(Ordering::Relaxed) {
+            let index = cursor.fetch_add(1, Ordering::Relaxed);
+            let Some(segment) = pending.get(index) else {
+                break;
+            };
+            let mut entries = segment.iter();
+            while let Some(entry) = entries.next() {
+                let state = M::State::decode_exact(entry.state)?;
+                expander.expand(
+                    &mut scratch,
+                    &state,
+                    entry.trace_id,
+                    depth,
+                    &mut |id, bytes, _| {
+                        out.push(id, bytes);
+                        if out.is_full() {
+                            worker.next.push(mem::take(&mut out));
+                        }
+                    },
+                )?;
+                if expander.table.len() >= grow_at {
+                    pause.store(true, Ordering::Relaxed);
+                }
+                if pause.load(Ordering::Relaxed) {
+                    let mut rest = Segment::new();
+                    entries.for_each(|entry| rest.push(entry.trace_id, entry.state));
+                    worker.unfinished.push(rest);
+                    break;
+                }
+            }
+            progress
+                .counters
+                .generated
+                .fetch_add(scratch.generated, Ordering::Relaxed);
+            worker.generated += mem::take(&mut scratch.generated);
+            progress
+                .counters
+                .distinct
+                .store(expander.table.len(), Ordering::Relaxed);
+        }
+        scratch.flush()
+    })();
+    worker.next.push(out);
+    worker.violation = scratch.violation.take();
+    worker.error = result.err();
+    worker
+}

@@ -1,0 +1,147 @@
+//! The entry point: a builder that configures and runs a search.
+
+use std::path::PathBuf;
+
+use cmc_model::Model;
+use cmc_store::TraceLog;
+
+use crate::{Outcome, ProgressMode, Report, SearchOptions, Stats, Strategy, Verdict};
+
+/// Configures and runs a search of one model.
+///
+/// Defaults: breadth-first, one worker per core, no depth bound, deadlock
+/// checking on, no progress output.
+#[must_use = "a Checker does nothing until `run` or `assert_properties` is called"]
+pub struct Checker<M: Model> {
+    model: M,
+    options: SearchOptions,
+}
+
+impl<M: Model> Checker<M> {
+    /// A checker of `model` with the default options.
+    pub fn new(model: M) -> Checker<M> {
+        Checker {
+            model,
+            options: SearchOptions::default(),
+        }
+    }
+
+    /// Replaces all options at once.
+    pub fn options(mut self, options: SearchOptions) -> Checker<M> {
+        self.options = options;
+        self
+    }
+
+    /// Breadth-first search (the default).
+    pub fn bfs(mut self) -> Checker<M> {
+        self.options.strategy = Strategy::Bfs;
+        self
+    }
+
+    /// Depth-first search.
+    pub fn dfs(mut self) -> Checker<M> {
+        self.options.strategy = Strategy::Dfs;
+        self
+    }
+
+    /// `walks` random walks of at most `walk_length` steps from `seed`.
+    pub fn simulate(mut self, walks: u64, walk_length: u64, seed: u64) -> Checker<M> {
+        self.options.strategy = Strategy::Simulate {
+            walks,
+            walk_length,
+            seed,
+        };
+        self
+    }
+
+    /// Number of worker threads (at least 1).
+    pub fn workers(mut self, workers: usize) -> Checker<M> {
+        self.options.workers = workers.max(1);
+        self
+    }
+
+    /// Deepest level to explore (TLC's convention: initial states are depth 1).
+    pub fn max_depth(mut self, depth: u64) -> Checker<M> {
+        self.options.max_depth = Some(depth);
+        self
+    }
+
+    /// Whether a non-terminal state without enabled actions is an error (default: yes).
+    pub fn check_deadlock(mut self, check: bool) -> Checker<M> {
+        self.options.check_deadlock = check;
+        self
+    }
+
+    /// How progress is shown (default: not at all).
+    pub fn progress(mut self, mode: ProgressMode) -> Checker<M> {
+        self.options.progress = mode;
+        self
+    }
+
+    /// Where the trace log of parent links is kept.
+    pub fn trace_dir(mut self, dir: impl Into<PathBuf>) -> Checker<M> {
+        self.options.trace_dir = Some(dir.into());
+        self
+    }
+
+    /// The model being checked.
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+
+    /// The options in force.
+    pub fn search_options(&self) -> &SearchOptions {
+        &self.options
+    }
+
+    /// Runs the search to its end and returns what it found.
+    pub fn run(&self) -> Outcome<M> {
+        search(&self.model, &self.options)
+    }
+
+    /// Runs the search and panics, with the readable counterexample as the
+    /// message, unless every property holds. Meant for `#[test]`s.
+    #[track_caller]
+    pub fn assert_properties(&self) -> Outcome<M> {
+        let outcome = self.run();
+        if !outcome.verdict.is_pass() {
+            let report = Report::new(&self.model, &self.options, &outcome);
+            panic!("{}", report.render_text());
+        }
+        outcome
+    }
+}
+
+/// Runs the search that `options` describe on `model`.
+pub(crate) fn search<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
+    match options.strategy {
+        Strategy::Simulate {
+            walks,
+            walk_length,
+            seed,
+        } => crate::simulate::run(model, options, walks, walk_length, seed),
+        Strategy::Bfs | Strategy::Dfs => {
+            let dir = options.trace_dir.clone().unwrap_or_else(std::env::temp_dir);
+            let log = match TraceLog::create_in(&dir) {
+                Ok(log) => log,
+                Err(problem) => {
+                    return Outcome {
+                        verdict: Verdict::Error {
+                            message: format!(
+                                "cannot create the trace log in {}: {problem}",
+                                dir.display()
+                            ),
+                        },
+                        stats: Stats::default(),
+                        counterexample: None,
+                    }
+                }
+            };
+            if options.strategy == Strategy::Bfs {
+                crate::bfs::run(model, options, &log)
+            } else {
+                crate::dfs::run(model, options, &log)
+            }
+        }
+    }
+}

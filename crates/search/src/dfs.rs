@@ -1,0 +1,111 @@
+//! Depth-first search with an optional depth bound (one worker).
+//!
+//! States are expanded last-found first. Every successor is fingerprinted
+//! when generated, as in BFS, so the distinct count of a complete DFS equals
+//! BFS's; the counterexample is the DFS path, not necessarily a shortest one.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use cmc_model::Model;
+use cmc_store::{FingerprintTable, TraceId, TraceLog};
+
+use crate::expand::{Expander, Scratch, SearchError, ViolationSite};
+use crate::progress::Progress;
+use crate::properties::PropertySet;
+use crate::{Outcome, SearchOptions, Stats};
+
+/// Grow the table when it is this full (DFS owns it alone, so no pause is needed).
+const GROW_AT_LOAD: f64 = 0.75;
+
+/// Runs a depth-first search of `model`.
+pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) -> Outcome<M> {
+    let started = Instant::now();
+    let properties = PropertySet::new(model.properties());
+    let mut table = FingerprintTable::with_capacity(options.table_capacity);
+    let progress = Progress::start(options.progress);
+    let mut stats = Stats {
+        workers: 1,
+        ..Stats::default()
+    };
+    let mut stack: Vec<(M::State, TraceId, u64)> = Vec::new();
+    let result = (|| -> Result<Option<ViolationSite>, SearchError> {
+        let mut scratch = Scratch::new(log);
+        let mut initial = Vec::new();
+        model.init_states(&mut initial);
+        {
+            let expander = Expander {
+                model,
+                properties: &properties,
+                table: &table,
+                check_deadlock: options.check_deadlock,
+            };
+            for (index, state) in initial.into_iter().enumerate() {
+                expander.visit_initial(&mut scratch, index, state, &mut |id, _, state| {
+                    stack.push((state, id, 1))
+                })?;
+            }
+        }
+        stack.reverse(); // expand the first initial state first
+        while scratch.violation.is_none() {
+            let Some((state, trace_id, depth)) = stack.pop() else {
+                break;
+            };
+            stats.depth = stats.depth.max(depth);
+            if options.max_depth.is_some_and(|max| depth >= max) {
+                stats.states_left_on_queue += 1;
+                continue;
+            }
+            if table.len() as f64 >= table.capacity() as f64 * GROW_AT_LOAD {
+                let capacity = table.capacity();
+                table.grow(capacity * 2);
+            }
+            let expander = Expander {
+                model,
+                properties: &properties,
+                table: &table,
+                check_deadlock: options.check_deadlock,
+            };
+            let first_child = stack.len();
+            expander.expand(&mut scratch, &state, trace_id, depth, &mut |id, _, next| {
+                stack.push((next, id, depth + 1))
+            })?;
+            stack[first_child..].reverse(); // take the first action first
+            progress.counters.generated.store(
+                stats.states_generated + scratch.generated,
+                Ordering::Relaxed,
+            );
+            progress
+                .counters
+                .distinct
+                .store(table.len(), Ordering::Relaxed);
+            progress
+                .counters
+                .queued
+                .store(stack.len() as u64, Ordering::Relaxed);
+            progress
+                .counters
+                .depth
+                .store(stats.depth, Ordering::Relaxed);
+        }
+        scratch.flush()?;
+        stats.states_generated += scratch.generated;
+        stats.states_left_on_queue += stack.len() as u64;
+        if let Some(site) = &scratch.violation {
+            stats.depth = stats.depth.max(site.length);
+        }
+        stats.complete = scratch.violation.is_none() && stats.states_left_on_queue == 0;
+        Ok(scratch.violation.take())
+    })();
+    drop(progress);
+    stats.distinct_states = table.len();
+    stats.table_bytes = table.memory_bytes() as u64;
+    let outcome = crate::outcome::conclude(model, &properties, log, stats, result);
+    Outcome {
+        stats: Stats {
+            wall: started.elapsed(),
+            ..outcome.stats
+        },
+        ..outcome
+    }
+}

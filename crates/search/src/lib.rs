@@ -1,0 +1,63 @@
+//! The search layer of cmc (layers 2 and 3 of `DESIGN.md`, and the reports of layer 6).
+//!
+//! A [`Checker`] explores any [`cmc_model::Model`]:
+//! - breadth-first with many workers ([`Strategy::Bfs`]): exact distinct-state
+//!   counts and a shortest counterexample for every worker count;
+//! - depth-first with a depth bound ([`Strategy::Dfs`]);
+//! - random walks from a seed ([`Strategy::Simulate`]);
+//! - and [`replay`] of a recorded action sequence ([`ReplayFile`]).
+//!
+//! ```
+//! use cmc_model::{encode_fields, Model, Property};
+//! use cmc_search::{Checker, Verdict};
+//!
+//! /// A counter that may be incremented up to a limit.
+//! struct Counter { limit: u8 }
+//! #[derive(Clone, Debug, PartialEq)]
+//! struct Count { value: u8 }
+//! encode_fields!(Count { value });
+//!
+//! impl Model for Counter {
+//!     type State = Count;
+//!     type Action = ();
+//!     fn name(&self) -> String { "counter".into() }
+//!     fn init_states(&self, out: &mut Vec<Count>) { out.push(Count { value: 0 }) }
+//!     fn actions(&self, _: &Count, out: &mut Vec<()>) { out.push(()) }
+//!     fn next_state(&self, s: &Count, _: &()) -> Option<Count> {
+//!         (s.value < self.limit).then(|| Count { value: s.value + 1 })
+//!     }
+//!     fn is_terminal(&self, s: &Count) -> bool { s.value == self.limit }
+//!     fn properties(&self) -> Vec<Property<Self>> {
+//!         vec![Property::always("below 3", |_, s: &Count| s.value < 3)]
+//!     }
+//! }
+//!
+//! let outcome = Checker::new(Counter { limit: 5 }).run();
+//! assert!(matches!(outcome.verdict, Verdict::Violated { .. }));
+//! assert_eq!(outcome.counterexample.unwrap().len(), 4); // 0, 1, 2, 3
+//! ```
+
+mod any_model;
+mod bfs;
+mod checker;
+mod counterexample;
+mod dfs;
+mod expand;
+mod options;
+mod outcome;
+mod progress;
+mod properties;
+mod render;
+mod replay;
+mod replay_file;
+mod report;
+mod simulate;
+
+pub use any_model::AnyModel;
+pub use checker::Checker;
+pub use counterexample::{Counterexample, TraceStep};
+pub use options::{ProgressMode, SearchOptions, Strategy};
+pub use outcome::{Outcome, Stats, Verdict, ViolationKind};
+pub use replay::replay;
+pub use replay_file::{ReplayError, ReplayFile, REPLAY_FORMAT_VERSION};
+pub use report::{CounterexampleReport, FieldChangeReport, Report, StepReport};

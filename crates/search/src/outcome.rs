@@ -1,0 +1,186 @@
+//! The result of a search: verdict, statistics, counterexample.
+
+use std::time::Duration;
+
+use cmc_model::{Fingerprint, Model};
+
+use crate::Counterexample;
+
+/// What kind of property a violation broke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ViolationKind {
+    /// An `always` invariant was false in a reachable state.
+    Invariant,
+    /// A step property was false for a step.
+    Step,
+    /// A reachable, non-terminal state had no enabled action.
+    Deadlock,
+}
+
+impl ViolationKind {
+    /// `"invariant"`, `"step"` or `"deadlock"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ViolationKind::Invariant => "invariant",
+            ViolationKind::Step => "step",
+            ViolationKind::Deadlock => "deadlock",
+        }
+    }
+}
+
+/// The verdict of a search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every property held on everything explored, and every `sometimes`
+    /// witness was reached.
+    Pass,
+    /// A property failed; the outcome's counterexample shows how.
+    Violated {
+        /// The property's name (`"deadlock"` for a deadlock).
+        property: String,
+        /// What kind of property it is.
+        kind: ViolationKind,
+    },
+    /// The search ended without reaching these `sometimes` witnesses: the
+    /// properties that depend on them were checked vacuously.
+    Vacuous {
+        /// Names of the witnesses never reached.
+        properties: Vec<String>,
+    },
+    /// The search could not be carried out (disk full, a state that does not
+    /// decode, a non-deterministic model, ...); nothing is concluded.
+    Error {
+        /// What went wrong and where.
+        message: String,
+    },
+}
+
+impl Verdict {
+    /// Whether the verdict is [`Verdict::Pass`].
+    pub fn is_pass(&self) -> bool {
+        matches!(self, Verdict::Pass)
+    }
+
+    /// `"pass"`, `"violated"`, `"vacuous"` or `"error"`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Violated { .. } => "violated",
+            Verdict::Vacuous { .. } => "vacuous",
+            Verdict::Error { .. } => "error",
+        }
+    }
+}
+
+/// Counts of a search, in TLC's conventions.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stats {
+    /// Distinct states found (fingerprints stored).
+    pub distinct_states: u64,
+    /// States generated: initial states plus every successor computed,
+    /// duplicates included.
+    pub states_generated: u64,
+    /// States found but not expanded when the search stopped.
+    pub states_left_on_queue: u64,
+    /// Depth in TLC's convention: the number of BFS levels reached (initial
+    /// states are depth 1); for DFS and simulation, the deepest state visited.
+    pub depth: u64,
+    /// Whether every reachable state was explored (no bound cut the search,
+    /// no violation stopped it).
+    pub complete: bool,
+    /// Wall time of the search.
+    pub wall: Duration,
+    /// Bytes the fingerprint table occupied at the end.
+    pub table_bytes: u64,
+    /// Worker threads used.
+    pub workers: usize,
+}
+
+impl Stats {
+    /// The estimated probability that two of the distinct states shared a
+    /// fingerprint (so that one was wrongly taken as seen).
+    pub fn collision_probability(&self) -> f64 {
+        Fingerprint::collision_probability(self.distinct_states)
+    }
+
+    /// Distinct states per second of wall time.
+    pub fn distinct_states_per_second(&self) -> f64 {
+        self.distinct_states as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+
+    /// Generated states per second of wall time.
+    pub fn generated_states_per_second(&self) -> f64 {
+        self.states_generated as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Everything a search concluded.
+pub struct Outcome<M: Model> {
+    /// Pass, violated, vacuous or error.
+    pub verdict: Verdict,
+    /// Counts and timing.
+    pub stats: Stats,
+    /// For a violation: a path from an initial state to it (shortest for BFS).
+    pub counterexample: Option<Counterexample<M>>,
+}
+
+impl<M: Model> std::fmt::Debug for Outcome<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Outcome")
+            .field("verdict", &self.verdict)
+            .field("stats", &self.stats)
+            .field(
+                "counterexample_len",
+                &self.counterexample.as_ref().map(Counterexample::len),
+            )
+            .finish()
+    }
+}
+
+/// Turns what an exhaustive search ended with into an [`Outcome`]: rebuilds
+/// the counterexample of a violation from the trace log, and fails a search
+/// that ended without reaching its `sometimes` witnesses as vacuous.
+pub(crate) fn conclude<M: Model>(
+    model: &M,
+    properties: &crate::properties::PropertySet<M>,
+    log: &cmc_store::TraceLog,
+    stats: Stats,
+    ended: Result<Option<crate::expand::ViolationSite>, crate::expand::SearchError>,
+) -> Outcome<M> {
+    let error = |message: String| Outcome {
+        verdict: Verdict::Error { message },
+        stats: stats.clone(),
+        counterexample: None,
+    };
+    match ended {
+        Err(problem) => error(problem.to_string()),
+        Ok(Some(site)) => match crate::counterexample::rebuild(model, log, &site) {
+            Ok(counterexample) => Outcome {
+                verdict: Verdict::Violated {
+                    property: site.failure.name.clone(),
+                    kind: site.failure.kind,
+                },
+                stats,
+                counterexample: Some(counterexample),
+            },
+            Err(problem) => error(format!(
+                "property {} failed, but its counterexample could not be rebuilt: {problem}",
+                site.failure.name
+            )),
+        },
+        Ok(None) => {
+            let unreached = properties.unreached_witnesses();
+            Outcome {
+                verdict: if unreached.is_empty() {
+                    Verdict::Pass
+                } else {
+                    Verdict::Vacuous {
+                        properties: unreached,
+                    }
+                },
+                stats,
+                counterexample: None,
+            }
+        }
+    }
+}

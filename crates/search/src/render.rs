@@ -1,0 +1,127 @@
+//! The human-readable text of a [`Report`], in the shape TLC users know.
+
+use std::fmt::Write;
+
+use crate::{CounterexampleReport, Report};
+
+impl Report {
+    /// The verdict, the counterexample (if any) and the summary, as text.
+    pub fn render_text(&self) -> String {
+        let mut text = String::new();
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect();
+        let _ = writeln!(
+            text,
+            "model {} {} ({}, {} worker{})",
+            self.model,
+            params.join(" "),
+            self.strategy,
+            self.workers,
+            if self.workers == 1 { "" } else { "s" }
+        );
+        match self.verdict.as_str() {
+            "pass" if self.complete => {
+                let _ = writeln!(text, "Model checking completed. No error has been found.");
+            }
+            "pass" => {
+                let _ = writeln!(
+                    text,
+                    "No error has been found within the bounds (the search was not complete)."
+                );
+            }
+            "violated" => {
+                let property = self.property.as_deref().unwrap_or("?");
+                let _ = match self.violation_kind.as_deref() {
+                    Some("deadlock") => writeln!(text, "Error: Deadlock reached."),
+                    Some("step") => writeln!(text, "Error: Step property {property} is violated."),
+                    _ => writeln!(text, "Error: Invariant {property} is violated."),
+                };
+            }
+            "vacuous" => {
+                let _ = writeln!(
+                    text,
+                    "Error: the search ended without ever reaching {}: properties that rely on it were checked vacuously.",
+                    self.unreached_witnesses.join(", ")
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    text,
+                    "Error: the search could not be completed: {}",
+                    self.message.as_deref().unwrap_or("unknown cause")
+                );
+            }
+        }
+        if let Some(counterexample) = &self.counterexample {
+            render_counterexample(&mut text, counterexample);
+        }
+        self.render_summary(&mut text);
+        text
+    }
+
+    fn render_summary(&self, text: &mut String) {
+        let _ = writeln!(
+            text,
+            "{} states generated, {} distinct states found, {} states left on queue.",
+            self.states_generated, self.distinct_states, self.states_left_on_queue
+        );
+        let _ = writeln!(
+            text,
+            "The depth of the {} state graph search is {}.",
+            if self.complete {
+                "complete"
+            } else {
+                "explored"
+            },
+            self.depth
+        );
+        let _ = writeln!(
+            text,
+            "Finished in {:.3} s: {:.0} distinct states/s, {:.0} generated states/s.",
+            self.wall_seconds, self.distinct_states_per_second, self.states_generated_per_second
+        );
+        let _ = writeln!(
+            text,
+            "The probability of a fingerprint collision is estimated at {:.1e}.",
+            self.collision_probability
+        );
+    }
+}
+
+/// Writes the numbered steps: the first state in full, then for each step
+/// its action and the fields it changed.
+pub(crate) fn render_counterexample(text: &mut String, counterexample: &CounterexampleReport) {
+    let _ = writeln!(
+        text,
+        "The behavior up to this point is ({} states):",
+        counterexample.length
+    );
+    for step in &counterexample.steps {
+        match &step.action {
+            None => {
+                let _ = writeln!(text, "{}: <initial state>", step.number);
+                for (name, value) in &step.state {
+                    let _ = writeln!(text, "    {name} = {value}");
+                }
+            }
+            Some(action) => {
+                let _ = writeln!(text, "{}: {action}", step.number);
+                if step.changes.is_empty() {
+                    let _ = writeln!(text, "    (no field changed)");
+                }
+                for change in &step.changes {
+                    let _ = writeln!(
+                        text,
+                        "    {}: {} -> {}",
+                        change.name,
+                        change.before.as_deref().unwrap_or("(absent)"),
+                        change.after.as_deref().unwrap_or("(absent)")
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,297 @@
+//! The replay file: a versioned text format for one trace.
+//!
+//! ```text
+//! # comments and blank lines are ignored
+//! cmc-replay 1              <- format and version, first line that is not a comment
+//! model two-phase           <- the model's name
+//! param RM=3                <- one line per parameter, in the model's order
+//! violates NoRMCommitted    <- optional: the property the trace violates
+//! init 0                    <- index of the initial state
+//! action TMCommit           <- one line per step: the action's text
+//! end                       <- required, so a truncated file is detected
+//! ```
+//!
+//! Actions are named by their [`cmc_model::Model::format_action`] text, so a
+//! file stays readable and can be written by hand.
+
+use std::fmt::{self, Write};
+
+use cmc_model::{Model, ModelParam};
+
+use crate::Counterexample;
+
+/// The version of the format this build reads and writes.
+pub const REPLAY_FORMAT_VERSION: u32 = 1;
+
+/// Why a replay file could not be read or replayed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayError {
+    /// The 1-based line the problem is on, when there is one.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl ReplayError {
+    /// An error at `line`.
+    pub fn at(line: usize, message: impl Into<String>) -> ReplayError {
+        ReplayError {
+            line: Some(line),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "line {line}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for ReplayError {}
+
+/// A parsed replay file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayFile {
+    /// The model's name.
+    pub model: String,
+    /// The model's parameters.
+    pub params: Vec<ModelParam>,
+    /// The property the trace is said to violate.
+    pub violates: Option<String>,
+    /// Index of the initial state, and its line.
+    pub init: (usize, usize),
+    /// Each step's action text, with its line.
+    pub actions: Vec<(usize, String)>,
+    /// Line of the `model` line (for errors about the model).
+    pub model_line: usize,
+}
+
+impl ReplayFile {
+    /// The replay file of `counterexample`, a trace of `model` that violates
+    /// `violates`.
+    pub fn from_counterexample<M: Model>(
+        model: &M,
+        counterexample: &Counterexample<M>,
+        violates: Option<&str>,
+    ) -> ReplayFile {
+        ReplayFile {
+            model: model.name(),
+            params: model.params(),
+            violates: violates.map(str::to_string),
+            init: (0, counterexample.init_index),
+            actions: counterexample
+                .steps
+                .iter()
+                .filter_map(|step| step.action.as_ref())
+                .map(|action| (0, model.format_action(action)))
+                .collect(),
+            model_line: 0,
+        }
+    }
+
+    /// The file's text.
+    pub fn to_text(&self) -> String {
+        let mut text = String::new();
+        let _ = writeln!(
+            text,
+            "# cmc replay file: run it again with `cmc replay FILE`"
+        );
+        let _ = writeln!(text, "cmc-replay {REPLAY_FORMAT_VERSION}");
+        let _ = writeln!(text, "model {}", self.model);
+        for param in &self.params {
+            let _ = writeln!(text, "param {}={}", param.name, param.value);
+        }
+        if let Some(property) = &self.violates {
+            let _ = writeln!(text, "violates {property}");
+        }
+        let _ = writeln!(text, "init {}", self.init.1);
+        for (_, action) in &self.actions {
+            let _ = writeln!(text, "action {action}");
+        }
+        let _ = writeln!(text, "end");
+        text
+    }
+
+    /// Parses `text`; every problem names its line.
+    pub fn parse(text: &str) -> Result<ReplayFile, ReplayError> {
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .map(|(index, line)| (index + 1, line.trim()))
+            .filter(|(_, line)| !line.is_empty() && !line.starts_with('#'));
+        let (line, header) = lines.next().ok_or_else(|| ReplayError {
+            line: None,
+            message: "the file is empty: a replay file starts with `cmc-replay 1`".into(),
+        })?;
+        match header.strip_prefix("cmc-replay ") {
+            Some(version) if version.trim() == REPLAY_FORMAT_VERSION.to_string() => {}
+            Some(version) => {
+                return Err(ReplayError::at(
+                    line,
+                    format!(
+                        "replay format version {} is not supported (this cmc reads version {REPLAY_FORMAT_VERSION})",
+                        version.trim()
+                    ),
+                ))
+            }
+            None => {
+                return Err(ReplayError::at(
+                    line,
+                    format!("expected `cmc-replay {REPLAY_FORMAT_VERSION}`, found `{header}`: this is not a cmc replay file"),
+                ))
+            }
+        }
+        let mut model = None;
+        let mut params = Vec::new();
+        let mut violates = None;
+        let mut init = None;
+        let mut actions = Vec::new();
+        let mut ended = false;
+        for (line, content) in lines {
+            if ended {
+                return Err(ReplayError::at(line, "text after `end`"));
+            }
+            let (keyword, rest) = content.split_once(' ').unwrap_or((content, ""));
+            let rest = rest.trim();
+            let needs_model = |what: &str| -> Result<(), ReplayError> {
+                if model.is_none() {
+                    Err(ReplayError::at(
+                        line,
+                        format!("`{what}` before the `model` line"),
+                    ))
+                } else {
+                    Ok(())
+                }
+            };
+            match keyword {
+                "model" if model.is_some() => {
+                    return Err(ReplayError::at(line, "a second `model` line"))
+                }
+                "model" if rest.is_empty() => {
+                    return Err(ReplayError::at(line, "`model` needs the model's name"))
+                }
+                "model" => model = Some((line, rest.to_string())),
+                "param" => {
+                    needs_model("param")?;
+                    let (name, value) = rest.split_once('=').ok_or_else(|| {
+                        ReplayError::at(line, format!("expected `param NAME=VALUE`, found `param {rest}`"))
+                    })?;
+                    params.push(ModelParam::new(name.trim(), value.trim()));
+                }
+                "violates" => violates = Some(rest.to_string()),
+                "init" => {
+                    needs_model("init")?;
+                    if init.is_some() {
+                        return Err(ReplayError::at(line, "a second `init` line"));
+                    }
+                    let index = rest.parse::<usize>().map_err(|_| {
+                        ReplayError::at(line, format!("`init` needs a state index, found `{rest}`"))
+                    })?;
+                    init = Some((line, index));
+                }
+                "action" => {
+                    if init.is_none() {
+                        return Err(ReplayError::at(line, "`action` before the `init` line"));
+                    }
+                    if rest.is_empty() {
+                        return Err(ReplayError::at(line, "`action` needs the action's text"));
+                    }
+                    actions.push((line, rest.to_string()));
+                }
+                "end" => ended = true,
+                other => {
+                    return Err(ReplayError::at(
+                        line,
+                        format!("unknown keyword `{other}` (expected model, param, violates, init, action or end)"),
+                    ))
+                }
+            }
+        }
+        let (model_line, model) = model.ok_or_else(|| ReplayError {
+            line: None,
+            message: "the file has no `model` line".into(),
+        })?;
+        let init = init.ok_or_else(|| ReplayError {
+            line: None,
+            message: "the file has no `init` line".into(),
+        })?;
+        if !ended {
+            return Err(ReplayError {
+                line: None,
+                message: "the file ends without `end`: it is truncated".into(),
+            });
+        }
+        Ok(ReplayFile {
+            model,
+            params,
+            violates,
+            init,
+            actions,
+            model_line,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "# a trace\ncmc-replay 1\nmodel die-hard\nparam GOAL=4\nviolates NotSolved\ninit 0\naction FillBig\naction BigToSmall\nend\n";
+
+    #[test]
+    fn a_written_file_parses_back() {
+        let file = ReplayFile::parse(GOOD).unwrap();
+        assert_eq!(file.model, "die-hard");
+        assert_eq!(file.params, vec![ModelParam::new("GOAL", "4")]);
+        assert_eq!(file.violates.as_deref(), Some("NotSolved"));
+        assert_eq!(file.init, (6, 0));
+        assert_eq!(file.actions[1], (8, "BigToSmall".to_string()));
+        let again = ReplayFile::parse(&file.to_text()).unwrap();
+        assert_eq!(again.actions.len(), 2);
+        assert_eq!(again.params, file.params);
+    }
+
+    #[test]
+    fn malformed_files_name_the_line() {
+        let cases = [
+            ("", None, "empty"),
+            ("hello\n", Some(1), "not a cmc replay file"),
+            ("cmc-replay 9\n", Some(1), "version 9"),
+            (
+                "cmc-replay 1\nmodel m\ninit x\nend\n",
+                Some(3),
+                "state index",
+            ),
+            (
+                "cmc-replay 1\nmodel m\ninit 0\nfrobnicate\nend\n",
+                Some(4),
+                "unknown keyword",
+            ),
+            (
+                "cmc-replay 1\nmodel m\nparam RM\ninit 0\nend\n",
+                Some(3),
+                "NAME=VALUE",
+            ),
+            (
+                "cmc-replay 1\nmodel m\ninit 0\naction A\n",
+                None,
+                "truncated",
+            ),
+            (
+                "cmc-replay 1\nmodel m\naction A\nend\n",
+                Some(3),
+                "before the `init`",
+            ),
+            ("cmc-replay 1\ninit 0\nend\n", Some(2), "before the `model`"),
+        ];
+        for (text, line, needle) in cases {
+            let error = ReplayFile::parse(text).unwrap_err();
+            assert_eq!(error.line, line, "{text:?}: {error}");
+            assert!(error.message.contains(needle), "{text:?}: {error}");
+        }
+    }
+}

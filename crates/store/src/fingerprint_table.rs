@@ -1,0 +1,246 @@
+//! A concurrent open-addressing set of 128-bit fingerprints.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use cmc_model::Fingerprint;
+
+/// Whether an insert added a new fingerprint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Insertion {
+    /// The fingerprint was not in the table and now is.
+    New,
+    /// The fingerprint was already in the table.
+    Present,
+}
+
+/// The visited set of a search: a fixed-capacity, linearly probed table of
+/// fingerprints, each stored as two 64-bit words (16 bytes per slot, nothing
+/// else).
+///
+/// Inserts are lock-free and may run from any number of threads at once: a
+/// slot is claimed by a compare-and-swap of its high word, then its low word
+/// is published; readers that see a claimed slot wait for the low word. This
+/// relies on [`Fingerprint`] never having a zero half.
+///
+/// The table does not grow by itself: the owner checks [`load_factor`] and
+/// calls [`grow`](FingerprintTable::grow) (which needs exclusive access)
+/// between batches of inserts. An insert into a full table is refused with a
+/// panic-free `None`, never an endless probe.
+///
+/// [`load_factor`]: FingerprintTable::load_factor
+pub struct FingerprintTable {
+    /// `2 * capacity` words: `[high, low]` per slot; `0` marks an empty slot.
+    words: Box<[AtomicU64]>,
+    capacity: usize,
+    len: AtomicU64,
+}
+
+/// Bytes one slot takes.
+const SLOT_BYTES: usize = 16;
+
+impl FingerprintTable {
+    /// A table with room for `capacity` fingerprints (at least 1024).
+    pub fn with_capacity(capacity: usize) -> FingerprintTable {
+        let capacity = capacity.max(1024);
+        let words = (0..2 * capacity).map(|_| AtomicU64::new(0)).collect();
+        FingerprintTable {
+            words,
+            capacity,
+            len: AtomicU64::new(0),
+        }
+    }
+
+    /// Number of fingerprints stored.
+    pub fn len(&self) -> u64 {
+        self.len.load(Ordering::Relaxed)
+    }
+
+    /// Whether no fingerprint is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of slots.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Fraction of slots in use.
+    pub fn load_factor(&self) -> f64 {
+        self.len() as f64 / self.capacity as f64
+    }
+
+    /// Bytes of memory the slots take.
+    pub fn memory_bytes(&self) -> usize {
+        self.capacity * SLOT_BYTES
+    }
+
+    #[inline]
+    fn home_slot(&self, high: u64) -> usize {
+        // Multiply-shift range reduction: any capacity, no modulo.
+        ((high as u128 * self.capacity as u128) >> 64) as usize
+    }
+
+    /// Inserts `fingerprint`; `None` only if the table is completely full.
+    #[inline]
+    pub fn insert(&self, fingerprint: Fingerprint) -> Option<Insertion> {
+        let (high, low) = (fingerprint.high(), fingerprint.low());
+        debug_assert!(high != 0 && low != 0, "fingerprint halves are never zero");
+        let mut slot = self.home_slot(high);
+        for _ in 0..self.capacity {
+            let high_word = &self.words[2 * slot];
+            let low_word = &self.words[2 * slot + 1];
+            let mut seen = high_word.load(Ordering::Acquire);
+            if seen == 0 {
+                match high_word.compare_exchange(0, high, Ordering::AcqRel, Ordering::Acquire) {
+                    Ok(_) => {
+                        low_word.store(low, Ordering::Release);
+                        self.len.fetch_add(1, Ordering::Relaxed);
+                        return Some(Insertion::New);
+                    }
+                    Err(current) => seen = current,
+                }
+            }
+            if seen == high {
+                let seen_low = loop {
+                    let value = low_word.load(Ordering::Acquire);
+                    if value != 0 {
+                        break value;
+                    }
+                    std::hint::spin_loop();
+                };
+                if seen_low == low {
+                    return Some(Insertion::Present);
+                }
+            }
+            slot += 1;
+            if slot == self.capacity {
+                slot = 0;
+            }
+        }
+        None
+    }
+
+    /// Whether `fingerprint` is in the table.
+    pub fn contains(&self, fingerprint: Fingerprint) -> bool {
+        let (high, low) = (fingerprint.high(), fingerprint.low());
+        let mut slot = self.home_slot(high);
+        for _ in 0..self.capacity {
+            let seen = self.words[2 * slot].load(Ordering::Acquire);
+            if seen == 0 {
+                return false;
+            }
+            if seen == high && self.words[2 * slot + 1].load(Ordering::Acquire) == low {
+                return true;
+            }
+            slot = (slot + 1) % self.capacity;
+        }
+        false
+    }
+
+    /// Every stored fingerprint, in slot order (for checkpoints and growth).
+    pub fn iter(&self) -> impl Iterator<Item = Fingerprint> + '_ {
+        self.words.chunks_exact(2).filter_map(|pair| {
+            let high = pair[0].load(Ordering::Acquire);
+            (high != 0).then(|| Fingerprint::from_halves(high, pair[1].load(Ordering::Acquire)))
+        })
+    }
+
+    /// Rebuilds the table with `new_capacity` slots, keeping every fingerprint.
+    ///
+    /// Panics if `new_capacity` is smaller than the number stored (a caller bug).
+    pub fn grow(&mut self, new_capacity: usize) {
+        assert!(
+            new_capacity as u64 > self.len(),
+            "a table of {} fingerprints cannot shrink to {new_capacity} slots",
+            self.len()
+        );
+        let grown = FingerprintTable::with_capacity(new_capacity);
+        for fingerprint in self.iter() {
+            grown.insert(fingerprint).expect("the grown table has room");
+        }
+        assert_eq!(grown.len(), self.len(), "growth kept every fingerprint");
+        *self = grown;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    fn random_fingerprints(count: usize, seed: u64) -> Vec<Fingerprint> {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+        (0..count)
+            .map(|_| Fingerprint::from_halves(rng.gen::<u64>() | 1, rng.gen::<u64>() | 1))
+            .collect()
+    }
+
+    #[test]
+    fn inserts_are_new_once_then_present() {
+        let table = FingerprintTable::with_capacity(4096);
+        let fingerprints = random_fingerprints(3000, 1);
+        for &fp in &fingerprints {
+            assert_eq!(table.insert(fp), Some(Insertion::New));
+        }
+        for &fp in &fingerprints {
+            assert_eq!(table.insert(fp), Some(Insertion::Present));
+            assert!(table.contains(fp));
+        }
+        assert_eq!(table.len(), 3000);
+        assert!(!table.contains(Fingerprint::from_halves(7, 7)));
+    }
+
+    #[test]
+    fn same_high_word_different_low_words_are_distinct() {
+        let table = FingerprintTable::with_capacity(1024);
+        let a = Fingerprint::from_halves(42, 1);
+        let b = Fingerprint::from_halves(42, 2);
+        assert_eq!(table.insert(a), Some(Insertion::New));
+        assert_eq!(table.insert(b), Some(Insertion::New));
+        assert_eq!(table.insert(b), Some(Insertion::Present));
+        assert_eq!(table.len(), 2);
+    }
+
+    #[test]
+    fn full_table_refuses_instead_of_looping() {
+        let table = FingerprintTable::with_capacity(1024);
+        for fp in random_fingerprints(1024, 2) {
+            table.insert(fp).unwrap();
+        }
+        assert_eq!(table.insert(Fingerprint::from_halves(5, 5)), None);
+    }
+
+    #[test]
+    fn growth_keeps_every_fingerprint() {
+        let mut table = FingerprintTable::with_capacity(1024);
+        let fingerprints = random_fingerprints(900, 3);
+        for &fp in &fingerprints {
+            table.insert(fp);
+        }
+        table.grow(5000);
+        assert_eq!(table.capacity(), 5000);
+        assert!(fingerprints.iter().all(|&fp| table.contains(fp)));
+    }
+
+    #[test]
+    fn concurrent_inserts_count_each_fingerprint_once() {
+        let table = FingerprintTable::with_capacity(1 << 16);
+        let fingerprints = random_fingerprints(20_000, 4);
+        let new_counts: Vec<usize> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..4)
+                .map(|_| {
+                    scope.spawn(|| {
+                        fingerprints
+                            .iter()
+                            .filter(|&&fp| table.insert(fp) == Some(Insertion::New))
+                            .count()
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).collect()
+        });
+        assert_eq!(new_counts.iter().sum::<usize>(), 20_000);
+        assert_eq!(table.len(), 20_000);
+    }
+}

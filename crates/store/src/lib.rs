@@ -1,0 +1,16 @@
+//! Storage for a search (the "store" of `DESIGN.md` layer 2).
+//!
+//! - [`FingerprintTable`]: the visited set, 16 bytes per slot, lock-free inserts
+//!   from many workers.
+//! - [`Frontier`]: a BFS level as segments of canonical state bytes, never heap
+//!   objects, so a level can be written to disk or sent to another process.
+//! - [`TraceLog`]: parent links of every distinct state, kept in a file (as
+//!   TLC's trace file), from which a counterexample path is rebuilt.
+
+mod fingerprint_table;
+mod frontier;
+mod trace_log;
+
+pub use fingerprint_table::{FingerprintTable, Insertion};
+pub use frontier::{Frontier, FrontierEntry, Segment, SEGMENT_STATES_MAX};
+pub use trace_log::{TraceId, TraceLog, TraceRecord, TraceWriter};

@@ -1,0 +1,236 @@
+//! Parent links of every distinct state, in a file, as TLC's trace file.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use cmc_model::Fingerprint;
+
+/// The index of a record in a [`TraceLog`].
+pub type TraceId = u64;
+
+/// How one distinct state was first reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceRecord {
+    /// The state's fingerprint (checked when the path is re-executed).
+    pub fingerprint: Fingerprint,
+    /// The state it was generated from; `None` for an initial state.
+    pub parent: Option<TraceId>,
+    /// For an initial state: its index among the initial states. Otherwise:
+    /// the index of the action, among the parent's candidate actions, that
+    /// produced it.
+    pub step: u32,
+}
+
+const RECORD_BYTES: u64 = 32;
+const RECORDS_PER_BLOCK: u64 = 4096;
+const NO_PARENT: u64 = u64::MAX;
+const RECORD_MAGIC: u32 = 0x434d_4331; // "CMC1"
+
+impl TraceRecord {
+    fn to_bytes(self) -> [u8; RECORD_BYTES as usize] {
+        let mut bytes = [0u8; RECORD_BYTES as usize];
+        bytes[0..8].copy_from_slice(&self.fingerprint.high().to_le_bytes());
+        bytes[8..16].copy_from_slice(&self.fingerprint.low().to_le_bytes());
+        bytes[16..24].copy_from_slice(&self.parent.unwrap_or(NO_PARENT).to_le_bytes());
+        bytes[24..28].copy_from_slice(&self.step.to_le_bytes());
+        bytes[28..32].copy_from_slice(&RECORD_MAGIC.to_le_bytes());
+        bytes
+    }
+
+    fn from_bytes(bytes: &[u8; RECORD_BYTES as usize]) -> Option<TraceRecord> {
+        let word = |range: std::ops::Range<usize>| {
+            u64::from_le_bytes(bytes[range].try_into().expect("8 bytes"))
+        };
+        let magic = u32::from_le_bytes(bytes[28..32].try_into().expect("4 bytes"));
+        if magic != RECORD_MAGIC {
+            return None;
+        }
+        let parent = word(16..24);
+        Some(TraceRecord {
+            fingerprint: Fingerprint::from_halves(word(0..8), word(8..16)),
+            parent: (parent != NO_PARENT).then_some(parent),
+            step: u32::from_le_bytes(bytes[24..28].try_into().expect("4 bytes")),
+        })
+    }
+}
+
+/// An append-only file of [`TraceRecord`]s shared by all workers.
+///
+/// Each worker appends through its own [`TraceWriter`], which reserves blocks
+/// of ids and writes them with positioned writes, so workers never contend
+/// on a lock. Records are 32 bytes; memory use is one block buffer per writer.
+pub struct TraceLog {
+    file: File,
+    next_block: AtomicU64,
+}
+
+impl TraceLog {
+    /// A trace log in an anonymous temporary file under `dir` (removed when
+    /// the log is dropped).
+    pub fn create_in(dir: &Path) -> io::Result<TraceLog> {
+        Ok(TraceLog {
+            file: tempfile::tempfile_in(dir)?,
+            next_block: AtomicU64::new(0),
+        })
+    }
+
+    /// A trace log in the system's temporary directory.
+    pub fn create_temp() -> io::Result<TraceLog> {
+        TraceLog::create_in(&std::env::temp_dir())
+    }
+
+    /// A writer for one worker.
+    pub fn writer(&self) -> TraceWriter<'_> {
+        TraceWriter {
+            log: self,
+            block_start: 0,
+            used: RECORDS_PER_BLOCK,
+            flushed: RECORDS_PER_BLOCK,
+            buffer: Vec::with_capacity((RECORDS_PER_BLOCK * RECORD_BYTES) as usize),
+        }
+    }
+
+    /// Reads record `id`. Fails if it was never written (or not yet flushed).
+    pub fn read(&self, id: TraceId) -> io::Result<TraceRecord> {
+        let mut bytes = [0u8; RECORD_BYTES as usize];
+        self.file.read_exact_at(&mut bytes, id * RECORD_BYTES)?;
+        TraceRecord::from_bytes(&bytes).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("trace record {id} is missing or corrupt"),
+            )
+        })
+    }
+
+    /// The records from an initial state to `id`, initial state first.
+    pub fn path_to(&self, id: TraceId) -> io::Result<Vec<TraceRecord>> {
+        let mut path = Vec::new();
+        let mut next = Some(id);
+        while let Some(current) = next {
+            let record = self.read(current)?;
+            path.push(record);
+            if path.len() as u64 > self.capacity_records() {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "trace log parent links form a cycle",
+                ));
+            }
+            next = record.parent;
+        }
+        path.reverse();
+        Ok(path)
+    }
+
+    fn capacity_records(&self) -> u64 {
+        self.next_block.load(Ordering::Relaxed) * RECORDS_PER_BLOCK
+    }
+
+    /// Bytes the log occupies on disk (reserved blocks included).
+    pub fn disk_bytes(&self) -> u64 {
+        self.capacity_records() * RECORD_BYTES
+    }
+}
+
+/// One worker's buffered appender into a [`TraceLog`].
+///
+/// Records become readable after [`flush`](TraceWriter::flush). Dropping a
+/// writer without flushing loses its buffered records (never silently: a
+/// later [`TraceLog::read`] of them fails).
+pub struct TraceWriter<'a> {
+    log: &'a TraceLog,
+    block_start: TraceId,
+    used: u64,
+    flushed: u64,
+    buffer: Vec<u8>,
+}
+
+impl TraceWriter<'_> {
+    /// Appends `record` and returns its id.
+    #[inline]
+    pub fn append(&mut self, record: TraceRecord) -> io::Result<TraceId> {
+        if self.used == RECORDS_PER_BLOCK {
+            self.flush()?;
+            let block = self.log.next_block.fetch_add(1, Ordering::Relaxed);
+            self.block_start = block * RECORDS_PER_BLOCK;
+            self.used = 0;
+            self.flushed = 0;
+            self.buffer.clear();
+        }
+        self.buffer.extend_from_slice(&record.to_bytes());
+        let id = self.block_start + self.used;
+        self.used += 1;
+        Ok(id)
+    }
+
+    /// Writes every buffered record to the file.
+    pub fn flush(&mut self) -> io::Result<()> {
+        if self.flushed < self.used {
+            let from = (self.flushed * RECORD_BYTES) as usize;
+            let offset = (self.block_start + self.flushed) * RECORD_BYTES;
+            self.log.file.write_all_at(&self.buffer[from..], offset)?;
+            self.flushed = self.used;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(parent: Option<TraceId>, step: u32) -> TraceRecord {
+        TraceRecord {
+            fingerprint: Fingerprint::of_bytes(&step.to_le_bytes()),
+            parent,
+            step,
+        }
+    }
+
+    #[test]
+    fn path_is_rebuilt_from_parent_links() {
+        let log = TraceLog::create_temp().unwrap();
+        let mut writer = log.writer();
+        let root = writer.append(record(None, 0)).unwrap();
+        let child = writer.append(record(Some(root), 3)).unwrap();
+        let grandchild = writer.append(record(Some(child), 1)).unwrap();
+        writer.flush().unwrap();
+        let path = log.path_to(grandchild).unwrap();
+        assert_eq!(
+            path.iter().map(|r| r.step).collect::<Vec<_>>(),
+            vec![0, 3, 1]
+        );
+        assert_eq!(path[0].parent, None);
+    }
+
+    #[test]
+    fn writers_use_disjoint_ids() {
+        let log = TraceLog::create_temp().unwrap();
+        let mut a = log.writer();
+        let mut b = log.writer();
+        let ids_a: Vec<_> = (0..5000)
+            .map(|i| a.append(record(None, i)).unwrap())
+            .collect();
+        let ids_b: Vec<_> = (0..10)
+            .map(|i| b.append(record(None, i)).unwrap())
+            .collect();
+        a.flush().unwrap();
+        b.flush().unwrap();
+        assert!(ids_b.iter().all(|id| !ids_a.contains(id)));
+        assert_eq!(log.read(ids_a[4999]).unwrap().step, 4999);
+        assert_eq!(log.read(ids_b[9]).unwrap().step, 9);
+    }
+
+    #[test]
+    fn unflushed_or_unwritten_records_are_errors() {
+        let log = TraceLog::create_temp().unwrap();
+        let mut writer = log.writer();
+        let id = writer.append(record(None, 0)).unwrap();
+        assert!(log.read(id).is_err());
+        writer.flush().unwrap();
+        assert!(log.read(id).is_ok());
+        assert!(log.read(id + 1).is_err());
+    }
+}
