@@ -6,11 +6,13 @@
 //! One module per specification; each implements the spec's variables,
 //! actions and constants as a [`cmc_model::Model`] with a compact, canonical
 //! state (bit sets and packed fields, no heap) and allocation-free successors.
-//! [`rm`] holds the resource-manager idioms the three commit protocols share.
+//! [`rm`] holds the resource-manager idioms the three commit protocols share;
+//! [`registry`] lists the models by name for the command line.
 
 pub mod die_hard;
 pub mod params;
 pub mod paxos_commit;
+pub mod registry;
 pub mod rm;
 pub mod tcommit;
 pub mod two_phase;
