@@ -1,0 +1,380 @@
+//! The search layer's contract, shown on small models whose answers are
+//! known by hand.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use cmc_model::{encode_fields, Model, Property};
+use cmc_search::{replay, Checker, ReplayFile, SearchOptions, Strategy, Verdict, ViolationKind};
+
+/// A walker on a `width` x `height` grid that steps right or up, and may
+/// teleport from the origin to `teleport_to`.
+#[derive(Clone)]
+struct Grid {
+    width: u8,
+    height: u8,
+    teleport_to: Option<(u8, u8)>,
+    /// An invariant "not at (x, y)" when set.
+    forbidden: Option<(u8, u8)>,
+    /// A witness "at some point reach (x, y)".
+    witness: Option<(u8, u8)>,
+    /// Whether the top-right corner is a legitimate end.
+    corner_is_terminal: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Position {
+    x: u8,
+    y: u8,
+}
+encode_fields!(Position { x, y });
+
+#[derive(Clone, Debug, PartialEq)]
+enum Move {
+    Right,
+    Up,
+    Teleport,
+}
+
+impl Grid {
+    fn new(width: u8, height: u8) -> Grid {
+        Grid {
+            width,
+            height,
+            teleport_to: None,
+            forbidden: None,
+            witness: None,
+            corner_is_terminal: true,
+        }
+    }
+}
+
+impl Model for Grid {
+    type State = Position;
+    type Action = Move;
+
+    fn name(&self) -> String {
+        "grid".into()
+    }
+
+    fn params(&self) -> Vec<cmc_model::ModelParam> {
+        vec![
+            cmc_model::ModelParam::new("W", self.width),
+            cmc_model::ModelParam::new("H", self.height),
+        ]
+    }
+
+    fn init_states(&self, out: &mut Vec<Position>) {
+        out.push(Position { x: 0, y: 0 });
+    }
+
+    fn actions(&self, _: &Position, out: &mut Vec<Move>) {
+        out.extend([Move::Right, Move::Up, Move::Teleport]);
+    }
+
+    fn next_state(&self, p: &Position, action: &Move) -> Option<Position> {
+        match action {
+            Move::Right => (p.x + 1 < self.width).then(|| Position { x: p.x + 1, y: p.y }),
+            Move::Up => (p.y + 1 < self.height).then(|| Position { x: p.x, y: p.y + 1 }),
+            Move::Teleport => match self.teleport_to {
+                Some((x, y)) if p.x == 0 && p.y == 0 => Some(Position { x, y }),
+                _ => None,
+            },
+        }
+    }
+
+    fn is_terminal(&self, p: &Position) -> bool {
+        self.corner_is_terminal && p.x + 1 == self.width && p.y + 1 == self.height
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        let mut properties = Vec::new();
+        if let Some((x, y)) = self.forbidden {
+            properties.push(Property::always("NotForbidden", move |_, p: &Position| {
+                (p.x, p.y) != (x, y)
+            }));
+        }
+        if let Some((x, y)) = self.witness {
+            properties.push(Property::sometimes(
+                "ReachesWitness",
+                move |_, p: &Position| (p.x, p.y) == (x, y),
+            ));
+        }
+        properties
+    }
+}
+
+fn options(workers: usize, strategy: Strategy) -> SearchOptions {
+    SearchOptions {
+        workers,
+        strategy,
+        // Start tiny so that every search below grows the table several times.
+        table_capacity: 1024,
+        ..SearchOptions::default()
+    }
+}
+
+#[test]
+fn bfs_counts_are_exact_and_independent_of_workers() {
+    for workers in [1, 2, 4] {
+        let outcome = Checker::new(Grid::new(60, 70))
+            .options(options(workers, Strategy::Bfs))
+            .run();
+        assert_eq!(outcome.verdict, Verdict::Pass, "{workers} workers");
+        assert_eq!(outcome.stats.distinct_states, 60 * 70);
+        // One initial state plus one successor per in-bounds right or up move.
+        assert_eq!(outcome.stats.states_generated, 1 + 59 * 70 + 69 * 60);
+        assert_eq!(outcome.stats.depth, 60 + 70 - 1);
+        assert!(outcome.stats.complete);
+        assert_eq!(outcome.stats.states_left_on_queue, 0);
+    }
+}
+
+#[test]
+fn bfs_counterexample_is_shortest_for_every_worker_count() {
+    // (50, 50) is 100 steps away by walking but 2 by teleporting (states 1 -> 2 -> 3).
+    let mut grid = Grid::new(80, 80);
+    grid.teleport_to = Some((49, 50));
+    grid.forbidden = Some((50, 50));
+    for workers in [1, 2, 3] {
+        let outcome = Checker::new(grid.clone())
+            .options(options(workers, Strategy::Bfs))
+            .run();
+        assert_eq!(
+            outcome.verdict,
+            Verdict::Violated {
+                property: "NotForbidden".into(),
+                kind: ViolationKind::Invariant
+            }
+        );
+        let trace = outcome
+            .counterexample
+            .expect("a violation has a counterexample");
+        assert_eq!(trace.len(), 3, "{workers} workers");
+        assert_eq!(trace.steps[1].action, Some(Move::Teleport));
+        assert_eq!(trace.last_state(), Some(&Position { x: 50, y: 50 }));
+    }
+}
+
+#[test]
+fn deadlock_is_reported_unless_terminal_or_disabled() {
+    let mut grid = Grid::new(3, 2);
+    grid.corner_is_terminal = false;
+    let outcome = Checker::new(grid.clone()).workers(2).run();
+    assert_eq!(
+        outcome.verdict,
+        Verdict::Violated {
+            property: "deadlock".into(),
+            kind: ViolationKind::Deadlock
+        }
+    );
+    assert_eq!(outcome.counterexample.unwrap().len(), 4);
+    assert!(Checker::new(grid)
+        .check_deadlock(false)
+        .run()
+        .verdict
+        .is_pass());
+    assert!(Checker::new(Grid::new(3, 2)).run().verdict.is_pass());
+}
+
+#[test]
+fn an_unreached_witness_fails_the_run_as_vacuous() {
+    let mut grid = Grid::new(4, 4);
+    grid.witness = Some((9, 9));
+    let outcome = Checker::new(grid.clone()).run();
+    assert_eq!(
+        outcome.verdict,
+        Verdict::Vacuous {
+            properties: vec!["ReachesWitness".into()]
+        }
+    );
+    grid.witness = Some((3, 1));
+    assert!(Checker::new(grid).run().verdict.is_pass());
+}
+
+/// A step property: the walker never moves up from row 2.
+struct NoUpFromRowTwo(Grid);
+
+impl Model for NoUpFromRowTwo {
+    type State = Position;
+    type Action = Move;
+    fn name(&self) -> String {
+        "no-up".into()
+    }
+    fn init_states(&self, out: &mut Vec<Position>) {
+        self.0.init_states(out)
+    }
+    fn actions(&self, p: &Position, out: &mut Vec<Move>) {
+        self.0.actions(p, out)
+    }
+    fn next_state(&self, p: &Position, a: &Move) -> Option<Position> {
+        self.0.next_state(p, a)
+    }
+    fn is_terminal(&self, p: &Position) -> bool {
+        self.0.is_terminal(p)
+    }
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![Property::step(
+            "NoUpFromRowTwo",
+            |_, pre: &Position, action, _| !(pre.y == 2 && *action == Move::Up),
+        )]
+    }
+}
+
+#[test]
+fn step_properties_see_pre_action_and_post() {
+    let outcome = Checker::new(NoUpFromRowTwo(Grid::new(5, 5)))
+        .workers(2)
+        .run();
+    assert_eq!(
+        outcome.verdict,
+        Verdict::Violated {
+            property: "NoUpFromRowTwo".into(),
+            kind: ViolationKind::Step
+        }
+    );
+    let trace = outcome.counterexample.unwrap();
+    // (0,0) up (0,1) up (0,2) up (0,3): four states.
+    assert_eq!(trace.len(), 4);
+    assert_eq!(trace.steps[3].action, Some(Move::Up));
+    assert_eq!(trace.last_state(), Some(&Position { x: 0, y: 3 }));
+}
+
+#[test]
+fn dfs_finds_every_state_and_respects_its_depth_bound() {
+    let complete = Checker::new(Grid::new(30, 20))
+        .options(options(1, Strategy::Dfs))
+        .run();
+    assert!(complete.verdict.is_pass());
+    assert_eq!(complete.stats.distinct_states, 600);
+    assert!(complete.stats.complete);
+
+    let bounded = Checker::new(Grid::new(30, 20)).dfs().max_depth(5).run();
+    assert!(bounded.verdict.is_pass());
+    assert!(!bounded.stats.complete);
+    assert!(bounded.stats.depth <= 5);
+    // Depth <= 5 from the corner: the states with x + y <= 4.
+    assert!(bounded.stats.distinct_states <= 15 + 5);
+}
+
+#[test]
+fn bfs_depth_bound_cuts_the_search() {
+    let outcome = Checker::new(Grid::new(30, 20)).max_depth(5).run();
+    assert!(outcome.verdict.is_pass());
+    assert!(!outcome.stats.complete);
+    assert_eq!(outcome.stats.depth, 5);
+    assert_eq!(outcome.stats.distinct_states, 15); // x + y <= 4
+    assert_eq!(outcome.stats.states_left_on_queue, 5); // x + y == 4
+}
+
+#[test]
+fn simulation_is_reproducible_from_its_seed_for_any_worker_count() {
+    let mut grid = Grid::new(12, 12);
+    grid.forbidden = Some((6, 5));
+    let run = |workers, seed| {
+        let outcome = Checker::new(grid.clone())
+            .options(options(
+                workers,
+                Strategy::Simulate {
+                    walks: 200,
+                    walk_length: 40,
+                    seed,
+                },
+            ))
+            .run();
+        assert!(matches!(outcome.verdict, Verdict::Violated { .. }));
+        let trace = outcome.counterexample.unwrap();
+        trace
+            .steps
+            .iter()
+            .map(|s| s.state.clone())
+            .collect::<Vec<_>>()
+    };
+    let one_worker = run(1, 7);
+    assert_eq!(one_worker, run(2, 7));
+    assert_eq!(one_worker.last(), Some(&Position { x: 6, y: 5 }));
+}
+
+#[test]
+fn a_counterexample_replays_to_the_same_violation() {
+    let mut grid = Grid::new(10, 10);
+    grid.forbidden = Some((3, 4));
+    let outcome = Checker::new(grid.clone()).run();
+    let trace = outcome.counterexample.unwrap();
+    let file = ReplayFile::from_counterexample(&grid, &trace, Some("NotForbidden"));
+    let parsed = ReplayFile::parse(&file.to_text()).unwrap();
+    let replayed = replay(&grid, &parsed).unwrap();
+    assert_eq!(replayed.verdict, outcome.verdict);
+    assert_eq!(replayed.counterexample.unwrap().len(), trace.len());
+}
+
+#[test]
+fn replay_rejects_actions_not_enabled_and_other_models() {
+    let grid = Grid::new(2, 2);
+    let text =
+        "cmc-replay 1\nmodel grid\nparam W=2\nparam H=2\ninit 0\naction Right\naction Right\nend\n";
+    let error = replay(&grid, &ReplayFile::parse(text).unwrap()).unwrap_err();
+    assert_eq!(error.line, Some(7));
+    assert!(
+        error.message.contains("`Right` is not enabled at step 3"),
+        "{error}"
+    );
+    assert!(
+        error.message.contains("`Up`"),
+        "lists what is enabled: {error}"
+    );
+
+    let other = "cmc-replay 1\nmodel grid\nparam W=3\nparam H=2\ninit 0\nend\n";
+    let error = replay(&grid, &ReplayFile::parse(other).unwrap()).unwrap_err();
+    assert!(error.message.contains("parameters `W=3 H=2`"), "{error}");
+
+    let missing_init = "cmc-replay 1\nmodel grid\nparam W=2\nparam H=2\ninit 5\nend\n";
+    let error = replay(&grid, &ReplayFile::parse(missing_init).unwrap()).unwrap_err();
+    assert_eq!(error.line, Some(5));
+}
+
+/// A model whose successor depends on a hidden counter: not a function of its state.
+struct Forgetful;
+static CALLS: AtomicU64 = AtomicU64::new(0);
+
+impl Model for Forgetful {
+    type State = u8;
+    type Action = ();
+    fn name(&self) -> String {
+        "forgetful".into()
+    }
+    fn init_states(&self, out: &mut Vec<u8>) {
+        out.push(0);
+    }
+    fn actions(&self, _: &u8, out: &mut Vec<()>) {
+        out.push(());
+    }
+    fn next_state(&self, state: &u8, _: &()) -> Option<u8> {
+        // The first two calls step by one, every later call by two.
+        let stride = if CALLS.fetch_add(1, Ordering::Relaxed) < 2 {
+            1
+        } else {
+            2
+        };
+        (*state < 10).then_some(state + stride)
+    }
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![Property::always("small", |_, s: &u8| *s < 5)]
+    }
+}
+
+#[test]
+fn a_non_deterministic_model_is_an_error_not_a_wrong_trace() {
+    let outcome = Checker::new(Forgetful).workers(1).run();
+    match outcome.verdict {
+        Verdict::Error { message } => assert!(message.contains("not deterministic"), "{message}"),
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+#[test]
+#[should_panic(expected = "The behavior up to this point is (3 states)")]
+fn assert_properties_panics_with_the_readable_counterexample() {
+    let mut grid = Grid::new(5, 5);
+    grid.forbidden = Some((1, 1));
+    let _ = Checker::new(grid).assert_properties();
+}
