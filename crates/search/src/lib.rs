@@ -53,6 +53,11 @@ mod replay_file;
 mod report;
 mod simulate;
 
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 pub use any_model::AnyModel;
 pub use checker::Checker;
 pub use counterexample::{Counterexample, TraceStep};

@@ -1,0 +1,137 @@
+//! The `cmc` command as a user meets it: exit codes, JSON, replay files and
+//! one-line errors.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn cmc(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cmc"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the cmc binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn list_prints_one_model_per_line_name_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = cmc(&["list"], dir.path());
+    assert_eq!(output.status.code(), Some(0));
+    let names: Vec<String> = stdout(&output)
+        .lines()
+        .map(|line| line.split_whitespace().next().unwrap().to_string())
+        .collect();
+    for expected in ["die-hard", "tcommit", "two-phase", "paxos-commit"] {
+        assert!(names.iter().any(|n| n == expected), "{names:?}");
+    }
+}
+
+#[test]
+fn a_passing_check_exits_0_with_tlc_style_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = cmc(
+        &["check", "two-phase", "RM=3", "--workers", "2"],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains("Model checking completed. No error has been found."),
+        "{text}"
+    );
+    assert!(
+        text.contains("1146 states generated, 288 distinct states found, 0 states left on queue."),
+        "{text}"
+    );
+    assert!(
+        text.contains("The depth of the complete state graph search is 11."),
+        "{text}"
+    );
+    assert!(text.contains("fingerprint collision"), "{text}");
+}
+
+#[test]
+fn json_report_has_the_documented_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = cmc(&["check", "two-phase", "RM=4", "--json"], dir.path());
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["verdict"], "pass");
+    assert_eq!(report["distinct_states"], 1568);
+    assert_eq!(report["depth"], 14);
+    assert!(report["states_generated"].as_u64().unwrap() > 1568);
+    assert!(report["wall_seconds"].as_f64().unwrap() >= 0.0);
+}
+
+#[test]
+fn a_violation_exits_1_writes_a_replay_file_that_reproduces_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = cmc(
+        &[
+            "check",
+            "two-phase",
+            "RM=3",
+            "INVARIANTS=NoRMCommitted",
+            "--json",
+            "--replay-out",
+            "trace.cmc",
+        ],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["verdict"], "violated");
+    assert_eq!(report["property"], "NoRMCommitted");
+    assert_eq!(report["counterexample"]["length"], 9);
+
+    let replayed = cmc(&["replay", "trace.cmc", "--json"], dir.path());
+    assert_eq!(replayed.status.code(), Some(1), "{}", stderr(&replayed));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&replayed)).unwrap();
+    assert_eq!(report["property"], "NoRMCommitted");
+    assert_eq!(report["counterexample"]["length"], 9);
+}
+
+#[test]
+fn bad_input_exits_2_with_a_one_line_explanation() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.cmc"),
+        "cmc-replay 1\nmodel two-phase\ninit zero\nend\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("disabled.cmc"),
+        "cmc-replay 1\nmodel two-phase\nparam RM=3\nparam INVARIANTS=TPTypeOK,TCConsistent\ninit 0\naction no-such-action\nend\n",
+    )
+    .unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["check", "no-such-model"], "unknown model `no-such-model`"),
+        (&["check", "two-phase", "RM"], "NAME=VALUE"),
+        (&["check", "two-phase", "RM=banana"], "RM"),
+        (&["check", "two-phase", "--workers", "0"], "--workers"),
+        (&["replay", "missing.cmc"], "cannot read the replay file"),
+        (&["replay", "bad.cmc"], "bad.cmc: line 3"),
+        (
+            &["replay", "disabled.cmc"],
+            "line 6: action `no-such-action` is not enabled",
+        ),
+        (&["frobnicate"], "unrecognized subcommand"),
+    ];
+    for (args, needle) in cases {
+        let output = cmc(args, dir.path());
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {message}");
+        assert!(message.contains(needle), "{args:?}: {message}");
+        if args[0] != "frobnicate" {
+            assert_eq!(message.trim().lines().count(), 1, "{args:?}: {message}");
+        }
+    }
+}
