@@ -1,0 +1,82 @@
+//! The interface between the exploration loop and a search strategy, and the prefix replay
+//! check shared by the systematic strategies (which detects non-determinism).
+
+use crate::report::describe_event;
+use crate::rt::{Event, ExecState, Op, Scheduler, Stop, ThreadId};
+
+/// A search strategy: a scheduler that also decides which execution comes next.
+pub trait Strategy: Scheduler {
+    /// Prepares the next execution; `false` when the strategy has nothing left to explore.
+    fn next_execution(&mut self) -> bool;
+    /// Called after an execution that completed; may report a divergence.
+    fn finish_execution(&mut self, st: &ExecState) -> Option<Stop>;
+    /// The seed of the current execution, for randomized strategies.
+    fn seed(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// Whether switching away from `current` at this point is a preemption: it is enabled and its
+/// announced operation is not a `yield_now`.
+pub fn is_preemption(st: &ExecState, enabled: u64, current: ThreadId, chosen: ThreadId) -> bool {
+    chosen != current
+        && enabled & (1 << current) != 0
+        && !matches!(st.threads[current].pending, Some((Op::Yield, _)))
+}
+
+/// What a systematic strategy remembers of a step, to check that a replay takes the same path.
+#[derive(Clone, Copy, Debug)]
+pub struct Recorded {
+    /// Threads enabled before the step.
+    pub enabled: u64,
+    /// The event the step produced.
+    pub event: Option<Event>,
+}
+
+/// Compares the replayed step `step - 1` (just executed) and the enabled set at `step` with
+/// what the first run recorded.
+pub fn check_replay(st: &ExecState, enabled: u64, recorded: &[Recorded]) -> Result<(), Stop> {
+    let step = st.trace.len();
+    if step > 0 {
+        if let (Some(first), Some(second)) = (
+            recorded.get(step - 1).and_then(|r| r.event),
+            st.trace.last(),
+        ) {
+            if !first.same_as(second) {
+                return Err(Stop::NonDeterminism {
+                    step: step - 1,
+                    first: describe_event(st, &first),
+                    second: describe_event(st, second),
+                });
+            }
+        }
+    }
+    if let Some(r) = recorded.get(step) {
+        if r.enabled != enabled {
+            return Err(Stop::NonDeterminism {
+                step,
+                first: format!("enabled threads {}", mask_list(r.enabled)),
+                second: format!("enabled threads {}", mask_list(enabled)),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Checks that a replay did not end before the recorded prefix.
+pub fn check_replay_end(st: &ExecState, recorded_len: usize) -> Option<Stop> {
+    (st.trace.len() < recorded_len).then(|| Stop::NonDeterminism {
+        step: st.trace.len(),
+        first: format!("the execution continued to step {recorded_len}"),
+        second: "the execution ended".to_string(),
+    })
+}
+
+/// `[0, 2]` for mask `0b101`.
+pub fn mask_list(mask: u64) -> String {
+    let ids: Vec<String> = (0..64)
+        .filter(|t| mask & (1 << t) != 0)
+        .map(|t| t.to_string())
+        .collect();
+    format!("[{}]", ids.join(", "))
+}

@@ -1,0 +1,55 @@
+//! # cmc-thread: thread-level model checking of Rust shared-memory code
+//!
+//! Code written against the types of this crate (atomics, locks, threads; see [`shim`] for
+//! the one-`cfg` switch between std and cmc) runs under a controlled scheduler: every
+//! instrumented operation is a *switch point* where the checker decides which virtual thread
+//! runs next. Exploration is deterministic and bounded, every failure prints a schedule that
+//! replays it exactly, and results are checked against the real code that ships.
+//!
+//! ```
+//! use cmc_thread::sync::atomic::{AtomicUsize, Ordering};
+//! use cmc_thread::{thread, Checker};
+//! use std::sync::Arc;
+//!
+//! let failure = Checker::new()
+//!     .check(|| {
+//!         let n = Arc::new(AtomicUsize::new(0));
+//!         let handles: Vec<_> = (0..2)
+//!             .map(|_| {
+//!                 let n = n.clone();
+//!                 thread::spawn(move || {
+//!                     let v = n.load(Ordering::SeqCst);
+//!                     n.store(v + 1, Ordering::SeqCst);
+//!                 })
+//!             })
+//!             .collect();
+//!         for h in handles {
+//!             h.join().unwrap();
+//!         }
+//!         assert_eq!(n.load(Ordering::SeqCst), 2, "lost update");
+//!     })
+//!     .unwrap_err();
+//! assert!(failure.to_string().contains("lost update"));
+//! ```
+//!
+//! ## Memory model
+//! Atomics are sequentially consistent whatever `Ordering` is passed: a load returns the
+//! latest store in the explored total order. Weak-memory behaviours (relaxed,
+//! acquire/release reorderings) are a documented later extension and are not explored.
+//!
+//! ## Runtime
+//! Virtual threads are coroutines on one OS thread (the explorer's), so exactly one runs at a
+//! time and a switch costs a few nanoseconds. Thread-locals are therefore shared by all
+//! virtual threads of an execution, as in loom.
+
+mod explore;
+mod report;
+mod rt;
+mod schedule;
+pub mod sync;
+pub mod thread;
+
+pub use explore::{Checker, Mode, Stats};
+pub use report::{Failure, TraceRow};
+pub use rt::{Event, Op, Stop, Value};
+pub use schedule::{Schedule, ScheduleParseError};

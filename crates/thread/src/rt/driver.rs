@@ -1,0 +1,243 @@
+//! Runs one execution: creates a coroutine per virtual thread and, at every switch point,
+//! asks a [`Scheduler`] which enabled thread performs its announced operation next.
+
+use super::execution::{ExecState, SpawnFn};
+use super::op::ThreadId;
+use super::{install_panic_hook, next_epoch, take_last_panic, Abort, Context, CURRENT};
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use std::cell::RefCell;
+use std::panic::{catch_unwind, AssertUnwindSafe, Location};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Chooses the thread that runs next.
+pub trait Scheduler {
+    /// Picks one thread of the non-empty `enabled` mask, given the execution so far (whose
+    /// `active` thread is the one that just reached a switch point). An error aborts the
+    /// execution (replay when the schedule does not fit, or a detected non-determinism).
+    fn choose(&mut self, st: &ExecState, enabled: u64) -> Result<ThreadId, Stop>;
+}
+
+/// Why an execution stopped early; `None` from [`Driver::run`] means it completed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// A user thread panicked.
+    Panic {
+        /// The thread.
+        thread: ThreadId,
+        /// The panic message and location.
+        message: String,
+    },
+    /// No thread can run and at least one is blocked on a primitive.
+    Deadlock {
+        /// Each blocked thread with what it waits for.
+        blocked: Vec<(ThreadId, String)>,
+        /// Threads each waiting for the next, if there is a cycle.
+        cycle: Option<Vec<ThreadId>>,
+    },
+    /// No thread can run and some are spinning on locations nobody will write.
+    Livelock {
+        /// Each stuck thread with what it spins on or waits for.
+        blocked: Vec<(ThreadId, String)>,
+    },
+    /// The execution exceeded the step bound.
+    StepLimit(usize),
+    /// The scheduler could not continue (e.g. a replayed schedule does not fit).
+    Schedule(String),
+    /// Re-running a schedule took a different branch than the first run.
+    NonDeterminism {
+        /// The step where the runs diverged.
+        step: usize,
+        /// What the first run did there.
+        first: String,
+        /// What the second run did there.
+        second: String,
+    },
+    /// No step happened for `timeout`: `thread` is blocked or spinning outside the checker.
+    Stalled {
+        /// The thread that ran last.
+        thread: ThreadId,
+        /// The stall timeout.
+        timeout: std::time::Duration,
+    },
+    /// A coroutine stack could not be allocated.
+    OutOfMemory,
+}
+
+/// Shared with the stall detector: steps taken so far and the thread that ran last.
+#[derive(Clone, Default)]
+pub struct Progress {
+    /// Total steps over all executions.
+    pub steps: Arc<AtomicU64>,
+    /// The thread chosen at the latest step.
+    pub last_thread: Arc<AtomicUsize>,
+}
+
+type Co = Coroutine<(), (), (), DefaultStack>;
+
+/// Runs executions one after another, reusing coroutine stacks.
+pub struct Driver {
+    ctx: Box<Context>,
+    coroutines: Vec<Option<Co>>,
+    stacks: Vec<DefaultStack>,
+    stack_size: usize,
+    max_steps: usize,
+    progress: Arc<AtomicU64>,
+    last_thread: Arc<AtomicUsize>,
+}
+
+impl Driver {
+    /// A driver with the given coroutine stack size, step bound per execution, spin limit, and
+    /// and a [`Progress`] updated at every step (watched by the stall detector).
+    pub fn new(stack_size: usize, max_steps: usize, spin_limit: u32, progress: &Progress) -> Self {
+        install_panic_hook();
+        Driver {
+            ctx: Box::new(Context {
+                state: RefCell::new(ExecState::new(0, spin_limit)),
+            }),
+            coroutines: Vec::new(),
+            stacks: Vec::new(),
+            stack_size,
+            max_steps,
+            progress: progress.steps.clone(),
+            last_thread: progress.last_thread.clone(),
+        }
+    }
+
+    /// The state left by the last execution (trace, objects, annotations).
+    pub fn state(&self) -> std::cell::Ref<'_, ExecState> {
+        self.ctx.state.borrow()
+    }
+
+    /// Runs `model` once as thread 0 under `sched`. Returns `None` when every thread finished.
+    pub fn run(
+        &mut self,
+        model: &Arc<dyn Fn() + Send + Sync>,
+        sched: &mut dyn Scheduler,
+    ) -> Option<Stop> {
+        let spin_limit = self.ctx.state.borrow().spin_limit;
+        *self.ctx.state.borrow_mut() = ExecState::new(next_epoch(), spin_limit);
+        CURRENT.with(|c| c.set(&*self.ctx as *const Context));
+        let stop = self.run_inner(model, sched);
+        self.teardown();
+        CURRENT.with(|c| c.set(std::ptr::null()));
+        stop
+    }
+
+    fn run_inner(
+        &mut self,
+        model: &Arc<dyn Fn() + Send + Sync>,
+        sched: &mut dyn Scheduler,
+    ) -> Option<Stop> {
+        let root = model.clone();
+        let root_fn: SpawnFn = Box::new(move || root());
+        self.ctx.state.borrow_mut().add_thread(Location::caller());
+        self.ctx.state.borrow_mut().spawn_queue.push(root_fn);
+        loop {
+            if let Some(stop) = self.start_spawned() {
+                return Some(stop);
+            }
+            let choice = {
+                let st = self.ctx.state.borrow();
+                if let Some((thread, message)) = st.panic.clone() {
+                    return Some(Stop::Panic { thread, message });
+                }
+                if st.all_finished() {
+                    return None;
+                }
+                if st.trace.len() >= self.max_steps {
+                    return Some(Stop::StepLimit(self.max_steps));
+                }
+                let enabled = st.enabled_mask();
+                if enabled == 0 {
+                    return Some(stuck(&st));
+                }
+                match sched.choose(&st, enabled) {
+                    Ok(t) if t < 64 && enabled & (1 << t) != 0 => t,
+                    Ok(t) => {
+                        return Some(Stop::Schedule(format!(
+                            "thread {t} is not enabled at step {}",
+                            st.trace.len()
+                        )))
+                    }
+                    Err(stop) => return Some(stop),
+                }
+            };
+            self.ctx.state.borrow_mut().begin_step(choice);
+            self.progress
+                .store(self.progress.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+            self.last_thread.store(choice, Ordering::Relaxed);
+            let co = self.coroutines[choice]
+                .as_mut()
+                .expect("an enabled thread has a coroutine");
+            if let CoroutineResult::Return(()) = co.resume(()) {
+                let co = self.coroutines[choice].take().expect("coroutine present");
+                self.stacks.push(co.into_stack());
+            }
+        }
+    }
+
+    /// Gives a coroutine to every thread spawned since the last step.
+    fn start_spawned(&mut self) -> Option<Stop> {
+        let queued: Vec<SpawnFn> = std::mem::take(&mut self.ctx.state.borrow_mut().spawn_queue);
+        for f in queued {
+            let tid = self.coroutines.len();
+            let stack = match self.stacks.pop() {
+                Some(s) => s,
+                None => match DefaultStack::new(self.stack_size) {
+                    Ok(s) => s,
+                    Err(_) => return Some(Stop::OutOfMemory),
+                },
+            };
+            let ctx: *const Context = &*self.ctx;
+            let co = Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
+                // SAFETY: the context outlives every coroutine (see `current`).
+                let ctx = unsafe { &*ctx };
+                ctx.state.borrow_mut().threads[tid].yielder = y as *const _;
+                let result = catch_unwind(AssertUnwindSafe(f));
+                let mut st = ctx.state.borrow_mut();
+                st.threads[tid].finished = true;
+                st.threads[tid].pending = None;
+                if let Err(payload) = result {
+                    if !payload.is::<Abort>() && st.panic.is_none() && !st.aborting {
+                        let message = take_last_panic().unwrap_or_else(|| "panic".to_string());
+                        st.panic = Some((tid, message));
+                    }
+                }
+            });
+            self.coroutines.push(Some(co));
+        }
+        None
+    }
+
+    /// Unwinds every unfinished thread so its destructors run, and recycles the stacks.
+    fn teardown(&mut self) {
+        self.ctx.state.borrow_mut().aborting = true;
+        for slot in self.coroutines.iter_mut() {
+            let Some(mut co) = slot.take() else { continue };
+            if co.started() && !co.done() {
+                let _ = co.resume(());
+            }
+            if co.done() {
+                self.stacks.push(co.into_stack());
+            }
+        }
+        self.coroutines.clear();
+    }
+}
+
+fn stuck(st: &ExecState) -> Stop {
+    let blocked: Vec<(ThreadId, String)> = (0..st.threads.len())
+        .filter(|&t| !st.threads[t].finished)
+        .map(|t| (t, st.describe_wait(t)))
+        .collect();
+    if st.threads.iter().any(|t| !t.finished && t.spin.blocked()) {
+        Stop::Livelock { blocked }
+    } else {
+        Stop::Deadlock {
+            blocked,
+            cycle: st.wait_cycle(),
+        }
+    }
+}

@@ -1,0 +1,301 @@
+//! The state of one execution: virtual threads, objects, trace, and the rules that decide
+//! which announced operations are enabled.
+
+use super::object::{ObjState, Object};
+use super::op::{Event, ObjId, Op, ThreadId, Value};
+use super::spin::SpinState;
+use corosensei::Yielder;
+use std::panic::Location;
+
+/// Maximum number of virtual threads in one execution (enabled sets are `u64` masks).
+pub const MAX_THREADS: usize = 64;
+
+/// One virtual thread.
+pub struct VThread {
+    /// The operation announced and not yet performed, with its call site.
+    pub pending: Option<(Op, &'static Location<'static>)>,
+    /// Whether the thread's closure returned (or unwound).
+    pub finished: bool,
+    /// The coroutine yielder of this thread, valid while the thread is not finished.
+    pub yielder: *const Yielder<(), ()>,
+    /// The condvar this thread waits on until notified.
+    pub cv_waiting: Option<ObjId>,
+    /// Spin-loop detection.
+    pub spin: SpinState,
+    /// The park token object of this thread.
+    pub park: ObjId,
+}
+
+/// A user closure queued for spawning as a new virtual thread.
+pub type SpawnFn = Box<dyn FnOnce()>;
+
+/// The state of one execution. Accessed only from the exploration's OS thread.
+pub struct ExecState {
+    /// Unique per execution; objects carrying another epoch are re-registered.
+    pub epoch: u64,
+    /// All virtual threads created so far.
+    pub threads: Vec<VThread>,
+    /// All objects registered so far.
+    pub objects: Vec<Object>,
+    /// The executed steps.
+    pub trace: Vec<Event>,
+    /// Labels attached to steps: (index of the next event, thread, text).
+    pub annotations: Vec<(usize, ThreadId, String)>,
+    /// The thread currently running (or that ran last).
+    pub active: ThreadId,
+    /// Whether the execution is being torn down.
+    pub aborting: bool,
+    /// Closures spawned but not yet given a coroutine.
+    pub spawn_queue: Vec<SpawnFn>,
+    /// The first panic of a user thread: (thread, message).
+    pub panic: Option<(ThreadId, String)>,
+    /// Reads of unchanged locations before a thread counts as spinning.
+    pub spin_limit: u32,
+}
+
+impl ExecState {
+    /// A fresh state for execution `epoch`.
+    pub fn new(epoch: u64, spin_limit: u32) -> Self {
+        ExecState {
+            epoch,
+            threads: Vec::new(),
+            objects: Vec::new(),
+            trace: Vec::new(),
+            annotations: Vec::new(),
+            active: 0,
+            aborting: false,
+            spawn_queue: Vec::new(),
+            panic: None,
+            spin_limit,
+        }
+    }
+
+    /// Registers an object and returns its id.
+    pub fn register(
+        &mut self,
+        type_name: &'static str,
+        state: ObjState,
+        created: &'static Location<'static>,
+    ) -> ObjId {
+        let _ = created;
+        self.objects.push(Object {
+            type_name,
+            version: 0,
+            state,
+        });
+        self.objects.len() - 1
+    }
+
+    /// Adds a virtual thread (its coroutine is created by the driver) and returns its id, or
+    /// `None` when `MAX_THREADS` is reached.
+    pub fn add_thread(&mut self, created: &'static Location<'static>) -> Option<ThreadId> {
+        let id = self.threads.len();
+        if id >= MAX_THREADS {
+            return None;
+        }
+        let park = self.register("Thread", ObjState::Park { token: false }, created);
+        self.threads.push(VThread {
+            pending: Some((Op::Start, created)),
+            finished: false,
+            yielder: std::ptr::null(),
+            cv_waiting: None,
+            spin: SpinState::default(),
+            park,
+        });
+        Some(id)
+    }
+
+    /// Whether thread `t` may perform its announced operation now.
+    pub fn is_enabled(&self, t: ThreadId) -> bool {
+        let th = &self.threads[t];
+        if th.finished || th.spin.blocked() {
+            return false;
+        }
+        let Some((op, _)) = th.pending else {
+            return false;
+        };
+        match op {
+            Op::Join(target) => self.threads[target].finished,
+            Op::Lock(m) => matches!(self.objects[m].state, ObjState::Mutex { owner: None }),
+            Op::ReadLock(l) => {
+                matches!(self.objects[l].state, ObjState::RwLock { writer: None, .. })
+            }
+            Op::WriteLock(l) => {
+                matches!(&self.objects[l].state, ObjState::RwLock { writer: None, readers } if readers.is_empty())
+            }
+            Op::CondvarReacquire(_, m) => {
+                th.cv_waiting.is_none()
+                    && matches!(self.objects[m].state, ObjState::Mutex { owner: None })
+            }
+            Op::OnceEnter(o) => {
+                matches!(self.objects[o].state, ObjState::Once { running: None, .. })
+            }
+            Op::Recv(c) => match self.objects[c].state {
+                ObjState::Channel { len, senders, .. } => len > 0 || senders == 0,
+                _ => true,
+            },
+            Op::Park(p) => matches!(self.objects[p].state, ObjState::Park { token: true, .. }),
+            _ => true,
+        }
+    }
+
+    /// The mask of enabled threads.
+    pub fn enabled_mask(&self) -> u64 {
+        (0..self.threads.len())
+            .filter(|&t| self.is_enabled(t))
+            .fold(0, |m, t| m | 1 << t)
+    }
+
+    /// Whether every thread finished.
+    pub fn all_finished(&self) -> bool {
+        self.threads.iter().all(|t| t.finished)
+    }
+
+    /// Starts step: thread `t` performs its announced operation.
+    pub fn begin_step(&mut self, t: ThreadId) {
+        let (op, location) = self.threads[t]
+            .pending
+            .take()
+            .expect("chosen thread announced an operation");
+        self.active = t;
+        self.trace.push(Event {
+            thread: t,
+            op,
+            value: Value::None,
+            location,
+        });
+    }
+
+    /// Sets the value of the step the active thread is performing.
+    pub fn set_value(&mut self, value: Value) {
+        if let Some(e) = self.trace.last_mut() {
+            e.value = value;
+        }
+    }
+
+    /// Records an atomic access by the active thread for spin detection and object versions.
+    pub fn note_access(&mut self, obj: ObjId, wrote: bool) {
+        let me = self.active;
+        if wrote {
+            self.objects[obj].version += 1;
+            for (t, th) in self.threads.iter_mut().enumerate() {
+                if t == me {
+                    th.spin.on_own_write();
+                } else {
+                    th.spin.on_foreign_write(obj);
+                }
+            }
+        } else {
+            let version = self.objects[obj].version;
+            let limit = self.spin_limit;
+            self.threads[me].spin.on_read(obj, version, limit);
+        }
+    }
+
+    /// Mutable access to an object's blocking state.
+    pub fn state_mut(&mut self, obj: ObjId) -> &mut ObjState {
+        &mut self.objects[obj].state
+    }
+
+    /// Display name of an object: `Type#id`.
+    pub fn object_name(&self, obj: ObjId) -> String {
+        format!("{}#{}", self.objects[obj].type_name, obj)
+    }
+
+    /// The thread that holds or must release what blocked thread `t` waits for, if known.
+    pub fn waits_for(&self, t: ThreadId) -> Option<ThreadId> {
+        let (op, _) = self.threads[t].pending?;
+        match (op, op.object().map(|o| &self.objects[o].state)) {
+            (Op::Join(target), _) => Some(target),
+            (Op::Lock(_), Some(ObjState::Mutex { owner })) => *owner,
+            (Op::CondvarReacquire(_, m), _) => match self.objects[m].state {
+                ObjState::Mutex { owner } => owner,
+                _ => None,
+            },
+            (Op::ReadLock(_), Some(ObjState::RwLock { writer, .. })) => *writer,
+            (Op::WriteLock(_), Some(ObjState::RwLock { writer, readers })) => {
+                writer.or(readers.first().copied())
+            }
+            (Op::OnceEnter(_), Some(ObjState::Once { running, .. })) => *running,
+            _ => None,
+        }
+    }
+
+    /// Describes what blocked thread `t` is waiting for, e.g. `lock(Mutex#3) held by thread 1`.
+    pub fn describe_wait(&self, t: ThreadId) -> String {
+        let th = &self.threads[t];
+        if th.spin.blocked() {
+            let locs: Vec<String> = th.spin.locations().map(|o| self.object_name(o)).collect();
+            return format!(
+                "spinning on {} with no other thread writing it",
+                locs.join(", ")
+            );
+        }
+        let Some((op, loc)) = th.pending else {
+            return "running".to_string();
+        };
+        let what = match op.object() {
+            Some(o) => format!("{}({})", op.name(), self.object_name(o)),
+            None => match op {
+                Op::Join(target) => format!("join(thread {target})"),
+                _ => op.name().to_string(),
+            },
+        };
+        let why = match (op, self.waits_for(t)) {
+            (Op::CondvarReacquire(..), _) if th.cv_waiting.is_some() => {
+                " waiting for a notify".to_string()
+            }
+            (Op::Join(_), _) => String::new(),
+            (_, Some(holder)) => format!(" held by thread {holder}"),
+            (Op::Recv(_), None) => " on an empty channel".to_string(),
+            (Op::Park(_), None) => " with no unpark".to_string(),
+            _ => String::new(),
+        };
+        format!("{what}{why} at {loc}")
+    }
+
+    /// A cycle of threads each waiting for the next, if the wait-for graph has one.
+    pub fn wait_cycle(&self) -> Option<Vec<ThreadId>> {
+        for start in 0..self.threads.len() {
+            let mut path = vec![start];
+            let mut cur = start;
+            while let Some(next) = self.waits_for(cur) {
+                if self.threads[next].finished {
+                    break;
+                }
+                if let Some(pos) = path.iter().position(|&p| p == next) {
+                    return Some(path[pos..].to_vec());
+                }
+                path.push(next);
+                cur = next;
+            }
+        }
+        None
+    }
+}
+
+impl ExecState {
+    /// Performs the `Spawn` step of the active thread: creates the child and queues `f`.
+    /// Returns `None` when `MAX_THREADS` is reached.
+    pub fn spawn(&mut self, f: SpawnFn, location: &'static Location<'static>) -> Option<ThreadId> {
+        let child = self.add_thread(location)?;
+        self.spawn_queue.push(f);
+        if let Some(e) = self.trace.last_mut() {
+            e.op = Op::Spawn(child);
+        }
+        Some(child)
+    }
+
+    /// Makes the active thread the owner of mutex `m` and counts it as a write.
+    pub fn mutex_acquire(&mut self, m: ObjId) {
+        let me = self.active;
+        *self.state_mut(m) = ObjState::Mutex { owner: Some(me) };
+        self.note_access(m, true);
+    }
+
+    /// Releases mutex `m` and counts it as a write.
+    pub fn mutex_release(&mut self, m: ObjId) {
+        *self.state_mut(m) = ObjState::Mutex { owner: None };
+        self.note_access(m, true);
+    }
+}

@@ -1,0 +1,173 @@
+//! The runtime: virtual threads run as coroutines on one OS thread, and exactly one runs at a
+//! time. Every instrumented operation calls [`schedule`] first, which announces the operation
+//! and hands control back to the driver; the driver asks the explorer which thread performs
+//! its announced operation next. User-facing types (`sync`, `thread`) only talk to this module.
+
+mod driver;
+mod execution;
+mod object;
+mod op;
+mod spin;
+
+pub use driver::{Driver, Progress, Scheduler, Stop};
+pub use execution::{ExecState, SpawnFn, MAX_THREADS};
+pub use object::ObjState;
+pub use op::{AtomicKind, Event, ObjId, Op, ThreadId, Value};
+
+use std::cell::{Cell, RefCell};
+use std::panic::Location;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The per-exploration context the running coroutines reach through a thread-local pointer.
+pub struct Context {
+    state: RefCell<ExecState>,
+}
+
+thread_local! {
+    static CURRENT: Cell<*const Context> = const { Cell::new(std::ptr::null()) };
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Payload used to unwind the threads of an execution that is being torn down.
+pub(crate) struct Abort;
+
+fn current() -> Option<&'static Context> {
+    let p = CURRENT.with(|c| c.get());
+    // SAFETY: the driver sets CURRENT to a context that outlives every coroutine it runs and
+    // clears it before the context is dropped; coroutines only run inside the driver.
+    unsafe { p.as_ref() }
+}
+
+/// Whether the calling code runs inside an execution of the checker.
+pub fn in_execution() -> bool {
+    current().is_some()
+}
+
+/// Runs `f` on the execution state, or returns `None` outside an execution.
+/// `f` must not call back into the runtime.
+pub fn with<R>(f: impl FnOnce(&mut ExecState) -> R) -> Option<R> {
+    current().map(|c| f(&mut c.state.borrow_mut()))
+}
+
+/// Announces `op` by the running thread and yields to the scheduler; returns once the
+/// scheduler picked this thread to perform it. Outside an execution, while the thread is
+/// unwinding, or while the execution is torn down, it returns at once without yielding.
+pub fn schedule(op: Op, location: &'static Location<'static>) {
+    let Some(ctx) = current() else { return };
+    let yielder = {
+        let mut st = ctx.state.borrow_mut();
+        if st.aborting {
+            return;
+        }
+        let me = st.active;
+        if std::thread::panicking() {
+            st.threads[me].pending = Some((op, location));
+            st.begin_step(me);
+            return;
+        }
+        st.threads[me].pending = Some((op, location));
+        st.threads[me].yielder
+    };
+    // SAFETY: the yielder belongs to the running coroutine, which is suspended here and
+    // resumed by the driver; it stays valid until the coroutine finishes.
+    unsafe { (*yielder).suspend(()) };
+    if ctx.state.borrow().aborting {
+        std::panic::resume_unwind(Box::new(Abort));
+    }
+}
+
+static NEXT_EPOCH: AtomicU64 = AtomicU64::new(1);
+
+fn next_epoch() -> u64 {
+    NEXT_EPOCH.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Lazily assigned identity of an instrumented object within the current execution.
+/// Packs `(epoch << 24) | (id + 1)`; an object from an earlier execution is re-registered.
+#[derive(Debug)]
+pub struct ObjCell(AtomicU64);
+
+const ID_BITS: u32 = 24;
+
+impl ObjCell {
+    /// An identity not yet registered; it is registered on first use in each execution.
+    pub const fn new() -> Self {
+        ObjCell(AtomicU64::new(0))
+    }
+
+    /// The object's id in `st`'s execution, registering it first if needed.
+    pub fn get(
+        &self,
+        st: &mut ExecState,
+        type_name: &'static str,
+        state: fn() -> ObjState,
+        location: &'static Location<'static>,
+    ) -> ObjId {
+        let packed = self.0.load(Ordering::Relaxed);
+        if packed >> ID_BITS == st.epoch && packed & ((1 << ID_BITS) - 1) != 0 {
+            return (packed & ((1 << ID_BITS) - 1)) as usize - 1;
+        }
+        let id = st.register(type_name, state(), location);
+        self.0
+            .store(st.epoch << ID_BITS | (id as u64 + 1), Ordering::Relaxed);
+        id
+    }
+}
+
+fn take_last_panic() -> Option<String> {
+    LAST_PANIC.with(|p| p.borrow_mut().take())
+}
+
+fn install_panic_hook() {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if in_execution() {
+                let payload = info.payload();
+                let msg = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "non-string panic payload".to_string());
+                let text = match info.location() {
+                    Some(l) => format!("{msg} (at {l})"),
+                    None => msg,
+                };
+                LAST_PANIC.with(|p| *p.borrow_mut() = Some(text));
+            } else {
+                previous(info)
+            }
+        }));
+    });
+}
+
+impl Default for ObjCell {
+    fn default() -> Self {
+        ObjCell::new()
+    }
+}
+
+/// Runs one instrumented operation on `cell`'s object: registers the object if needed,
+/// announces `op(id)`, and after the switch runs `body`, which performs the operation on the
+/// real data and returns its result, the value for the trace, and whether it wrote.
+/// Outside an execution `body` just runs.
+pub fn instrumented<R>(
+    cell: &ObjCell,
+    type_name: &'static str,
+    state: fn() -> ObjState,
+    op: impl FnOnce(ObjId) -> Op,
+    location: &'static Location<'static>,
+    body: impl FnOnce() -> (R, Value, bool),
+) -> R {
+    let Some(id) = with(|st| cell.get(st, type_name, state, location)) else {
+        return body().0;
+    };
+    schedule(op(id), location);
+    let (result, value, wrote) = body();
+    with(|st| {
+        st.set_value(value);
+        st.note_access(id, wrote);
+    });
+    result
+}

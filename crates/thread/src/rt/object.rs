@@ -1,0 +1,60 @@
+//! Per-execution state of instrumented objects (what decides whether an operation is enabled).
+
+use super::op::ThreadId;
+use std::collections::VecDeque;
+
+/// The synchronisation state the scheduler needs to know about an object.
+#[derive(Debug)]
+pub enum ObjState {
+    /// An object whose operations never block (atomics, reference counts).
+    Plain,
+    /// A mutex and its owner.
+    Mutex {
+        /// The thread holding the lock.
+        owner: Option<ThreadId>,
+    },
+    /// A reader-writer lock.
+    RwLock {
+        /// The thread holding the write lock.
+        writer: Option<ThreadId>,
+        /// The threads holding read locks.
+        readers: Vec<ThreadId>,
+    },
+    /// A condition variable and the threads waiting on it, in arrival order.
+    Condvar {
+        /// Waiting threads.
+        waiters: VecDeque<ThreadId>,
+    },
+    /// A `Once`.
+    Once {
+        /// Which thread is running the initialiser.
+        running: Option<ThreadId>,
+        /// Whether an initialiser completed.
+        done: bool,
+    },
+    /// An unbounded channel.
+    Channel {
+        /// Messages buffered.
+        len: usize,
+        /// Live senders.
+        senders: usize,
+        /// Whether the receiver is alive.
+        receiver: bool,
+    },
+    /// The park token of a thread.
+    Park {
+        /// Whether an unpark is pending.
+        token: bool,
+    },
+}
+
+/// An instrumented object registered in the current execution.
+#[derive(Debug)]
+pub struct Object {
+    /// Type name shown in traces, e.g. `AtomicUsize`.
+    pub type_name: &'static str,
+    /// Number of writes so far (spin detection compares versions).
+    pub version: u64,
+    /// Blocking state.
+    pub state: ObjState,
+}

@@ -1,0 +1,213 @@
+//! Operations announced at switch points and events recorded in the trace.
+
+use std::fmt;
+use std::panic::Location;
+
+/// Index of a virtual thread inside one execution (0 is the model's main thread).
+pub type ThreadId = usize;
+
+/// Index of an instrumented object inside one execution, in creation/first-use order.
+pub type ObjId = usize;
+
+/// Whether an access only observes an object or may change it (for the dependency relation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Observes the object without changing it.
+    Read,
+    /// May change the object.
+    Write,
+}
+
+/// The kind of an atomic access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicKind {
+    /// `load`.
+    Load,
+    /// `store`.
+    Store,
+    /// A read-modify-write (`swap`, `fetch_*`, `compare_exchange*`, `fetch_update` step).
+    Rmw(&'static str),
+}
+
+/// An operation a virtual thread announces before performing it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// The first step of a freshly spawned thread.
+    Start,
+    /// Spawning thread `child`.
+    Spawn(ThreadId),
+    /// Waiting for thread `target` to finish.
+    Join(ThreadId),
+    /// An atomic access.
+    Atomic(ObjId, AtomicKind),
+    /// Acquiring a mutex.
+    Lock(ObjId),
+    /// Trying to acquire a mutex without blocking.
+    TryLock(ObjId),
+    /// Releasing a mutex.
+    Unlock(ObjId),
+    /// Acquiring a read lock.
+    ReadLock(ObjId),
+    /// Acquiring a write lock.
+    WriteLock(ObjId),
+    /// Releasing a read lock.
+    ReadUnlock(ObjId),
+    /// Releasing a write lock.
+    WriteUnlock(ObjId),
+    /// Releasing `mutex` and starting to wait on `condvar`.
+    CondvarWait(ObjId, ObjId),
+    /// Re-acquiring `mutex` after being notified on `condvar`.
+    CondvarReacquire(ObjId, ObjId),
+    /// `notify_one` (false) or `notify_all` (true).
+    Notify(ObjId, bool),
+    /// Entering `call_once`.
+    OnceEnter(ObjId),
+    /// Leaving `call_once` after running the initialiser.
+    OnceLeave(ObjId),
+    /// Sending on a channel.
+    Send(ObjId),
+    /// Receiving from a channel (blocks while it is empty and has senders).
+    Recv(ObjId),
+    /// Dropping the last sender or the receiver of a channel.
+    ChannelDrop(ObjId),
+    /// Parking the current thread (blocks until its token is available).
+    Park(ObjId),
+    /// Unparking thread whose token object is given.
+    Unpark(ObjId),
+    /// A plain preemption point with no shared effect (`yield_now`, `spin_loop`).
+    Yield,
+    /// Changing a reference count (`Arc` clone / drop).
+    RefCount(ObjId),
+}
+
+impl Op {
+    /// The objects this operation touches and how; the basis of the DPOR dependency relation.
+    pub fn accesses(&self) -> [Option<(ObjId, Access)>; 2] {
+        use Access::*;
+        match *self {
+            Op::Start | Op::Spawn(_) | Op::Join(_) | Op::Yield => [None, None],
+            Op::Atomic(o, AtomicKind::Load) => [Some((o, Read)), None],
+            Op::Atomic(o, _) => [Some((o, Write)), None],
+            Op::CondvarWait(c, m) | Op::CondvarReacquire(c, m) => {
+                [Some((c, Write)), Some((m, Write))]
+            }
+            Op::Lock(o)
+            | Op::TryLock(o)
+            | Op::Unlock(o)
+            | Op::ReadLock(o)
+            | Op::WriteLock(o)
+            | Op::ReadUnlock(o)
+            | Op::WriteUnlock(o)
+            | Op::Notify(o, _)
+            | Op::OnceEnter(o)
+            | Op::OnceLeave(o)
+            | Op::Send(o)
+            | Op::Recv(o)
+            | Op::ChannelDrop(o)
+            | Op::Park(o)
+            | Op::Unpark(o)
+            | Op::RefCount(o) => [Some((o, Write)), None],
+        }
+    }
+
+    /// Short name of the operation for traces.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Start => "start",
+            Op::Spawn(_) => "spawn",
+            Op::Join(_) => "join",
+            Op::Atomic(_, AtomicKind::Load) => "load",
+            Op::Atomic(_, AtomicKind::Store) => "store",
+            Op::Atomic(_, AtomicKind::Rmw(n)) => n,
+            Op::Lock(_) => "lock",
+            Op::TryLock(_) => "try_lock",
+            Op::Unlock(_) => "unlock",
+            Op::ReadLock(_) => "read",
+            Op::WriteLock(_) => "write",
+            Op::ReadUnlock(_) => "read_unlock",
+            Op::WriteUnlock(_) => "write_unlock",
+            Op::CondvarWait(..) => "wait",
+            Op::CondvarReacquire(..) => "wait_reacquire",
+            Op::Notify(_, false) => "notify_one",
+            Op::Notify(_, true) => "notify_all",
+            Op::OnceEnter(_) => "call_once",
+            Op::OnceLeave(_) => "call_once_done",
+            Op::Send(_) => "send",
+            Op::Recv(_) => "recv",
+            Op::ChannelDrop(_) => "channel_drop",
+            Op::Park(_) => "park",
+            Op::Unpark(_) => "unpark",
+            Op::Yield => "yield_now",
+            Op::RefCount(_) => "ref_count",
+        }
+    }
+
+    /// The primary object of the operation, if any.
+    pub fn object(&self) -> Option<ObjId> {
+        self.accesses()[0].map(|(o, _)| o)
+    }
+}
+
+/// A value read or written by an operation, as shown in traces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// No value (synchronisation operations).
+    None,
+    /// An integer read or written.
+    Int(i128),
+    /// A boolean.
+    Bool(bool),
+    /// A pointer; addresses differ between runs so they are not compared.
+    Ptr(usize),
+    /// A read-modify-write that replaced `old` (first) by `new` (second); booleans as 0/1.
+    Update(i128, i128),
+    /// A failed `compare_exchange` that saw the given current value.
+    Failed(i128),
+    /// A failed `try_lock`-style operation.
+    Busy,
+}
+
+impl Value {
+    /// Whether two values agree for non-determinism detection (pointers never disagree).
+    pub fn same_as(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Ptr(_), Value::Ptr(_)) => true,
+            (a, b) => a == b,
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::None => Ok(()),
+            Value::Int(v) => write!(f, "{v}"),
+            Value::Bool(v) => write!(f, "{v}"),
+            Value::Ptr(0) => write!(f, "null"),
+            Value::Ptr(p) => write!(f, "{p:#x}"),
+            Value::Update(old, new) => write!(f, "{old} -> {new}"),
+            Value::Failed(v) => write!(f, "failed, saw {v}"),
+            Value::Busy => write!(f, "busy"),
+        }
+    }
+}
+
+/// One executed step: a thread performed its announced operation.
+#[derive(Clone, Copy, Debug)]
+pub struct Event {
+    /// The thread that ran.
+    pub thread: ThreadId,
+    /// What it did.
+    pub op: Op,
+    /// The value read or written, filled in after the operation ran.
+    pub value: Value,
+    /// Where in the user's code the operation was called.
+    pub location: &'static Location<'static>,
+}
+
+impl Event {
+    /// Whether `self` and `other` agree (same thread, op and value) for non-determinism detection.
+    pub fn same_as(&self, other: &Event) -> bool {
+        self.thread == other.thread && self.op == other.op && self.value.same_as(&other.value)
+    }
+}

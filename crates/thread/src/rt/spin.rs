@@ -1,0 +1,89 @@
+//! Spin-loop detection: a thread that keeps re-reading locations nobody writes is not making
+//! progress, so it is disabled until one of those locations is written (a forced switch).
+
+use super::op::ObjId;
+
+/// Spin bookkeeping of one thread.
+#[derive(Debug, Default)]
+pub struct SpinState {
+    /// Locations read since this thread's last write, with the version seen.
+    reads: Vec<(ObjId, u64)>,
+    /// Consecutive reads that re-read an unchanged location.
+    streak: u32,
+    /// Whether the thread is disabled until one of `reads` is written.
+    blocked: bool,
+}
+
+impl SpinState {
+    /// Records a read of `obj` at `version`; returns true when the streak reached `limit`
+    /// and the thread becomes blocked.
+    pub fn on_read(&mut self, obj: ObjId, version: u64, limit: u32) -> bool {
+        match self.reads.iter_mut().find(|(o, _)| *o == obj) {
+            Some((_, v)) if *v == version => self.streak += 1,
+            Some(_) => {
+                self.reads.clear();
+                self.reads.push((obj, version));
+                self.streak = 0;
+            }
+            None => self.reads.push((obj, version)),
+        }
+        if self.streak >= limit {
+            self.blocked = true;
+        }
+        self.blocked
+    }
+
+    /// Records that this thread wrote something: it made progress.
+    pub fn on_own_write(&mut self) {
+        self.reset();
+    }
+
+    /// Records that another thread wrote `obj`; unblocks this thread if it was spinning on it.
+    pub fn on_foreign_write(&mut self, obj: ObjId) {
+        if self.blocked && self.reads.iter().any(|(o, _)| *o == obj) {
+            self.reset();
+        }
+    }
+
+    /// Whether the thread is disabled for spinning.
+    pub fn blocked(&self) -> bool {
+        self.blocked
+    }
+
+    /// The locations the thread is spinning on.
+    pub fn locations(&self) -> impl Iterator<Item = ObjId> + '_ {
+        self.reads.iter().map(|(o, _)| *o)
+    }
+
+    fn reset(&mut self) {
+        self.reads.clear();
+        self.streak = 0;
+        self.blocked = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_after_limit_and_unblocks_on_write() {
+        let mut s = SpinState::default();
+        assert!(!s.on_read(3, 0, 2));
+        assert!(!s.on_read(3, 0, 2));
+        assert!(s.on_read(3, 0, 2));
+        s.on_foreign_write(4);
+        assert!(s.blocked());
+        s.on_foreign_write(3);
+        assert!(!s.blocked());
+    }
+
+    #[test]
+    fn changed_value_is_progress() {
+        let mut s = SpinState::default();
+        s.on_read(1, 0, 2);
+        s.on_read(1, 0, 2);
+        assert!(!s.on_read(1, 1, 2));
+        assert!(!s.on_read(1, 1, 2));
+    }
+}

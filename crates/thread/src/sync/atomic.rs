@@ -1,0 +1,377 @@
+//! Drop-in replacements for `std::sync::atomic` types. Every access is a switch point.
+//!
+//! Memory model: all accesses are treated as sequentially consistent whatever `Ordering` is
+//! passed, so a load always returns the latest store in the explored total order. Weak
+//! (relaxed / acquire-release) behaviours are a planned extension and are *not* explored:
+//! code that is only wrong under weak memory passes. `compare_exchange_weak` never fails
+//! spuriously. The `Ordering` is still passed to the real operation, so invalid orderings
+//! panic exactly as with std.
+
+use crate::rt::{self, AtomicKind, ObjCell, ObjState, Op, Value};
+use std::panic::Location;
+pub use std::sync::atomic::Ordering;
+
+/// A memory fence. Under the sequentially consistent model it has no further effect.
+pub fn fence(order: Ordering) {
+    std::sync::atomic::fence(order)
+}
+
+/// A compiler fence; no effect on exploration.
+pub fn compiler_fence(order: Ordering) {
+    std::sync::atomic::compiler_fence(order)
+}
+
+fn plain() -> ObjState {
+    ObjState::Plain
+}
+
+macro_rules! common_methods {
+    ($name:ident, $std:ty, $t:ty, $to:expr) => {
+        impl $name {
+            /// Creates a new atomic; it is registered with the checker on first use.
+            pub const fn new(v: $t) -> Self {
+                $name {
+                    v: <$std>::new(v),
+                    id: ObjCell::new(),
+                }
+            }
+
+            fn run<R>(
+                &self,
+                kind: AtomicKind,
+                location: &'static Location<'static>,
+                body: impl FnOnce(&$std) -> (R, Value, bool),
+            ) -> R {
+                rt::instrumented(
+                    &self.id,
+                    stringify!($name),
+                    plain,
+                    |o| Op::Atomic(o, kind),
+                    location,
+                    || body(&self.v),
+                )
+            }
+
+            /// Loads the value (a switch point).
+            #[track_caller]
+            pub fn load(&self, order: Ordering) -> $t {
+                self.run(AtomicKind::Load, Location::caller(), |a| {
+                    let v = a.load(order);
+                    (v, $to(v), false)
+                })
+            }
+
+            /// Stores `val` (a switch point).
+            #[track_caller]
+            pub fn store(&self, val: $t, order: Ordering) {
+                self.run(AtomicKind::Store, Location::caller(), |a| {
+                    a.store(val, order);
+                    ((), $to(val), true)
+                })
+            }
+
+            /// Swaps in `val`, returning the previous value (a switch point).
+            #[track_caller]
+            pub fn swap(&self, val: $t, order: Ordering) -> $t {
+                self.run(AtomicKind::Rmw("swap"), Location::caller(), |a| {
+                    let old = a.swap(val, order);
+                    (old, update($to(old), $to(val)), true)
+                })
+            }
+
+            /// Stores `new` if the value is `current`; returns the previous value (a switch point).
+            #[track_caller]
+            pub fn compare_exchange(
+                &self,
+                current: $t,
+                new: $t,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<$t, $t> {
+                self.cas(current, new, success, failure, Location::caller())
+            }
+
+            /// Like `compare_exchange`; never fails spuriously under the checker.
+            #[track_caller]
+            pub fn compare_exchange_weak(
+                &self,
+                current: $t,
+                new: $t,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<$t, $t> {
+                self.cas(current, new, success, failure, Location::caller())
+            }
+
+            fn cas(
+                &self,
+                current: $t,
+                new: $t,
+                success: Ordering,
+                failure: Ordering,
+                location: &'static Location<'static>,
+            ) -> Result<$t, $t> {
+                self.run(AtomicKind::Rmw("compare_exchange"), location, |a| {
+                    match a.compare_exchange(current, new, success, failure) {
+                        Ok(old) => (Ok(old), update($to(old), $to(new)), true),
+                        Err(seen) => (Err(seen), failed($to(seen)), false),
+                    }
+                })
+            }
+
+            /// Applies `f` until it succeeds, as a load followed by `compare_exchange_weak` retries.
+            #[track_caller]
+            pub fn fetch_update<F: FnMut($t) -> Option<$t>>(
+                &self,
+                set_order: Ordering,
+                fetch_order: Ordering,
+                mut f: F,
+            ) -> Result<$t, $t> {
+                let location = Location::caller();
+                let load = |a: &$std| {
+                    let v = a.load(fetch_order);
+                    (v, $to(v), false)
+                };
+                let mut prev = self.run(AtomicKind::Load, location, load);
+                while let Some(next) = f(prev) {
+                    match self.cas(prev, next, set_order, fetch_order, location) {
+                        Ok(v) => return Ok(v),
+                        Err(seen) => prev = seen,
+                    }
+                }
+                Err(prev)
+            }
+
+            /// Mutable access without a switch point (exclusive borrow, no race possible).
+            pub fn get_mut(&mut self) -> &mut $t {
+                self.v.get_mut()
+            }
+
+            /// Consumes the atomic and returns the value.
+            pub fn into_inner(self) -> $t {
+                self.v.into_inner()
+            }
+        }
+    };
+}
+
+fn update(old: Value, new: Value) -> Value {
+    match (old, new) {
+        (Value::Int(a), Value::Int(b)) => Value::Update(a, b),
+        (Value::Bool(a), Value::Bool(b)) => Value::Update(a as i128, b as i128),
+        (Value::Ptr(_), Value::Ptr(_)) => new,
+        _ => new,
+    }
+}
+
+fn failed(seen: Value) -> Value {
+    match seen {
+        Value::Int(v) => Value::Failed(v),
+        Value::Bool(v) => Value::Failed(v as i128),
+        other => other,
+    }
+}
+
+macro_rules! rmw {
+    ($name:ident, $t:ty, $to:expr, $($method:ident),*) => {
+        impl $name {
+            $(
+                #[doc = concat!("`", stringify!($method), "` as in std; returns the previous value (a switch point).")]
+                #[track_caller]
+                pub fn $method(&self, val: $t, order: Ordering) -> $t {
+                    self.run(AtomicKind::Rmw(stringify!($method)), Location::caller(), |a| {
+                        let old = a.$method(val, order);
+                        (old, update($to(old), $to(a.load(Ordering::Relaxed))), true)
+                    })
+                }
+            )*
+        }
+    };
+}
+
+macro_rules! atomic_int {
+    ($name:ident, $t:ty) => {
+        #[doc = concat!("Instrumented `std::sync::atomic::", stringify!($name), "`.")]
+        #[derive(Debug, Default)]
+        pub struct $name {
+            v: std::sync::atomic::$name,
+            id: ObjCell,
+        }
+        common_methods!($name, std::sync::atomic::$name, $t, |v: $t| Value::Int(
+            v as i128
+        ));
+        rmw!(
+            $name,
+            $t,
+            |v: $t| Value::Int(v as i128),
+            fetch_add,
+            fetch_sub,
+            fetch_and,
+            fetch_nand,
+            fetch_or,
+            fetch_xor,
+            fetch_max,
+            fetch_min
+        );
+        impl From<$t> for $name {
+            fn from(v: $t) -> Self {
+                Self::new(v)
+            }
+        }
+    };
+}
+
+atomic_int!(AtomicU8, u8);
+atomic_int!(AtomicU16, u16);
+atomic_int!(AtomicU32, u32);
+atomic_int!(AtomicU64, u64);
+atomic_int!(AtomicUsize, usize);
+atomic_int!(AtomicI8, i8);
+atomic_int!(AtomicI16, i16);
+atomic_int!(AtomicI32, i32);
+atomic_int!(AtomicI64, i64);
+atomic_int!(AtomicIsize, isize);
+
+/// Instrumented `std::sync::atomic::AtomicBool`.
+#[derive(Debug, Default)]
+pub struct AtomicBool {
+    v: std::sync::atomic::AtomicBool,
+    id: ObjCell,
+}
+common_methods!(AtomicBool, std::sync::atomic::AtomicBool, bool, Value::Bool);
+rmw!(
+    AtomicBool,
+    bool,
+    Value::Bool,
+    fetch_and,
+    fetch_nand,
+    fetch_or,
+    fetch_xor
+);
+
+impl From<bool> for AtomicBool {
+    fn from(v: bool) -> Self {
+        Self::new(v)
+    }
+}
+
+/// Instrumented `std::sync::atomic::AtomicPtr`. Pointer values are shown in traces but not
+/// compared by non-determinism detection (addresses differ between runs).
+#[derive(Debug)]
+pub struct AtomicPtr<T> {
+    v: std::sync::atomic::AtomicPtr<T>,
+    id: ObjCell,
+}
+
+impl<T> Default for AtomicPtr<T> {
+    fn default() -> Self {
+        Self::new(std::ptr::null_mut())
+    }
+}
+
+fn ptr_value<T>(p: *mut T) -> Value {
+    Value::Ptr(p as usize)
+}
+
+impl<T> AtomicPtr<T> {
+    /// Creates a new atomic pointer; it is registered with the checker on first use.
+    pub const fn new(p: *mut T) -> Self {
+        AtomicPtr {
+            v: std::sync::atomic::AtomicPtr::new(p),
+            id: ObjCell::new(),
+        }
+    }
+
+    fn run<R>(
+        &self,
+        kind: AtomicKind,
+        location: &'static Location<'static>,
+        body: impl FnOnce(&std::sync::atomic::AtomicPtr<T>) -> (R, Value, bool),
+    ) -> R {
+        rt::instrumented(
+            &self.id,
+            "AtomicPtr",
+            plain,
+            |o| Op::Atomic(o, kind),
+            location,
+            || body(&self.v),
+        )
+    }
+
+    /// Loads the pointer (a switch point).
+    #[track_caller]
+    pub fn load(&self, order: Ordering) -> *mut T {
+        self.run(AtomicKind::Load, Location::caller(), |a| {
+            let v = a.load(order);
+            (v, ptr_value(v), false)
+        })
+    }
+
+    /// Stores `p` (a switch point).
+    #[track_caller]
+    pub fn store(&self, p: *mut T, order: Ordering) {
+        self.run(AtomicKind::Store, Location::caller(), |a| {
+            a.store(p, order);
+            ((), ptr_value(p), true)
+        })
+    }
+
+    /// Swaps in `p`, returning the previous pointer (a switch point).
+    #[track_caller]
+    pub fn swap(&self, p: *mut T, order: Ordering) -> *mut T {
+        self.run(AtomicKind::Rmw("swap"), Location::caller(), |a| {
+            let old = a.swap(p, order);
+            (old, ptr_value(p), true)
+        })
+    }
+
+    /// Stores `new` if the pointer is `current` (a switch point).
+    #[track_caller]
+    pub fn compare_exchange(
+        &self,
+        current: *mut T,
+        new: *mut T,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<*mut T, *mut T> {
+        self.cas(current, new, success, failure, Location::caller())
+    }
+
+    /// Like `compare_exchange`; never fails spuriously under the checker.
+    #[track_caller]
+    pub fn compare_exchange_weak(
+        &self,
+        current: *mut T,
+        new: *mut T,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<*mut T, *mut T> {
+        self.cas(current, new, success, failure, Location::caller())
+    }
+
+    fn cas(
+        &self,
+        current: *mut T,
+        new: *mut T,
+        success: Ordering,
+        failure: Ordering,
+        location: &'static Location<'static>,
+    ) -> Result<*mut T, *mut T> {
+        self.run(AtomicKind::Rmw("compare_exchange"), location, |a| {
+            match a.compare_exchange(current, new, success, failure) {
+                Ok(old) => (Ok(old), ptr_value(new), true),
+                Err(seen) => (Err(seen), Value::Busy, false),
+            }
+        })
+    }
+
+    /// Mutable access without a switch point.
+    pub fn get_mut(&mut self) -> &mut *mut T {
+        self.v.get_mut()
+    }
+
+    /// Consumes the atomic and returns the pointer.
+    pub fn into_inner(self) -> *mut T {
+        self.v.into_inner()
+    }
+}

@@ -1,0 +1,167 @@
+//! Instrumented `Mutex`: `lock`, `try_lock` and the guard's release are switch points.
+//! A thread whose `lock` cannot succeed is blocked until the owner releases. Panics inside
+//! checked code stop the execution, so the lock is never observed poisoned.
+
+use crate::rt::{self, ObjCell, ObjId, ObjState, Op, Value};
+use std::cell::UnsafeCell;
+use std::ops::{Deref, DerefMut};
+use std::panic::Location;
+use std::sync::{LockResult, TryLockError, TryLockResult};
+
+/// A mutual-exclusion lock with the API of `std::sync::Mutex`.
+/// Outside an execution it behaves as a plain std mutex.
+pub struct Mutex<T: ?Sized> {
+    id: ObjCell,
+    fallback: std::sync::Mutex<()>,
+    data: UnsafeCell<T>,
+}
+
+// SAFETY: access to `data` is serialised by the modelled lock (inside an execution, where only
+// one virtual thread runs at a time) or by `fallback` (outside).
+unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
+// SAFETY: as above.
+unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
+
+fn mutex_state() -> ObjState {
+    ObjState::Mutex { owner: None }
+}
+
+impl<T> Mutex<T> {
+    /// Creates an unlocked mutex; it is registered with the checker on first use.
+    pub const fn new(t: T) -> Self {
+        Mutex {
+            id: ObjCell::new(),
+            fallback: std::sync::Mutex::new(()),
+            data: UnsafeCell::new(t),
+        }
+    }
+
+    /// Consumes the mutex and returns the data.
+    pub fn into_inner(self) -> LockResult<T> {
+        Ok(self.data.into_inner())
+    }
+}
+
+impl<T: ?Sized> Mutex<T> {
+    pub(crate) fn obj_id(&self, location: &'static Location<'static>) -> Option<ObjId> {
+        rt::with(|st| self.id.get(st, "Mutex", mutex_state, location))
+    }
+
+    /// Acquires the lock, blocking the virtual thread while another holds it (a switch point).
+    #[track_caller]
+    pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
+        let location = Location::caller();
+        let Some(id) = self.obj_id(location) else {
+            let g = self.fallback.lock().unwrap_or_else(|e| e.into_inner());
+            return Ok(MutexGuard {
+                lock: self,
+                id: None,
+                location,
+                fallback: Some(g),
+            });
+        };
+        rt::schedule(Op::Lock(id), location);
+        rt::with(|st| st.mutex_acquire(id));
+        Ok(MutexGuard {
+            lock: self,
+            id: Some(id),
+            location,
+            fallback: None,
+        })
+    }
+
+    /// Acquires the lock if it is free (a switch point); a failure counts as a read for
+    /// spin-loop detection.
+    #[track_caller]
+    pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
+        let location = Location::caller();
+        let Some(id) = self.obj_id(location) else {
+            return match self.fallback.try_lock() {
+                Ok(g) => Ok(MutexGuard {
+                    lock: self,
+                    id: None,
+                    location,
+                    fallback: Some(g),
+                }),
+                Err(_) => Err(TryLockError::WouldBlock),
+            };
+        };
+        rt::schedule(Op::TryLock(id), location);
+        let acquired = rt::with(|st| {
+            let free = matches!(st.objects[id].state, ObjState::Mutex { owner: None });
+            if free {
+                st.mutex_acquire(id);
+            } else {
+                st.set_value(Value::Busy);
+                st.note_access(id, false);
+            }
+            free
+        });
+        if acquired == Some(true) {
+            Ok(MutexGuard {
+                lock: self,
+                id: Some(id),
+                location,
+                fallback: None,
+            })
+        } else {
+            Err(TryLockError::WouldBlock)
+        }
+    }
+
+    /// Mutable access without locking (exclusive borrow).
+    pub fn get_mut(&mut self) -> LockResult<&mut T> {
+        Ok(self.data.get_mut())
+    }
+}
+
+impl<T: Default> Default for Mutex<T> {
+    fn default() -> Self {
+        Mutex::new(T::default())
+    }
+}
+
+impl<T: ?Sized> std::fmt::Debug for Mutex<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Mutex { .. }")
+    }
+}
+
+/// Holds a [`Mutex`] locked; releasing it (on drop) is a switch point.
+pub struct MutexGuard<'a, T: ?Sized> {
+    pub(crate) lock: &'a Mutex<T>,
+    pub(crate) id: Option<ObjId>,
+    pub(crate) location: &'static Location<'static>,
+    fallback: Option<std::sync::MutexGuard<'a, ()>>,
+}
+
+impl<T: ?Sized> Deref for MutexGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the guard proves this thread holds the lock.
+        unsafe { &*self.lock.data.get() }
+    }
+}
+
+impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: the guard proves this thread holds the lock exclusively.
+        unsafe { &mut *self.lock.data.get() }
+    }
+}
+
+impl<T: ?Sized> Drop for MutexGuard<'_, T> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id {
+            rt::schedule(Op::Unlock(id), self.location);
+            rt::with(|st| st.mutex_release(id));
+        }
+        self.fallback.take();
+    }
+}
+
+impl<T: ?Sized + std::fmt::Debug> std::fmt::Debug for MutexGuard<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
