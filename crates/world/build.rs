@@ -1,0 +1,48 @@
+//! Compiles the C example core and links it into this crate (the build-time
+//! path), and builds the shared libraries and objects the tests load.
+
+use std::path::{Path, PathBuf};
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let include = root.join("include");
+    let cores = root.join("cores");
+    println!("cargo:rerun-if-changed={}", include.display());
+    println!("cargo:rerun-if-changed={}", cores.display());
+
+    cc::Build::new()
+        .file(cores.join("reqack/reqack.c"))
+        .include(&include)
+        .include(cores.join("reqack"))
+        .flag_if_supported("-std=c11")
+        .warnings(true)
+        .compile("cmc_reqack");
+
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let compiler = cc::Build::new().get_compiler();
+    let build = |source: &str, output: &str, flags: &[&str]| {
+        let mut command = compiler.to_command();
+        command
+            .arg(format!("-I{}", include.display()))
+            .arg(format!("-I{}", cores.join("reqack").display()))
+            .arg("-fPIC")
+            .args(flags)
+            .arg(cores.join(source))
+            .arg("-o")
+            .arg(out.join(output));
+        let status = command.status().unwrap_or_else(|error| {
+            panic!("cannot run the C compiler {:?}: {error}", compiler.path())
+        });
+        assert!(status.success(), "compiling {source} failed: {command:?}");
+    };
+    build("reqack/reqack.c", "libreqack.so", &["-O2", "-shared"]);
+    build("reqack/reqack.c", "reqack.o", &["-O2", "-c"]);
+    for bug in 1..=2 {
+        build(
+            "reqack/reqack.c",
+            &format!("libreqack_bug{bug}.so"),
+            &["-O2", "-shared", &format!("-DCMC_BUG={bug}")],
+        );
+    }
+    println!("cargo:rustc-env=CMC_TEST_CORES={}", out.display());
+}

@@ -1,0 +1,382 @@
+//! The core ABI: Rust mirrors of the types in `include/cmc.h`.
+//!
+//! Rust cores and C cores see exactly the same event and output layouts, so a
+//! step is the same bytes in and out whichever language the core is written in.
+//! The layouts are `#[repr(C)]` and checked against the header's sizes by tests.
+
+use std::ffi::{c_char, c_int, c_void};
+
+use bytemuck::{Pod, Zeroable};
+
+/// Version of the ABI (`CMC_ABI_VERSION`); a core built for another one is refused.
+pub const ABI_VERSION: u32 = 1;
+/// Bytes of payload an event or output carries (`CMC_PAYLOAD_MAX`).
+pub const PAYLOAD_MAX: usize = 64;
+/// Outputs one step may emit (`CMC_OUTPUTS_MAX`).
+pub const OUTPUTS_MAX: usize = 16;
+/// Configuration parameters per node (`CMC_PARAMS_MAX`).
+pub const PARAMS_MAX: usize = 8;
+/// Timer ids and wake ids are below this (`CMC_TIMERS_MAX`).
+pub const TIMERS_MAX: u32 = 32;
+/// Largest state, durable plus volatile, a core may declare (`CMC_STATE_MAX`).
+pub const STATE_MAX: usize = 65536;
+/// The symbol a C core exports (`CMC_ENTRY_SYMBOL`).
+pub const ENTRY_SYMBOL: &str = "cmc_core_entry";
+
+/// What happened to a node (`enum cmc_event_kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum EventKind {
+    /// First start or restart; the durable part holds what was flushed.
+    Start = 1,
+    /// A message arrived from `src`.
+    Recv = 2,
+    /// Armed timer `id` fired.
+    Timer = 3,
+    /// The oldest persist (offset `id`, bytes `payload`) is now durable.
+    Flushed = 4,
+    /// Client request `id` arrived.
+    Client = 5,
+    /// Client request `id` failed locally.
+    LocalFail = 6,
+    /// Pending wake-up `id` ran.
+    Wake = 7,
+    /// The node's clock advanced.
+    Tick = 8,
+}
+
+impl EventKind {
+    /// The kind with ABI number `raw`, if any.
+    pub fn from_raw(raw: u32) -> Option<EventKind> {
+        use EventKind::*;
+        [Start, Recv, Timer, Flushed, Client, LocalFail, Wake, Tick]
+            .into_iter()
+            .find(|kind| *kind as u32 == raw)
+    }
+
+    /// Upper-case name used in traces, e.g. `RECV`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::Start => "START",
+            EventKind::Recv => "RECV",
+            EventKind::Timer => "TIMER",
+            EventKind::Flushed => "FLUSHED",
+            EventKind::Client => "CLIENT",
+            EventKind::LocalFail => "LOCAL_FAIL",
+            EventKind::Wake => "WAKE",
+            EventKind::Tick => "TICK",
+        }
+    }
+}
+
+/// What a node asks of the environment (`enum cmc_output_kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum OutputKind {
+    /// Send the payload to node `dst`.
+    Send = 1,
+    /// Arm timer `id`.
+    SetTimer = 2,
+    /// Disarm timer `id`.
+    CancelTimer = 3,
+    /// Write the payload at durable offset `id` once flushed.
+    Persist = 4,
+    /// Schedule wake-up `id`.
+    Wake = 5,
+    /// Reply the payload to client request `id`.
+    Reply = 6,
+}
+
+impl OutputKind {
+    /// The kind with ABI number `raw`, if any.
+    pub fn from_raw(raw: u32) -> Option<OutputKind> {
+        use OutputKind::*;
+        [Send, SetTimer, CancelTimer, Persist, Wake, Reply]
+            .into_iter()
+            .find(|kind| *kind as u32 == raw)
+    }
+
+    /// Upper-case name used in traces, e.g. `SEND`.
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputKind::Send => "SEND",
+            OutputKind::SetTimer => "SET_TIMER",
+            OutputKind::CancelTimer => "CANCEL_TIMER",
+            OutputKind::Persist => "PERSIST",
+            OutputKind::Wake => "WAKE",
+            OutputKind::Reply => "REPLY",
+        }
+    }
+}
+
+/// A node's configuration (`cmc_config`), constant for its lifetime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct Config {
+    /// This node's id, `0..nodes`.
+    pub node: u32,
+    /// Number of nodes in the world.
+    pub nodes: u32,
+    /// User parameters (`CFG0`..`CFG7`), zero unless set.
+    pub params: [u64; PARAMS_MAX],
+}
+
+/// One event delivered to a step (`cmc_event`); payload bytes past `len` are zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct Event {
+    /// An [`EventKind`] number.
+    pub kind: u32,
+    /// `Recv`: the sending node.
+    pub src: u32,
+    /// Timer, request or wake id, or persist offset.
+    pub id: u32,
+    /// Payload length, at most [`PAYLOAD_MAX`].
+    pub len: u32,
+    /// The node's clock.
+    pub clock: u64,
+    /// Payload bytes.
+    pub payload: [u8; PAYLOAD_MAX],
+}
+
+impl Event {
+    /// An event of `kind` with the given fields; `payload` longer than
+    /// [`PAYLOAD_MAX`] is a caller bug (the World never builds one).
+    pub fn new(kind: EventKind, src: u32, id: u32, payload: &[u8], clock: u64) -> Event {
+        assert!(payload.len() <= PAYLOAD_MAX, "event payload too long");
+        let mut event = Event {
+            kind: kind as u32,
+            src,
+            id,
+            len: payload.len() as u32,
+            clock,
+            payload: [0; PAYLOAD_MAX],
+        };
+        event.payload[..payload.len()].copy_from_slice(payload);
+        event
+    }
+
+    /// The event's kind (the World only delivers valid kinds).
+    pub fn kind(&self) -> Option<EventKind> {
+        EventKind::from_raw(self.kind)
+    }
+
+    /// The meaningful payload bytes.
+    pub fn payload(&self) -> &[u8] {
+        &self.payload[..(self.len as usize).min(PAYLOAD_MAX)]
+    }
+}
+
+/// One output of a step (`cmc_output`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct Output {
+    /// An [`OutputKind`] number.
+    pub kind: u32,
+    /// `Send`: the destination node.
+    pub dst: u32,
+    /// Timer, wake or request id, or persist offset.
+    pub id: u32,
+    /// Payload length, at most [`PAYLOAD_MAX`].
+    pub len: u32,
+    /// Payload bytes.
+    pub payload: [u8; PAYLOAD_MAX],
+}
+
+impl Output {
+    /// The meaningful payload bytes (clamped to [`PAYLOAD_MAX`]).
+    pub fn payload(&self) -> &[u8] {
+        &self.payload[..(self.len as usize).min(PAYLOAD_MAX)]
+    }
+}
+
+/// The outputs of one step, in order (`cmc_outputs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct Outputs {
+    /// Number of valid entries in `items`.
+    pub count: u32,
+    /// Zero.
+    pub reserved: u32,
+    /// The outputs; entries past `count` are ignored.
+    pub items: [Output; OUTPUTS_MAX],
+}
+
+impl Default for Outputs {
+    fn default() -> Self {
+        Outputs::zeroed()
+    }
+}
+
+/// A step error: a core returned nonzero, or asked for something impossible.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CoreError {
+    /// The core's step returned this nonzero code.
+    Code(i32),
+    /// The step emitted more than [`OUTPUTS_MAX`] outputs or a payload over [`PAYLOAD_MAX`].
+    OutputsFull,
+}
+
+impl std::fmt::Display for CoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CoreError::Code(code) => write!(f, "the step returned error code {code}"),
+            CoreError::OutputsFull => write!(
+                f,
+                "the step emitted more than {OUTPUTS_MAX} outputs or a payload over {PAYLOAD_MAX} bytes"
+            ),
+        }
+    }
+}
+
+impl Outputs {
+    /// The valid outputs (clamped to [`OUTPUTS_MAX`]).
+    pub fn as_slice(&self) -> &[Output] {
+        &self.items[..(self.count as usize).min(OUTPUTS_MAX)]
+    }
+
+    /// Appends an output, as `cmc_emit` does in C.
+    pub fn emit(
+        &mut self,
+        kind: OutputKind,
+        dst: u32,
+        id: u32,
+        payload: &[u8],
+    ) -> Result<(), CoreError> {
+        let index = self.count as usize;
+        if index >= OUTPUTS_MAX || payload.len() > PAYLOAD_MAX {
+            return Err(CoreError::OutputsFull);
+        }
+        let mut item = Output {
+            kind: kind as u32,
+            dst,
+            id,
+            len: payload.len() as u32,
+            payload: [0; PAYLOAD_MAX],
+        };
+        item.payload[..payload.len()].copy_from_slice(payload);
+        self.items[index] = item;
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Sends `message` to node `dst`.
+    pub fn send(&mut self, dst: u32, message: &[u8]) -> Result<(), CoreError> {
+        self.emit(OutputKind::Send, dst, 0, message)
+    }
+
+    /// Arms timer `id`.
+    pub fn set_timer(&mut self, id: u32) -> Result<(), CoreError> {
+        self.emit(OutputKind::SetTimer, 0, id, &[])
+    }
+
+    /// Disarms timer `id`.
+    pub fn cancel_timer(&mut self, id: u32) -> Result<(), CoreError> {
+        self.emit(OutputKind::CancelTimer, 0, id, &[])
+    }
+
+    /// Writes `bytes` at durable offset `offset` once the environment flushes it.
+    pub fn persist(&mut self, offset: u32, bytes: &[u8]) -> Result<(), CoreError> {
+        self.emit(OutputKind::Persist, 0, offset, bytes)
+    }
+
+    /// Schedules wake-up `id`.
+    pub fn wake(&mut self, id: u32) -> Result<(), CoreError> {
+        self.emit(OutputKind::Wake, 0, id, &[])
+    }
+
+    /// Replies `bytes` to client request `request`.
+    pub fn reply(&mut self, request: u32, bytes: &[u8]) -> Result<(), CoreError> {
+        self.emit(OutputKind::Reply, 0, request, bytes)
+    }
+}
+
+/// `cmc_step_fn`.
+pub type StepFn = unsafe extern "C" fn(
+    config: *const Config,
+    durable: *const c_void,
+    volatile: *mut c_void,
+    event: *const Event,
+    out: *mut Outputs,
+) -> c_int;
+/// `cmc_describe_state_fn`.
+pub type DescribeStateFn = unsafe extern "C" fn(
+    config: *const Config,
+    durable: *const c_void,
+    volatile: *const c_void,
+    buf: *mut c_char,
+    cap: usize,
+);
+/// `cmc_describe_message_fn`.
+pub type DescribeMessageFn = unsafe extern "C" fn(
+    config: *const Config,
+    message: *const u8,
+    len: u32,
+    buf: *mut c_char,
+    cap: usize,
+);
+/// `cmc_permute_fn` (reserved for symmetry reduction; not called yet).
+pub type PermuteFn = unsafe extern "C" fn(
+    config: *const Config,
+    durable: *mut c_void,
+    volatile: *mut c_void,
+    perm: *const u32,
+);
+
+/// The descriptor a C core exports (`cmc_core`).
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+pub struct CoreDescriptor {
+    /// Must equal [`ABI_VERSION`].
+    pub abi_version: u32,
+    /// Bytes of the durable part.
+    pub durable_size: u32,
+    /// Bytes of the volatile part.
+    pub volatile_size: u32,
+    /// Zero.
+    pub reserved: u32,
+    /// NUL-terminated short name, or null.
+    pub name: *const c_char,
+    /// The step function (null is refused at load time).
+    pub step: Option<StepFn>,
+    /// Optional state description.
+    pub describe_state: Option<DescribeStateFn>,
+    /// Optional message description.
+    pub describe_message: Option<DescribeMessageFn>,
+    /// Optional node renaming (reserved).
+    pub permute: Option<PermuteFn>,
+}
+
+/// `cmc_core_entry`.
+pub type EntryFn = unsafe extern "C" fn() -> *const CoreDescriptor;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_match_the_header() {
+        // Offsets and sizes as a C compiler lays out include/cmc.h on LP64.
+        assert_eq!(std::mem::size_of::<Config>(), 72);
+        assert_eq!(std::mem::size_of::<Event>(), 24 + PAYLOAD_MAX);
+        assert_eq!(std::mem::size_of::<Output>(), 16 + PAYLOAD_MAX);
+        assert_eq!(
+            std::mem::size_of::<Outputs>(),
+            8 + OUTPUTS_MAX * (16 + PAYLOAD_MAX)
+        );
+        assert_eq!(std::mem::size_of::<CoreDescriptor>(), 16 + 5 * 8);
+    }
+
+    #[test]
+    fn emit_refuses_overflow() {
+        let mut out = Outputs::default();
+        for _ in 0..OUTPUTS_MAX {
+            out.wake(1).unwrap();
+        }
+        assert_eq!(out.wake(1), Err(CoreError::OutputsFull));
+        assert_eq!(
+            Outputs::default().send(0, &[0; PAYLOAD_MAX + 1]),
+            Err(CoreError::OutputsFull)
+        );
+    }
+}

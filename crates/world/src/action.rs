@@ -1,0 +1,216 @@
+//! The World's actions: environment steps, each enabled only by something a
+//! core emitted or by a fault budget.
+
+use cmc_model::{DecodeError, Decoder, Encode};
+
+use crate::state::Payload;
+
+/// What happens to a message in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetOp {
+    /// Hand it to the destination core (lost if the destination is down).
+    Deliver,
+    /// Lose it (budget `drops`).
+    Drop,
+    /// Add a copy (budget `dups`).
+    Dup,
+}
+cmc_model::encode_enum!(NetOp { Deliver, Drop, Dup });
+
+impl NetOp {
+    /// `DELIVER`, `DROP` or `DUP`.
+    pub fn name(self) -> &'static str {
+        match self {
+            NetOp::Deliver => "DELIVER",
+            NetOp::Drop => "DROP",
+            NetOp::Dup => "DUP",
+        }
+    }
+}
+
+/// One step of the World.
+///
+/// Message actions carry the message's position in the state's network and
+/// its bytes, so that the action's text names the message unambiguously and
+/// `next_state` can check it is applied to the state it came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// DELIVER, DROP or DUP of the message at `index` in the network.
+    Net {
+        /// What happens to it.
+        op: NetOp,
+        /// Position in [`crate::state::WorldState::net`].
+        index: u16,
+        /// Sending node.
+        src: u8,
+        /// Destination node.
+        dst: u8,
+        /// Message bytes.
+        msg: Payload,
+    },
+    /// FLUSH(n): the oldest pending persist of `node` becomes durable.
+    Flush {
+        /// The node.
+        node: u8,
+    },
+    /// FIRE(n, k): armed timer `timer` of `node` fires.
+    Fire {
+        /// The node.
+        node: u8,
+        /// The timer id.
+        timer: u8,
+    },
+    /// WAKE(n, w): pending wake-up `wake` of `node` runs.
+    Wake {
+        /// The node.
+        node: u8,
+        /// The wake id.
+        wake: u8,
+    },
+    /// TICK(n): `node`'s clock advances by one (budget `ticks`).
+    Tick {
+        /// The node.
+        node: u8,
+    },
+    /// CRASH(n) (budget `crashes`).
+    Crash {
+        /// The node.
+        node: u8,
+    },
+    /// RESTART(n) of a crashed node (budget `restarts`).
+    Restart {
+        /// The node.
+        node: u8,
+    },
+    /// LINKS: cut or heal the link between `a < b` (budget `partitions`).
+    Links {
+        /// Lower node id.
+        a: u8,
+        /// Higher node id.
+        b: u8,
+        /// `true`: cut; `false`: heal.
+        cut: bool,
+    },
+    /// CLIENT: request `request` is sent to `node`.
+    Client {
+        /// The request id.
+        request: u8,
+        /// The node it is sent to.
+        node: u8,
+    },
+    /// LOCAL_FAIL: request `request` fails locally at `node` (budget `local_fails`).
+    LocalFail {
+        /// The request id.
+        request: u8,
+        /// The node that holds it.
+        node: u8,
+    },
+}
+
+impl Encode for Action {
+    fn encode(&self, out: &mut Vec<u8>) {
+        match *self {
+            Action::Net {
+                op,
+                index,
+                src,
+                dst,
+                msg,
+            } => {
+                out.push(0);
+                (op, index, src, dst).encode(out);
+                msg.encode(out);
+            }
+            Action::Flush { node } => out.extend([1, node]),
+            Action::Fire { node, timer } => out.extend([2, node, timer]),
+            Action::Wake { node, wake } => out.extend([3, node, wake]),
+            Action::Tick { node } => out.extend([4, node]),
+            Action::Crash { node } => out.extend([5, node]),
+            Action::Restart { node } => out.extend([6, node]),
+            Action::Links { a, b, cut } => out.extend([7, a, b, u8::from(cut)]),
+            Action::Client { request, node } => out.extend([8, request, node]),
+            Action::LocalFail { request, node } => out.extend([9, request, node]),
+        }
+    }
+
+    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        let byte = |decoder: &mut Decoder<'_>| u8::decode(decoder);
+        Ok(match byte(decoder)? {
+            0 => {
+                let (op, index, src, dst) = <(NetOp, u16, u8, u8)>::decode(decoder)?;
+                Action::Net {
+                    op,
+                    index,
+                    src,
+                    dst,
+                    msg: Payload::decode(decoder)?,
+                }
+            }
+            1 => Action::Flush {
+                node: byte(decoder)?,
+            },
+            2 => Action::Fire {
+                node: byte(decoder)?,
+                timer: byte(decoder)?,
+            },
+            3 => Action::Wake {
+                node: byte(decoder)?,
+                wake: byte(decoder)?,
+            },
+            4 => Action::Tick {
+                node: byte(decoder)?,
+            },
+            5 => Action::Crash {
+                node: byte(decoder)?,
+            },
+            6 => Action::Restart {
+                node: byte(decoder)?,
+            },
+            7 => Action::Links {
+                a: byte(decoder)?,
+                b: byte(decoder)?,
+                cut: bool::decode(decoder)?,
+            },
+            8 => Action::Client {
+                request: byte(decoder)?,
+                node: byte(decoder)?,
+            },
+            9 => Action::LocalFail {
+                request: byte(decoder)?,
+                node: byte(decoder)?,
+            },
+            tag => return decoder.invalid(format!("world action tag {tag}")),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn actions_round_trip() {
+        let actions = [
+            Action::Net {
+                op: NetOp::Dup,
+                index: 3,
+                src: 1,
+                dst: 2,
+                msg: Payload::new(b"m").unwrap(),
+            },
+            Action::Links {
+                a: 0,
+                b: 2,
+                cut: true,
+            },
+            Action::LocalFail {
+                request: 1,
+                node: 0,
+            },
+        ];
+        for action in actions {
+            assert_eq!(Action::decode_exact(&action.to_bytes()).unwrap(), action);
+        }
+        assert!(Action::decode_exact(&[42]).is_err());
+    }
+}

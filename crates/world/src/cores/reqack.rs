@@ -1,0 +1,293 @@
+//! `reqack`: a request/acknowledge protocol with retransmission, in Rust.
+//!
+//! Node 0 is the sender, every other node a receiver. A client request to the
+//! sender is made durable (PERSIST `pending`), then sent as DATA to every
+//! receiver, and retransmitted on timer 0 until each receiver has ACKed. A
+//! receiver stores the request id durably and ACKs only once the store is
+//! flushed. When all ACKs are in, the sender durably clears `pending` and only
+//! then replies OK to the client. A request that arrives while one is in
+//! progress is answered BUSY at once.
+//!
+//! Same semantics and same state layout as `cores/reqack/reqack.c`.
+//! Planted bugs (`bug`): 1 replies before the clear of `pending` is flushed
+//! (a crash then makes the sender reply twice); 2 makes receivers ACK before
+//! their store is flushed (a crash then loses an acknowledged request).
+
+use bytemuck::{Pod, Zeroable};
+
+use cmc_model::Property;
+
+use crate::abi::{Config, CoreError, Event, EventKind, Outputs};
+use crate::core::TypedCore;
+use crate::state::{GhostKind, WorldState};
+use crate::World;
+
+/// Message type of DATA(request).
+pub const MSG_DATA: u32 = 1;
+/// Message type of ACK(request).
+pub const MSG_ACK: u32 = 2;
+/// Reply payload: the request was delivered to every receiver.
+pub const REPLY_OK: u8 = 1;
+/// Reply payload: another request was in progress.
+pub const REPLY_BUSY: u8 = 0;
+/// Durable offset of [`Durable::pending`].
+pub const OFFSET_PENDING: u32 = 0;
+/// Durable offset of [`Durable::stored`].
+pub const OFFSET_STORED: u32 = 4;
+/// The retransmission timer.
+pub const TIMER_RESEND: u32 = 0;
+
+/// Sender phases ([`Volatile::phase`]).
+pub mod phase {
+    /// No request in progress.
+    pub const IDLE: u32 = 0;
+    /// Waiting for `pending` to be flushed.
+    pub const PERSISTING: u32 = 1;
+    /// Sending DATA, collecting ACKs.
+    pub const SENDING: u32 = 2;
+    /// Waiting for the clear of `pending` to be flushed.
+    pub const CLEARING: u32 = 3;
+}
+
+/// The durable part.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct Durable {
+    /// Sender: request id + 1 being delivered; 0 for none.
+    pub pending: u32,
+    /// Receiver: bit per request id stored.
+    pub stored: u32,
+}
+
+/// The volatile part.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct Volatile {
+    /// Sender: one of [`phase`].
+    pub phase: u32,
+    /// Sender: request id + 1 in progress; 0 for none.
+    pub request: u32,
+    /// Sender: bit per receiver that ACKed.
+    pub acked: u32,
+    /// Receiver: bit per request id persisted but not yet flushed.
+    pub flushing: u32,
+}
+
+/// The Rust `reqack` core; `bug` selects a planted bug (0: none).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReqAck {
+    /// Planted bug number, 0 for the correct protocol.
+    pub bug: u32,
+}
+
+fn message(kind: u32, request: u32) -> [u8; 8] {
+    let mut bytes = [0; 8];
+    bytes[..4].copy_from_slice(&kind.to_le_bytes());
+    bytes[4..].copy_from_slice(&request.to_le_bytes());
+    bytes
+}
+
+fn word(bytes: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn receivers(config: &Config) -> u32 {
+    ((1u64 << config.nodes) - 2) as u32
+}
+
+impl ReqAck {
+    fn send_data(config: &Config, v: &Volatile, out: &mut Outputs) -> Result<(), CoreError> {
+        let data = message(MSG_DATA, v.request - 1);
+        for node in 1..config.nodes {
+            if v.acked & (1 << node) == 0 {
+                out.send(node, &data)?;
+            }
+        }
+        out.set_timer(TIMER_RESEND)
+    }
+
+    fn sender(
+        &self,
+        config: &Config,
+        d: &Durable,
+        v: &mut Volatile,
+        event: &Event,
+        out: &mut Outputs,
+    ) -> Result<(), CoreError> {
+        match event.kind() {
+            Some(EventKind::Start) if d.pending != 0 => {
+                *v = Volatile {
+                    phase: phase::SENDING,
+                    request: d.pending,
+                    ..Volatile::default()
+                };
+                Self::send_data(config, v, out)?;
+            }
+            Some(EventKind::Client) if v.phase != phase::IDLE => {
+                out.reply(event.id, &[REPLY_BUSY])?
+            }
+            Some(EventKind::Client) => {
+                v.phase = phase::PERSISTING;
+                v.request = event.id + 1;
+                out.persist(OFFSET_PENDING, &v.request.to_le_bytes())?;
+            }
+            Some(EventKind::Flushed) => {
+                let value = word(event.payload(), 0).ok_or(CoreError::Code(3))?;
+                if value != 0 && v.phase == phase::PERSISTING {
+                    v.phase = phase::SENDING;
+                    v.acked = 0;
+                    Self::send_data(config, v, out)?;
+                } else if value == 0 && v.phase == phase::CLEARING {
+                    out.reply(v.request - 1, &[REPLY_OK])?;
+                    *v = Volatile::default();
+                }
+            }
+            Some(EventKind::Timer) if v.phase == phase::SENDING => Self::send_data(config, v, out)?,
+            Some(EventKind::Recv) => {
+                let kind = word(event.payload(), 0).ok_or(CoreError::Code(1))?;
+                let request = word(event.payload(), 4).ok_or(CoreError::Code(1))?;
+                let acks_current = kind == MSG_ACK
+                    && v.phase == phase::SENDING
+                    && request + 1 == v.request
+                    && event.src != 0;
+                if acks_current {
+                    v.acked |= 1 << event.src;
+                    if v.acked == receivers(config) {
+                        out.cancel_timer(TIMER_RESEND)?;
+                        out.persist(OFFSET_PENDING, &0u32.to_le_bytes())?;
+                        if self.bug == 1 {
+                            out.reply(v.request - 1, &[REPLY_OK])?;
+                            *v = Volatile::default();
+                        } else {
+                            v.phase = phase::CLEARING;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn receiver(
+        &self,
+        d: &Durable,
+        v: &mut Volatile,
+        event: &Event,
+        out: &mut Outputs,
+    ) -> Result<(), CoreError> {
+        match event.kind() {
+            Some(EventKind::Client) => out.reply(event.id, &[REPLY_BUSY])?,
+            Some(EventKind::Recv) => {
+                let kind = word(event.payload(), 0).ok_or(CoreError::Code(1))?;
+                let request = word(event.payload(), 4).ok_or(CoreError::Code(1))?;
+                if kind != MSG_DATA || request >= 32 {
+                    return Err(CoreError::Code(2));
+                }
+                let bit = 1u32 << request;
+                if d.stored & bit != 0 {
+                    out.send(event.src, &message(MSG_ACK, request))?;
+                } else if v.flushing & bit == 0 {
+                    v.flushing |= bit;
+                    out.persist(OFFSET_STORED, &(d.stored | v.flushing).to_le_bytes())?;
+                    if self.bug == 2 {
+                        out.send(event.src, &message(MSG_ACK, request))?;
+                    }
+                }
+            }
+            Some(EventKind::Flushed) => {
+                let value = word(event.payload(), 0).ok_or(CoreError::Code(3))?;
+                let newly = v.flushing & value;
+                for request in (0..32).filter(|r| newly & (1 << r) != 0) {
+                    out.send(0, &message(MSG_ACK, request))?;
+                }
+                v.flushing &= !value;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl TypedCore for ReqAck {
+    type Durable = Durable;
+    type Volatile = Volatile;
+
+    fn name(&self) -> &str {
+        "reqack"
+    }
+
+    fn step(
+        &self,
+        config: &Config,
+        durable: &Durable,
+        volatile: &mut Volatile,
+        event: &Event,
+        out: &mut Outputs,
+    ) -> Result<(), CoreError> {
+        if config.node == 0 {
+            self.sender(config, durable, volatile, event, out)
+        } else {
+            self.receiver(durable, volatile, event, out)
+        }
+    }
+
+    fn describe_state(&self, config: &Config, d: &Durable, v: &Volatile) -> Option<String> {
+        Some(describe_state(config, d, v))
+    }
+
+    fn describe_message(&self, _config: &Config, message: &[u8]) -> Option<String> {
+        Some(describe_message(message))
+    }
+}
+
+/// The text both implementations give for a state.
+pub fn describe_state(config: &Config, d: &Durable, v: &Volatile) -> String {
+    if config.node == 0 {
+        let phase = ["IDLE", "PERSISTING", "SENDING", "CLEARING"]
+            .get(v.phase as usize)
+            .unwrap_or(&"?");
+        format!(
+            "sender {phase} request={} acked={:#x} durable.pending={}",
+            v.request, v.acked, d.pending
+        )
+    } else {
+        format!("receiver stored={:#x} flushing={:#x}", d.stored, v.flushing)
+    }
+}
+
+/// The text both implementations give for a message.
+pub fn describe_message(message: &[u8]) -> String {
+    match (word(message, 0), word(message, 4)) {
+        (Some(MSG_DATA), Some(request)) => format!("DATA(r={request})"),
+        (Some(MSG_ACK), Some(request)) => format!("ACK(r={request})"),
+        _ => format!("?({} bytes)", message.len()),
+    }
+}
+
+/// `AckedIsDurable`: once the sender replied OK to a request, every receiver
+/// that is up or restartable holds it in its durable part. Reads receivers'
+/// durable parts through the inspection path (either implementation: the
+/// layouts are identical).
+pub fn properties() -> Vec<Property<World>> {
+    vec![Property::always(
+        "AckedIsDurable",
+        |world: &World, state: &WorldState| {
+            let inspect = world.inspect(state);
+            inspect
+                .ghost()
+                .iter()
+                .filter(|entry| {
+                    entry.kind == GhostKind::Reply && entry.payload.as_bytes() == [REPLY_OK]
+                })
+                .all(|entry| {
+                    (1..inspect.nodes()).all(|node| {
+                        inspect
+                            .node(node)
+                            .durable_as::<Durable>()
+                            .is_some_and(|durable| durable.stored & (1 << entry.request) != 0)
+                    })
+                })
+        },
+    )]
+}

@@ -1,0 +1,563 @@
+//! The environment: which actions are enabled and what they do.
+//!
+//! Non-omniscience is structural here: this module sees a node's core state
+//! only as the byte slice it hands to [`crate::step::run`]. An action is
+//! enabled only by something a core emitted (a message, a timer, a persist, a
+//! wake-up) or by a fault budget, never by what a core's state contains.
+
+use crate::abi::{Config, Event, EventKind, OutputKind, Outputs, TIMERS_MAX};
+use crate::action::{Action, NetOp};
+use crate::spec::{NetSemantics, WorldSpec};
+use crate::state::{
+    link_bit, Budget, GhostEntry, GhostKind, NodeState, Packet, Payload, Persist, WorldState,
+};
+use crate::step::{self, StepFailure};
+
+/// Most unflushed persists a node may have.
+pub const PERSISTS_MAX: usize = 16;
+/// Most entries in the ghost history.
+pub const GHOST_MAX: usize = 128;
+/// Most packets in flight.
+pub const NET_MAX: usize = 256;
+
+/// A core step that failed, with the node and event it failed on.
+#[derive(Debug, Clone)]
+pub struct StepFault {
+    /// The node whose core failed.
+    pub node: u8,
+    /// The event it was handling (boxed: faults are rare, results stay small).
+    pub event: Box<Event>,
+    /// What went wrong.
+    pub failure: StepFailure,
+}
+
+/// Sees every core step the environment runs (replay uses it to print them).
+pub trait Observer {
+    /// `node` handled `event` and emitted `out`.
+    fn on_step(&mut self, node: u8, event: &Event, out: &Outputs);
+}
+
+/// Observes nothing (the search).
+impl Observer for () {
+    #[inline]
+    fn on_step(&mut self, _node: u8, _event: &Event, _out: &Outputs) {}
+}
+
+/// The environment of one World: its spec and the per-node configurations.
+pub struct Env {
+    /// The World's configuration.
+    pub spec: WorldSpec,
+    /// `configs[n]` is node `n`'s configuration.
+    pub configs: Vec<Config>,
+}
+
+impl Env {
+    /// The environment for `spec`.
+    pub fn new(spec: WorldSpec) -> Env {
+        let nodes = spec.nodes() as u32;
+        let configs = (0..nodes)
+            .map(|node| Config {
+                node,
+                nodes,
+                params: spec.core_params,
+            })
+            .collect();
+        Env { spec, configs }
+    }
+
+    /// The single initial state: every node started from a zero durable part.
+    pub fn init(&self, observer: &mut impl Observer) -> Result<WorldState, StepFault> {
+        let mut state = WorldState {
+            nodes: (0..self.spec.nodes())
+                .map(|node| {
+                    let core = self.spec.core_of(node);
+                    NodeState {
+                        core: vec![0; core.durable_size() + core.volatile_size()],
+                        crashed: false,
+                        clock: 0,
+                        timers: 0,
+                        wakes: 0,
+                        persists: Vec::new(),
+                    }
+                })
+                .collect(),
+            net: Vec::new(),
+            links_down: 0,
+            budgets: self.spec.budgets,
+            issued: 0,
+            ghost: Vec::new(),
+        };
+        for node in 0..self.spec.nodes() as u8 {
+            self.step(&mut state, node, EventKind::Start, 0, 0, &[], observer)?;
+        }
+        Ok(state)
+    }
+
+    /// Appends the enabled actions of `state` to `out`, in a fixed order.
+    pub fn actions(&self, state: &WorldState, out: &mut Vec<Action>) {
+        let fifo = self.spec.net == NetSemantics::Fifo;
+        for (index, packet) in state.net.iter().enumerate() {
+            let head = !fifo
+                || index == 0
+                || (state.net[index - 1].src, state.net[index - 1].dst) != (packet.src, packet.dst);
+            if !head {
+                continue;
+            }
+            let mut net = |op| {
+                out.push(Action::Net {
+                    op,
+                    index: index as u16,
+                    src: packet.src,
+                    dst: packet.dst,
+                    msg: packet.msg,
+                })
+            };
+            let to_crashed = state.nodes[packet.dst as usize].crashed;
+            let duplicating = self.spec.net == NetSemantics::Duplicating;
+            if state.link_up(packet.src, packet.dst) && !(to_crashed && duplicating) {
+                net(NetOp::Deliver);
+            }
+            if state.budget(Budget::Drops) > 0 {
+                net(NetOp::Drop);
+            }
+            if state.budget(Budget::Dups) > 0 && !duplicating {
+                net(NetOp::Dup);
+            }
+        }
+        for (node, ns) in state.nodes.iter().enumerate() {
+            let node = node as u8;
+            if ns.crashed {
+                continue;
+            }
+            if !ns.persists.is_empty() {
+                out.push(Action::Flush { node });
+            }
+            out.extend(bits(ns.timers).map(|timer| Action::Fire { node, timer }));
+            out.extend(bits(ns.wakes).map(|wake| Action::Wake { node, wake }));
+            if state.budget(Budget::Ticks) > 0 {
+                out.push(Action::Tick { node });
+            }
+        }
+        for (node, ns) in state.nodes.iter().enumerate() {
+            let node = node as u8;
+            let crashable = self.spec.crash_nodes.contains(&node);
+            if !ns.crashed && crashable && state.budget(Budget::Crashes) > 0 {
+                out.push(Action::Crash { node });
+            }
+            if ns.crashed && state.budget(Budget::Restarts) > 0 {
+                out.push(Action::Restart { node });
+            }
+        }
+        if state.budget(Budget::Partitions) > 0 {
+            let nodes = state.nodes.len() as u8;
+            for a in 0..nodes {
+                for b in a + 1..nodes {
+                    out.push(Action::Links {
+                        a,
+                        b,
+                        cut: state.link_up(a, b),
+                    });
+                }
+            }
+        }
+        if state.issued < self.spec.requests {
+            for &node in &self.spec.client_nodes {
+                if !state.nodes[node as usize].crashed {
+                    out.push(Action::Client {
+                        request: state.issued,
+                        node,
+                    });
+                }
+            }
+        }
+        if state.budget(Budget::LocalFails) > 0 {
+            for entry in &state.ghost {
+                let open = entry.kind == GhostKind::Invoke
+                    && !state.nodes[entry.node as usize].crashed
+                    && !state.ghost.iter().any(|later| {
+                        later.request == entry.request && later.kind != GhostKind::Invoke
+                    });
+                if open {
+                    out.push(Action::LocalFail {
+                        request: entry.request as u8,
+                        node: entry.node,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The state `action` leads to from `state`; `Ok(None)` if the action is
+    /// not enabled there, `Err` if a core step failed.
+    pub fn next(
+        &self,
+        state: &WorldState,
+        action: &Action,
+        observer: &mut impl Observer,
+    ) -> Result<Option<WorldState>, StepFault> {
+        let mut next = state.clone();
+        let live =
+            |node: u8| (node as usize) < state.nodes.len() && !state.nodes[node as usize].crashed;
+        match *action {
+            Action::Net {
+                op,
+                index,
+                src,
+                dst,
+                msg,
+            } => {
+                let Some(packet) = next.net.get(index as usize).copied() else {
+                    return Ok(None);
+                };
+                if (packet.src, packet.dst, packet.msg) != (src, dst, msg) {
+                    return Ok(None);
+                }
+                match op {
+                    NetOp::Deliver => {
+                        if self.spec.net != NetSemantics::Duplicating {
+                            remove_copy(&mut next.net, index as usize);
+                        }
+                        if live(dst) {
+                            self.step(
+                                &mut next,
+                                dst,
+                                EventKind::Recv,
+                                src as u32,
+                                0,
+                                msg.as_bytes(),
+                                observer,
+                            )?;
+                        }
+                    }
+                    NetOp::Drop => {
+                        if !spend(&mut next, Budget::Drops) {
+                            return Ok(None);
+                        }
+                        remove_copy(&mut next.net, index as usize);
+                    }
+                    NetOp::Dup => {
+                        if !spend(&mut next, Budget::Dups) {
+                            return Ok(None);
+                        }
+                        if self.spec.net == NetSemantics::Fifo {
+                            next.net.insert(index as usize + 1, packet);
+                        } else {
+                            next.net[index as usize].count = packet.count.saturating_add(1);
+                        }
+                    }
+                }
+            }
+            Action::Flush { node } => {
+                if !live(node) || next.nodes[node as usize].persists.is_empty() {
+                    return Ok(None);
+                }
+                let persist = next.nodes[node as usize].persists.remove(0);
+                let bytes = persist.bytes.as_bytes();
+                let offset = persist.offset as usize;
+                next.nodes[node as usize].core[offset..offset + bytes.len()].copy_from_slice(bytes);
+                self.step(
+                    &mut next,
+                    node,
+                    EventKind::Flushed,
+                    0,
+                    persist.offset,
+                    bytes,
+                    observer,
+                )?;
+            }
+            Action::Fire { node, timer } => {
+                if !live(node) || !take_bit(&mut next.nodes[node as usize].timers, timer) {
+                    return Ok(None);
+                }
+                self.step(
+                    &mut next,
+                    node,
+                    EventKind::Timer,
+                    0,
+                    timer as u32,
+                    &[],
+                    observer,
+                )?;
+            }
+            Action::Wake { node, wake } => {
+                if !live(node) || !take_bit(&mut next.nodes[node as usize].wakes, wake) {
+                    return Ok(None);
+                }
+                self.step(
+                    &mut next,
+                    node,
+                    EventKind::Wake,
+                    0,
+                    wake as u32,
+                    &[],
+                    observer,
+                )?;
+            }
+            Action::Tick { node } => {
+                if !live(node) {
+                    return Ok(None);
+                }
+                if !spend(&mut next, Budget::Ticks) {
+                    return Ok(None);
+                }
+                next.nodes[node as usize].clock += 1;
+                self.step(&mut next, node, EventKind::Tick, 0, 0, &[], observer)?;
+            }
+            Action::Crash { node } => {
+                if !live(node) || !self.spec.crash_nodes.contains(&node) {
+                    return Ok(None);
+                }
+                if !spend(&mut next, Budget::Crashes) {
+                    return Ok(None);
+                }
+                let durable = self.spec.core_of(node as usize).durable_size();
+                let ns = &mut next.nodes[node as usize];
+                ns.core[durable..].fill(0);
+                ns.crashed = true;
+                ns.timers = 0;
+                ns.wakes = 0;
+                ns.persists.clear();
+            }
+            Action::Restart { node } => {
+                if (node as usize) >= state.nodes.len() || !state.nodes[node as usize].crashed {
+                    return Ok(None);
+                }
+                if !spend(&mut next, Budget::Restarts) {
+                    return Ok(None);
+                }
+                next.nodes[node as usize].crashed = false;
+                self.step(&mut next, node, EventKind::Start, 0, 0, &[], observer)?;
+            }
+            Action::Links { a, b, cut } => {
+                if b as usize >= state.nodes.len() || a >= b || state.link_up(a, b) != cut {
+                    return Ok(None);
+                }
+                if !spend(&mut next, Budget::Partitions) {
+                    return Ok(None);
+                }
+                next.links_down ^= link_bit(a, b);
+            }
+            Action::Client { request, node } => {
+                if request != state.issued || request >= self.spec.requests || !live(node) {
+                    return Ok(None);
+                }
+                next.issued += 1;
+                push_ghost(
+                    &mut next,
+                    GhostKind::Invoke,
+                    request as u32,
+                    node,
+                    Payload::default(),
+                );
+                self.step(
+                    &mut next,
+                    node,
+                    EventKind::Client,
+                    0,
+                    request as u32,
+                    &[],
+                    observer,
+                )?;
+            }
+            Action::LocalFail { request, node } => {
+                if !live(node) {
+                    return Ok(None);
+                }
+                if !spend(&mut next, Budget::LocalFails) {
+                    return Ok(None);
+                }
+                push_ghost(
+                    &mut next,
+                    GhostKind::LocalFail,
+                    request as u32,
+                    node,
+                    Payload::default(),
+                );
+                self.step(
+                    &mut next,
+                    node,
+                    EventKind::LocalFail,
+                    0,
+                    request as u32,
+                    &[],
+                    observer,
+                )?;
+            }
+        }
+        Ok(Some(next))
+    }
+
+    /// Delivers one event to `node` and carries out its outputs.
+    #[allow(clippy::too_many_arguments)]
+    fn step(
+        &self,
+        state: &mut WorldState,
+        node: u8,
+        kind: EventKind,
+        src: u32,
+        id: u32,
+        payload: &[u8],
+        observer: &mut impl Observer,
+    ) -> Result<(), StepFault> {
+        let event = Event::new(
+            kind,
+            src,
+            id,
+            payload,
+            state.nodes[node as usize].clock as u64,
+        );
+        let fault = |failure| StepFault {
+            node,
+            event: Box::new(event),
+            failure,
+        };
+        let core = self.spec.core_of(node as usize);
+        let mut out = Outputs::default();
+        step::run(
+            core,
+            &self.configs[node as usize],
+            &mut state.nodes[node as usize].core,
+            &event,
+            &mut out,
+            self.spec.check_determinism,
+        )
+        .map_err(fault)?;
+        observer.on_step(node, &event, &out);
+        self.apply(state, node, &out)
+            .map_err(|why| fault(StepFailure::BadOutput(why)))
+    }
+
+    /// Carries out validated outputs of `node`, in order.
+    fn apply(&self, state: &mut WorldState, node: u8, out: &Outputs) -> Result<(), String> {
+        let durable_size = self.spec.core_of(node as usize).durable_size();
+        for (index, item) in out.as_slice().iter().enumerate() {
+            let kind = OutputKind::from_raw(item.kind).expect("validated by step::run");
+            let payload = Payload::new(item.payload()).expect("validated by step::run");
+            let bad = |why: String| format!("output {index} ({}): {why}", kind.name());
+            let id_ok = || {
+                if item.id < TIMERS_MAX {
+                    Ok(item.id as u8)
+                } else {
+                    Err(bad(format!("id {} is not below {TIMERS_MAX}", item.id)))
+                }
+            };
+            let ns = &mut state.nodes[node as usize];
+            match kind {
+                OutputKind::Send => {
+                    if item.dst as usize >= state.nodes.len() {
+                        return Err(bad(format!(
+                            "destination node {} does not exist in a {}-node world",
+                            item.dst,
+                            state.nodes.len()
+                        )));
+                    }
+                    let packet = Packet {
+                        src: node,
+                        dst: item.dst as u8,
+                        msg: payload,
+                        count: 1,
+                    };
+                    self.send(&mut state.net, packet).map_err(bad)?;
+                }
+                OutputKind::SetTimer => ns.timers |= 1 << id_ok()?,
+                OutputKind::CancelTimer => ns.timers &= !(1 << id_ok()?),
+                OutputKind::Wake => ns.wakes |= 1 << id_ok()?,
+                OutputKind::Persist => {
+                    if item.id as usize + item.len as usize > durable_size {
+                        return Err(bad(format!(
+                            "{} byte(s) at offset {} overrun the {durable_size}-byte durable part",
+                            item.len, item.id
+                        )));
+                    }
+                    if ns.persists.len() >= PERSISTS_MAX {
+                        return Err(bad(format!("more than {PERSISTS_MAX} unflushed persists")));
+                    }
+                    ns.persists.push(Persist {
+                        offset: item.id,
+                        bytes: payload,
+                    });
+                }
+                OutputKind::Reply => {
+                    if state.ghost.len() >= GHOST_MAX {
+                        return Err(bad(format!(
+                            "the ghost history is full ({GHOST_MAX} entries): too many replies"
+                        )));
+                    }
+                    push_ghost(state, GhostKind::Reply, item.id, node, payload);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts `packet` in flight, or loses it if the network bound is reached.
+    fn send(&self, net: &mut Vec<Packet>, packet: Packet) -> Result<(), String> {
+        let link = (packet.src, packet.dst);
+        let position = match self.spec.net {
+            NetSemantics::Fifo => {
+                let start = net.partition_point(|p| (p.src, p.dst) < link);
+                let end = net.partition_point(|p| (p.src, p.dst) <= link);
+                if end - start >= self.spec.net_bound as usize {
+                    return Ok(());
+                }
+                end
+            }
+            NetSemantics::Unordered | NetSemantics::Duplicating => {
+                let key = |p: &Packet| (p.src, p.dst, p.msg);
+                match net.binary_search_by_key(&key(&packet), key) {
+                    Ok(found) => {
+                        let copies = &mut net[found].count;
+                        if self.spec.net == NetSemantics::Unordered && *copies < self.spec.net_bound
+                        {
+                            *copies += 1;
+                        }
+                        return Ok(());
+                    }
+                    Err(position) => position,
+                }
+            }
+        };
+        if net.len() >= NET_MAX {
+            return Err(format!("more than {NET_MAX} messages in flight"));
+        }
+        net.insert(position, packet);
+        Ok(())
+    }
+}
+
+fn bits(mask: u32) -> impl Iterator<Item = u8> {
+    (0..32u8).filter(move |bit| mask & (1 << bit) != 0)
+}
+
+fn take_bit(mask: &mut u32, bit: u8) -> bool {
+    let set = bit < 32 && *mask & (1 << bit) != 0;
+    if set {
+        *mask &= !(1 << bit);
+    }
+    set
+}
+
+fn remove_copy(net: &mut Vec<Packet>, index: usize) {
+    if net[index].count > 1 {
+        net[index].count -= 1;
+    } else {
+        net.remove(index);
+    }
+}
+
+/// Spends one unit of `kind`; `false` (nothing spent) if the budget is exhausted.
+fn spend(state: &mut WorldState, kind: Budget) -> bool {
+    let budget = &mut state.budgets[kind as usize];
+    let available = *budget > 0;
+    *budget = budget.saturating_sub(1);
+    available
+}
+
+fn push_ghost(state: &mut WorldState, kind: GhostKind, request: u32, node: u8, payload: Payload) {
+    state.ghost.push(GhostEntry {
+        kind,
+        request,
+        node,
+        payload,
+    });
+}

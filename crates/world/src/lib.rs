@@ -1,0 +1,33 @@
+//! Cores and the World (layers 4 and 5 of `DESIGN.md`).
+//!
+//! - [`abi`] and [`core`]: the core contract, in C (`include/cmc.h`) and Rust.
+//! - [`loader`]: C cores, linked at build time or loaded from a shared library.
+//! - [`spec`], [`state`], [`action`], [`env`]: the World's configuration, state,
+//!   actions and environment. The environment sees core states only as bytes.
+//! - [`world`]: the World as a [`cmc_model::Model`]; [`inspect`]: the separate,
+//!   explicit path by which properties read core internals.
+//! - [`step`]: running one step, with the determinism gate.
+//! - [`purity`]: the purity gate for C object files.
+//! - [`recorder`] and [`supervise`]: crash and hang containment.
+//! - [`replay`]: counterexamples through the real cores, and message sequence charts.
+//! - [`cores`]: the example cores.
+
+pub mod abi;
+pub mod action;
+pub mod core;
+pub mod cores;
+pub mod env;
+pub mod fault;
+pub mod inspect;
+pub mod loader;
+pub mod recorder;
+pub mod spec;
+pub mod state;
+pub mod step;
+pub mod world;
+
+pub use crate::core::{Core, TypedCore};
+pub use fault::{Fault, FaultKind};
+pub use loader::{CCore, LoadError};
+pub use spec::{NetSemantics, WorldSpec};
+pub use world::World;

@@ -1,0 +1,231 @@
+//! C cores: validating a descriptor and loading a shared library.
+//!
+//! Every way a library can be wrong (not loadable, no entry point, another ABI
+//! version, no step function, an absurd state size) is a [`LoadError`] whose
+//! text says what happened, where, and what to do.
+
+use std::ffi::{c_char, c_void, CStr};
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::abi::{
+    Config, CoreDescriptor, CoreError, EntryFn, Event, Outputs, ABI_VERSION, ENTRY_SYMBOL,
+    STATE_MAX,
+};
+use crate::core::Core;
+
+/// Why a core could not be loaded; the text is the message for the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadError(pub String);
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// A C core: a validated descriptor, and the library that holds it (if loaded
+/// at run time; kept open as long as the core lives).
+pub struct CCore {
+    descriptor: CoreDescriptor,
+    name: String,
+    origin: String,
+    _library: Option<Arc<libloading::Library>>,
+}
+
+// SAFETY: the descriptor holds a name pointer and function pointers into a
+// library that stays loaded while the CCore lives; cores are pure functions of
+// their arguments (the contract), so calling them from several threads is sound.
+unsafe impl Send for CCore {}
+// SAFETY: as for Send; nothing in a CCore is mutated after construction.
+unsafe impl Sync for CCore {}
+
+impl CCore {
+    /// Loads the core in the shared library at `path`.
+    pub fn load(path: &Path) -> Result<CCore, LoadError> {
+        let shown = path.display();
+        if !path.exists() {
+            return Err(LoadError(format!("core library {shown} does not exist")));
+        }
+        // A bare file name would make dlopen search the system paths.
+        let path = if path.is_relative() && path.parent() == Some(Path::new("")) {
+            Path::new(".").join(path)
+        } else {
+            path.to_path_buf()
+        };
+        // SAFETY: loading a library runs its initialisers; a core has none that
+        // matter (purity gate), and this is the documented way to load a core.
+        let library = unsafe { libloading::Library::new(&path) }.map_err(|error| {
+            LoadError(format!(
+                "cannot load core library {shown}: {error}; build it with \
+                 `cc -shared -fPIC -I include core.c -o libcore.so`"
+            ))
+        })?;
+        // SAFETY: the symbol's type is fixed by include/cmc.h.
+        let entry: EntryFn = unsafe {
+            *library
+                .get::<EntryFn>(ENTRY_SYMBOL.as_bytes())
+                .map_err(|_| {
+                    LoadError(format!(
+                        "{shown} is not a cmc core: it does not export `{ENTRY_SYMBOL}` \
+                         (define it as include/cmc.h describes)"
+                    ))
+                })?
+        };
+        // SAFETY: as above; the descriptor comes from the entry point and
+        // the library is kept loaded by the CCore.
+        unsafe {
+            let descriptor = entry();
+            CCore::from_descriptor(descriptor, &shown.to_string(), Some(Arc::new(library)))
+        }
+    }
+
+    /// Wraps the descriptor `descriptor` points to, after checking it; `origin`
+    /// names where it came from in messages, `library` keeps it loaded.
+    ///
+    /// # Safety
+    /// `descriptor` is null or what a core's `cmc_core_entry` returned: a
+    /// pointer to a `cmc_core` whose pointers stay valid while `library` (or,
+    /// for a linked core, the program) is loaded.
+    pub unsafe fn from_descriptor(
+        descriptor: *const CoreDescriptor,
+        origin: &str,
+        library: Option<Arc<libloading::Library>>,
+    ) -> Result<CCore, LoadError> {
+        if descriptor.is_null() {
+            return Err(LoadError(format!(
+                "{origin}: `{ENTRY_SYMBOL}` returned a null descriptor"
+            )));
+        }
+        // SAFETY: non-null, and the entry point's contract is to return a
+        // pointer to a static `cmc_core`; its version is checked before the rest.
+        let version = unsafe { std::ptr::addr_of!((*descriptor).abi_version).read_unaligned() };
+        if version != ABI_VERSION {
+            return Err(LoadError(format!(
+                "{origin} was built for cmc core ABI version {version}, but this cmc speaks \
+                 version {ABI_VERSION}: rebuild the core against this cmc's include/cmc.h"
+            )));
+        }
+        // SAFETY: as above; the version matches, so the layout is ours.
+        let descriptor = unsafe { descriptor.read_unaligned() };
+        if descriptor.step.is_none() {
+            return Err(LoadError(format!(
+                "{origin}: the core descriptor has no step function"
+            )));
+        }
+        let (durable, volatile) = (
+            descriptor.durable_size as usize,
+            descriptor.volatile_size as usize,
+        );
+        if durable + volatile > STATE_MAX {
+            return Err(LoadError(format!(
+                "{origin} declares a state of {} bytes (durable {durable} + volatile {volatile}); \
+                 the limit is {STATE_MAX}: keep core state small and fixed-size",
+                durable + volatile
+            )));
+        }
+        let name = if descriptor.name.is_null() {
+            Path::new(origin)
+                .file_stem()
+                .map(|stem| stem.to_string_lossy().into_owned())
+                .unwrap_or_else(|| origin.to_string())
+        } else {
+            // SAFETY: a non-null name is a NUL-terminated static string (cmc.h).
+            unsafe { CStr::from_ptr(descriptor.name) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        Ok(CCore {
+            descriptor,
+            name,
+            origin: origin.to_string(),
+            _library: library,
+        })
+    }
+
+    /// Where the core came from (library path or `(linked)`).
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    fn describe(write: impl FnOnce(*mut c_char, usize)) -> String {
+        let mut buf = [0u8; 512];
+        write(buf.as_mut_ptr().cast(), buf.len() - 1);
+        let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len() - 1);
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    }
+}
+
+impl Core for CCore {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn durable_size(&self) -> usize {
+        self.descriptor.durable_size as usize
+    }
+
+    fn volatile_size(&self) -> usize {
+        self.descriptor.volatile_size as usize
+    }
+
+    fn step(
+        &self,
+        config: &Config,
+        durable: &[u8],
+        volatile: &mut [u8],
+        event: &Event,
+        out: &mut Outputs,
+    ) -> Result<(), CoreError> {
+        assert_eq!(
+            durable.len(),
+            self.durable_size(),
+            "durable part of the wrong size"
+        );
+        assert_eq!(
+            volatile.len(),
+            self.volatile_size(),
+            "volatile part of the wrong size"
+        );
+        let step = self.descriptor.step.expect("checked at load time");
+        // SAFETY: the slices have the sizes the core declared; the other
+        // pointers are to valid, initialised structs of the ABI's layout.
+        let code = unsafe {
+            step(
+                config,
+                durable.as_ptr().cast::<c_void>(),
+                volatile.as_mut_ptr().cast::<c_void>(),
+                event,
+                out,
+            )
+        };
+        match code {
+            0 => Ok(()),
+            code => Err(CoreError::Code(code)),
+        }
+    }
+
+    fn describe_state(&self, config: &Config, durable: &[u8], volatile: &[u8]) -> Option<String> {
+        let describe = self.descriptor.describe_state?;
+        // SAFETY: as in step; the buffer is writable for `cap` + 1 bytes.
+        Some(CCore::describe(|buf, cap| unsafe {
+            describe(
+                config,
+                durable.as_ptr().cast(),
+                volatile.as_ptr().cast(),
+                buf,
+                cap,
+            )
+        }))
+    }
+
+    fn describe_message(&self, config: &Config, message: &[u8]) -> Option<String> {
+        let describe = self.descriptor.describe_message?;
+        // SAFETY: as in describe_state.
+        Some(CCore::describe(|buf, cap| unsafe {
+            describe(config, message.as_ptr(), message.len() as u32, buf, cap)
+        }))
+    }
+}

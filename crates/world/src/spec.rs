@@ -1,0 +1,255 @@
+//! What a World is built from: the cores, which node runs which, the network
+//! semantics, the fault budgets; and the `NAME=VALUE` parameters that set them.
+
+use std::sync::Arc;
+
+use cmc_model::ModelParam;
+
+use crate::abi::PARAMS_MAX;
+use crate::core::Core;
+use crate::state::{Budget, BUDGETS};
+
+/// Most nodes a World may have (links are a 64-bit pair set).
+pub const NODES_MAX: usize = 8;
+/// Most client requests a run may issue.
+pub const REQUESTS_MAX: u8 = 32;
+
+/// How the network treats messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetSemantics {
+    /// A multiset: each DELIVER consumes one copy, in any order.
+    Unordered,
+    /// A set: DELIVER does not consume, so every message may arrive any number of times.
+    Duplicating,
+    /// One FIFO queue per (src, dst) link: only the head can be delivered.
+    Fifo,
+}
+
+/// A World's full configuration. Build with [`WorldSpec::new`], then adjust
+/// the public fields or apply `NAME=VALUE` pairs with [`WorldSpec::set`].
+#[derive(Clone)]
+pub struct WorldSpec {
+    /// The distinct cores.
+    pub cores: Vec<Arc<dyn Core>>,
+    /// `roles[n]` is the index in `cores` of node `n`'s core; its length is the node count.
+    pub roles: Vec<usize>,
+    /// Network semantics.
+    pub net: NetSemantics,
+    /// Initial fault budgets, indexed by [`Budget`].
+    pub budgets: [u8; BUDGETS],
+    /// Client requests the environment issues in total.
+    pub requests: u8,
+    /// Nodes that client requests may be sent to.
+    pub client_nodes: Vec<u8>,
+    /// Nodes the environment may crash (budget permitting).
+    pub crash_nodes: Vec<u8>,
+    /// Parameters passed to every core in [`crate::abi::Config::params`].
+    pub core_params: [u64; PARAMS_MAX],
+    /// Run each step twice from a copy and report any difference.
+    pub check_determinism: bool,
+    /// Most copies of one message (unordered network) or messages per link
+    /// (FIFO) in flight; a SEND beyond that is lost. Keeps retransmission finite.
+    pub net_bound: u8,
+    /// `NAME=VALUE` pairs applied so far, for replay files.
+    pub applied: Vec<ModelParam>,
+}
+
+const BUDGET_NAMES: [(&str, Budget); BUDGETS] = [
+    ("drops", Budget::Drops),
+    ("dups", Budget::Dups),
+    ("crashes", Budget::Crashes),
+    ("restarts", Budget::Restarts),
+    ("partitions", Budget::Partitions),
+    ("ticks", Budget::Ticks),
+    ("local_fails", Budget::LocalFails),
+];
+
+/// The parameters [`WorldSpec::set`] accepts, with their meaning (for `--help` texts).
+pub const PARAM_HELP: &str = "\
+net=unordered|dup|fifo   network semantics (default unordered)
+net_bound=K              copies of a message (FIFO: messages per link) in flight, more are lost (default 2)
+drops=K dups=K crashes=K restarts=K partitions=K ticks=K local_fails=K   fault budgets (default 0)
+requests=K               client requests issued in total (default 0)
+clients=0,2              nodes that receive client requests (default 0)
+crash_nodes=1,2          nodes the environment may crash (default all)
+roles=0,1,1              core index of each node when several --core are given
+cfg0=V .. cfg7=V         values passed to every core in config.params";
+
+impl WorldSpec {
+    /// `nodes` nodes all running `core`, an unordered network, no faults and no requests.
+    pub fn new(core: Arc<dyn Core>, nodes: usize) -> Result<WorldSpec, String> {
+        WorldSpec::with_cores(vec![core], vec![0; nodes])
+    }
+
+    /// Nodes running `cores[roles[n]]`.
+    pub fn with_cores(cores: Vec<Arc<dyn Core>>, roles: Vec<usize>) -> Result<WorldSpec, String> {
+        let mut spec = WorldSpec {
+            cores,
+            roles: Vec::new(),
+            net: NetSemantics::Unordered,
+            budgets: [0; BUDGETS],
+            requests: 0,
+            client_nodes: vec![0],
+            crash_nodes: Vec::new(),
+            core_params: [0; PARAMS_MAX],
+            check_determinism: false,
+            net_bound: 2,
+            applied: Vec::new(),
+        };
+        spec.set_roles(roles)?;
+        Ok(spec)
+    }
+
+    /// The number of nodes.
+    pub fn nodes(&self) -> usize {
+        self.roles.len()
+    }
+
+    /// The core that node `node` runs.
+    pub fn core_of(&self, node: usize) -> &dyn Core {
+        &*self.cores[self.roles[node]]
+    }
+
+    fn set_roles(&mut self, roles: Vec<usize>) -> Result<(), String> {
+        if roles.is_empty() || roles.len() > NODES_MAX {
+            return Err(format!(
+                "a world has 1 to {NODES_MAX} nodes, not {}",
+                roles.len()
+            ));
+        }
+        if let Some(bad) = roles.iter().find(|role| **role >= self.cores.len()) {
+            return Err(format!(
+                "role {bad} names no core: {} core(s) were given (numbered from 0)",
+                self.cores.len()
+            ));
+        }
+        if let Some(node) = self
+            .client_nodes
+            .iter()
+            .find(|n| **n as usize >= roles.len())
+        {
+            return Err(format!(
+                "client node {node} does not exist in a {}-node world",
+                roles.len()
+            ));
+        }
+        self.crash_nodes = (0..roles.len() as u8).collect();
+        self.roles = roles;
+        Ok(())
+    }
+
+    /// Sets the budget of `kind` (builder style).
+    pub fn budget(mut self, kind: Budget, count: u8) -> WorldSpec {
+        self.budgets[kind as usize] = count;
+        self
+    }
+
+    /// Applies one `NAME=VALUE` parameter (see [`PARAM_HELP`]).
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let count = || -> Result<u8, String> {
+            value
+                .parse::<u8>()
+                .map_err(|_| format!("{name}={value}: expected a count from 0 to 255"))
+        };
+        let nodes = || -> Result<Vec<usize>, String> {
+            value
+                .split(',')
+                .map(|item| {
+                    item.trim().parse::<usize>().map_err(|_| {
+                        format!("{name}={value}: expected numbers separated by commas")
+                    })
+                })
+                .collect()
+        };
+        if let Some((_, kind)) = BUDGET_NAMES.iter().find(|(known, _)| *known == name) {
+            self.budgets[*kind as usize] = count()?;
+        } else if name == "net" {
+            self.net = match value {
+                "unordered" => NetSemantics::Unordered,
+                "dup" | "duplicating" => NetSemantics::Duplicating,
+                "fifo" => NetSemantics::Fifo,
+                _ => return Err(format!("net={value}: expected unordered, dup or fifo")),
+            };
+        } else if name == "net_bound" {
+            self.net_bound = count()?.max(1);
+        } else if name == "requests" {
+            let requests = count()?;
+            if requests > REQUESTS_MAX {
+                return Err(format!("requests={value}: at most {REQUESTS_MAX}"));
+            }
+            self.requests = requests;
+        } else if name == "clients" || name == "crash_nodes" {
+            let list = nodes()?;
+            if let Some(bad) = list.iter().find(|n| **n >= self.nodes()) {
+                return Err(format!(
+                    "{name}={value}: node {bad} does not exist in a {}-node world",
+                    self.nodes()
+                ));
+            }
+            let list = list.into_iter().map(|n| n as u8).collect();
+            if name == "clients" {
+                self.client_nodes = list;
+            } else {
+                self.crash_nodes = list;
+            }
+        } else if name == "roles" {
+            self.set_roles(nodes()?)?;
+        } else if let Some(index) = name
+            .strip_prefix("cfg")
+            .and_then(|i| i.parse::<usize>().ok())
+        {
+            if index >= PARAMS_MAX {
+                return Err(format!(
+                    "{name}: core parameters are cfg0 to cfg{}",
+                    PARAMS_MAX - 1
+                ));
+            }
+            self.core_params[index] = value
+                .parse()
+                .map_err(|_| format!("{name}={value}: expected an unsigned 64-bit number"))?;
+        } else {
+            return Err(format!(
+                "unknown world parameter `{name}`; known parameters:\n{PARAM_HELP}"
+            ));
+        }
+        self.applied.push(ModelParam::new(name, value));
+        Ok(())
+    }
+
+    /// Applies `NAME=VALUE` strings in order.
+    pub fn set_all<S: AsRef<str>>(&mut self, pairs: &[S]) -> Result<(), String> {
+        for pair in pairs {
+            let pair = pair.as_ref();
+            let (name, value) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("`{pair}` is not NAME=VALUE"))?;
+            self.set(name.trim(), value.trim())?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cores::reqack::ReqAck;
+
+    #[test]
+    fn params_are_parsed_and_bad_ones_explained() {
+        let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 3).unwrap();
+        spec.set_all(&["net=fifo", "drops=2", "requests=1", "clients=0,2", "cfg1=7"])
+            .unwrap();
+        assert_eq!(spec.net, NetSemantics::Fifo);
+        assert_eq!(spec.budgets[Budget::Drops as usize], 2);
+        assert_eq!(spec.client_nodes, vec![0, 2]);
+        assert_eq!(spec.core_params[1], 7);
+        assert!(spec.set("clients", "5").unwrap_err().contains("node 5"));
+        assert!(spec
+            .set("bogus", "1")
+            .unwrap_err()
+            .contains("unknown world parameter"));
+        assert!(spec.set("drops", "-1").unwrap_err().contains("count"));
+        assert!(spec.set("roles", "0,1").unwrap_err().contains("role 1"));
+        assert!(WorldSpec::new(Arc::new(ReqAck::default()), 9).is_err());
+    }
+}

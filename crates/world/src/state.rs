@@ -1,0 +1,271 @@
+//! The World's state and its canonical encoding.
+//!
+//! A node's core state is an opaque byte blob here: nothing in this module or
+//! in the environment interprets it. Only [`crate::inspect`] splits it into the
+//! durable and volatile parts for properties and descriptions.
+
+use cmc_model::{encode_fields, DecodeError, Decoder, Encode};
+
+use crate::abi::PAYLOAD_MAX;
+
+/// A payload of at most [`PAYLOAD_MAX`] bytes, stored inline (no allocation);
+/// bytes past `len` are zero, so derived comparisons are canonical.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Payload {
+    len: u8,
+    bytes: [u8; PAYLOAD_MAX],
+}
+
+impl Payload {
+    /// `bytes` as a payload, or `None` if longer than [`PAYLOAD_MAX`].
+    pub fn new(bytes: &[u8]) -> Option<Payload> {
+        if bytes.len() > PAYLOAD_MAX {
+            return None;
+        }
+        let mut payload = Payload {
+            len: bytes.len() as u8,
+            bytes: [0; PAYLOAD_MAX],
+        };
+        payload.bytes[..bytes.len()].copy_from_slice(bytes);
+        Some(payload)
+    }
+
+    /// The payload's bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+}
+
+impl Default for Payload {
+    fn default() -> Self {
+        Payload {
+            len: 0,
+            bytes: [0; PAYLOAD_MAX],
+        }
+    }
+}
+
+impl std::fmt::Debug for Payload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&hex(self.as_bytes()))
+    }
+}
+
+/// Lower-case hex of `bytes` (`-` for none), as traces print raw payloads.
+pub fn hex(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        return "-".into();
+    }
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+impl Encode for Payload {
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.push(self.len);
+        out.extend_from_slice(self.as_bytes());
+    }
+    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        let len = u8::decode(decoder)? as usize;
+        if len > PAYLOAD_MAX {
+            return decoder.invalid(format!("payload of {len} bytes exceeds {PAYLOAD_MAX}"));
+        }
+        Ok(Payload::new(decoder.take(len)?).expect("length checked"))
+    }
+}
+
+/// Messages in flight with the same source, destination and bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Packet {
+    /// Sending node.
+    pub src: u8,
+    /// Destination node.
+    pub dst: u8,
+    /// Message bytes.
+    pub msg: Payload,
+    /// Copies in flight (always 1 in FIFO and duplicating networks).
+    pub count: u8,
+}
+encode_fields!(Packet {
+    src,
+    dst,
+    msg,
+    count
+});
+
+/// A PERSIST the core emitted that the environment has not flushed yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Persist {
+    /// Offset into the durable part.
+    pub offset: u32,
+    /// Bytes to write there.
+    pub bytes: Payload,
+}
+encode_fields!(Persist { offset, bytes });
+
+/// One node: its core's bytes and what the environment holds for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeState {
+    /// The core state: durable part, then volatile part. Opaque outside `inspect`.
+    pub(crate) core: Vec<u8>,
+    /// Whether the node is down.
+    pub crashed: bool,
+    /// The node's clock (advanced by TICK).
+    pub clock: u32,
+    /// Armed timers, bit per timer id.
+    pub timers: u32,
+    /// Pending wake-ups, bit per wake id.
+    pub wakes: u32,
+    /// Unflushed persists, oldest first.
+    pub persists: Vec<Persist>,
+}
+encode_fields!(NodeState {
+    core,
+    crashed,
+    clock,
+    timers,
+    wakes,
+    persists
+});
+
+/// What a ghost history entry records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GhostKind {
+    /// The environment issued a client request.
+    Invoke,
+    /// A core replied (a REPLY output).
+    Reply,
+    /// The environment failed the request locally.
+    LocalFail,
+}
+cmc_model::encode_enum!(GhostKind {
+    Invoke,
+    Reply,
+    LocalFail
+});
+
+/// One entry of the ghost history of client requests and replies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GhostEntry {
+    /// What happened.
+    pub kind: GhostKind,
+    /// The request id.
+    pub request: u32,
+    /// The node the request went to, or that replied.
+    pub node: u8,
+    /// Reply bytes (empty otherwise).
+    pub payload: Payload,
+}
+encode_fields!(GhostEntry {
+    kind,
+    request,
+    node,
+    payload
+});
+
+/// Index of each fault budget in [`WorldState::budgets`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budget {
+    /// DROP(m).
+    Drops,
+    /// DUP(m).
+    Dups,
+    /// CRASH(n).
+    Crashes,
+    /// RESTART(n).
+    Restarts,
+    /// LINKS(change).
+    Partitions,
+    /// TICK(n).
+    Ticks,
+    /// LOCAL_FAIL(r).
+    LocalFails,
+}
+
+/// Number of [`Budget`] kinds.
+pub const BUDGETS: usize = 7;
+
+/// The World's state. Its [`Encode`] bytes are its identity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorldState {
+    /// The nodes, by id.
+    pub nodes: Vec<NodeState>,
+    /// Messages in flight: sorted by (src, dst, bytes) with counts, or, in FIFO
+    /// mode, sorted by (src, dst) and in send order within a link.
+    pub net: Vec<Packet>,
+    /// Cut links: bit `a * 8 + b` for the pair `a < b`.
+    pub links_down: u64,
+    /// Remaining fault budgets, indexed by [`Budget`].
+    pub budgets: [u8; BUDGETS],
+    /// Client requests issued so far (request ids `0..issued`).
+    pub issued: u8,
+    /// Client invocations and replies, in order.
+    pub ghost: Vec<GhostEntry>,
+}
+encode_fields!(WorldState {
+    nodes,
+    net,
+    links_down,
+    budgets,
+    issued,
+    ghost
+});
+
+impl WorldState {
+    /// Remaining budget of `kind`.
+    pub fn budget(&self, kind: Budget) -> u8 {
+        self.budgets[kind as usize]
+    }
+
+    /// Whether the link between `a` and `b` is up.
+    pub fn link_up(&self, a: u8, b: u8) -> bool {
+        a == b || self.links_down & link_bit(a, b) == 0
+    }
+}
+
+/// The bit of the unordered pair `{a, b}` in [`WorldState::links_down`].
+pub fn link_bit(a: u8, b: u8) -> u64 {
+    let (low, high) = if a < b { (a, b) } else { (b, a) };
+    1u64 << (low as u32 * 8 + high as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_round_trips() {
+        let state = WorldState {
+            nodes: vec![NodeState {
+                core: vec![1, 2, 3],
+                crashed: false,
+                clock: 4,
+                timers: 1,
+                wakes: 0,
+                persists: vec![Persist {
+                    offset: 0,
+                    bytes: Payload::new(&[9]).unwrap(),
+                }],
+            }],
+            net: vec![Packet {
+                src: 0,
+                dst: 1,
+                msg: Payload::new(b"hi").unwrap(),
+                count: 2,
+            }],
+            links_down: link_bit(1, 0),
+            budgets: [1; BUDGETS],
+            issued: 1,
+            ghost: vec![],
+        };
+        assert_eq!(WorldState::decode_exact(&state.to_bytes()).unwrap(), state);
+        assert!(!state.link_up(0, 1) && state.link_up(1, 2));
+    }
+
+    #[test]
+    fn oversized_payload_is_refused() {
+        assert!(Payload::new(&[0; PAYLOAD_MAX + 1]).is_none());
+        let mut bytes = vec![PAYLOAD_MAX as u8 + 1];
+        bytes.extend([0; PAYLOAD_MAX + 1]);
+        assert!(Payload::decode_exact(&bytes).is_err());
+    }
+}

@@ -1,0 +1,173 @@
+//! Running one core step: output validation and the determinism gate.
+//!
+//! With the gate on, the step runs twice, each time from a copy of the state,
+//! with the stack and the output buffer dirtied by a different byte pattern;
+//! any difference in the return value, the new state or the outputs, or a write
+//! to the read-only durable part, is non-determinism.
+
+use std::cell::RefCell;
+
+use crate::abi::{Config, CoreError, Event, OutputKind, Outputs, OUTPUTS_MAX, PAYLOAD_MAX};
+use crate::core::Core;
+
+/// Why a step did not produce a usable result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepFailure {
+    /// The core reported an error.
+    Error(CoreError),
+    /// The same step from the same state gave different results; the text says where.
+    NonDeterminism(String),
+    /// The core emitted an output the environment cannot carry out; the text says why.
+    BadOutput(String),
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `core` on `state` (durable part then volatile part) and `event`,
+/// leaving the new state in `state` and the outputs, validated, in `out`.
+pub fn run(
+    core: &dyn Core,
+    config: &Config,
+    state: &mut [u8],
+    event: &Event,
+    out: &mut Outputs,
+    check_determinism: bool,
+) -> Result<(), StepFailure> {
+    let durable_size = core.durable_size();
+    debug_assert_eq!(state.len(), durable_size + core.volatile_size());
+    if check_determinism {
+        SCRATCH.with(|scratch| {
+            let mut copy = scratch.borrow_mut();
+            copy.clear();
+            copy.extend_from_slice(state);
+            let mut first = dirty_outputs(0xa5);
+            dirty_stack(0xa5);
+            let (durable, volatile) = copy.split_at_mut(durable_size);
+            let first_result = core.step(config, durable, volatile, event, &mut first);
+            *out = dirty_outputs(0x5a);
+            dirty_stack(0x5a);
+            let (durable, volatile) = state.split_at_mut(durable_size);
+            let second_result = core.step(config, durable, volatile, event, out);
+            if let Some(difference) = compare(
+                durable_size,
+                &copy,
+                state,
+                &first_result,
+                &second_result,
+                &first,
+                out,
+            ) {
+                return Err(StepFailure::NonDeterminism(difference));
+            }
+            second_result.map_err(StepFailure::Error)
+        })?;
+    } else {
+        *out = Outputs::default();
+        let (durable, volatile) = state.split_at_mut(durable_size);
+        core.step(config, durable, volatile, event, out)
+            .map_err(StepFailure::Error)?;
+    }
+    validate(out)
+}
+
+fn dirty_outputs(pattern: u8) -> Outputs {
+    let mut out = Outputs::default();
+    bytemuck::bytes_of_mut(&mut out).fill(pattern);
+    out.count = 0;
+    out.reserved = 0;
+    out
+}
+
+/// Overwrites the stack below the caller with `pattern`, so that a core
+/// reading uninitialised locals sees different garbage in the two runs.
+#[inline(never)]
+fn dirty_stack(pattern: u8) {
+    let mut area = [pattern; 16 * 1024];
+    std::hint::black_box(&mut area);
+}
+
+fn compare(
+    durable_size: usize,
+    first_state: &[u8],
+    second_state: &[u8],
+    first_result: &Result<(), CoreError>,
+    second_result: &Result<(), CoreError>,
+    first: &Outputs,
+    second: &Outputs,
+) -> Option<String> {
+    if first_result != second_result {
+        return Some(format!(
+            "the step returned {first_result:?} the first time and {second_result:?} the second"
+        ));
+    }
+    if let Some(offset) = first_state
+        .iter()
+        .zip(second_state)
+        .position(|(a, b)| a != b)
+    {
+        let part = if offset < durable_size {
+            "durable (the step wrote its read-only durable part)".to_string()
+        } else {
+            format!("volatile, offset {}", offset - durable_size)
+        };
+        return Some(format!(
+            "the new state differs at byte {offset} ({part}): {:#04x} the first time, {:#04x} the second",
+            first_state[offset], second_state[offset]
+        ));
+    }
+    if first.count != second.count {
+        return Some(format!(
+            "the step emitted {} output(s) the first time and {} the second",
+            first.count, second.count
+        ));
+    }
+    let count = (first.count as usize).min(OUTPUTS_MAX);
+    for (index, (a, b)) in first.items[..count]
+        .iter()
+        .zip(&second.items[..count])
+        .enumerate()
+    {
+        let same = a.kind == b.kind && a.dst == b.dst && a.id == b.id && a.len == b.len;
+        if !same || a.payload() != b.payload() {
+            return Some(format!(
+                "output {index} differs: kind {} dst {} id {} payload {} the first time, \
+                 kind {} dst {} id {} payload {} the second",
+                a.kind,
+                a.dst,
+                a.id,
+                crate::state::hex(a.payload()),
+                b.kind,
+                b.dst,
+                b.id,
+                crate::state::hex(b.payload())
+            ));
+        }
+    }
+    None
+}
+
+fn validate(out: &Outputs) -> Result<(), StepFailure> {
+    if out.count as usize > OUTPUTS_MAX {
+        return Err(StepFailure::BadOutput(format!(
+            "output count {} exceeds the maximum of {OUTPUTS_MAX}",
+            out.count
+        )));
+    }
+    for (index, item) in out.as_slice().iter().enumerate() {
+        if OutputKind::from_raw(item.kind).is_none() {
+            return Err(StepFailure::BadOutput(format!(
+                "output {index} has unknown kind {}",
+                item.kind
+            )));
+        }
+        if item.len as usize > PAYLOAD_MAX {
+            return Err(StepFailure::BadOutput(format!(
+                "output {index} has a {}-byte payload; the maximum is {PAYLOAD_MAX}",
+                item.len
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,358 @@
+//! The World as a [`Model`]: the environment plus properties, descriptions and
+//! fault handling.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use cmc_model::{Encode, Model, ModelParam, Property, StateView};
+
+use crate::abi::{Event, EventKind, OutputKind, Outputs};
+use crate::action::Action;
+use crate::env::{Env, Observer, StepFault};
+use crate::fault::{Fault, FaultKind};
+use crate::recorder::Recorder;
+use crate::spec::WorldSpec;
+use crate::state::{hex, GhostKind, WorldState};
+use crate::step::StepFailure;
+
+/// N cores composed with a hostile environment; a [`Model`].
+///
+/// A core fault (error code, non-determinism, bad output) is not a property
+/// verdict: the World records the first one ([`World::fault`]), disables
+/// every further step, and the caller must report the fault instead of the
+/// verdict. Under [`crate::supervise`], the process instead ends at once and
+/// the supervisor reports it.
+pub struct World {
+    env: Env,
+    properties: Vec<Property<World>>,
+    fault: Mutex<Option<Fault>>,
+    poisoned: AtomicBool,
+    recorder: Option<Recorder>,
+}
+
+impl World {
+    /// A World running `spec`, with the built-in client properties
+    /// `AtMostOneReply` and `ReplyToInvoked`.
+    pub fn new(spec: WorldSpec) -> World {
+        World {
+            env: Env::new(spec),
+            properties: builtin_properties(),
+            fault: Mutex::new(None),
+            poisoned: AtomicBool::new(false),
+            recorder: None,
+        }
+    }
+
+    /// Adds a property (builder style).
+    pub fn with_property(mut self, property: Property<World>) -> World {
+        self.properties.push(property);
+        self
+    }
+
+    /// Writes every step's pre-state to `recorder` first, and ends the process
+    /// on a fault (the supervised child's mode; see [`crate::supervise`]).
+    pub fn with_recorder(mut self, recorder: Recorder) -> World {
+        self.recorder = Some(recorder);
+        self
+    }
+
+    /// The configuration.
+    pub fn spec(&self) -> &WorldSpec {
+        &self.env.spec
+    }
+
+    /// The first fault seen, if any: when set, the search's verdict is void.
+    pub fn fault(&self) -> Option<Fault> {
+        self.fault.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Runs `action` from `state`, reporting each core step to `observer`.
+    pub(crate) fn step_observed(
+        &self,
+        state: &WorldState,
+        action: &Action,
+        observer: &mut impl Observer,
+    ) -> Result<Option<WorldState>, Fault> {
+        self.env
+            .next(state, action, observer)
+            .map_err(|fault| self.make_fault(fault, &self.format_action(action), state.to_bytes()))
+    }
+
+    /// The initial state, reporting each core step to `observer`.
+    pub(crate) fn init_observed(&self, observer: &mut impl Observer) -> Result<WorldState, Fault> {
+        self.env
+            .init(observer)
+            .map_err(|fault| self.make_fault(fault, "INIT", Vec::new()))
+    }
+
+    fn make_fault(&self, fault: StepFault, action: &str, pre_state: Vec<u8>) -> Fault {
+        let kind = match fault.failure {
+            StepFailure::Error(error) => FaultKind::CoreError(error.to_string()),
+            StepFailure::NonDeterminism(why) => FaultKind::NonDeterminism(why),
+            StepFailure::BadOutput(why) => FaultKind::BadOutput(why),
+        };
+        let core = self.spec().core_of(fault.node as usize).name().to_string();
+        Fault {
+            kind,
+            action: action.to_string(),
+            event: format!(
+                "{} (core `{core}`)",
+                self.format_event(fault.node, &fault.event)
+            ),
+            pre_state,
+        }
+    }
+
+    fn report(&self, fault: Fault) {
+        if let Some(recorder) = &self.recorder {
+            recorder.fault_and_exit(&fault);
+        }
+        self.poisoned.store(true, Ordering::SeqCst);
+        let mut slot = self.fault.lock().unwrap_or_else(|e| e.into_inner());
+        slot.get_or_insert(fault);
+    }
+
+    /// The sending core's text for a message from `src`, or its hex bytes.
+    pub fn describe_message(&self, src: u8, message: &[u8]) -> String {
+        let node = src as usize;
+        self.spec()
+            .core_of(node)
+            .describe_message(&self.env.configs[node], message)
+            .unwrap_or_else(|| hex(message))
+    }
+
+    /// The core's text for node `node`'s state, or its hex bytes.
+    pub fn describe_node(&self, state: &WorldState, node: usize) -> String {
+        let view = self.inspect(state).node(node);
+        self.spec()
+            .core_of(node)
+            .describe_state(&self.env.configs[node], view.durable, view.volatile)
+            .unwrap_or_else(|| {
+                format!(
+                    "durable {} volatile {}",
+                    hex(view.durable),
+                    hex(view.volatile)
+                )
+            })
+    }
+
+    /// One event as text, e.g. `n1 RECV from n0 DATA(r=0)`.
+    pub fn format_event(&self, node: u8, event: &Event) -> String {
+        let head = format!("n{node} {}", event.kind().map_or("?", EventKind::name));
+        match event.kind() {
+            Some(EventKind::Recv) => {
+                let msg = self.describe_message(event.src as u8, event.payload());
+                format!("{head} from n{} {msg}", event.src)
+            }
+            Some(EventKind::Flushed) => format!("{head} @{} {}", event.id, hex(event.payload())),
+            Some(EventKind::Start | EventKind::Tick) => format!("{head} clock={}", event.clock),
+            _ => format!("{head} id={}", event.id),
+        }
+    }
+
+    /// The outputs of one step as text, one per line.
+    pub fn format_outputs(&self, node: u8, out: &Outputs) -> Vec<String> {
+        out.as_slice()
+            .iter()
+            .map(|item| {
+                let kind = OutputKind::from_raw(item.kind).map_or("?", OutputKind::name);
+                match OutputKind::from_raw(item.kind) {
+                    Some(OutputKind::Send) => {
+                        format!(
+                            "SEND to n{} {}",
+                            item.dst,
+                            self.describe_message(node, item.payload())
+                        )
+                    }
+                    Some(OutputKind::Persist) => {
+                        format!("PERSIST @{} {}", item.id, hex(item.payload()))
+                    }
+                    Some(OutputKind::Reply) => {
+                        format!("REPLY r{} {}", item.id, hex(item.payload()))
+                    }
+                    _ => format!("{kind} {}", item.id),
+                }
+            })
+            .collect()
+    }
+}
+
+fn builtin_properties() -> Vec<Property<World>> {
+    vec![
+        Property::always("AtMostOneReply", |world: &World, state: &WorldState| {
+            let inspect = world.inspect(state);
+            (0..state.issued as u32).all(|request| inspect.replies(request).count() <= 1)
+        }),
+        Property::always("ReplyToInvoked", |_: &World, state: &WorldState| {
+            state.ghost.iter().enumerate().all(|(at, entry)| {
+                entry.kind != GhostKind::Reply
+                    || state.ghost[..at].iter().any(|earlier| {
+                        earlier.kind == GhostKind::Invoke
+                            && earlier.request == entry.request
+                            && earlier.node == entry.node
+                    })
+            })
+        }),
+    ]
+}
+
+impl Model for World {
+    type State = WorldState;
+    type Action = Action;
+
+    fn name(&self) -> String {
+        let mut names: Vec<&str> = self.spec().cores.iter().map(|core| core.name()).collect();
+        names.dedup();
+        format!("world({})", names.join(","))
+    }
+
+    fn params(&self) -> Vec<ModelParam> {
+        let mut params = vec![ModelParam::new("nodes", self.spec().nodes())];
+        params.extend(self.spec().applied.iter().cloned());
+        params
+    }
+
+    fn init_states(&self, out: &mut Vec<WorldState>) {
+        if let Some(recorder) = &self.recorder {
+            recorder.begin(&[], &[]);
+        }
+        let result = self.init_observed(&mut ());
+        if let Some(recorder) = &self.recorder {
+            recorder.end();
+        }
+        match result {
+            Ok(state) => out.push(state),
+            Err(fault) => self.report(fault),
+        }
+    }
+
+    fn actions(&self, state: &WorldState, out: &mut Vec<Action>) {
+        if !self.poisoned.load(Ordering::Relaxed) {
+            self.env.actions(state, out);
+        }
+    }
+
+    fn next_state(&self, state: &WorldState, action: &Action) -> Option<WorldState> {
+        if self.poisoned.load(Ordering::Relaxed) {
+            return None;
+        }
+        if let Some(recorder) = &self.recorder {
+            recorder.begin_state(state, action);
+        }
+        let result = self.step_observed(state, action, &mut ());
+        if let Some(recorder) = &self.recorder {
+            recorder.end();
+        }
+        result.unwrap_or_else(|fault| {
+            self.report(fault);
+            None
+        })
+    }
+
+    fn properties(&self) -> Vec<Property<World>> {
+        self.properties.clone()
+    }
+
+    /// A state is a legitimate end when every client request has been issued
+    /// and answered (a reply or a local failure); any other state without
+    /// enabled actions is a hang. After a fault, every state is terminal.
+    fn is_terminal(&self, state: &WorldState) -> bool {
+        if self.poisoned.load(Ordering::Relaxed) {
+            return true;
+        }
+        state.issued == self.spec().requests
+            && (0..state.issued as u32).all(|request| {
+                state
+                    .ghost
+                    .iter()
+                    .any(|entry| entry.request == request && entry.kind != GhostKind::Invoke)
+            })
+    }
+
+    fn format_action(&self, action: &Action) -> String {
+        match *action {
+            Action::Net {
+                op,
+                index,
+                src,
+                dst,
+                msg,
+            } => format!(
+                "{} n{src}->n{dst} #{index} {}",
+                op.name(),
+                self.describe_message(src, msg.as_bytes())
+            ),
+            Action::Flush { node } => format!("FLUSH n{node}"),
+            Action::Fire { node, timer } => format!("FIRE n{node} timer={timer}"),
+            Action::Wake { node, wake } => format!("WAKE n{node} id={wake}"),
+            Action::Tick { node } => format!("TICK n{node}"),
+            Action::Crash { node } => format!("CRASH n{node}"),
+            Action::Restart { node } => format!("RESTART n{node}"),
+            Action::Links { a, b, cut } => {
+                format!("LINKS {} n{a}-n{b}", if cut { "cut" } else { "heal" })
+            }
+            Action::Client { request, node } => format!("CLIENT r{request} -> n{node}"),
+            Action::LocalFail { request, node } => format!("LOCAL_FAIL r{request} at n{node}"),
+        }
+    }
+
+    fn describe_state(&self, state: &WorldState) -> StateView {
+        let mut view = StateView::new();
+        for (node, ns) in state.nodes.iter().enumerate() {
+            view = view.text(format!("n{node}"), self.describe_node(state, node));
+            let persists: Vec<String> = ns
+                .persists
+                .iter()
+                .map(|p| format!("@{} {}", p.offset, hex(p.bytes.as_bytes())))
+                .collect();
+            view = view.text(
+                format!("n{node}.env"),
+                format!(
+                    "{} clock={} timers={:#x} wakes={:#x} persists=[{}]",
+                    if ns.crashed { "CRASHED" } else { "up" },
+                    ns.clock,
+                    ns.timers,
+                    ns.wakes,
+                    persists.join(", ")
+                ),
+            );
+        }
+        let net: Vec<String> = state
+            .net
+            .iter()
+            .map(|p| {
+                let copies = if p.count > 1 {
+                    format!(" x{}", p.count)
+                } else {
+                    String::new()
+                };
+                format!(
+                    "n{}->n{} {}{copies}",
+                    p.src,
+                    p.dst,
+                    self.describe_message(p.src, p.msg.as_bytes())
+                )
+            })
+            .collect();
+        view = view.text("net", format!("[{}]", net.join(", ")));
+        if state.links_down != 0 {
+            view = view.text("links_down", format!("{:#x}", state.links_down));
+        }
+        let ghost: Vec<String> = state
+            .ghost
+            .iter()
+            .map(|g| match g.kind {
+                GhostKind::Invoke => format!("invoke r{}@n{}", g.request, g.node),
+                GhostKind::Reply => format!(
+                    "reply r{}@n{} {}",
+                    g.request,
+                    g.node,
+                    hex(g.payload.as_bytes())
+                ),
+                GhostKind::LocalFail => format!("fail r{}@n{}", g.request, g.node),
+            })
+            .collect();
+        view.text("ghost", format!("[{}]", ghost.join(", ")))
+            .field("budgets", state.budgets)
+    }
+}
