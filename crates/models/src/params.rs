@@ -11,16 +11,15 @@ use cmc_model::ModelParam;
 /// so a misspelt parameter is an error rather than silently ignored.
 #[derive(Debug)]
 pub struct Params<'a> {
-    model: &'a str,
     given: &'a [(String, String)],
     known: Vec<&'static str>,
 }
 
 impl<'a> Params<'a> {
-    /// The parameters `given` to the model named `model`.
-    pub fn new(model: &'a str, given: &'a [(String, String)]) -> Params<'a> {
+    /// The parameters `given` to one model. Error messages name the
+    /// parameter, not the model: the caller adds which model it was.
+    pub fn new(given: &'a [(String, String)]) -> Params<'a> {
         Params {
-            model,
             given,
             known: Vec::new(),
         }
@@ -32,8 +31,7 @@ impl<'a> Params<'a> {
         let value = values.next().map(|(_, value)| value.as_str());
         if values.next().is_some() {
             return Err(format!(
-                "model {}: parameter {name} is given more than once; give it once",
-                self.model
+                "parameter {name} is given more than once; give it once"
             ));
         }
         Ok(value)
@@ -52,8 +50,7 @@ impl<'a> Params<'a> {
         match text.trim().parse::<usize>() {
             Ok(value) if range.contains(&value) => Ok(value),
             _ => Err(format!(
-                "model {}: {name}={text} is not allowed; use an integer from {} to {}",
-                self.model,
+                "{name}={text} is not allowed; use an integer from {} to {}",
                 range.start(),
                 range.end()
             )),
@@ -80,8 +77,7 @@ impl<'a> Params<'a> {
             let Some(&(_, choice)) = choices.iter().find(|(choice, _)| *choice == item) else {
                 let names: Vec<&str> = choices.iter().map(|(choice, _)| *choice).collect();
                 return Err(format!(
-                    "model {}: {name} has no item {item:?}; choose from {}",
-                    self.model,
+                    "{name} has no item {item:?}; choose from {}",
                     names.join(", ")
                 ));
             };
@@ -100,13 +96,8 @@ impl<'a> Params<'a> {
             .find(|(name, _)| !self.known.contains(&name.as_str()))
         {
             None => Ok(()),
-            Some((name, _)) if self.known.is_empty() => Err(format!(
-                "model {} takes no parameters, but {name} was given",
-                self.model
-            )),
             Some((name, _)) => Err(format!(
-                "model {} has no parameter {name}; its parameters are {}",
-                self.model,
+                "there is no parameter {name}; the parameters are {}",
                 self.known.join(", ")
             )),
         }
@@ -147,15 +138,13 @@ mod tests {
     #[test]
     fn counts_default_parse_and_reject_out_of_range() {
         let pairs = given(&[("RM", "5")]);
-        let mut params = Params::new("two-phase", &pairs);
+        let mut params = Params::new(&pairs);
         assert_eq!(params.take_count("RM", 3, 1..=16), Ok(5));
         assert_eq!(params.take_count("OTHER", 2, 1..=4), Ok(2));
         assert_eq!(params.finish(), Ok(()));
 
         let pairs = given(&[("RM", "17")]);
-        let error = Params::new("two-phase", &pairs)
-            .take_count("RM", 3, 1..=16)
-            .unwrap_err();
+        let error = Params::new(&pairs).take_count("RM", 3, 1..=16).unwrap_err();
         assert!(
             error.contains("RM=17") && error.contains("1 to 16"),
             "{error}"
@@ -166,13 +155,13 @@ mod tests {
     fn choices_parse_lists_and_name_the_alternatives() {
         let choices = [("TypeOK", 0), ("NotSolved", 1)];
         let pairs = given(&[("INVARIANTS", "NotSolved, TypeOK,NotSolved")]);
-        let mut params = Params::new("die-hard", &pairs);
+        let mut params = Params::new(&pairs);
         assert_eq!(
             params.take_choices("INVARIANTS", &[0], &choices),
             Ok(vec![1, 0])
         );
         let pairs = given(&[("INVARIANTS", "Solved")]);
-        let error = Params::new("die-hard", &pairs)
+        let error = Params::new(&pairs)
             .take_choices("INVARIANTS", &[0], &choices)
             .unwrap_err();
         assert!(error.contains("TypeOK, NotSolved"), "{error}");
@@ -181,7 +170,7 @@ mod tests {
     #[test]
     fn unknown_and_repeated_names_are_errors() {
         let pairs = given(&[("RMS", "3")]);
-        let mut params = Params::new("two-phase", &pairs);
+        let mut params = Params::new(&pairs);
         params.take_count("RM", 3, 1..=16).unwrap();
         let error = params.finish().unwrap_err();
         assert!(
@@ -190,8 +179,6 @@ mod tests {
         );
 
         let pairs = given(&[("RM", "3"), ("RM", "4")]);
-        assert!(Params::new("two-phase", &pairs)
-            .take_count("RM", 3, 1..=16)
-            .is_err());
+        assert!(Params::new(&pairs).take_count("RM", 3, 1..=16).is_err());
     }
 }

@@ -32,7 +32,8 @@ pub struct ModelEntry {
     pub summary: &'static str,
     /// The parameters it takes, with their defaults.
     pub params: Vec<ParamSpec>,
-    /// The constructor: unknown parameter names and bad values are errors.
+    /// The constructor: unknown parameter names and bad values are errors
+    /// whose message names the parameter (the caller names the model).
     pub build: BuildModel,
 }
 
@@ -130,7 +131,7 @@ const RM_PARAM: ParamSpec = ParamSpec {
 };
 
 fn build_die_hard(given: &[(String, String)]) -> Result<Box<dyn AnyModel>, String> {
-    let mut params = Params::new("die-hard", given);
+    let mut params = Params::new(given);
     let invariants = params.take_choices(
         "INVARIANTS",
         &[DieHardInvariant::TypeOk],
@@ -141,7 +142,7 @@ fn build_die_hard(given: &[(String, String)]) -> Result<Box<dyn AnyModel>, Strin
 }
 
 fn build_tcommit(given: &[(String, String)]) -> Result<Box<dyn AnyModel>, String> {
-    let mut params = Params::new("tcommit", given);
+    let mut params = Params::new(given);
     let rm_count = params.take_count("RM", 3, 1..=crate::rm::RM_COUNT_MAX)?;
     let invariants = params.take_choices(
         "INVARIANTS",
@@ -153,7 +154,7 @@ fn build_tcommit(given: &[(String, String)]) -> Result<Box<dyn AnyModel>, String
 }
 
 fn build_two_phase(given: &[(String, String)]) -> Result<Box<dyn AnyModel>, String> {
-    let mut params = Params::new("two-phase", given);
+    let mut params = Params::new(given);
     let rm_count = params.take_count("RM", 3, 1..=crate::rm::RM_COUNT_MAX)?;
     let invariants = params.take_choices(
         "INVARIANTS",
@@ -166,7 +167,7 @@ fn build_two_phase(given: &[(String, String)]) -> Result<Box<dyn AnyModel>, Stri
 
 fn build_paxos_commit(given: &[(String, String)]) -> Result<Box<dyn AnyModel>, String> {
     use crate::paxos_commit::{ACCEPTOR_COUNT_MAX, BALLOT_COUNT_MAX, PAXOS_RM_COUNT_MAX};
-    let mut params = Params::new("paxos-commit", given);
+    let mut params = Params::new(given);
     let cfg = PaxosCommitConstants::CFG;
     let constants = PaxosCommitConstants {
         rm_count: params.take_count("RM", cfg.rm_count, 1..=PAXOS_RM_COUNT_MAX)?,
@@ -183,9 +184,7 @@ fn build_paxos_commit(given: &[(String, String)]) -> Result<Box<dyn AnyModel>, S
         &PaxosCommitInvariant::NAMES,
     )?;
     params.finish()?;
-    let model = PaxosCommit::with(constants, &invariants)
-        .map_err(|error| format!("model paxos-commit: {error}"))?;
-    Ok(Box::new(model))
+    Ok(Box::new(PaxosCommit::with(constants, &invariants)?))
 }
 
 #[cfg(test)]
