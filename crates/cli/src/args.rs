@@ -60,6 +60,10 @@ pub struct CheckArgs {
     /// Do not report states without enabled actions as deadlocks.
     #[arg(long)]
     pub no_deadlock: bool,
+    /// Compute every step twice and compare: reports a model or core whose
+    /// steps depend on anything but the state (statics, time, uninitialised memory).
+    #[arg(long)]
+    pub check_determinism: bool,
     /// Seed of the random walks.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,

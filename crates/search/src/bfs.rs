@@ -116,12 +116,7 @@ fn initial_level<M: Model>(
     options: &SearchOptions,
     log: &TraceLog,
 ) -> Result<(Frontier, u64, Option<ViolationSite>), SearchError> {
-    let expander = Expander {
-        model,
-        properties,
-        table,
-        check_deadlock: options.check_deadlock,
-    };
+    let expander = Expander::new(model, properties, table, options);
     let mut scratch = Scratch::new(log);
     let mut initial = Vec::new();
     model.init_states(&mut initial);
@@ -163,12 +158,7 @@ fn expand_level<M: Model>(
     while !pending.is_empty() {
         let pause = AtomicBool::new(false);
         let cursor = AtomicUsize::new(0);
-        let expander = Expander {
-            model,
-            properties,
-            table,
-            check_deadlock: options.check_deadlock,
-        };
+        let expander = Expander::new(model, properties, table, options);
         let yields: Vec<WorkerYield> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers)
                 .map(|_| {

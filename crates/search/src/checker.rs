@@ -72,6 +72,13 @@ impl<M: Model> Checker<M> {
         self
     }
 
+    /// Whether every step is computed twice and compared (default: no), so a
+    /// model that depends on anything but its state is reported where it shows.
+    pub fn check_determinism(mut self, check: bool) -> Checker<M> {
+        self.options.check_determinism = check;
+        self
+    }
+
     /// How progress is shown (default: not at all).
     pub fn progress(mut self, mode: ProgressMode) -> Checker<M> {
         self.options.progress = mode;

@@ -34,12 +34,7 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) 
         let mut initial = Vec::new();
         model.init_states(&mut initial);
         {
-            let expander = Expander {
-                model,
-                properties: &properties,
-                table: &table,
-                check_deadlock: options.check_deadlock,
-            };
+            let expander = Expander::new(model, &properties, &table, options);
             for (index, state) in initial.into_iter().enumerate() {
                 expander.visit_initial(&mut scratch, index, state, &mut |id, _, state| {
                     stack.push((state, id, 1))
@@ -60,12 +55,7 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) 
                 let capacity = table.capacity();
                 table.grow(capacity * 2);
             }
-            let expander = Expander {
-                model,
-                properties: &properties,
-                table: &table,
-                check_deadlock: options.check_deadlock,
-            };
+            let expander = Expander::new(model, &properties, &table, options);
             let first_child = stack.len();
             expander.expand(&mut scratch, &state, trace_id, depth, &mut |id, _, next| {
                 stack.push((next, id, depth + 1))

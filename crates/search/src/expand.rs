@@ -92,9 +92,63 @@ pub(crate) struct Expander<'a, M: Model> {
     pub properties: &'a PropertySet<M>,
     pub table: &'a FingerprintTable,
     pub check_deadlock: bool,
+    pub check_determinism: bool,
 }
 
-impl<M: Model> Expander<'_, M> {
+impl<'a, M: Model> Expander<'a, M> {
+    /// Builds an expander over `table` with the checks `options` ask for.
+    pub fn new(
+        model: &'a M,
+        properties: &'a PropertySet<M>,
+        table: &'a FingerprintTable,
+        options: &crate::SearchOptions,
+    ) -> Expander<'a, M> {
+        Expander {
+            model,
+            properties,
+            table,
+            check_deadlock: options.check_deadlock,
+            check_determinism: options.check_determinism,
+        }
+    }
+
+    /// Computes the actions of `state` again and compares them with `first`.
+    fn recheck_actions(&self, state: &M::State, first: &[M::Action]) -> Result<(), SearchError> {
+        let mut again = Vec::with_capacity(first.len());
+        self.model.actions(state, &mut again);
+        let texts = |actions: &[M::Action]| -> Vec<String> {
+            actions
+                .iter()
+                .map(|a| self.model.format_action(a))
+                .collect()
+        };
+        if texts(first) != texts(&again) {
+            return Err(SearchError::NonDeterminism(format!(
+                "two calls of actions() on the same state gave different actions: {:?}, then {:?}; state: {state:?}",
+                texts(first),
+                texts(&again)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Computes `action`'s successor of `state` again and compares encodings.
+    fn recheck_step(
+        &self,
+        state: &M::State,
+        action: &M::Action,
+        first: &M::State,
+    ) -> Result<(), SearchError> {
+        let again = self.model.next_state(state, action);
+        if again.as_ref().map(Encode::to_bytes) != Some(first.to_bytes()) {
+            return Err(SearchError::NonDeterminism(format!(
+                "two calls of next_state() for action {} gave different results: {first:?}, then {again:?}; state: {state:?}",
+                self.model.format_action(action)
+            )));
+        }
+        Ok(())
+    }
+
     /// Records `state` (reached by `record`'s link, at `depth`) if it is new:
     /// stores its fingerprint and parent link, checks invariants, and hands
     /// it to `on_new`.
@@ -167,12 +221,18 @@ impl<M: Model> Expander<'_, M> {
         let mut actions = std::mem::take(&mut scratch.actions);
         actions.clear();
         self.model.actions(state, &mut actions);
+        if self.check_determinism {
+            self.recheck_actions(state, &actions)?;
+        }
         let mut enabled = 0u64;
         for (index, action) in actions.iter().enumerate() {
             let Some(next) = self.model.next_state(state, action) else {
                 continue;
             };
             enabled += 1;
+            if self.check_determinism {
+                self.recheck_step(state, action, &next)?;
+            }
             let index = u32::try_from(index).expect("at most u32::MAX actions per state");
             if self.properties.has_step_properties() {
                 if let Some(failure) = self.properties.check_step(self.model, state, action, &next)

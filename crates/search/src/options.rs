@@ -55,6 +55,10 @@ pub struct SearchOptions {
     pub trace_dir: Option<PathBuf>,
     /// Initial number of slots of the fingerprint table (it grows as needed).
     pub table_capacity: usize,
+    /// Whether every successor is computed twice and the two encodings
+    /// compared, so that a model whose steps depend on anything but the state
+    /// is reported as non-deterministic at the step that showed it.
+    pub check_determinism: bool,
 }
 
 impl Default for SearchOptions {
@@ -67,6 +71,7 @@ impl Default for SearchOptions {
             progress: ProgressMode::Off,
             trace_dir: None,
             table_capacity: 1 << 20,
+            check_determinism: false,
         }
     }
 }

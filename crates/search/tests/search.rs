@@ -333,8 +333,12 @@ fn replay_rejects_actions_not_enabled_and_other_models() {
 }
 
 /// A model whose successor depends on a hidden counter: not a function of its state.
-struct Forgetful;
-static CALLS: AtomicU64 = AtomicU64::new(0);
+#[derive(Default)]
+struct Forgetful {
+    calls: AtomicU64,
+    /// Alternate the stride on every call instead of changing it once.
+    alternate: bool,
+}
 
 impl Model for Forgetful {
     type State = u8;
@@ -349,11 +353,13 @@ impl Model for Forgetful {
         out.push(());
     }
     fn next_state(&self, state: &u8, _: &()) -> Option<u8> {
-        // The first two calls step by one, every later call by two.
-        let stride = if CALLS.fetch_add(1, Ordering::Relaxed) < 2 {
-            1
-        } else {
-            2
+        // Either the first two calls step by one and every later call by
+        // two, or the stride alternates between one and two.
+        let calls = self.calls.fetch_add(1, Ordering::Relaxed);
+        let stride = match (self.alternate, calls) {
+            (true, calls) => 1 + (calls % 2) as u8,
+            (false, 0 | 1) => 1,
+            (false, _) => 2,
         };
         (*state < 10).then_some(state + stride)
     }
@@ -364,9 +370,25 @@ impl Model for Forgetful {
 
 #[test]
 fn a_non_deterministic_model_is_an_error_not_a_wrong_trace() {
-    let outcome = Checker::new(Forgetful).workers(1).run();
+    let outcome = Checker::new(Forgetful::default()).workers(1).run();
     match outcome.verdict {
         Verdict::Error { message } => assert!(message.contains("not deterministic"), "{message}"),
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_determinism_check_names_the_step_that_differs() {
+    let model = Forgetful {
+        alternate: true,
+        ..Forgetful::default()
+    };
+    let outcome = Checker::new(model).workers(1).check_determinism(true).run();
+    match outcome.verdict {
+        Verdict::Error { message } => {
+            assert!(message.contains("two calls of next_state()"), "{message}");
+            assert!(message.contains("state: "), "{message}");
+        }
         other => panic!("expected an error, got {other:?}"),
     }
 }
