@@ -44,6 +44,7 @@
 
 mod explore;
 mod report;
+mod rng;
 mod rt;
 mod schedule;
 pub mod sync;

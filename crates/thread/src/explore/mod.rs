@@ -2,6 +2,8 @@
 //! returns [`Stats`] or a [`Failure`] whose schedule replays it.
 
 mod bounded;
+mod dpor;
+mod random;
 mod replay;
 mod strategy;
 
@@ -9,6 +11,8 @@ use crate::report::Failure;
 use crate::rt::{Driver, ExecState, Progress, Stop};
 use crate::schedule::Schedule;
 use bounded::Bounded;
+use dpor::Dpor;
+use random::Randomized;
 use replay::Replay;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -24,6 +28,21 @@ pub enum Mode {
         /// The preemption bound.
         max_preemptions: u32,
     },
+    /// Every Mazurkiewicz trace (all behaviours up to reordering of independent steps), with
+    /// dynamic partial-order reduction; see the dependency relation in the crate docs.
+    Dpor,
+    /// Uniformly random choices; execution `i` uses seed `seed + i`.
+    Random {
+        /// The base seed.
+        seed: u64,
+    },
+    /// PCT with bug depth `depth`; execution `i` uses seed `seed + i`.
+    Pct {
+        /// The base seed.
+        seed: u64,
+        /// The bug depth (number of ordering constraints), at least 1.
+        depth: u32,
+    },
 }
 
 impl std::fmt::Display for Mode {
@@ -33,6 +52,9 @@ impl std::fmt::Display for Mode {
                 f,
                 "preemption-bounded, at most {max_preemptions} preemptions"
             ),
+            Mode::Dpor => write!(f, "exhaustive with DPOR"),
+            Mode::Random { seed } => write!(f, "random, seed {seed}"),
+            Mode::Pct { seed, depth } => write!(f, "PCT depth {depth}, seed {seed}"),
         }
     }
 }
@@ -42,7 +64,8 @@ impl std::fmt::Display for Mode {
 pub struct Stats {
     /// Executions run.
     pub executions: u64,
-    /// Whether the mode's whole space was explored (false: the budget stopped it).
+    /// Whether the mode's whole space was explored (false: the budget stopped it; always
+    /// false for the randomized modes).
     pub complete: bool,
     /// Wall time.
     pub elapsed: Duration,
@@ -149,6 +172,9 @@ impl Checker {
                 max_preemptions,
                 self.max_executions.min(1 << 22) as usize,
             )),
+            Mode::Dpor => Box::new(Dpor::new()),
+            Mode::Random { seed } => Box::new(Randomized::random(seed)),
+            Mode::Pct { seed, depth } => Box::new(Randomized::pct(seed, depth)),
         }
     }
 
@@ -214,7 +240,7 @@ impl Checker {
         let start = Instant::now();
         let mut driver = Driver::new(self.stack_size, self.max_steps, self.spin_limit, progress);
         let mut executions = 0u64;
-        let mut complete = true;
+        let mut complete = !matches!(self.mode, Mode::Random { .. } | Mode::Pct { .. });
         loop {
             if executions >= self.max_executions {
                 complete = false;

@@ -12,7 +12,7 @@ mod spin;
 pub use driver::{Driver, Progress, Scheduler, Stop};
 pub use execution::{ExecState, SpawnFn, MAX_THREADS};
 pub use object::ObjState;
-pub use op::{AtomicKind, Event, ObjId, Op, ThreadId, Value};
+pub use op::{Access, AtomicKind, Event, ObjId, Op, ThreadId, Value};
 
 use std::cell::{Cell, RefCell};
 use std::panic::Location;

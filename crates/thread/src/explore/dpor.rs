@@ -1,0 +1,291 @@
+//! Exhaustive exploration with dynamic partial-order reduction (Flanagan & Godefroid 2005,
+//! persistent backtrack sets, no sleep sets), by re-execution.
+//!
+//! Dependency relation: two operations of different threads are dependent iff they touch a
+//! common object and at least one of them may write it. Atomic loads and failed
+//! `compare_exchange`/`try_lock` are reads; every other atomic operation is a write, and
+//! every operation on a lock, condvar, once, channel, park token or reference count is a
+//! write of that object (conservative: more dependencies only mean more exploration). An
+//! announced (not yet executed) read-modify-write always counts as a write. Spawn orders the
+//! parent before the child and join orders the child's last step before the joiner
+//! (happens-before, tracked with vector clocks); `Start`, `Spawn`, `Join` and `yield_now`
+//! touch no object. At every state the announced operation of every unfinished thread
+//! (enabled or blocked) is checked for a race with the latest dependent step that does not
+//! happen before it, and the backtrack set there is extended as in the paper, so each
+//! Mazurkiewicz trace of a terminating program is explored at least once.
+
+use super::strategy::{check_replay, check_replay_end, Recorded, Strategy};
+use crate::rt::{Access, Event, ExecState, ObjId, Scheduler, Stop, ThreadId, Value, MAX_THREADS};
+
+type Clock = [u32; MAX_THREADS];
+
+struct Node {
+    enabled: u64,
+    backtrack: u64,
+    done: u64,
+    chosen: ThreadId,
+    /// Steps each thread had taken before this node.
+    counts: Clock,
+    recorded: Recorded,
+}
+
+#[derive(Default, Clone)]
+struct ObjClocks {
+    /// Indices of steps accessing the object, with the access kind.
+    accesses: Vec<(usize, Access)>,
+    last_write: Option<usize>,
+    reads_since_write: Vec<usize>,
+}
+
+/// The DPOR strategy.
+pub struct Dpor {
+    nodes: Vec<Node>,
+    started: bool,
+    replayed: usize,
+    recorded: Vec<Recorded>,
+    // Happens-before state of the current execution, rebuilt on every run.
+    processed: usize,
+    thread_clocks: Vec<Clock>,
+    event_clocks: Vec<Clock>,
+    objects: Vec<ObjClocks>,
+}
+
+impl Default for Dpor {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn access_of(e: &Event, obj: ObjId) -> Access {
+    let declared =
+        e.op.accesses()
+            .iter()
+            .flatten()
+            .find(|(o, _)| *o == obj)
+            .map_or(Access::Read, |(_, a)| *a);
+    match e.value {
+        Value::Failed(_) | Value::Busy => Access::Read,
+        _ => declared,
+    }
+}
+
+fn join(a: &mut Clock, b: &Clock) {
+    for (x, y) in a.iter_mut().zip(b.iter()) {
+        *x = (*x).max(*y);
+    }
+}
+
+impl Dpor {
+    /// A DPOR exploration from scratch.
+    pub fn new() -> Self {
+        Dpor {
+            nodes: Vec::new(),
+            started: false,
+            replayed: 0,
+            recorded: Vec::new(),
+            processed: 0,
+            thread_clocks: Vec::new(),
+            event_clocks: Vec::new(),
+            objects: Vec::new(),
+        }
+    }
+
+    fn reset_clocks(&mut self) {
+        self.processed = 0;
+        self.thread_clocks.clear();
+        self.event_clocks.clear();
+        self.objects.clear();
+    }
+
+    /// Updates vector clocks with the steps executed since the last call.
+    fn process(&mut self, st: &ExecState) {
+        while self.thread_clocks.len() < st.threads.len() {
+            self.thread_clocks.push([0; MAX_THREADS]);
+        }
+        if self.objects.len() < st.objects.len() {
+            self.objects.resize(st.objects.len(), ObjClocks::default());
+        }
+        while self.processed < st.trace.len() {
+            let j = self.processed;
+            let e = st.trace[j];
+            let t = e.thread;
+            let mut c = self.thread_clocks[t];
+            c[t] += 1;
+            if let crate::rt::Op::Join(target) = e.op {
+                let other = self.thread_clocks[target];
+                join(&mut c, &other);
+            }
+            for (obj, _) in e.op.accesses().iter().flatten() {
+                let o = &self.objects[*obj];
+                if let Some(w) = o.last_write {
+                    join(&mut c, &self.event_clocks[w]);
+                }
+                if access_of(&e, *obj) == Access::Write {
+                    for &r in &o.reads_since_write {
+                        join(&mut c, &self.event_clocks[r]);
+                    }
+                }
+            }
+            for (obj, _) in e.op.accesses().iter().flatten() {
+                let a = access_of(&e, *obj);
+                let o = &mut self.objects[*obj];
+                o.accesses.push((j, a));
+                if a == Access::Write {
+                    o.last_write = Some(j);
+                    o.reads_since_write.clear();
+                } else {
+                    o.reads_since_write.push(j);
+                }
+            }
+            self.thread_clocks[t] = c;
+            self.event_clocks.push(c);
+            if let crate::rt::Op::Spawn(child) = e.op {
+                while self.thread_clocks.len() <= child {
+                    self.thread_clocks.push([0; MAX_THREADS]);
+                }
+                self.thread_clocks[child] = c;
+                self.thread_clocks[child][child] = 0;
+            }
+            self.processed += 1;
+        }
+    }
+
+    fn happens_before(&self, i: usize, thread_of_i: ThreadId, p: ThreadId) -> bool {
+        self.event_clocks[i][thread_of_i] <= self.thread_clocks[p][thread_of_i]
+    }
+
+    /// Race detection for the announced operations of all unfinished threads.
+    fn analyse(&mut self, st: &ExecState) {
+        for p in 0..st.threads.len() {
+            let Some((op, _)) = st.threads[p].pending else {
+                continue;
+            };
+            for (obj, acc) in op.accesses().iter().flatten() {
+                let Some(o) = self.objects.get(*obj) else {
+                    continue;
+                };
+                let mut race = None;
+                for &(i, a) in o.accesses.iter().rev() {
+                    let ti = st.trace[i].thread;
+                    if ti == p || (a == Access::Read && *acc == Access::Read) {
+                        continue;
+                    }
+                    if self.happens_before(i, ti, p) {
+                        if a == Access::Write {
+                            break;
+                        }
+                        continue;
+                    }
+                    race = Some(i);
+                    break;
+                }
+                if let Some(i) = race {
+                    self.add_backtrack(i, p);
+                }
+            }
+        }
+    }
+
+    fn add_backtrack(&mut self, i: usize, p: ThreadId) {
+        let cp = self.thread_clocks[p];
+        let Some(node) = self.nodes.get_mut(i) else {
+            return;
+        };
+        if node.enabled & (1 << p) != 0 {
+            node.backtrack |= 1 << p;
+            return;
+        }
+        let mut e = 0u64;
+        for q in 0..MAX_THREADS {
+            if node.enabled & (1 << q) != 0 && cp[q] > node.counts[q] {
+                e |= 1 << q;
+            }
+        }
+        if e != 0 {
+            if e & node.backtrack == 0 {
+                node.backtrack |= 1 << e.trailing_zeros();
+            }
+        } else {
+            node.backtrack |= node.enabled;
+        }
+    }
+}
+
+impl Strategy for Dpor {
+    fn next_execution(&mut self) -> bool {
+        self.reset_clocks();
+        if !self.started {
+            self.started = true;
+            return true;
+        }
+        while let Some(node) = self.nodes.last_mut() {
+            let todo = node.backtrack & !node.done;
+            if todo != 0 {
+                let t = todo.trailing_zeros() as usize;
+                node.chosen = t;
+                node.done |= 1 << t;
+                node.recorded.event = None;
+                self.replayed = self.nodes.len() - 1;
+                self.recorded.truncate(self.replayed);
+                return true;
+            }
+            self.nodes.pop();
+        }
+        false
+    }
+
+    fn finish_execution(&mut self, st: &ExecState) -> Option<Stop> {
+        self.process(st);
+        self.analyse(st);
+        for (node, e) in self.nodes.iter_mut().zip(st.trace.iter()) {
+            node.recorded.event = Some(*e);
+        }
+        self.recorded = self.nodes.iter().map(|n| n.recorded).collect();
+        check_replay_end(st, self.replayed.min(self.nodes.len()))
+    }
+}
+
+impl Scheduler for Dpor {
+    fn choose(&mut self, st: &ExecState, enabled: u64) -> Result<ThreadId, Stop> {
+        let depth = st.trace.len();
+        if depth <= self.replayed {
+            check_replay(st, enabled, &self.recorded)?;
+        }
+        self.process(st);
+        if depth < self.nodes.len() {
+            self.analyse(st);
+            let chosen = self.nodes[depth].chosen;
+            if enabled & (1 << chosen) == 0 {
+                return Err(Stop::NonDeterminism {
+                    step: depth,
+                    first: format!("thread {chosen} could run"),
+                    second: format!("thread {chosen} is not enabled"),
+                });
+            }
+            return Ok(chosen);
+        }
+        let current = st.active;
+        let chosen = if enabled & (1 << current) != 0 {
+            current
+        } else {
+            enabled.trailing_zeros() as usize
+        };
+        let mut counts = [0; MAX_THREADS];
+        for (q, c) in self.thread_clocks.iter().enumerate() {
+            counts[q] = c[q];
+        }
+        self.nodes.push(Node {
+            enabled,
+            backtrack: 1 << chosen,
+            done: 1 << chosen,
+            chosen,
+            counts,
+            recorded: Recorded {
+                enabled,
+                event: None,
+            },
+        });
+        self.analyse(st);
+        Ok(chosen)
+    }
+}
