@@ -44,5 +44,42 @@ fn main() {
             &["-O2", "-shared", &format!("-DCMC_BUG={bug}")],
         );
     }
+    for (flag, name) in [
+        ("NO_ENTRY", "no_entry"),
+        ("WRONG_ABI", "wrong_abi"),
+        ("HUGE_STATE", "huge_state"),
+        ("NO_STEP", "no_step"),
+    ] {
+        let define = format!("-D{flag}");
+        build(
+            "test/bad_descriptor.c",
+            &format!("lib{name}.so"),
+            &["-O2", "-shared", &define],
+        );
+    }
+    for (flag, name, opt) in [
+        ("ERROR_CODE", "error_code", "-O2"),
+        ("NONDET_STATIC", "nondet_static", "-O2"),
+        ("NONDET_UNINIT", "nondet_uninit", "-O0"),
+        ("SEGV", "segv", "-O0"),
+        ("HANG", "hang", "-O0"),
+    ] {
+        let define = format!("-D{flag}");
+        build(
+            "test/misbehave.c",
+            &format!("lib{name}.so"),
+            &[opt, "-shared", &define],
+        );
+    }
+    build(
+        "test/misbehave.c",
+        "calls_time.o",
+        &["-O2", "-c", "-DCALLS_TIME"],
+    );
+    build(
+        "test/misbehave.c",
+        "nondet_static.o",
+        &["-O2", "-c", "-DNONDET_STATIC"],
+    );
     println!("cargo:rustc-env=CMC_TEST_CORES={}", out.display());
 }

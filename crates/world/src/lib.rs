@@ -20,6 +20,7 @@ pub mod env;
 pub mod fault;
 pub mod inspect;
 pub mod loader;
+pub mod purity;
 pub mod recorder;
 pub mod spec;
 pub mod state;

@@ -1,0 +1,125 @@
+//! The purity gate: a C core's object file may reference only allowlisted
+//! symbols and may not define writable globals.
+//!
+//! Read from the file's symbol table with the `object` crate (what `nm -u`
+//! shows), so it works on the `.o` or `.so` that the product links.
+
+use std::path::Path;
+
+use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
+
+/// Symbols a core may reference: memory and string helpers, `snprintf` for
+/// `describe`, and compiler/linker support symbols.
+pub const ALLOWLIST: &[&str] = &[
+    "memcpy",
+    "memmove",
+    "memset",
+    "memcmp",
+    "strlen",
+    "snprintf",
+    "__memcpy_chk",
+    "__memmove_chk",
+    "__memset_chk",
+    "__snprintf_chk",
+    "__stack_chk_fail",
+    "__stack_chk_guard",
+    "_GLOBAL_OFFSET_TABLE_",
+    "__cxa_finalize",
+    "_ITM_deregisterTMCloneTable",
+    "_ITM_registerTMCloneTable",
+    "__gmon_start__",
+];
+
+/// Why a symbol breaks purity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Offence {
+    /// The object calls or reads a symbol outside [`ALLOWLIST`].
+    Undefined(String),
+    /// The object defines a writable global or static (state outside the core state).
+    WritableGlobal(String),
+}
+
+/// The result of checking one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PurityReport {
+    /// The file checked.
+    pub path: String,
+    /// Offending symbols, sorted; empty when the file is pure.
+    pub offences: Vec<Offence>,
+}
+
+impl PurityReport {
+    /// Whether the file passed.
+    pub fn is_pure(&self) -> bool {
+        self.offences.is_empty()
+    }
+}
+
+impl std::fmt::Display for PurityReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_pure() {
+            return writeln!(f, "PURE: {} references only allowlisted symbols", self.path);
+        }
+        writeln!(f, "IMPURE: {} breaks the core purity rules:", self.path)?;
+        for offence in &self.offences {
+            match offence {
+                Offence::Undefined(name) => writeln!(
+                    f,
+                    "  {name}: undefined symbol outside the allowlist (a core reads no clock, \
+                     randomness or I/O; pass them in as events)"
+                )?,
+                Offence::WritableGlobal(name) => writeln!(
+                    f,
+                    "  {name}: writable global or static (keep all state in the core state)"
+                )?,
+            }
+        }
+        writeln!(f, "  allowed: {}", ALLOWLIST.join(", "))
+    }
+}
+
+/// Checks the object file or shared library at `path`.
+pub fn check(path: &Path) -> Result<PurityReport, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let file = object::File::parse(&*bytes)
+        .map_err(|e| format!("{} is not an object file cmc can read: {e}", path.display()))?;
+    let mut offences = Vec::new();
+    let symbols = file.symbols().chain(file.dynamic_symbols());
+    for symbol in symbols {
+        let Ok(name) = symbol.name() else { continue };
+        if name.is_empty()
+            || symbol.kind() == SymbolKind::File
+            || symbol.kind() == SymbolKind::Section
+        {
+            continue;
+        }
+        // Versioned dynamic names look like `memcpy@GLIBC_2.14`.
+        let base = name.split('@').next().unwrap_or(name);
+        if symbol.is_undefined() {
+            if !ALLOWLIST.contains(&base) {
+                offences.push(Offence::Undefined(base.to_string()));
+            }
+            continue;
+        }
+        let writable = symbol
+            .section_index()
+            .and_then(|index| file.section_by_index(index).ok())
+            .is_some_and(|section| {
+                matches!(
+                    section.kind(),
+                    SectionKind::Data | SectionKind::UninitializedData
+                ) && !section.name().is_ok_and(|n| n.starts_with(".data.rel.ro"))
+            });
+        let compiler_owned =
+            base.starts_with("__") || base.starts_with("_ITM") || base == "completed.0";
+        if writable && symbol.kind() == SymbolKind::Data && !compiler_owned {
+            offences.push(Offence::WritableGlobal(base.to_string()));
+        }
+    }
+    offences.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    offences.dedup();
+    Ok(PurityReport {
+        path: path.display().to_string(),
+        offences,
+    })
+}
