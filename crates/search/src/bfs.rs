@@ -23,6 +23,9 @@ use crate::{Outcome, SearchOptions, Stats};
 
 /// Load factor beyond which workers pause so that the table can grow.
 const GROW_AT_LOAD: f64 = 0.75;
+/// States a worker expands between two looks at the table's load (reading
+/// the length sums per-thread counters, so it is not done per state).
+const LOAD_CHECK_EVERY: usize = 32;
 
 /// What one worker produced from its share of a level.
 struct WorkerYield {
@@ -225,6 +228,7 @@ fn expand_share<M: Model>(
                 break;
             };
             let mut entries = segment.iter();
+            let mut expanded = 0usize;
             while let Some(entry) = entries.next() {
                 let state = M::State::decode_exact(entry.state)?;
                 expander.expand(
@@ -239,7 +243,8 @@ fn expand_share<M: Model>(
                         }
                     },
                 )?;
-                if expander.table.len() >= grow_at {
+                expanded += 1;
+                if expanded % LOAD_CHECK_EVERY == 0 && expander.table.len() >= grow_at {
                     pause.store(true, Ordering::Relaxed);
                 }
                 if pause.load(Ordering::Relaxed) {

@@ -32,7 +32,26 @@ pub struct FingerprintTable {
     /// `2 * capacity` words: `[high, low]` per slot; `0` marks an empty slot.
     words: Box<[AtomicU64]>,
     capacity: usize,
-    len: AtomicU64,
+    /// The number stored, split over cache lines so that threads inserting at
+    /// once do not contend on one counter; `len` is their sum.
+    len_stripes: Box<[LenStripe]>,
+}
+
+/// One counter on a cache line of its own.
+#[repr(align(128))]
+#[derive(Default)]
+struct LenStripe(AtomicU64);
+
+/// Number of [`LenStripe`]s: more than the threads that insert at once.
+const LEN_STRIPES: usize = 64;
+
+/// The stripe the current thread counts its inserts in.
+fn len_stripe_index() -> usize {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    thread_local! {
+        static STRIPE: usize = NEXT.fetch_add(1, Ordering::Relaxed) % LEN_STRIPES;
+    }
+    STRIPE.with(|stripe| *stripe)
 }
 
 /// Bytes one slot takes.
@@ -46,13 +65,16 @@ impl FingerprintTable {
         FingerprintTable {
             words,
             capacity,
-            len: AtomicU64::new(0),
+            len_stripes: (0..LEN_STRIPES).map(|_| LenStripe::default()).collect(),
         }
     }
 
     /// Number of fingerprints stored.
     pub fn len(&self) -> u64 {
-        self.len.load(Ordering::Relaxed)
+        self.len_stripes
+            .iter()
+            .map(|stripe| stripe.0.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// Whether no fingerprint is stored.
@@ -81,6 +103,23 @@ impl FingerprintTable {
         ((high as u128 * self.capacity as u128) >> 64) as usize
     }
 
+    /// Asks the processor to bring `fingerprint`'s home slot into cache, so
+    /// that a later [`insert`](Self::insert) of it does not wait on memory.
+    #[inline]
+    pub fn prefetch(&self, fingerprint: Fingerprint) {
+        let slot = &self.words[2 * self.home_slot(fingerprint.high())];
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: prefetching is a hint with no effect on memory; the
+        // pointer is to a live element of `self.words`.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                (slot as *const AtomicU64).cast::<i8>(),
+            );
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = slot;
+    }
+
     /// Inserts `fingerprint`; `None` only if the table is completely full.
     #[inline]
     pub fn insert(&self, fingerprint: Fingerprint) -> Option<Insertion> {
@@ -95,7 +134,9 @@ impl FingerprintTable {
                 match high_word.compare_exchange(0, high, Ordering::AcqRel, Ordering::Acquire) {
                     Ok(_) => {
                         low_word.store(low, Ordering::Release);
-                        self.len.fetch_add(1, Ordering::Relaxed);
+                        self.len_stripes[len_stripe_index()]
+                            .0
+                            .fetch_add(1, Ordering::Relaxed);
                         return Some(Insertion::New);
                     }
                     Err(current) => seen = current,
