@@ -244,7 +244,7 @@ fn expand_share<M: Model>(
                     },
                 )?;
                 expanded += 1;
-                if expanded % LOAD_CHECK_EVERY == 0 && expander.table.len() >= grow_at {
+                if expanded.is_multiple_of(LOAD_CHECK_EVERY) && expander.table.len() >= grow_at {
                     pause.store(true, Ordering::Relaxed);
                 }
                 if pause.load(Ordering::Relaxed) {
