@@ -196,8 +196,8 @@ impl Dpor {
             return;
         }
         let mut e = 0u64;
-        for q in 0..MAX_THREADS {
-            if node.enabled & (1 << q) != 0 && cp[q] > node.counts[q] {
+        for (q, (known, before)) in cp.iter().zip(node.counts.iter()).enumerate() {
+            if node.enabled & (1 << q) != 0 && known > before {
                 e |= 1 << q;
             }
         }

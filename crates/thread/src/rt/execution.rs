@@ -18,8 +18,6 @@ pub struct VThread {
     pub finished: bool,
     /// The coroutine yielder of this thread, valid while the thread is not finished.
     pub yielder: *const Yielder<(), ()>,
-    /// The condvar this thread waits on until notified.
-    pub cv_waiting: Option<ObjId>,
     /// Spin-loop detection.
     pub spin: SpinState,
     /// The park token object of this thread.
@@ -98,7 +96,6 @@ impl ExecState {
             pending: Some((Op::Start, created)),
             finished: false,
             yielder: std::ptr::null(),
-            cv_waiting: None,
             spin: SpinState::default(),
             park,
         });
@@ -117,23 +114,6 @@ impl ExecState {
         match op {
             Op::Join(target) => self.threads[target].finished,
             Op::Lock(m) => matches!(self.objects[m].state, ObjState::Mutex { owner: None }),
-            Op::ReadLock(l) => {
-                matches!(self.objects[l].state, ObjState::RwLock { writer: None, .. })
-            }
-            Op::WriteLock(l) => {
-                matches!(&self.objects[l].state, ObjState::RwLock { writer: None, readers } if readers.is_empty())
-            }
-            Op::CondvarReacquire(_, m) => {
-                th.cv_waiting.is_none()
-                    && matches!(self.objects[m].state, ObjState::Mutex { owner: None })
-            }
-            Op::OnceEnter(o) => {
-                matches!(self.objects[o].state, ObjState::Once { running: None, .. })
-            }
-            Op::Recv(c) => match self.objects[c].state {
-                ObjState::Channel { len, senders, .. } => len > 0 || senders == 0,
-                _ => true,
-            },
             Op::Park(p) => matches!(self.objects[p].state, ObjState::Park { token: true, .. }),
             _ => true,
         }
@@ -208,15 +188,6 @@ impl ExecState {
         match (op, op.object().map(|o| &self.objects[o].state)) {
             (Op::Join(target), _) => Some(target),
             (Op::Lock(_), Some(ObjState::Mutex { owner })) => *owner,
-            (Op::CondvarReacquire(_, m), _) => match self.objects[m].state {
-                ObjState::Mutex { owner } => owner,
-                _ => None,
-            },
-            (Op::ReadLock(_), Some(ObjState::RwLock { writer, .. })) => *writer,
-            (Op::WriteLock(_), Some(ObjState::RwLock { writer, readers })) => {
-                writer.or(readers.first().copied())
-            }
-            (Op::OnceEnter(_), Some(ObjState::Once { running, .. })) => *running,
             _ => None,
         }
     }
@@ -242,12 +213,8 @@ impl ExecState {
             },
         };
         let why = match (op, self.waits_for(t)) {
-            (Op::CondvarReacquire(..), _) if th.cv_waiting.is_some() => {
-                " waiting for a notify".to_string()
-            }
             (Op::Join(_), _) => String::new(),
             (_, Some(holder)) => format!(" held by thread {holder}"),
-            (Op::Recv(_), None) => " on an empty channel".to_string(),
             (Op::Park(_), None) => " with no unpark".to_string(),
             _ => String::new(),
         };

@@ -1,7 +1,6 @@
 //! Per-execution state of instrumented objects (what decides whether an operation is enabled).
 
 use super::op::ThreadId;
-use std::collections::VecDeque;
 
 /// The synchronisation state the scheduler needs to know about an object.
 #[derive(Debug)]
@@ -12,34 +11,6 @@ pub enum ObjState {
     Mutex {
         /// The thread holding the lock.
         owner: Option<ThreadId>,
-    },
-    /// A reader-writer lock.
-    RwLock {
-        /// The thread holding the write lock.
-        writer: Option<ThreadId>,
-        /// The threads holding read locks.
-        readers: Vec<ThreadId>,
-    },
-    /// A condition variable and the threads waiting on it, in arrival order.
-    Condvar {
-        /// Waiting threads.
-        waiters: VecDeque<ThreadId>,
-    },
-    /// A `Once`.
-    Once {
-        /// Which thread is running the initialiser.
-        running: Option<ThreadId>,
-        /// Whether an initialiser completed.
-        done: bool,
-    },
-    /// An unbounded channel.
-    Channel {
-        /// Messages buffered.
-        len: usize,
-        /// Live senders.
-        senders: usize,
-        /// Whether the receiver is alive.
-        receiver: bool,
     },
     /// The park token of a thread.
     Park {

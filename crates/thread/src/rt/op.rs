@@ -46,38 +46,12 @@ pub enum Op {
     TryLock(ObjId),
     /// Releasing a mutex.
     Unlock(ObjId),
-    /// Acquiring a read lock.
-    ReadLock(ObjId),
-    /// Acquiring a write lock.
-    WriteLock(ObjId),
-    /// Releasing a read lock.
-    ReadUnlock(ObjId),
-    /// Releasing a write lock.
-    WriteUnlock(ObjId),
-    /// Releasing `mutex` and starting to wait on `condvar`.
-    CondvarWait(ObjId, ObjId),
-    /// Re-acquiring `mutex` after being notified on `condvar`.
-    CondvarReacquire(ObjId, ObjId),
-    /// `notify_one` (false) or `notify_all` (true).
-    Notify(ObjId, bool),
-    /// Entering `call_once`.
-    OnceEnter(ObjId),
-    /// Leaving `call_once` after running the initialiser.
-    OnceLeave(ObjId),
-    /// Sending on a channel.
-    Send(ObjId),
-    /// Receiving from a channel (blocks while it is empty and has senders).
-    Recv(ObjId),
-    /// Dropping the last sender or the receiver of a channel.
-    ChannelDrop(ObjId),
     /// Parking the current thread (blocks until its token is available).
     Park(ObjId),
-    /// Unparking thread whose token object is given.
+    /// Unparking the thread whose token object is given.
     Unpark(ObjId),
     /// A plain preemption point with no shared effect (`yield_now`, `spin_loop`).
     Yield,
-    /// Changing a reference count (`Arc` clone / drop).
-    RefCount(ObjId),
 }
 
 impl Op {
@@ -88,25 +62,9 @@ impl Op {
             Op::Start | Op::Spawn(_) | Op::Join(_) | Op::Yield => [None, None],
             Op::Atomic(o, AtomicKind::Load) => [Some((o, Read)), None],
             Op::Atomic(o, _) => [Some((o, Write)), None],
-            Op::CondvarWait(c, m) | Op::CondvarReacquire(c, m) => {
-                [Some((c, Write)), Some((m, Write))]
+            Op::Lock(o) | Op::TryLock(o) | Op::Unlock(o) | Op::Park(o) | Op::Unpark(o) => {
+                [Some((o, Write)), None]
             }
-            Op::Lock(o)
-            | Op::TryLock(o)
-            | Op::Unlock(o)
-            | Op::ReadLock(o)
-            | Op::WriteLock(o)
-            | Op::ReadUnlock(o)
-            | Op::WriteUnlock(o)
-            | Op::Notify(o, _)
-            | Op::OnceEnter(o)
-            | Op::OnceLeave(o)
-            | Op::Send(o)
-            | Op::Recv(o)
-            | Op::ChannelDrop(o)
-            | Op::Park(o)
-            | Op::Unpark(o)
-            | Op::RefCount(o) => [Some((o, Write)), None],
         }
     }
 
@@ -122,23 +80,9 @@ impl Op {
             Op::Lock(_) => "lock",
             Op::TryLock(_) => "try_lock",
             Op::Unlock(_) => "unlock",
-            Op::ReadLock(_) => "read",
-            Op::WriteLock(_) => "write",
-            Op::ReadUnlock(_) => "read_unlock",
-            Op::WriteUnlock(_) => "write_unlock",
-            Op::CondvarWait(..) => "wait",
-            Op::CondvarReacquire(..) => "wait_reacquire",
-            Op::Notify(_, false) => "notify_one",
-            Op::Notify(_, true) => "notify_all",
-            Op::OnceEnter(_) => "call_once",
-            Op::OnceLeave(_) => "call_once_done",
-            Op::Send(_) => "send",
-            Op::Recv(_) => "recv",
-            Op::ChannelDrop(_) => "channel_drop",
             Op::Park(_) => "park",
             Op::Unpark(_) => "unpark",
             Op::Yield => "yield_now",
-            Op::RefCount(_) => "ref_count",
         }
     }
 
