@@ -15,6 +15,16 @@ use crate::spec::WorldSpec;
 use crate::state::{hex, GhostKind, WorldState};
 use crate::step::StepFailure;
 
+/// What a World does when a core faults (without a flight recorder).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultPolicy {
+    /// Record the first fault for [`World::fault`] and disable further steps.
+    Record,
+    /// Print the fault to stderr and end the process with exit code 2
+    /// (for front ends that only see the World as a boxed model).
+    PrintAndExit,
+}
+
 /// N cores composed with a hostile environment; a [`Model`].
 ///
 /// A core fault (error code, non-determinism, bad output) is not a property
@@ -24,6 +34,7 @@ use crate::step::StepFailure;
 /// the supervisor reports it.
 pub struct World {
     env: Env,
+    policy: FaultPolicy,
     properties: Vec<Property<World>>,
     fault: Mutex<Option<Fault>>,
     poisoned: AtomicBool,
@@ -36,6 +47,7 @@ impl World {
     pub fn new(spec: WorldSpec) -> World {
         World {
             env: Env::new(spec),
+            policy: FaultPolicy::Record,
             properties: builtin_properties(),
             fault: Mutex::new(None),
             poisoned: AtomicBool::new(false),
@@ -46,6 +58,12 @@ impl World {
     /// Adds a property (builder style).
     pub fn with_property(mut self, property: Property<World>) -> World {
         self.properties.push(property);
+        self
+    }
+
+    /// Sets what happens on a fault (builder style).
+    pub fn fault_policy(mut self, policy: FaultPolicy) -> World {
+        self.policy = policy;
         self
     }
 
@@ -106,6 +124,11 @@ impl World {
     fn report(&self, fault: Fault) {
         if let Some(recorder) = &self.recorder {
             recorder.fault_and_exit(&fault);
+        }
+        if self.policy == FaultPolicy::PrintAndExit {
+            eprint!("{fault}");
+            eprintln!("  rerun under the supervisor for a replay file of the path to this step");
+            std::process::exit(2);
         }
         self.poisoned.store(true, Ordering::SeqCst);
         let mut slot = self.fault.lock().unwrap_or_else(|e| e.into_inner());

@@ -6,7 +6,43 @@
 
 pub mod reqack;
 
+use std::sync::Arc;
+
+use cmc_model::Property;
+
+use crate::core::Core;
 use crate::loader::CCore;
+use crate::spec::WorldSpec;
+use crate::World;
+
+/// Names of the built-in Rust cores (`--core rust:NAME`).
+pub const RUST_CORES: &[&str] = &["reqack", "reqack-bug1", "reqack-bug2"];
+
+/// The built-in Rust core called `name`, if there is one.
+pub fn rust_core(name: &str) -> Option<Arc<dyn Core>> {
+    let bug = match name {
+        "reqack" => 0,
+        "reqack-bug1" => 1,
+        "reqack-bug2" => 2,
+        _ => return None,
+    };
+    Some(Arc::new(reqack::ReqAck { bug }))
+}
+
+/// The properties of a known protocol, when every node of `spec` runs a core
+/// of that name with that protocol's state layout (Rust or C alike).
+pub fn properties_for(spec: &WorldSpec) -> Vec<Property<World>> {
+    let reqack_layout = |core: &Arc<dyn Core>| {
+        core.name() == "reqack"
+            && core.durable_size() == std::mem::size_of::<reqack::Durable>()
+            && core.volatile_size() == std::mem::size_of::<reqack::Volatile>()
+    };
+    if spec.cores.iter().all(reqack_layout) {
+        reqack::properties()
+    } else {
+        Vec::new()
+    }
+}
 
 extern "C" {
     /// The entry point of `cores/reqack/reqack.c`, compiled and linked by build.rs.

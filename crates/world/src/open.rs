@@ -1,0 +1,96 @@
+//! Building a World from command-line inputs: `--core PATH` (one or several),
+//! `--nodes N`, `NAME=VALUE` parameters and `--check-determinism`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cmc_model::ModelParam;
+
+use crate::core::Core;
+use crate::cores;
+use crate::loader::CCore;
+use crate::recorder::Recorder;
+use crate::spec::WorldSpec;
+use crate::world::{FaultPolicy, World};
+
+/// What the command line says about the World to check.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorldArgs {
+    /// Each `--core`: a shared library path, or `rust:NAME` for a built-in Rust
+    /// core (`rust:reqack`, `rust:reqack-bug1`, `rust:reqack-bug2`).
+    pub cores: Vec<String>,
+    /// `--nodes N`.
+    pub nodes: usize,
+    /// `NAME=VALUE` parameters (see [`crate::spec::PARAM_HELP`]).
+    pub params: Vec<String>,
+    /// `--check-determinism`.
+    pub check_determinism: bool,
+}
+
+fn open_core(name: &str) -> Result<Arc<dyn Core>, String> {
+    match name.strip_prefix("rust:") {
+        Some(builtin) => cores::rust_core(builtin).ok_or_else(|| {
+            format!(
+                "unknown built-in core `{name}`; built-in cores: {}",
+                cores::RUST_CORES.join(", ")
+            )
+        }),
+        None => Ok(Arc::new(
+            CCore::load(&PathBuf::from(name)).map_err(|e| e.to_string())?,
+        )),
+    }
+}
+
+/// Loads the cores and builds the World, with the properties of known cores
+/// (see [`cores::properties_for`]). Every problem is an `Err` with the message
+/// for the user (the CLI exits with code 2).
+pub fn build_world(args: &WorldArgs) -> Result<World, String> {
+    if args.cores.is_empty() {
+        return Err("no core given: pass --core ./libcore.so (or --core rust:reqack)".into());
+    }
+    let cores = args
+        .cores
+        .iter()
+        .map(|name| open_core(name))
+        .collect::<Result<Vec<_>, _>>()?;
+    let roles = if cores.len() == 1 {
+        vec![0; args.nodes]
+    } else if cores.len() == args.nodes {
+        (0..args.nodes).collect()
+    } else {
+        // Placeholder roles; a `roles=` parameter must follow.
+        vec![0; args.nodes]
+    };
+    let mut spec = WorldSpec::with_cores(cores, roles)?;
+    spec.applied
+        .extend(args.cores.iter().map(|core| ModelParam::new("core", core)));
+    spec.set_all(&args.params)?;
+    let many = spec.cores.len() > 1 && spec.cores.len() != args.nodes;
+    if many && !args.params.iter().any(|p| p.starts_with("roles=")) {
+        return Err(format!(
+            "{} cores for {} nodes: say which node runs which with roles=I,J,.. (core indexes from 0)",
+            spec.cores.len(),
+            args.nodes
+        ));
+    }
+    spec.check_determinism = args.check_determinism;
+    let properties = cores::properties_for(&spec);
+    Ok(properties
+        .into_iter()
+        .fold(World::new(spec), World::with_property))
+}
+
+/// [`build_world`] for the command line: under a supervisor (the
+/// [`crate::recorder::RECORDER_ENV`] variable is set) the World writes the
+/// flight recorder and exits with [`crate::recorder::EXIT_FAULT`] on a fault;
+/// otherwise it prints the fault and exits with code 2.
+pub fn build_model(args: &WorldArgs) -> Result<Box<dyn cmc_search::AnyModel>, String> {
+    let world = build_world(args)?;
+    let world = match Recorder::from_env() {
+        Some(recorder) => {
+            world.with_recorder(recorder.map_err(|e| format!("flight recorder: {e}"))?)
+        }
+        None => world.fault_policy(FaultPolicy::PrintAndExit),
+    };
+    Ok(Box::new(world))
+}
