@@ -1,0 +1,192 @@
+//! Micro-benchmarks of the floor under the checker: what inserting into
+//! the visited table costs, and what the model's bare step costs. A search
+//! can be no faster than generating each state, fingerprinting it and
+//! looking it up.
+
+use std::collections::HashSet;
+use std::hint::black_box;
+use std::time::Instant;
+
+use cmc_model::{Encode, Fingerprint, Model};
+use cmc_models::TwoPhase;
+use cmc_store::{FingerprintTable, Insertion};
+
+use crate::sample::Sample;
+
+/// Which inserts are timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InsertKind {
+    /// Inserts of fingerprints not yet in the table (a new state).
+    New,
+    /// Inserts of fingerprints already there (a state seen before: most
+    /// generated states).
+    Present,
+}
+
+/// Initial capacity of cmc's table, and the load at which it doubles
+/// (`SearchOptions::table_capacity` default and `bfs::GROW_AT_LOAD`).
+const CHECKER_INITIAL_CAPACITY: usize = 1 << 20;
+const CHECKER_GROW_AT_LOAD: f64 = 0.75;
+
+/// The capacity cmc's BFS ends with after storing `fingerprints`, so the
+/// micro-benchmark probes a table as full as the checker's.
+pub fn checker_capacity(fingerprints: u64) -> usize {
+    let mut capacity = CHECKER_INITIAL_CAPACITY;
+    while fingerprints as f64 >= CHECKER_GROW_AT_LOAD * capacity as f64 {
+        capacity *= 2;
+    }
+    capacity
+}
+
+/// `count` pseudo-random fingerprints (SplitMix64; no half is zero).
+fn random_fingerprints(count: u64) -> Vec<Fingerprint> {
+    let mut seed = 0x5eed_cafe_f00d_u64;
+    let mut next = move || {
+        seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    (0..count)
+        .map(|_| Fingerprint::from_halves(next() | 1, next() | 1))
+        .collect()
+}
+
+/// Inserts `fingerprints` into `table` from `threads` threads (each takes
+/// one contiguous share); returns how many were new.
+fn insert_all(table: &FingerprintTable, fingerprints: &[Fingerprint], threads: usize) -> u64 {
+    let share = fingerprints.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = fingerprints
+            .chunks(share)
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|&fp| table.insert(fp).expect("the table has room"))
+                        .filter(|&insertion| insertion == Insertion::New)
+                        .count() as u64
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|worker| worker.join().expect("an insert thread panicked"))
+            .sum()
+    })
+}
+
+/// Times `fingerprints` random inserts of `kind` into a table of the size
+/// cmc's checker would have, from `threads` threads.
+pub fn table_insert(fingerprints: u64, threads: usize, kind: InsertKind) -> Sample {
+    let values = random_fingerprints(fingerprints);
+    let table = FingerprintTable::with_capacity(checker_capacity(fingerprints));
+    if kind == InsertKind::Present {
+        assert_eq!(insert_all(&table, &values, threads), fingerprints);
+    }
+    let started = Instant::now();
+    let new = insert_all(&table, &values, threads);
+    let wall = started.elapsed();
+    let expected_new = if kind == InsertKind::New {
+        fingerprints
+    } else {
+        0
+    };
+    assert_eq!(new, expected_new, "random fingerprints are distinct");
+    assert_eq!(table.len(), fingerprints);
+    Sample {
+        distinct: new,
+        generated: fingerprints,
+        depth: 0,
+        wall,
+        table_bytes: table.memory_bytes() as u64,
+        peak_rss_bytes: 0,
+        verdict: "ok".into(),
+    }
+}
+
+/// Every reachable state of `model`, in BFS order (a plain hash set: this
+/// is set-up, not timed).
+fn reachable_states(model: &TwoPhase) -> Vec<<TwoPhase as Model>::State> {
+    let mut states = Vec::new();
+    model.init_states(&mut states);
+    let mut seen: HashSet<_> = states.iter().copied().collect();
+    let mut actions = Vec::new();
+    let mut next_index = 0;
+    while let Some(&state) = states.get(next_index) {
+        next_index += 1;
+        actions.clear();
+        model.actions(&state, &mut actions);
+        for action in &actions {
+            if let Some(next) = model.next_state(&state, action) {
+                if seen.insert(next) {
+                    states.push(next);
+                }
+            }
+        }
+    }
+    states
+}
+
+/// Times the bare step of two-phase commit over all its reachable states:
+/// actions, next state, canonical encoding and fingerprint of every
+/// successor; no table, no frontier, no trace.
+pub fn two_phase_step(rm_count: usize) -> Sample {
+    let model = TwoPhase::new(rm_count);
+    let states = reachable_states(&model);
+    let mut actions = Vec::new();
+    let mut bytes = Vec::new();
+    let mut generated = 0u64;
+    let mut folded = 0u64;
+    let started = Instant::now();
+    for state in &states {
+        actions.clear();
+        model.actions(state, &mut actions);
+        for action in &actions {
+            if let Some(next) = model.next_state(state, action) {
+                bytes.clear();
+                next.encode(&mut bytes);
+                folded ^= Fingerprint::of_bytes(&bytes).low();
+                generated += 1;
+            }
+        }
+    }
+    let wall = started.elapsed();
+    black_box(folded);
+    Sample {
+        distinct: states.len() as u64,
+        generated,
+        depth: 0,
+        wall,
+        table_bytes: 0,
+        peak_rss_bytes: 0,
+        verdict: "ok".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capacity_follows_the_checker_s_growth() {
+        assert_eq!(checker_capacity(1000), 1 << 20);
+        assert_eq!(checker_capacity(1_745_408), 1 << 22);
+        assert_eq!(checker_capacity(10_340_352), 1 << 24);
+    }
+
+    #[test]
+    fn inserts_count_new_and_present() {
+        assert_eq!(table_insert(5_000, 2, InsertKind::New).distinct, 5_000);
+        assert_eq!(table_insert(5_000, 2, InsertKind::Present).distinct, 0);
+    }
+
+    #[test]
+    fn step_floor_sees_every_state_and_tlc_s_generated_count() {
+        let sample = two_phase_step(3);
+        assert_eq!(sample.distinct, 288);
+        // TLC's generated count includes the initial state.
+        assert_eq!(sample.generated + 1, 1_146);
+    }
+}

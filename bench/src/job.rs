@@ -1,0 +1,239 @@
+//! One unit of measured work, as the parent names it on a child's command
+//! line, and how the child carries it out.
+
+use std::fmt;
+
+use crate::floor::{self, InsertKind};
+use crate::paxos::Paxos;
+use crate::sample::Sample;
+use crate::stateright::{PaxosModelCfg, TwoPhaseSys};
+
+/// A model family and its parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelCase {
+    /// Two-phase commit with this many resource managers.
+    TwoPhase {
+        /// `RM`.
+        rm_count: usize,
+    },
+    /// Stateright's single-decree Paxos with this many clients, 3 servers.
+    Paxos {
+        /// Clients.
+        client_count: usize,
+    },
+}
+
+/// A checker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    /// cmc's BFS.
+    Cmc,
+    /// stateright 0.31's BFS.
+    Stateright,
+}
+
+/// What a child process runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Job {
+    /// A full model check.
+    Check {
+        /// The model.
+        model: ModelCase,
+        /// The checker.
+        tool: Tool,
+        /// Worker threads.
+        workers: usize,
+    },
+    /// Random fingerprint inserts into cmc's visited table.
+    Insert {
+        /// How many fingerprints.
+        fingerprints: u64,
+        /// Inserting threads.
+        threads: usize,
+        /// New or already present.
+        kind: InsertKind,
+    },
+    /// The bare step of two-phase commit over all its reachable states.
+    Step {
+        /// `RM`.
+        rm_count: usize,
+    },
+}
+
+impl ModelCase {
+    /// The family's name in the table.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelCase::TwoPhase { .. } => "two-phase commit",
+            ModelCase::Paxos { .. } => "paxos (stateright example)",
+        }
+    }
+
+    /// The parameters as the table shows them.
+    pub fn params(self) -> String {
+        match self {
+            ModelCase::TwoPhase { rm_count } => format!("RM={rm_count}"),
+            ModelCase::Paxos { client_count } => format!("clients={client_count} servers=3"),
+        }
+    }
+}
+
+impl Tool {
+    /// The tool's name in the table.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Cmc => "cmc",
+            Tool::Stateright => "stateright",
+        }
+    }
+}
+
+impl Job {
+    /// Runs the job in this process (the child side).
+    pub fn execute(self) -> Sample {
+        match self {
+            Job::Check {
+                model,
+                tool,
+                workers,
+            } => match (model, tool) {
+                (ModelCase::TwoPhase { rm_count }, Tool::Cmc) => {
+                    crate::cmc::check(cmc_models::TwoPhase::new(rm_count), workers, true)
+                }
+                (ModelCase::TwoPhase { rm_count }, Tool::Stateright) => {
+                    crate::stateright::check(TwoPhaseSys { rms: 0..rm_count }, workers)
+                }
+                // Actor systems end quiescent, and stateright has no
+                // deadlock check: cmc's is off for this comparison.
+                (ModelCase::Paxos { client_count }, Tool::Cmc) => {
+                    crate::cmc::check(Paxos::new(client_count), workers, false)
+                }
+                (ModelCase::Paxos { client_count }, Tool::Stateright) => crate::stateright::check(
+                    PaxosModelCfg::unordered_nonduplicating(client_count).into_model(),
+                    workers,
+                ),
+            },
+            Job::Insert {
+                fingerprints,
+                threads,
+                kind,
+            } => floor::table_insert(fingerprints, threads, kind),
+            Job::Step { rm_count } => floor::two_phase_step(rm_count),
+        }
+    }
+
+    /// The job as command-line words (the inverse of [`Job::parse`]).
+    pub fn to_args(self) -> Vec<String> {
+        self.to_string()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Reads a job from the words [`Job::to_args`] wrote.
+    pub fn parse(words: &[String]) -> Result<Job, String> {
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        let number = |word: &str| -> Result<u64, String> {
+            word.parse()
+                .map_err(|problem| format!("`{word}` is not a count: {problem}"))
+        };
+        match words[..] {
+            ["check", family, parameter, tool, workers] => {
+                let parameter = number(parameter)? as usize;
+                let model = match family {
+                    "two-phase" => ModelCase::TwoPhase {
+                        rm_count: parameter,
+                    },
+                    "paxos" => ModelCase::Paxos {
+                        client_count: parameter,
+                    },
+                    other => return Err(format!("unknown model `{other}`")),
+                };
+                let tool = match tool {
+                    "cmc" => Tool::Cmc,
+                    "stateright" => Tool::Stateright,
+                    other => return Err(format!("unknown tool `{other}`")),
+                };
+                Ok(Job::Check {
+                    model,
+                    tool,
+                    workers: number(workers)? as usize,
+                })
+            }
+            ["insert", fingerprints, threads, kind] => Ok(Job::Insert {
+                fingerprints: number(fingerprints)?,
+                threads: number(threads)? as usize,
+                kind: match kind {
+                    "new" => InsertKind::New,
+                    "present" => InsertKind::Present,
+                    other => return Err(format!("unknown insert kind `{other}`")),
+                },
+            }),
+            ["step", rm_count] => Ok(Job::Step {
+                rm_count: number(rm_count)? as usize,
+            }),
+            _ => Err(format!("not a job: {words:?}")),
+        }
+    }
+}
+
+impl fmt::Display for Job {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Job::Check {
+                model,
+                tool,
+                workers,
+            } => {
+                let (family, parameter) = match model {
+                    ModelCase::TwoPhase { rm_count } => ("two-phase", rm_count),
+                    ModelCase::Paxos { client_count } => ("paxos", client_count),
+                };
+                write!(f, "check {family} {parameter} {} {workers}", tool.name())
+            }
+            Job::Insert {
+                fingerprints,
+                threads,
+                kind,
+            } => {
+                let kind = match kind {
+                    InsertKind::New => "new",
+                    InsertKind::Present => "present",
+                };
+                write!(f, "insert {fingerprints} {threads} {kind}")
+            }
+            Job::Step { rm_count } => write!(f, "step {rm_count}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jobs_survive_their_command_line() {
+        let jobs = [
+            Job::Check {
+                model: ModelCase::TwoPhase { rm_count: 9 },
+                tool: Tool::Stateright,
+                workers: 2,
+            },
+            Job::Check {
+                model: ModelCase::Paxos { client_count: 2 },
+                tool: Tool::Cmc,
+                workers: 1,
+            },
+            Job::Insert {
+                fingerprints: 1000,
+                threads: 2,
+                kind: InsertKind::Present,
+            },
+            Job::Step { rm_count: 7 },
+        ];
+        for job in jobs {
+            assert_eq!(Job::parse(&job.to_args()), Ok(job));
+        }
+        assert!(Job::parse(&["step".into()]).is_err());
+    }
+}

@@ -1,0 +1,73 @@
+//! `cmc-bench`: cmc and its anchors on the same models in one run, and the
+//! floor under the checker, printed as one table (see `bench/README.md`).
+//!
+//! ```text
+//! cargo run --release -p cmc-bench -- [--quick]
+//! ```
+//!
+//! Every timed run happens in a child process (this binary re-run with a
+//! hidden subcommand) so that each has its own peak RSS.
+
+mod analysis;
+mod cmc;
+mod floor;
+mod job;
+mod measure;
+mod paxos;
+mod sample;
+mod stateright;
+mod suite;
+mod table;
+mod targets;
+
+use std::process::ExitCode;
+
+use job::{Job, ModelCase};
+use suite::Config;
+
+const USAGE: &str = "usage: cmc-bench [--quick]\n\
+    \n  Runs cmc (1 and 2 workers) and stateright (2 threads) on two-phase commit\n  \
+    RM=3..9 and Paxos, then the floor micro-benchmarks, best of 3 each, and\n  \
+    prints one Markdown table. --quick: one run each, RM=3..7.";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some(measure::CHILD_SUBCOMMAND) => {
+            match Job::parse(&args[1..]).and_then(measure::run_as_child) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(problem) => {
+                    eprintln!("cmc-bench: {problem}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        None => run_suite(&Config::full()),
+        Some("--quick") if args.len() == 1 => run_suite(&Config::quick()),
+        Some(_) => {
+            eprintln!("{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs the suite and prints the table and the targets; fails if any row
+/// failed.
+fn run_suite(config: &Config) -> ExitCode {
+    let measured = suite::run(config);
+    let largest = ModelCase::TwoPhase {
+        rm_count: config.rm_max,
+    };
+    let paxos = ModelCase::Paxos {
+        client_count: config.paxos_clients[0],
+    };
+    let table = table::render(&measured, largest);
+    println!("{table}");
+    println!("{}", targets::render(&measured, largest, paxos));
+    if table.contains("FAIL") {
+        eprintln!("cmc-bench: some rows FAILED (see the check column)");
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}

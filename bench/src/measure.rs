@@ -1,0 +1,83 @@
+//! Running a job in a child process (a re-execution of this binary), so
+//! that every measurement has a fresh heap and its own peak RSS; and
+//! keeping the best of several runs.
+
+use std::process::{Command, Stdio};
+
+use crate::job::Job;
+use crate::sample::Sample;
+
+/// The hidden subcommand under which the binary runs one job and prints
+/// its sample.
+pub const CHILD_SUBCOMMAND: &str = "__run-job";
+
+/// The peak resident set size of this process (`VmHWM`), in bytes.
+pub fn peak_rss_bytes() -> Result<u64, String> {
+    let status = std::fs::read_to_string("/proc/self/status")
+        .map_err(|problem| format!("cannot read /proc/self/status: {problem}"))?;
+    let kib = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().strip_suffix("kB"))
+        .and_then(|value| value.trim().parse::<u64>().ok())
+        .ok_or("/proc/self/status has no VmHWM line")?;
+    Ok(kib * 1024)
+}
+
+/// The child side: runs `job`, adds this process's peak RSS, prints the
+/// sample line.
+pub fn run_as_child(job: Job) -> Result<(), String> {
+    let mut sample = job.execute();
+    sample.peak_rss_bytes = peak_rss_bytes()?;
+    println!("{}", sample.to_line());
+    Ok(())
+}
+
+/// Runs `job` once in a child process and reads its sample.
+pub fn run_in_child(job: Job) -> Result<Sample, String> {
+    let exe = std::env::current_exe()
+        .map_err(|problem| format!("cannot find this program to re-run it: {problem}"))?;
+    let output = Command::new(exe)
+        .arg(CHILD_SUBCOMMAND)
+        .args(job.to_args())
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|problem| format!("cannot start the child for `{job}`: {problem}"))?;
+    if !output.status.success() {
+        return Err(format!("the child for `{job}` failed: {}", output.status));
+    }
+    Sample::from_output(&String::from_utf8_lossy(&output.stdout))
+}
+
+/// Runs `job` `runs` times (at least once), each in a fresh child, and
+/// keeps the fastest run. Counts must not change between runs.
+pub fn best_of(job: Job, runs: usize) -> Result<Sample, String> {
+    let mut best: Option<Sample> = None;
+    for _ in 0..runs.max(1) {
+        let sample = run_in_child(job)?;
+        if let Some(previous) = &best {
+            if (previous.distinct, previous.generated) != (sample.distinct, sample.generated) {
+                return Err(format!(
+                    "`{job}` gave different counts on two runs: {} then {} distinct",
+                    previous.distinct, sample.distinct
+                ));
+            }
+        }
+        if best.as_ref().is_none_or(|b| sample.wall < b.wall) {
+            best = Some(sample);
+        }
+    }
+    Ok(best.expect("at least one run"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_has_a_peak_rss() {
+        let bytes = peak_rss_bytes().unwrap();
+        assert!(bytes > 100 * 1024, "{bytes}");
+    }
+}

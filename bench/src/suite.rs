@@ -1,0 +1,119 @@
+//! Which jobs one benchmark run measures, in which order.
+
+use crate::floor::InsertKind;
+use crate::job::{Job, ModelCase, Tool};
+use crate::measure;
+use crate::sample::Sample;
+
+/// How much to measure.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Runs per job; the fastest is kept.
+    pub runs: usize,
+    /// Two-phase commit from RM=3 up to this.
+    pub rm_max: usize,
+    /// Paxos client counts.
+    pub paxos_clients: Vec<usize>,
+}
+
+impl Config {
+    /// The full suite: best of 3, RM=3..9, Paxos with 2 clients.
+    pub fn full() -> Config {
+        Config {
+            runs: 3,
+            rm_max: 9,
+            paxos_clients: vec![2],
+        }
+    }
+
+    /// A smoke test: 1 run, RM=3..7, Paxos with 2 clients.
+    pub fn quick() -> Config {
+        Config {
+            runs: 1,
+            rm_max: 7,
+            ..Config::full()
+        }
+    }
+}
+
+/// A job and what its best run measured (or why it could not run).
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// The job.
+    pub job: Job,
+    /// Its best sample.
+    pub result: Result<Sample, String>,
+}
+
+/// The tool and worker combinations each model is checked with: cmc with
+/// 1 and 2 workers, stateright with 2 threads.
+pub const CHECKERS: [(Tool, usize); 3] = [(Tool::Cmc, 1), (Tool::Cmc, 2), (Tool::Stateright, 2)];
+
+fn measure(job: Job, runs: usize) -> Measured {
+    eprintln!("cmc-bench: {job} (best of {runs})");
+    let result = measure::best_of(job, runs);
+    match &result {
+        Ok(sample) => eprintln!(
+            "cmc-bench:   {} distinct, {:.3} s, {}",
+            sample.distinct,
+            sample.wall.as_secs_f64(),
+            sample.verdict
+        ),
+        Err(problem) => eprintln!("cmc-bench:   failed: {problem}"),
+    }
+    Measured { job, result }
+}
+
+/// Runs the whole suite, reporting progress on stderr.
+pub fn run(config: &Config) -> Vec<Measured> {
+    let models = (3..=config.rm_max)
+        .map(|rm_count| ModelCase::TwoPhase { rm_count })
+        .chain(
+            config
+                .paxos_clients
+                .iter()
+                .map(|&client_count| ModelCase::Paxos { client_count }),
+        );
+    let mut measured = Vec::new();
+    for model in models {
+        for (tool, workers) in CHECKERS {
+            let job = Job::Check {
+                model,
+                tool,
+                workers,
+            };
+            measured.push(measure(job, config.runs));
+        }
+    }
+    // The floor at the largest two-phase instance: as many fingerprints as
+    // it has distinct states, and its bare step.
+    let largest = Job::Check {
+        model: ModelCase::TwoPhase {
+            rm_count: config.rm_max,
+        },
+        tool: Tool::Cmc,
+        workers: 1,
+    };
+    let fingerprints = measured
+        .iter()
+        .find(|m| m.job == largest)
+        .and_then(|m| m.result.as_ref().ok())
+        .map_or(1 << 20, |sample| sample.distinct);
+    for kind in [InsertKind::New, InsertKind::Present] {
+        for threads in [1, 2] {
+            let job = Job::Insert {
+                fingerprints,
+                threads,
+                kind,
+            };
+            measured.push(measure(job, config.runs));
+        }
+    }
+    measured.push(measure(
+        Job::Step {
+            rm_count: config.rm_max,
+        },
+        config.runs,
+    ));
+    measured
+}

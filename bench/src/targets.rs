@@ -1,0 +1,106 @@
+//! Issue 5's performance targets, judged on one run's measurements.
+
+use crate::analysis::Analysis;
+use crate::job::{ModelCase, Tool};
+use crate::suite::Measured;
+
+/// One target and whether the run met it.
+struct Judgement {
+    target: String,
+    figure: Option<String>,
+    met: bool,
+}
+
+impl Judgement {
+    fn new(
+        target: String,
+        measured: Option<(f64, String)>,
+        met: impl Fn(f64) -> bool,
+    ) -> Judgement {
+        Judgement {
+            target,
+            met: measured.as_ref().is_some_and(|(value, _)| met(*value)),
+            figure: measured.map(|(_, text)| text),
+        }
+    }
+
+    fn line(&self) -> String {
+        let status = match (&self.figure, self.met) {
+            (None, _) => "NOT MEASURED",
+            (Some(_), true) => "met",
+            (Some(_), false) => "NOT met",
+        };
+        let figure = self.figure.as_deref().unwrap_or("no measurement");
+        format!("- {status}: {}: {figure}", self.target)
+    }
+}
+
+/// The targets, as Markdown list lines; `largest` is the largest two-phase
+/// instance measured and `paxos` the Paxos instance.
+pub fn render(measured: &[Measured], largest: ModelCase, paxos: ModelCase) -> String {
+    let analysis = Analysis::new(measured);
+    let versus = |model: ModelCase| {
+        let sample = analysis.check(model, Tool::Cmc, 2)?;
+        let ratio = analysis.versus_stateright(model, sample)?;
+        Some((ratio, format!("{ratio:.2}× stateright's distinct states/s")))
+    };
+    let wall_two = analysis.check(largest, Tool::Cmc, 2).map(|sample| {
+        let seconds = sample.wall.as_secs_f64();
+        (seconds, format!("{seconds:.2} s with 2 workers"))
+    });
+    let speedup = analysis.two_workers_speedup(largest).map(|speedup| {
+        (
+            speedup,
+            format!("{speedup:.2}× (wall, 1 worker / 2 workers)"),
+        )
+    });
+    let floor = analysis.floor(largest, 1).map(|floor| {
+        let ratio = floor.checker_over_floor;
+        (
+            ratio,
+            format!(
+                "cmc (1 worker) takes {ratio:.2}× the floor of {:.2} s",
+                floor.wall_seconds
+            ),
+        )
+    });
+    let table = analysis.check(largest, Tool::Cmc, 1).map(|sample| {
+        let bytes = sample.table_bytes as f64 / sample.distinct.max(1) as f64;
+        (bytes, format!("{bytes:.1} table bytes per distinct state"))
+    });
+    let params = largest.params();
+    let judgements = [
+        Judgement::new(
+            format!("2 workers ≥ 5× stateright on two-phase {params}"),
+            versus(largest),
+            |ratio| ratio >= 5.0,
+        ),
+        Judgement::new(
+            format!("2 workers ≥ 5× stateright on {}", paxos.params()),
+            versus(paxos),
+            |ratio| ratio >= 5.0,
+        ),
+        Judgement::new(format!("two-phase {params} in under 9 s"), wall_two, |s| {
+            s < 9.0
+        }),
+        Judgement::new(
+            format!("2 workers ≥ 1.8× faster than 1 on two-phase {params}"),
+            speedup,
+            |speedup| speedup >= 1.8,
+        ),
+        Judgement::new(
+            format!("per-state cost within 2× of the floor on two-phase {params}"),
+            floor,
+            |ratio| ratio <= 2.0,
+        ),
+        Judgement::new(
+            format!("visited table ≤ 24 bytes per distinct state on two-phase {params}"),
+            table,
+            |bytes| bytes <= 24.0,
+        ),
+    ];
+    judgements
+        .iter()
+        .map(|judgement| judgement.line() + "\n")
+        .collect()
+}
