@@ -214,7 +214,7 @@ struct Row {
     seconds: f64,
 }
 
-const LOOM_LIMIT: Duration = Duration::from_secs(60);
+const LOOM_LIMIT: Duration = Duration::from_secs(20);
 const BUDGET: usize = 100_000;
 
 fn run_cmc(program: &'static str, mode: cmc_thread::Mode, f: fn()) -> Row {
