@@ -14,6 +14,7 @@
 
 pub mod abi;
 pub mod action;
+pub mod chart;
 pub mod core;
 pub mod cores;
 pub mod env;
@@ -23,6 +24,7 @@ pub mod loader;
 pub mod open;
 pub mod purity;
 pub mod recorder;
+pub mod replay;
 pub mod spec;
 pub mod state;
 pub mod step;

@@ -1,0 +1,132 @@
+//! Message sequence charts in text: one column per node, one row per event.
+
+use std::fmt::Write;
+
+/// One row of a chart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Row {
+    /// A message delivered from `from` to `to`.
+    Arrow {
+        /// Step number in the trace.
+        step: usize,
+        /// Sending node.
+        from: usize,
+        /// Receiving node.
+        to: usize,
+        /// The message's text.
+        label: String,
+    },
+    /// Something that happened at one node (a client request, a crash, a reply...).
+    Local {
+        /// Step number in the trace.
+        step: usize,
+        /// The node.
+        node: usize,
+        /// What happened.
+        label: String,
+    },
+}
+
+const WIDTH: usize = 24;
+
+/// Renders `rows` for `nodes` nodes.
+pub fn render(nodes: usize, rows: &[Row]) -> String {
+    let mut text = String::new();
+    let mut header = String::from("step  ");
+    for node in 0..nodes {
+        let _ = write!(header, "{:<WIDTH$}", format!("n{node}"));
+    }
+    let _ = writeln!(text, "{}", header.trim_end());
+    for row in rows {
+        let mut line: Vec<char> = (0..nodes * WIDTH)
+            .map(|at| if at % WIDTH == 0 { '|' } else { ' ' })
+            .collect();
+        let step = match row {
+            Row::Arrow {
+                step,
+                from,
+                to,
+                label,
+            } if from != to && *from < nodes && *to < nodes => {
+                let (left, right) = (from.min(to) * WIDTH, from.max(to) * WIDTH);
+                for cell in &mut line[left + 1..right] {
+                    *cell = '-';
+                }
+                if to > from {
+                    line[right - 1] = '>';
+                } else {
+                    line[left + 1] = '<';
+                }
+                let room = right - left - 3;
+                let label: Vec<char> = label.chars().take(room).collect();
+                let start = left + 2 + (room - label.len()) / 2;
+                line[start..start + label.len()].copy_from_slice(&label);
+                *step
+            }
+            Row::Arrow {
+                step, from, label, ..
+            }
+            | Row::Local {
+                step,
+                node: from,
+                label,
+            } => {
+                let at = from.min(&nodes.saturating_sub(1)) * WIDTH;
+                let end = if *from + 1 >= nodes {
+                    at + WIDTH * 3
+                } else {
+                    at + WIDTH - 1
+                };
+                line.resize(line.len().max(end), ' ');
+                for (cell, ch) in line[at..end].iter_mut().zip(label.chars()) {
+                    *cell = ch;
+                }
+                *step
+            }
+        };
+        let body: String = line.into_iter().collect();
+        let _ = writeln!(text, "{step:>4}  {}", body.trim_end());
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrows_span_columns_in_both_directions() {
+        let rows = [
+            Row::Local {
+                step: 1,
+                node: 0,
+                label: "CLIENT r0".into(),
+            },
+            Row::Arrow {
+                step: 2,
+                from: 0,
+                to: 1,
+                label: "DATA(r=0)".into(),
+            },
+            Row::Arrow {
+                step: 3,
+                from: 1,
+                to: 0,
+                label: "ACK(r=0)".into(),
+            },
+        ];
+        let chart = render(2, &rows);
+        let lines: Vec<&str> = chart.lines().collect();
+        assert_eq!(lines[0], "step  n0                      n1");
+        assert_eq!(lines[1], "   1  CLIENT r0               |");
+        assert!(
+            lines[2].starts_with("   2  |-") && lines[2].ends_with("->|"),
+            "{chart}"
+        );
+        assert!(lines[2].contains("DATA(r=0)"));
+        assert!(
+            lines[3].starts_with("   3  |<-") && lines[3].contains("ACK(r=0)"),
+            "{chart}"
+        );
+    }
+}

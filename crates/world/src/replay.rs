@@ -1,0 +1,183 @@
+//! Replaying a World trace through the real cores.
+//!
+//! Each action of a replay file is matched by its text against the actions
+//! enabled at that step and run through the same core code the search ran
+//! (the Rust core or the same `.so`). For each step the replay prints the
+//! event each core handled, its outputs, the core's own description of its
+//! state, the fields that changed, and any property the new state violates;
+//! it ends with a message sequence chart.
+
+use std::fmt::Write;
+
+use cmc_model::{Model, PropertyKind, StateView};
+use cmc_search::ReplayFile;
+
+use crate::abi::{Event, OutputKind, Outputs};
+use crate::action::{Action, NetOp};
+use crate::chart::{self, Row};
+use crate::env::Observer;
+use crate::state::WorldState;
+use crate::World;
+
+/// Collects the core steps of one World step.
+struct Steps<'w> {
+    world: &'w World,
+    lines: Vec<String>,
+    replies: Vec<(usize, String)>,
+}
+
+impl Observer for Steps<'_> {
+    fn on_step(&mut self, node: u8, event: &Event, out: &Outputs) {
+        self.lines.push(format!(
+            "  event   {}",
+            self.world.format_event(node, event)
+        ));
+        for output in self.world.format_outputs(node, out) {
+            self.lines.push(format!("  output  {output}"));
+        }
+        for item in out.as_slice() {
+            if OutputKind::from_raw(item.kind) == Some(OutputKind::Reply) {
+                let text = crate::state::hex(item.payload());
+                self.replies
+                    .push((node as usize, format!("REPLY r{} {text}", item.id)));
+            }
+        }
+    }
+}
+
+fn violations(world: &World, state: &WorldState) -> Vec<String> {
+    world
+        .properties()
+        .iter()
+        .filter(|p| matches!(&p.kind, PropertyKind::Always(holds) if !holds(world, state)))
+        .map(|p| format!("  VIOLATED {}", p.name))
+        .collect()
+}
+
+fn show_view(text: &mut String, view: &StateView) {
+    for (name, value) in &view.fields {
+        let _ = writeln!(text, "  {name:<10} {value}");
+    }
+}
+
+/// The full replay of `file` through `world`'s cores, as text; an `Err` says
+/// which line of the file does not fit this World.
+pub fn run(world: &World, file: &ReplayFile) -> Result<String, String> {
+    if file.model != world.name() || file.params != world.params() {
+        return Err(format!(
+            "the file is a trace of {} with {:?}, but this World is {} with {:?}",
+            file.model,
+            file.params,
+            world.name(),
+            world.params()
+        ));
+    }
+    let mut text = String::new();
+    let mut rows = Vec::new();
+    let mut steps = Steps {
+        world,
+        lines: Vec::new(),
+        replies: Vec::new(),
+    };
+    let mut state = world
+        .init_observed(&mut steps)
+        .map_err(|fault| fault.to_string())?;
+    let _ = writeln!(text, "step 0: INIT");
+    for line in steps.lines.drain(..) {
+        let _ = writeln!(text, "{line}");
+    }
+    let mut view = world.describe_state(&state);
+    show_view(&mut text, &view);
+    let mut enabled = Vec::new();
+    for (index, (line, action_text)) in file.actions.iter().enumerate() {
+        let step = index + 1;
+        enabled.clear();
+        world.actions(&state, &mut enabled);
+        let Some(action) = enabled
+            .iter()
+            .find(|a| world.format_action(a) == *action_text)
+        else {
+            let names: Vec<String> = enabled.iter().map(|a| world.format_action(a)).collect();
+            return Err(format!(
+                "line {line}: action `{action_text}` is not enabled at step {step}; enabled: {}",
+                names.join(" | ")
+            ));
+        };
+        let _ = writeln!(text, "\nstep {step}: {action_text}");
+        let next = world
+            .step_observed(&state, action, &mut steps)
+            .map_err(|fault| fault.to_string())?;
+        let next = next.ok_or_else(|| format!("line {line}: `{action_text}` did not apply"))?;
+        for line in steps.lines.drain(..) {
+            let _ = writeln!(text, "{line}");
+        }
+        let next_view = world.describe_state(&next);
+        for change in next_view.changes_since(&view) {
+            let before = change.before.unwrap_or_default();
+            let after = change.after.unwrap_or_default();
+            let _ = writeln!(text, "  changed {:<10} {before}  =>  {after}", change.name);
+        }
+        for violation in violations(world, &next) {
+            let _ = writeln!(text, "{violation}");
+        }
+        rows.push(chart_row(world, step, action));
+        rows.extend(
+            steps
+                .replies
+                .drain(..)
+                .map(|(node, label)| Row::Local { step, node, label }),
+        );
+        state = next;
+        view = next_view;
+    }
+    let _ = writeln!(
+        text,
+        "\nmessage sequence chart:\n{}",
+        chart::render(world.spec().nodes(), &rows)
+    );
+    Ok(text)
+}
+
+fn chart_row(world: &World, step: usize, action: &Action) -> Row {
+    let local = |node: u8, label: String| Row::Local {
+        step,
+        node: node as usize,
+        label,
+    };
+    match *action {
+        Action::Net {
+            op: NetOp::Deliver,
+            src,
+            dst,
+            msg,
+            ..
+        } => Row::Arrow {
+            step,
+            from: src as usize,
+            to: dst as usize,
+            label: world.describe_message(src, msg.as_bytes()),
+        },
+        Action::Net {
+            op, src, dst, msg, ..
+        } => local(
+            src,
+            format!(
+                "{} ->n{dst} {}",
+                op.name(),
+                world.describe_message(src, msg.as_bytes())
+            ),
+        ),
+        Action::Flush { node } => local(node, "FLUSH".into()),
+        Action::Fire { node, timer } => local(node, format!("FIRE timer={timer}")),
+        Action::Wake { node, wake } => local(node, format!("WAKE id={wake}")),
+        Action::Tick { node } => local(node, "TICK".into()),
+        Action::Crash { node } => local(node, "CRASH".into()),
+        Action::Restart { node } => local(node, "RESTART".into()),
+        Action::Client { request, node } => local(node, format!("CLIENT r{request}")),
+        Action::LocalFail { request, node } => local(node, format!("LOCAL_FAIL r{request}")),
+        Action::Links { a, b, cut } => local(
+            a,
+            format!("LINKS {} n{a}-n{b}", if cut { "cut" } else { "heal" }),
+        ),
+    }
+}

@@ -1,0 +1,62 @@
+//! A counterexample of the example under a planted bug, found with the C core
+//! loaded from its `.so`, replays through the same `.so`.
+
+use std::path::Path;
+
+use cmc_search::{Checker, ReplayFile, Verdict};
+use cmc_world::{build_world, replay, WorldArgs};
+
+fn args(core: &str) -> WorldArgs {
+    WorldArgs {
+        cores: vec![Path::new(env!("CMC_TEST_CORES"))
+            .join(core)
+            .display()
+            .to_string()],
+        nodes: 2,
+        params: ["requests=1", "crashes=1", "restarts=1", "crash_nodes=1"]
+            .map(String::from)
+            .to_vec(),
+        check_determinism: true,
+    }
+}
+
+#[test]
+fn planted_bug_counterexample_replays_through_the_so() {
+    let checker = Checker::new(build_world(&args("libreqack_bug2.so")).unwrap()).workers(2);
+    let outcome = checker.run();
+    assert_eq!(
+        outcome.verdict,
+        Verdict::Violated {
+            property: "AckedIsDurable".into(),
+            kind: cmc_search::ViolationKind::Invariant
+        }
+    );
+    let counterexample = outcome.counterexample.unwrap();
+    let file =
+        ReplayFile::from_counterexample(checker.model(), &counterexample, Some("AckedIsDurable"));
+    let file = ReplayFile::parse(&file.to_text()).unwrap();
+
+    let world = build_world(&args("libreqack_bug2.so")).unwrap();
+    let text = replay::run(&world, &file).unwrap();
+    println!("{text}");
+    assert!(text.contains("event   n1 RECV from n0 DATA(r=0)"), "{text}");
+    assert!(text.contains("output  SEND to n0 ACK(r=0)"), "{text}");
+    assert!(
+        text.contains("receiver stored=0x0 flushing=0x1"),
+        "the core's own description: {text}"
+    );
+    assert!(text.contains("changed n1"), "per-step diff: {text}");
+    assert!(
+        text.trim_end()
+            .lines()
+            .any(|l| l.contains("|<-") && l.contains("ACK(r=0)")),
+        "chart: {text}"
+    );
+    let (trace, _chart) = text.split_once("message sequence chart:").unwrap();
+    let last_step = trace.rsplit("\nstep ").next().unwrap();
+    assert!(last_step.contains("VIOLATED AckedIsDurable"), "{last_step}");
+
+    // The same file does not fit another World.
+    let other = build_world(&args("libreqack.so")).unwrap();
+    assert!(replay::run(&other, &file).unwrap_err().contains("trace of"));
+}
