@@ -53,6 +53,25 @@ fn random_fingerprints(count: u64) -> Vec<Fingerprint> {
         .collect()
 }
 
+/// How far ahead of its inserts a thread prefetches table slots (the
+/// checker prefetches all successors of a state before inserting them).
+const PREFETCH_AHEAD: usize = 8;
+
+/// Inserts `chunk` into `table`, prefetching [`PREFETCH_AHEAD`] slots
+/// ahead; returns how many were new.
+fn insert_chunk(table: &FingerprintTable, chunk: &[Fingerprint]) -> u64 {
+    let mut new = 0;
+    for (index, &fingerprint) in chunk.iter().enumerate() {
+        if let Some(&ahead) = chunk.get(index + PREFETCH_AHEAD) {
+            table.prefetch(ahead);
+        }
+        if table.insert(fingerprint).expect("the table has room") == Insertion::New {
+            new += 1;
+        }
+    }
+    new
+}
+
 /// Inserts `fingerprints` into `table` from `threads` threads (each takes
 /// one contiguous share); returns how many were new.
 fn insert_all(table: &FingerprintTable, fingerprints: &[Fingerprint], threads: usize) -> u64 {
@@ -60,15 +79,7 @@ fn insert_all(table: &FingerprintTable, fingerprints: &[Fingerprint], threads: u
     std::thread::scope(|scope| {
         let workers: Vec<_> = fingerprints
             .chunks(share)
-            .map(|chunk| {
-                scope.spawn(move || {
-                    chunk
-                        .iter()
-                        .map(|&fp| table.insert(fp).expect("the table has room"))
-                        .filter(|&insertion| insertion == Insertion::New)
-                        .count() as u64
-                })
-            })
+            .map(|chunk| scope.spawn(move || insert_chunk(table, chunk)))
             .collect();
         workers
             .into_iter()

@@ -27,7 +27,7 @@ use suite::Config;
 
 const USAGE: &str = "usage: cmc-bench [--quick]\n\
     \n  Runs cmc (1 and 2 workers) and stateright (2 threads) on two-phase commit\n  \
-    RM=3..9 and Paxos, then the floor micro-benchmarks, best of 3 each, and\n  \
+    RM=3..9 and Paxos (2 and 3 clients), then the floor micro-benchmarks, best of 3 each, and\n  \
     prints one Markdown table. --quick: one run each, RM=3..7.";
 
 fn main() -> ExitCode {
@@ -58,12 +58,14 @@ fn run_suite(config: &Config) -> ExitCode {
     let largest = ModelCase::TwoPhase {
         rm_count: config.rm_max,
     };
-    let paxos = ModelCase::Paxos {
-        client_count: config.paxos_clients[0],
-    };
+    let paxos: Vec<ModelCase> = config
+        .paxos_clients
+        .iter()
+        .map(|&client_count| ModelCase::Paxos { client_count })
+        .collect();
     let table = table::render(&measured, largest);
     println!("{table}");
-    println!("{}", targets::render(&measured, largest, paxos));
+    println!("{}", targets::render(&measured, largest, &paxos));
     if table.contains("FAIL") {
         eprintln!("cmc-bench: some rows FAILED (see the check column)");
         ExitCode::FAILURE

@@ -17,12 +17,12 @@ pub struct Config {
 }
 
 impl Config {
-    /// The full suite: best of 3, RM=3..9, Paxos with 2 clients.
+    /// The full suite: best of 3, RM=3..9, Paxos with 2 and 3 clients.
     pub fn full() -> Config {
         Config {
             runs: 3,
             rm_max: 9,
-            paxos_clients: vec![2],
+            paxos_clients: vec![2, 3],
         }
     }
 
@@ -31,7 +31,7 @@ impl Config {
         Config {
             runs: 1,
             rm_max: 7,
-            ..Config::full()
+            paxos_clients: vec![2],
         }
     }
 }
