@@ -60,3 +60,34 @@ fn planted_bug_counterexample_replays_through_the_so() {
     let other = build_world(&args("libreqack.so")).unwrap();
     assert!(replay::run(&other, &file).unwrap_err().contains("trace of"));
 }
+
+/// The product links the same `reqack.o` that the purity gate checks and runs
+/// it over UDP on loopback.
+#[test]
+fn the_product_runs_the_checked_object_over_udp() {
+    let dir = std::env::temp_dir().join(format!("cmc-world-product-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let product = Path::new(env!("CMC_TEST_CORES")).join("reqack_udp");
+    let output = std::process::Command::new(product)
+        .args(["3", "3", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for request in 0..3 {
+        assert!(
+            stdout.contains(&format!("reply r{request} OK from node 0")),
+            "{stdout}"
+        );
+    }
+    // Each receiver durably stored all three requests (bits 0..2 of `stored` at offset 4).
+    for node in 1..3 {
+        let durable = std::fs::read(dir.join(format!("node{node}.dat"))).unwrap();
+        assert_eq!(durable[4..8], [0b111, 0, 0, 0], "node {node}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
