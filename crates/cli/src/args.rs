@@ -80,6 +80,10 @@ pub struct CheckArgs {
     /// [default: MODEL.cmc-trace in the current directory].
     #[arg(long)]
     pub replay_out: Option<PathBuf>,
+    /// Memory budget of the search, e.g. 8G or 512M: half for the fingerprint
+    /// table, a quarter for the frontier, which spills to disk beyond it.
+    #[arg(long, value_parser = parse_bytes)]
+    pub max_memory: Option<u64>,
     /// Where the trace log of parent links is kept [default: the temp dir].
     #[arg(long)]
     pub trace_dir: Option<PathBuf>,
@@ -95,4 +99,46 @@ pub struct ReplayArgs {
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Parses a size such as `512M`, `8G` or `1048576` (bytes).
+fn parse_bytes(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let (digits, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, ""),
+    };
+    let shift = match unit
+        .to_ascii_uppercase()
+        .trim_end_matches("IB")
+        .trim_end_matches('B')
+    {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return Err(format!("`{text}` is not a size (use e.g. 512M or 8G)")),
+    };
+    let value: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size (use e.g. 512M or 8G)"))?;
+    value
+        .checked_mul(1 << shift)
+        .ok_or_else(|| format!("`{text}` is too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_bytes;
+
+    #[test]
+    fn sizes_parse_with_binary_units() {
+        assert_eq!(parse_bytes("1048576"), Ok(1 << 20));
+        assert_eq!(parse_bytes("512M"), Ok(512 << 20));
+        assert_eq!(parse_bytes("8G"), Ok(8 << 30));
+        assert_eq!(parse_bytes("2GiB"), Ok(2 << 30));
+        assert!(parse_bytes("lots").is_err());
+        assert!(parse_bytes("5X").is_err());
+    }
 }

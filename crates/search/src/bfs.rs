@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use cmc_model::{Encode, Model};
-use cmc_store::{FingerprintTable, Frontier, Segment, TraceLog};
+use cmc_store::{FingerprintTable, Frontier, LevelBuilder, Segment, TraceLog};
 
 use crate::expand::{Expander, Scratch, SearchError, ViolationSite};
 use crate::progress::Progress;
@@ -27,9 +27,9 @@ const GROW_AT_LOAD: f64 = 0.75;
 /// the length sums per-thread counters, so it is not done per state).
 const LOAD_CHECK_EVERY: usize = 32;
 
-/// What one worker produced from its share of a level.
+/// What one worker produced from its share of a level (its new states went
+/// into the next level's builder).
 struct WorkerYield {
-    next: Vec<Segment>,
     unfinished: Vec<Segment>,
     generated: u64,
     violation: Option<ViolationSite>,
@@ -39,6 +39,7 @@ struct WorkerYield {
 /// What a whole level produced.
 struct LevelYield {
     next: Frontier,
+    spilled_bytes: u64,
     generated: u64,
     violation: Option<ViolationSite>,
 }
@@ -47,7 +48,7 @@ struct LevelYield {
 pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) -> Outcome<M> {
     let started = Instant::now();
     let properties = PropertySet::new(model.properties());
-    let mut table = FingerprintTable::with_capacity(options.table_capacity);
+    let mut table = FingerprintTable::with_capacity(options.initial_table_capacity());
     let progress = Progress::start(options.progress);
     let workers = options.workers.max(1);
     let mut stats = Stats {
@@ -91,6 +92,7 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) 
                 &progress,
             )?;
             stats.states_generated += produced.generated;
+            stats.frontier_spilled_bytes += produced.spilled_bytes;
             violation = produced.violation;
             level = produced.next;
             if !level.is_empty() {
@@ -123,19 +125,23 @@ fn initial_level<M: Model>(
     let mut scratch = Scratch::new(log);
     let mut initial = Vec::new();
     model.init_states(&mut initial);
-    let mut level = Frontier::new();
+    let mut segments = Vec::new();
     let mut segment = Segment::new();
     for (index, state) in initial.into_iter().enumerate() {
         expander.visit_initial(&mut scratch, index, state, &mut |id, bytes, _| {
             segment.push(id, bytes);
             if segment.is_full() {
-                level.push_segment(mem::take(&mut segment));
+                segments.push(mem::take(&mut segment));
             }
         })?;
     }
-    level.push_segment(segment);
+    segments.push(segment);
     scratch.flush()?;
-    Ok((level, scratch.generated, scratch.violation))
+    Ok((
+        Frontier::from_segments(segments),
+        scratch.generated,
+        scratch.violation,
+    ))
 }
 
 /// Expands every state of `level` (at `depth`) into the next level, pausing
@@ -152,122 +158,153 @@ fn expand_level<M: Model>(
     workers: usize,
     progress: &Progress,
 ) -> Result<LevelYield, SearchError> {
-    let mut pending = level.into_segments();
-    let mut produced = LevelYield {
-        next: Frontier::new(),
-        generated: 0,
-        violation: None,
-    };
+    let next = LevelBuilder::new(options.frontier_memory_budget_bytes(), &options.spill_dir());
+    let mut pending = level;
+    let mut generated = 0;
+    let mut violation = None;
     while !pending.is_empty() {
         let pause = AtomicBool::new(false);
         let cursor = AtomicUsize::new(0);
         let expander = Expander::new(model, properties, table, options);
+        let share = Share {
+            expander: &expander,
+            log,
+            pending: &pending,
+            next: &next,
+            cursor: &cursor,
+            pause: &pause,
+            depth,
+            progress,
+        };
         let yields: Vec<WorkerYield> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers)
-                .map(|_| {
-                    scope.spawn(|| {
-                        expand_share(&expander, log, &pending, &cursor, &pause, depth, progress)
-                    })
-                })
+                .map(|_| scope.spawn(|| share.expand()))
                 .collect();
             handles
                 .into_iter()
                 .map(|handle| handle.join().expect("a search worker panicked"))
                 .collect()
         });
-        let taken = cursor.load(Ordering::Relaxed).min(pending.len());
-        let mut unfinished: Vec<Segment> = pending.drain(taken..).collect();
+        let mut unfinished = Vec::new();
         for worker in yields {
             if let Some(error) = worker.error {
                 return Err(error);
             }
-            produced.generated += worker.generated;
-            if let Some(violation) = worker.violation {
-                ViolationSite::keep_least(&mut produced.violation, violation);
+            generated += worker.generated;
+            if let Some(found) = worker.violation {
+                ViolationSite::keep_least(&mut violation, found);
             }
-            worker
-                .next
-                .into_iter()
-                .for_each(|segment| produced.next.push_segment(segment));
             unfinished.extend(worker.unfinished);
         }
         if pause.load(Ordering::Relaxed) {
-            let capacity = table.capacity();
-            table.grow(capacity * 2);
+            grow(table, options)?;
         }
-        pending = unfinished;
+        pending = pending.remaining_with(unfinished);
     }
-    Ok(produced)
+    Ok(LevelYield {
+        spilled_bytes: next.spilled_bytes(),
+        next: next.finish(),
+        generated,
+        violation,
+    })
 }
 
-/// One worker's loop over a level: take segments until none is left or the
-/// table must grow.
-fn expand_share<M: Model>(
-    expander: &Expander<'_, M>,
-    log: &TraceLog,
-    pending: &[Segment],
-    cursor: &AtomicUsize,
-    pause: &AtomicBool,
+/// Doubles the table, within the memory budget.
+pub(crate) fn grow(
+    table: &mut FingerprintTable,
+    options: &SearchOptions,
+) -> Result<(), SearchError> {
+    let capacity = table.capacity() * 2;
+    if let Some(budget) = options.table_memory_budget_bytes() {
+        if FingerprintTable::bytes_for(capacity) as u64 > budget {
+            return Err(SearchError::MemoryBudget {
+                needed_bytes: FingerprintTable::bytes_for(capacity) as u64,
+                budget_bytes: budget,
+            });
+        }
+    }
+    table.grow(capacity);
+    Ok(())
+}
+
+/// What the workers of one pass over a level share.
+struct Share<'a, M: Model> {
+    expander: &'a Expander<'a, M>,
+    log: &'a TraceLog,
+    pending: &'a Frontier,
+    next: &'a LevelBuilder,
+    cursor: &'a AtomicUsize,
+    pause: &'a AtomicBool,
     depth: u64,
-    progress: &Progress,
-) -> WorkerYield {
-    let mut scratch = Scratch::new(log);
-    let mut worker = WorkerYield {
-        next: Vec::new(),
-        unfinished: Vec::new(),
-        generated: 0,
-        violation: None,
-        error: None,
-    };
-    let mut out = Segment::new();
-    let grow_at = (expander.table.capacity() as f64 * GROW_AT_LOAD) as u64;
-    let result = (|| -> Result<(), SearchError> {
-        while !pause.load(Ordering::Relaxed) {
-            let index = cursor.fetch_add(1, Ordering::Relaxed);
-            let Some(segment) = pending.get(index) else {
-                break;
-            };
-            let mut entries = segment.iter();
-            let mut expanded = 0usize;
-            while let Some(entry) = entries.next() {
-                let state = M::State::decode_exact(entry.state)?;
-                expander.expand(
-                    &mut scratch,
-                    &state,
-                    entry.trace_id,
-                    depth,
-                    &mut |id, bytes, _| {
-                        out.push(id, bytes);
-                        if out.is_full() {
-                            worker.next.push(mem::take(&mut out));
-                        }
-                    },
-                )?;
-                expanded += 1;
-                if expanded.is_multiple_of(LOAD_CHECK_EVERY) && expander.table.len() >= grow_at {
-                    pause.store(true, Ordering::Relaxed);
-                }
-                if pause.load(Ordering::Relaxed) {
-                    let mut rest = Segment::new();
-                    entries.for_each(|entry| rest.push(entry.trace_id, entry.state));
-                    worker.unfinished.push(rest);
+    progress: &'a Progress,
+}
+
+impl<M: Model> Share<'_, M> {
+    /// One worker's loop: take segments until none is left or the table must
+    /// grow; states not expanded when pausing are returned as unfinished.
+    fn expand(&self) -> WorkerYield {
+        let mut scratch = Scratch::new(self.log);
+        let mut worker = WorkerYield {
+            unfinished: Vec::new(),
+            generated: 0,
+            violation: None,
+            error: None,
+        };
+        let mut out = Segment::new();
+        let table = self.expander.table;
+        let grow_at = (table.capacity() as f64 * GROW_AT_LOAD) as u64;
+        let result = (|| -> Result<(), SearchError> {
+            while !self.pause.load(Ordering::Relaxed) {
+                let index = self.cursor.fetch_add(1, Ordering::Relaxed);
+                if index >= self.pending.segment_count() {
                     break;
                 }
+                let Some(segment) = self.pending.take(index)? else {
+                    continue;
+                };
+                let mut entries = segment.iter();
+                let mut expanded = 0usize;
+                let mut full = Vec::new();
+                while let Some(entry) = entries.next() {
+                    let state = M::State::decode_exact(entry.state)?;
+                    self.expander.expand(
+                        &mut scratch,
+                        &state,
+                        entry.trace_id,
+                        self.depth,
+                        &mut |id, bytes, _| {
+                            out.push(id, bytes);
+                            if out.is_full() {
+                                full.push(mem::take(&mut out));
+                            }
+                        },
+                    )?;
+                    for segment in full.drain(..) {
+                        self.next.push(segment)?;
+                    }
+                    expanded += 1;
+                    if expanded.is_multiple_of(LOAD_CHECK_EVERY) && table.len() >= grow_at {
+                        self.pause.store(true, Ordering::Relaxed);
+                    }
+                    if self.pause.load(Ordering::Relaxed) {
+                        let mut rest = Segment::new();
+                        entries.for_each(|entry| rest.push(entry.trace_id, entry.state));
+                        worker.unfinished.push(rest);
+                        break;
+                    }
+                }
+                let counters = &self.progress.counters;
+                counters
+                    .generated
+                    .fetch_add(scratch.generated, Ordering::Relaxed);
+                worker.generated += mem::take(&mut scratch.generated);
+                counters.distinct.store(table.len(), Ordering::Relaxed);
             }
-            progress
-                .counters
-                .generated
-                .fetch_add(scratch.generated, Ordering::Relaxed);
-            worker.generated += mem::take(&mut scratch.generated);
-            progress
-                .counters
-                .distinct
-                .store(expander.table.len(), Ordering::Relaxed);
-        }
-        scratch.flush()
-    })();
-    worker.next.push(out);
-    worker.violation = scratch.violation.take();
-    worker.error = result.err();
-    worker
+            self.next.push(mem::take(&mut out))?;
+            scratch.flush()
+        })();
+        worker.violation = scratch.violation.take();
+        worker.error = result.err();
+        worker
+    }
 }

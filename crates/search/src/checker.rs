@@ -91,6 +91,13 @@ impl<M: Model> Checker<M> {
         self
     }
 
+    /// Bounds the memory of the search (fingerprint table and in-memory
+    /// frontier; the frontier spills to disk beyond its share).
+    pub fn max_memory(mut self, bytes: u64) -> Checker<M> {
+        self.options.max_memory_bytes = Some(bytes);
+        self
+    }
+
     /// The model being checked.
     pub fn model(&self) -> &M {
         &self.model
@@ -128,7 +135,7 @@ pub(crate) fn search<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M>
             seed,
         } => crate::simulate::run(model, options, walks, walk_length, seed),
         Strategy::Bfs | Strategy::Dfs => {
-            let dir = options.trace_dir.clone().unwrap_or_else(std::env::temp_dir);
+            let dir = options.spill_dir();
             let log = match TraceLog::create_in(&dir) {
                 Ok(log) => log,
                 Err(problem) => {

@@ -22,7 +22,7 @@ const GROW_AT_LOAD: f64 = 0.75;
 pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) -> Outcome<M> {
     let started = Instant::now();
     let properties = PropertySet::new(model.properties());
-    let mut table = FingerprintTable::with_capacity(options.table_capacity);
+    let mut table = FingerprintTable::with_capacity(options.initial_table_capacity());
     let progress = Progress::start(options.progress);
     let mut stats = Stats {
         workers: 1,
@@ -52,8 +52,7 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) 
                 continue;
             }
             if table.len() as f64 >= table.capacity() as f64 * GROW_AT_LOAD {
-                let capacity = table.capacity();
-                table.grow(capacity * 2);
+                crate::bfs::grow(&mut table, options)?;
             }
             let expander = Expander::new(model, &properties, &table, options);
             let first_child = stack.len();

@@ -47,8 +47,13 @@ pub(crate) enum SearchError {
         "the fingerprint table is full ({capacity} slots); this is a cmc bug, please report it"
     )]
     TableFull { capacity: usize },
-    #[error("cannot write the trace log of parent links: {0} (is the disk full? choose another place with --trace-dir)")]
+    #[error("cannot write the search's files (trace log or frontier spill): {0} (is the disk full? choose another place with --trace-dir)")]
     TraceIo(#[from] io::Error),
+    #[error("the fingerprint table needs {needed_bytes} bytes, more than the memory budget allows ({budget_bytes} bytes of --max-memory); raise --max-memory")]
+    MemoryBudget {
+        needed_bytes: u64,
+        budget_bytes: u64,
+    },
     #[error(
         "a stored state does not decode: {0}; the model's Encode implementation is not a bijection"
     )]

@@ -55,6 +55,10 @@ pub struct SearchOptions {
     pub trace_dir: Option<PathBuf>,
     /// Initial number of slots of the fingerprint table (it grows as needed).
     pub table_capacity: usize,
+    /// Memory the search may use, in bytes (`None`: no bound). Half goes to
+    /// the fingerprint table (allocated up front, zero pages untouched until
+    /// used), a quarter to the BFS frontier, beyond which it spills to disk.
+    pub max_memory_bytes: Option<u64>,
     /// Whether every successor is computed twice and the two encodings
     /// compared, so that a model whose steps depend on anything but the state
     /// is reported as non-deterministic at the step that showed it.
@@ -72,7 +76,39 @@ impl Default for SearchOptions {
             trace_dir: None,
             table_capacity: 1 << 20,
             check_determinism: false,
+            max_memory_bytes: None,
         }
+    }
+}
+
+/// Bytes of one fingerprint table slot.
+const TABLE_SLOT_BYTES: u64 = 16;
+
+impl SearchOptions {
+    /// Bytes the fingerprint table may take, if memory is bounded.
+    pub fn table_memory_budget_bytes(&self) -> Option<u64> {
+        self.max_memory_bytes.map(|bytes| bytes / 2)
+    }
+
+    /// Bytes of BFS frontier kept in memory before spilling to disk.
+    pub fn frontier_memory_budget_bytes(&self) -> usize {
+        self.max_memory_bytes.map_or(usize::MAX, |bytes| {
+            usize::try_from(bytes / 4).unwrap_or(usize::MAX)
+        })
+    }
+
+    /// Slots the fingerprint table starts with: all its budget when memory
+    /// is bounded (untouched pages cost nothing), `table_capacity` otherwise.
+    pub fn initial_table_capacity(&self) -> usize {
+        match self.table_memory_budget_bytes() {
+            Some(budget) => usize::try_from(budget / TABLE_SLOT_BYTES).unwrap_or(usize::MAX),
+            None => self.table_capacity,
+        }
+    }
+
+    /// Where the trace log and frontier spill files go.
+    pub fn spill_dir(&self) -> PathBuf {
+        self.trace_dir.clone().unwrap_or_else(std::env::temp_dir)
     }
 }
 

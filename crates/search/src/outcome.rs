@@ -94,6 +94,8 @@ pub struct Stats {
     pub table_bytes: u64,
     /// Worker threads used.
     pub workers: usize,
+    /// Bytes of BFS frontier written to disk because memory was bounded.
+    pub frontier_spilled_bytes: u64,
 }
 
 impl Stats {

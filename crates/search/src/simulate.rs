@@ -50,7 +50,7 @@ pub(crate) fn run<M: Model>(
 ) -> Outcome<M> {
     let started = Instant::now();
     let properties = PropertySet::new(model.properties());
-    let table = FingerprintTable::with_capacity(options.table_capacity);
+    let table = FingerprintTable::with_capacity(options.initial_table_capacity());
     let table_full = std::sync::atomic::AtomicBool::new(false);
     let progress = Progress::start(options.progress);
     let workers = options.workers.max(1);

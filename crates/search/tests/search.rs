@@ -400,3 +400,71 @@ fn assert_properties_panics_with_the_readable_counterexample() {
     grid.forbidden = Some((1, 1));
     let _ = Checker::new(grid).assert_properties();
 }
+
+/// Sixteen switches turned on one at a time, each state padded to 200 bytes:
+/// 65,536 states whose widest level (8 switches on) is 12,870 states, 2.8 MB.
+struct Switches;
+
+#[derive(Clone, Debug, PartialEq)]
+struct Board {
+    on: u16,
+    padding: [u8; 200],
+}
+encode_fields!(Board { on, padding });
+
+impl Model for Switches {
+    type State = Board;
+    type Action = u8;
+    fn name(&self) -> String {
+        "switches".into()
+    }
+    fn init_states(&self, out: &mut Vec<Board>) {
+        out.push(Board {
+            on: 0,
+            padding: [0; 200],
+        });
+    }
+    fn actions(&self, _: &Board, out: &mut Vec<u8>) {
+        out.extend(0..16);
+    }
+    fn next_state(&self, board: &Board, switch: &u8) -> Option<Board> {
+        let bit = 1u16 << switch;
+        (board.on & bit == 0).then(|| Board {
+            on: board.on | bit,
+            ..board.clone()
+        })
+    }
+    fn is_terminal(&self, board: &Board) -> bool {
+        board.on == u16::MAX
+    }
+}
+
+#[test]
+fn a_frontier_beyond_its_memory_budget_spills_to_disk_without_losing_states() {
+    let dir = tempfile::tempdir().unwrap();
+    for workers in [1, 2] {
+        // 8 MiB: 4 MiB of table (enough), 2 MiB of frontier (less than the widest level).
+        let outcome = Checker::new(Switches)
+            .workers(workers)
+            .max_memory(8 << 20)
+            .trace_dir(dir.path())
+            .run();
+        assert_eq!(outcome.verdict, Verdict::Pass, "{workers} workers");
+        assert_eq!(outcome.stats.distinct_states, 1 << 16);
+        assert_eq!(outcome.stats.depth, 17);
+        assert!(
+            outcome.stats.frontier_spilled_bytes > 1 << 20,
+            "{:?}",
+            outcome.stats
+        );
+    }
+}
+
+#[test]
+fn a_table_that_outgrows_the_memory_budget_is_a_clear_error() {
+    let outcome = Checker::new(Switches).max_memory(1 << 20).run();
+    match outcome.verdict {
+        Verdict::Error { message } => assert!(message.contains("raise --max-memory"), "{message}"),
+        other => panic!("expected an error, got {other:?}"),
+    }
+}

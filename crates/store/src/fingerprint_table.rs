@@ -59,9 +59,15 @@ const SLOT_BYTES: usize = 16;
 
 impl FingerprintTable {
     /// A table with room for `capacity` fingerprints (at least 1024).
+    ///
+    /// The slots are zeroed memory from the allocator, so pages no insert has
+    /// touched take no physical memory.
     pub fn with_capacity(capacity: usize) -> FingerprintTable {
         let capacity = capacity.max(1024);
-        let words = (0..2 * capacity).map(|_| AtomicU64::new(0)).collect();
+        let zeroed = vec![0u64; 2 * capacity].into_boxed_slice();
+        // SAFETY: `AtomicU64` has the same size, alignment and bit validity as
+        // `u64`, so a boxed slice of one is a boxed slice of the other.
+        let words = unsafe { Box::from_raw(Box::into_raw(zeroed) as *mut [AtomicU64]) };
         FingerprintTable {
             words,
             capacity,
@@ -94,7 +100,12 @@ impl FingerprintTable {
 
     /// Bytes of memory the slots take.
     pub fn memory_bytes(&self) -> usize {
-        self.capacity * SLOT_BYTES
+        FingerprintTable::bytes_for(self.capacity)
+    }
+
+    /// Bytes of memory a table of `capacity` slots takes.
+    pub fn bytes_for(capacity: usize) -> usize {
+        capacity * SLOT_BYTES
     }
 
     #[inline]

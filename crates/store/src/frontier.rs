@@ -1,4 +1,12 @@
-//! A BFS level held as segments of canonical state bytes.
+//! A BFS level held as segments of canonical state bytes, in memory up to a
+//! budget and in a spill file beyond it.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Most states one [`Segment`] holds; segments are the unit of work that
 /// search workers take, so this bounds how unevenly a level can be split.
@@ -108,11 +116,137 @@ impl<'a> Iterator for SegmentIter<'a> {
     }
 }
 
-/// One BFS level: the segments of states still to expand.
+/// Where one segment of a level is kept.
+#[derive(Debug)]
+enum Slot {
+    /// In memory.
+    Memory(Segment),
+    /// In the level's spill file, at `offset`, `bytes` long, holding `states`.
+    Disk {
+        offset: u64,
+        bytes: usize,
+        states: usize,
+    },
+}
+
+/// A level's spill file: segments appended with positioned writes.
+#[derive(Debug)]
+struct SpillFile {
+    file: File,
+    next_offset: AtomicU64,
+}
+
+/// Builds the next BFS level while workers produce its segments.
+///
+/// Segments stay in memory while the level's in-memory bytes are within the
+/// budget; beyond it, each further segment is appended to an anonymous spill
+/// file in the spill directory, and only its place is remembered. Every
+/// method takes `&self`, so all workers push into one builder.
+#[derive(Debug)]
+pub struct LevelBuilder {
+    slots: Mutex<Vec<Slot>>,
+    states: AtomicU64,
+    memory_bytes: AtomicUsize,
+    memory_budget_bytes: usize,
+    spill_dir: PathBuf,
+    spill: OnceLock<SpillFile>,
+}
+
+impl LevelBuilder {
+    /// A builder that keeps at most `memory_budget_bytes` of segments in
+    /// memory and spills the rest into a file under `spill_dir`.
+    pub fn new(memory_budget_bytes: usize, spill_dir: &Path) -> LevelBuilder {
+        LevelBuilder {
+            slots: Mutex::new(Vec::new()),
+            states: AtomicU64::new(0),
+            memory_bytes: AtomicUsize::new(0),
+            memory_budget_bytes,
+            spill_dir: spill_dir.to_path_buf(),
+            spill: OnceLock::new(),
+        }
+    }
+
+    /// Adds a segment (empty segments are dropped).
+    pub fn push(&self, segment: Segment) -> io::Result<()> {
+        if segment.is_empty() {
+            return Ok(());
+        }
+        self.states
+            .fetch_add(segment.len() as u64, Ordering::Relaxed);
+        let bytes = segment.byte_len();
+        let in_memory = self.memory_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        let slot = if in_memory <= self.memory_budget_bytes {
+            Slot::Memory(segment)
+        } else {
+            self.memory_bytes.fetch_sub(bytes, Ordering::Relaxed);
+            self.spill_segment(&segment)?
+        };
+        self.slots
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .push(slot);
+        Ok(())
+    }
+
+    fn spill_segment(&self, segment: &Segment) -> io::Result<Slot> {
+        let spill = match self.spill.get() {
+            Some(spill) => spill,
+            None => {
+                let file = tempfile::tempfile_in(&self.spill_dir)?;
+                // Another worker may have won the race; its file is used and ours dropped.
+                let _ = self.spill.set(SpillFile {
+                    file,
+                    next_offset: AtomicU64::new(0),
+                });
+                self.spill.get().expect("the spill file was just set")
+            }
+        };
+        let bytes = segment.as_bytes();
+        let offset = spill
+            .next_offset
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        spill.file.write_all_at(bytes, offset)?;
+        Ok(Slot::Disk {
+            offset,
+            bytes: bytes.len(),
+            states: segment.len(),
+        })
+    }
+
+    /// Bytes of segments written to the spill file so far.
+    pub fn spilled_bytes(&self) -> u64 {
+        self.spill
+            .get()
+            .map_or(0, |spill| spill.next_offset.load(Ordering::Relaxed))
+    }
+
+    /// The finished level.
+    pub fn finish(self) -> Frontier {
+        let slots = self
+            .slots
+            .into_inner()
+            .unwrap_or_else(|poison| poison.into_inner());
+        Frontier {
+            states: self.states.load(Ordering::Relaxed),
+            slots: slots
+                .into_iter()
+                .map(|slot| Mutex::new(Some(slot)))
+                .collect(),
+            spill: self.spill.into_inner().map(|spill| Arc::new(spill.file)),
+        }
+    }
+}
+
+/// One BFS level: the segments of states still to expand, in memory or in
+/// the level's spill file.
+///
+/// Workers [`take`](Frontier::take) segments by index (each index is taken
+/// once); a taken in-memory segment's memory is released when the taker drops it.
 #[derive(Debug, Default)]
 pub struct Frontier {
-    segments: Vec<Segment>,
+    slots: Vec<Mutex<Option<Slot>>>,
     states: u64,
+    spill: Option<Arc<File>>,
 }
 
 impl Frontier {
@@ -121,15 +255,18 @@ impl Frontier {
         Frontier::default()
     }
 
-    /// Adds a segment (empty segments are dropped).
-    pub fn push_segment(&mut self, segment: Segment) {
-        if !segment.is_empty() {
-            self.states += segment.len() as u64;
-            self.segments.push(segment);
+    /// A level held in memory.
+    pub fn from_segments(segments: impl IntoIterator<Item = Segment>) -> Frontier {
+        let builder = LevelBuilder::new(usize::MAX, Path::new("."));
+        for segment in segments {
+            builder
+                .push(segment)
+                .expect("in-memory segments never touch the disk");
         }
+        builder.finish()
     }
 
-    /// Number of states in the level.
+    /// Number of states in the level (taken segments included).
     pub fn len(&self) -> u64 {
         self.states
     }
@@ -139,19 +276,67 @@ impl Frontier {
         self.states == 0
     }
 
-    /// The segments, in the order they were added.
-    pub fn segments(&self) -> &[Segment] {
-        &self.segments
+    /// Number of segments (taken ones included).
+    pub fn segment_count(&self) -> usize {
+        self.slots.len()
     }
 
-    /// Takes the segments out of the level.
-    pub fn into_segments(self) -> Vec<Segment> {
-        self.segments
+    /// Takes segment `index` (reading it back from disk if it was spilled);
+    /// `None` if there is no such segment or it was already taken.
+    pub fn take(&self, index: usize) -> io::Result<Option<Segment>> {
+        let Some(slot) = self.slots.get(index) else {
+            return Ok(None);
+        };
+        let slot = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+        match slot {
+            None => Ok(None),
+            Some(Slot::Memory(segment)) => Ok(Some(segment)),
+            Some(Slot::Disk { offset, bytes, .. }) => {
+                let file = self
+                    .spill
+                    .as_ref()
+                    .expect("a spilled segment has a spill file");
+                let mut buffer = vec![0u8; bytes];
+                file.read_exact_at(&mut buffer, offset)?;
+                Segment::from_bytes(buffer).map(Some).ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("spilled frontier segment at offset {offset} is corrupt"),
+                    )
+                })
+            }
+        }
     }
 
-    /// Bytes held by the level's segments.
-    pub fn byte_len(&self) -> usize {
-        self.segments.iter().map(Segment::byte_len).sum()
+    /// The level without its taken segments, followed by `extra` segments
+    /// (used to resume a level after a pause). The spill file is kept.
+    pub fn remaining_with(self, extra: Vec<Segment>) -> Frontier {
+        let mut slots: Vec<Mutex<Option<Slot>>> = self
+            .slots
+            .into_iter()
+            .filter(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()).is_some())
+            .collect();
+        slots.extend(
+            extra
+                .into_iter()
+                .filter(|segment| !segment.is_empty())
+                .map(|segment| Mutex::new(Some(Slot::Memory(segment)))),
+        );
+        let states = slots
+            .iter_mut()
+            .map(
+                |slot| match slot.get_mut().unwrap_or_else(|p| p.into_inner()) {
+                    Some(Slot::Memory(segment)) => segment.len() as u64,
+                    Some(Slot::Disk { states, .. }) => *states as u64,
+                    None => 0,
+                },
+            )
+            .sum();
+        Frontier {
+            slots,
+            states,
+            spill: self.spill,
+        }
     }
 }
 
@@ -190,14 +375,66 @@ mod tests {
         assert!(Segment::from_bytes(truncated).is_none());
     }
 
+    fn segment_of(ids: std::ops::Range<u64>) -> Segment {
+        let mut segment = Segment::new();
+        for id in ids {
+            segment.push(id, &id.to_le_bytes());
+        }
+        segment
+    }
+
+    fn ids_of(frontier: &Frontier) -> Vec<u64> {
+        (0..frontier.segment_count())
+            .flat_map(|index| {
+                let segment = frontier.take(index).unwrap().unwrap();
+                segment.iter().map(|e| e.trace_id).collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
     #[test]
-    fn frontier_counts_states_across_segments() {
-        let mut frontier = Frontier::new();
-        let mut a = Segment::new();
-        a.push(1, b"x");
-        frontier.push_segment(a);
-        frontier.push_segment(Segment::new());
-        assert_eq!(frontier.len(), 1);
-        assert_eq!(frontier.segments().len(), 1);
+    fn a_level_beyond_its_budget_spills_and_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        // Each segment is 10 entries of 20 bytes: a 250-byte budget keeps one.
+        let builder = LevelBuilder::new(250, dir.path());
+        for start in (0..50).step_by(10) {
+            builder.push(segment_of(start..start + 10)).unwrap();
+        }
+        builder.push(Segment::new()).unwrap();
+        let frontier = builder.finish();
+        assert_eq!(frontier.len(), 50);
+        assert_eq!(frontier.segment_count(), 5);
+        assert!(
+            frontier.spill.is_some(),
+            "segments beyond the budget went to disk"
+        );
+        let mut ids = ids_of(&frontier);
+        ids.sort_unstable();
+        assert_eq!(ids, (0..50).collect::<Vec<_>>());
+        assert!(
+            frontier.take(0).unwrap().is_none(),
+            "a segment is taken once"
+        );
+    }
+
+    #[test]
+    fn remaining_keeps_untaken_segments_and_adds_extra() {
+        let dir = tempfile::tempdir().unwrap();
+        let builder = LevelBuilder::new(0, dir.path());
+        builder.push(segment_of(0..3)).unwrap();
+        builder.push(segment_of(3..5)).unwrap();
+        let frontier = builder.finish();
+        frontier.take(0).unwrap().unwrap();
+        let rest = frontier.remaining_with(vec![segment_of(9..10)]);
+        assert_eq!(rest.len(), 3);
+        assert_eq!(ids_of(&rest), vec![3, 4, 9]);
+    }
+
+    #[test]
+    fn in_memory_levels_never_create_files() {
+        let frontier = Frontier::from_segments([segment_of(0..4), Segment::new()]);
+        assert_eq!(frontier.len(), 4);
+        assert_eq!(frontier.segment_count(), 1);
+        assert!(frontier.spill.is_none());
     }
 }

@@ -12,5 +12,5 @@ mod frontier;
 mod trace_log;
 
 pub use fingerprint_table::{FingerprintTable, Insertion};
-pub use frontier::{Frontier, FrontierEntry, Segment, SEGMENT_STATES_MAX};
+pub use frontier::{Frontier, FrontierEntry, LevelBuilder, Segment, SEGMENT_STATES_MAX};
 pub use trace_log::{TraceId, TraceLog, TraceRecord, TraceWriter};
