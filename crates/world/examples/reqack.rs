@@ -12,9 +12,17 @@ use cmc_world::{replay, Core, World, WorldSpec};
 
 fn world(core: Arc<dyn Core>) -> World {
     let mut spec = WorldSpec::new(core, 2).expect("2 nodes are allowed");
-    spec.set_all(&["requests=2", "drops=1", "crashes=1", "restarts=1", "crash_nodes=1"])
-        .expect("known parameters");
-    reqack::properties().into_iter().fold(World::new(spec), World::with_property)
+    spec.set_all(&[
+        "requests=2",
+        "drops=1",
+        "crashes=1",
+        "restarts=1",
+        "crash_nodes=1",
+    ])
+    .expect("known parameters");
+    reqack::properties()
+        .into_iter()
+        .fold(World::new(spec), World::with_property)
 }
 
 fn main() {

@@ -27,6 +27,28 @@ pub struct WorldArgs {
     pub check_determinism: bool,
 }
 
+impl WorldArgs {
+    /// The arguments a World was built with, from its [`cmc_model::Model::params`]
+    /// (as a replay file records them): `core=` entries, `nodes=`, and the
+    /// `NAME=VALUE` parameters. For `cmc replay FILE` of a World trace.
+    pub fn from_params(params: &[ModelParam]) -> Result<WorldArgs, String> {
+        let mut args = WorldArgs::default();
+        for param in params {
+            match param.name.as_str() {
+                "core" => args.cores.push(param.value.clone()),
+                "nodes" => {
+                    args.nodes = param
+                        .value
+                        .parse()
+                        .map_err(|_| format!("nodes={}: expected a number", param.value))?
+                }
+                _ => args.params.push(format!("{}={}", param.name, param.value)),
+            }
+        }
+        Ok(args)
+    }
+}
+
 fn open_core(name: &str) -> Result<Arc<dyn Core>, String> {
     match name.strip_prefix("rust:") {
         Some(builtin) => cores::rust_core(builtin).ok_or_else(|| {

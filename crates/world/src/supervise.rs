@@ -140,6 +140,65 @@ fn classify(status: ExitStatus, slots: &[SlotRecord]) -> Supervised {
     Supervised::Finished(status)
 }
 
+/// The supervising side of `cmc check --core ...`, in one call: re-runs this
+/// executable with the same arguments as a supervised child, and returns the
+/// exit code to use. A normal end passes the child's exit code through; a
+/// fault is printed to stderr, a replay file of the path to it is written to
+/// `replay_path`, and the code is 2.
+pub fn check_supervised(
+    args: &crate::WorldArgs,
+    step_timeout: Duration,
+    replay_path: &Path,
+) -> i32 {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            eprintln!("cannot find this executable to supervise it: {e}");
+            return 2;
+        }
+    };
+    let mut child = Command::new(exe);
+    child.args(std::env::args_os().skip(1));
+    let recorder = replay_path.with_extension("flight-recorder");
+    let outcome = supervise(child, &recorder, step_timeout);
+    let _ = std::fs::remove_file(&recorder);
+    let recorded = match outcome {
+        Ok(Supervised::Finished(status)) => return status.code().unwrap_or(2),
+        Ok(Supervised::Fault(recorded)) => recorded,
+        Err(problem) => {
+            eprintln!("{problem}");
+            return 2;
+        }
+    };
+    let world = match crate::build_world(args) {
+        Ok(world) => world,
+        Err(problem) => {
+            eprintln!("{problem}");
+            return 2;
+        }
+    };
+    let fault = recorded.into_fault(&world);
+    eprint!("{fault}");
+    match path_to_fault(&world, &fault) {
+        Ok(file) => match std::fs::write(replay_path, file.to_text()) {
+            Ok(()) => eprintln!(
+                "  trace: {} step(s) to the faulting step, written to {}
+  reproduce: cmc replay {} (under gdb: gdb --args cmc replay {})",
+                file.actions.len(),
+                replay_path.display(),
+                replay_path.display(),
+                replay_path.display()
+            ),
+            Err(e) => eprintln!(
+                "  cannot write the replay file {}: {e}",
+                replay_path.display()
+            ),
+        },
+        Err(problem) => eprintln!("  no replay file: {problem}"),
+    }
+    2
+}
+
 /// The World with one invariant: "this state is not the target".
 struct Reach<'a> {
     world: &'a World,

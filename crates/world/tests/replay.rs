@@ -91,3 +91,25 @@ fn the_product_runs_the_checked_object_over_udp() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn world_args_come_back_from_a_replay_file() {
+    let world = build_world(&args("libreqack.so")).unwrap();
+    let file = ReplayFile::parse(
+        &ReplayFile {
+            model: cmc_model::Model::name(&world),
+            params: cmc_model::Model::params(&world),
+            violates: None,
+            init: (0, 0),
+            actions: Vec::new(),
+            model_line: 0,
+        }
+        .to_text(),
+    )
+    .unwrap();
+    let again = WorldArgs::from_params(&file.params).unwrap();
+    assert_eq!(again.cores, args("libreqack.so").cores);
+    assert_eq!(again.nodes, 2);
+    let rebuilt = build_world(&again).unwrap();
+    assert_eq!(cmc_model::Model::params(&rebuilt), file.params);
+}
