@@ -1,7 +1,13 @@
 //! cmc vs loom vs shuttle on the same programs (issue 6, item 7). Run with
-//! `cargo bench -p cmc-thread --bench compare`; prints one table.
+//! `cargo bench -p cmc-thread --bench compare [-- FILTER]`; prints one markdown table.
+//!
+//! Every (program, tool) case runs in a child process (this binary re-executed with
+//! `--case PROGRAM TOOL`), so a tool that aborts the process (loom's deadlock report is a
+//! non-unwinding panic) or hangs is reported as such in its row instead of ending the run.
 
+use std::io::Read;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
 use std::time::{Duration, Instant};
 
@@ -206,63 +212,163 @@ programs!(p_cmc, cmc_thread);
 programs!(p_loom, loom);
 programs!(p_shuttle, shuttle);
 
-struct Row {
-    program: &'static str,
-    tool: String,
+/// A benchmark program in its three versions.
+struct Program {
+    name: &'static str,
+    cmc: fn(),
+    loom: fn(),
+    shuttle: fn(),
+    /// Bug programs are run until the bug is found; count programs are explored exhaustively.
+    bug: bool,
+}
+
+macro_rules! program {
+    ($name:expr, $f:ident, $bug:expr) => {
+        Program {
+            name: $name,
+            cmc: p_cmc::$f,
+            loom: p_loom::$f,
+            shuttle: p_shuttle::$f,
+            bug: $bug,
+        }
+    };
+}
+
+fn programs() -> Vec<Program> {
+    vec![
+        program!("lost update counter", lost_update, true),
+        program!("Treiber stack racy pop", treiber_racy_pop, true),
+        program!("writer 1,2 / reader (2 preemptions)", two_preemptions, true),
+        program!("ABBA deadlock", abba_deadlock, true),
+        program!("queue size() not linearizable", queue_size, true),
+        program!("PCT order violation (d=1)", pct_depth1, true),
+        program!("PCT ordering bug (d=2)", pct_depth2, true),
+        program!("exhaustive 2 x 2 fetch_add", add_2x2, false),
+        program!("exhaustive 2 x 3 fetch_add", add_2x3, false),
+        program!("exhaustive 3 x 2 fetch_add", add_3x2, false),
+        program!("exhaustive 3 x 2 store/load", store_load_3x2, false),
+        program!("exhaustive 3 x 3 fetch_add", add_3x3, false),
+    ]
+}
+
+/// A tool configuration a program is run under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tool {
+    CmcBounded,
+    CmcDpor,
+    CmcPct,
+    LoomBounded,
+    LoomFull,
+    ShuttlePct,
+    ShuttleRandom,
+    ShuttleDfs,
+}
+
+const BUG_TOOLS: [Tool; 6] = [
+    Tool::CmcBounded,
+    Tool::CmcDpor,
+    Tool::CmcPct,
+    Tool::LoomBounded,
+    Tool::ShuttlePct,
+    Tool::ShuttleRandom,
+];
+const COUNT_TOOLS: [Tool; 3] = [Tool::CmcDpor, Tool::LoomFull, Tool::ShuttleDfs];
+
+/// Wall-time cap of one loom run (loom's `max_duration`); the child is killed after
+/// `CHILD_TIMEOUT` whatever the tool.
+const LOOM_LIMIT: Duration = Duration::from_secs(30);
+const CHILD_TIMEOUT: Duration = Duration::from_secs(90);
+const BUDGET: usize = 100_000;
+const SHUTTLE_DFS_CAP: usize = 1_000_000;
+
+impl Tool {
+    fn label(self) -> String {
+        match self {
+            Tool::CmcBounded | Tool::CmcDpor | Tool::CmcPct => format!("cmc {}", cmc_mode(self)),
+            Tool::LoomBounded => "loom (preemption bound 3)".into(),
+            Tool::LoomFull => format!("loom (no bound, {} s cap)", LOOM_LIMIT.as_secs()),
+            Tool::ShuttlePct => "shuttle check_pct depth 3".into(),
+            Tool::ShuttleRandom => "shuttle check_random".into(),
+            Tool::ShuttleDfs => format!("shuttle check_dfs (cap {SHUTTLE_DFS_CAP})"),
+        }
+    }
+}
+
+fn cmc_mode(tool: Tool) -> cmc_thread::Mode {
+    match tool {
+        Tool::CmcBounded => cmc_thread::Mode::Bounded { max_preemptions: 3 },
+        Tool::CmcPct => cmc_thread::Mode::Pct { seed: 1, depth: 3 },
+        _ => cmc_thread::Mode::Dpor,
+    }
+}
+
+/// The result of one case, as the child prints it on one stdout line.
+struct Outcome {
     found: String,
     schedules: u64,
     seconds: f64,
 }
 
-const LOOM_LIMIT: Duration = Duration::from_secs(20);
-const BUDGET: usize = 100_000;
+const OUTCOME_TAG: &str = "CASE-OUTCOME";
+const PANIC_TAG: &str = "CASE-PANIC";
 
-fn run_cmc(program: &'static str, mode: cmc_thread::Mode, f: fn()) -> Row {
-    let start = Instant::now();
-    let r = cmc_thread::Checker::new()
-        .mode(mode)
-        .max_executions(BUDGET as u64)
-        .max_steps(1000)
-        .check(f);
-    let seconds = start.elapsed().as_secs_f64();
-    let (found, schedules) = match r {
-        Ok(s) => (
-            if s.complete {
-                "no (complete)".into()
-            } else {
-                "no (budget)".into()
-            },
-            s.executions,
-        ),
-        Err(f) => {
-            eprintln!("--- cmc report for {program} ---\n{f}");
-            ("yes".to_string(), f.executions)
-        }
-    };
-    Row {
-        program,
-        tool: format!("cmc {mode}"),
-        found,
-        schedules,
-        seconds,
+/// Runs one case in this process (the child side).
+fn run_case(p: &Program, tool: Tool) -> Outcome {
+    match tool {
+        Tool::CmcBounded | Tool::CmcDpor | Tool::CmcPct => run_cmc(p, tool),
+        Tool::LoomBounded => run_other(tool, || loom(Some(3), p.loom)),
+        Tool::LoomFull => run_other(tool, || loom(None, p.loom)),
+        Tool::ShuttlePct => run_other(tool, || shuttle::check_pct(p.shuttle, BUDGET, 3)),
+        Tool::ShuttleRandom => run_other(tool, || shuttle::check_random(p.shuttle, BUDGET)),
+        Tool::ShuttleDfs => run_other(tool, || {
+            shuttle::check_dfs(p.shuttle, Some(SHUTTLE_DFS_CAP))
+        }),
     }
 }
 
-fn run_other(program: &'static str, tool: &str, check: impl FnOnce()) -> Row {
+fn run_cmc(p: &Program, tool: Tool) -> Outcome {
+    let start = Instant::now();
+    let r = cmc_thread::Checker::new()
+        .mode(cmc_mode(tool))
+        .max_executions(BUDGET as u64)
+        .max_steps(1000)
+        .check(p.cmc);
+    let seconds = start.elapsed().as_secs_f64();
+    match r {
+        Ok(s) => Outcome {
+            found: if s.complete {
+                "no (complete)"
+            } else {
+                "no (budget)"
+            }
+            .into(),
+            schedules: s.executions,
+            seconds,
+        },
+        Err(f) => {
+            eprintln!("--- cmc report for {} ({}) ---\n{f}", p.name, tool.label());
+            Outcome {
+                found: "yes".into(),
+                schedules: f.executions,
+                seconds,
+            }
+        }
+    }
+}
+
+fn run_other(tool: Tool, check: impl FnOnce()) -> Outcome {
     RUNS.store(0, StdOrdering::Relaxed);
     let start = Instant::now();
     let r = catch_unwind(AssertUnwindSafe(check));
     let seconds = start.elapsed().as_secs_f64();
     let found = match r {
         Err(_) => "yes".to_string(),
-        Ok(()) if tool.starts_with("loom") && seconds >= LOOM_LIMIT.as_secs_f64() => {
+        Ok(()) if tool == Tool::LoomFull && seconds >= LOOM_LIMIT.as_secs_f64() => {
             format!("did not finish in {} s", LOOM_LIMIT.as_secs())
         }
         Ok(()) => "no".to_string(),
     };
-    Row {
-        program,
-        tool: tool.to_string(),
+    Outcome {
         found,
         schedules: RUNS.load(StdOrdering::Relaxed),
         seconds,
@@ -276,145 +382,166 @@ fn loom(bound: Option<usize>, f: fn()) {
     b.check(f);
 }
 
-/// A program's name and its cmc, loom and shuttle versions.
-type Program = (&'static str, fn(), fn(), fn());
-
-fn main() {
-    let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
-    std::panic::set_hook(Box::new(|_| {}));
-    let bugs: [Program; 7] = [
-        (
-            "lost update counter",
-            p_cmc::lost_update,
-            p_loom::lost_update,
-            p_shuttle::lost_update,
-        ),
-        (
-            "Treiber stack racy pop",
-            p_cmc::treiber_racy_pop,
-            p_loom::treiber_racy_pop,
-            p_shuttle::treiber_racy_pop,
-        ),
-        (
-            "writer 1,2 / reader (2 preemptions)",
-            p_cmc::two_preemptions,
-            p_loom::two_preemptions,
-            p_shuttle::two_preemptions,
-        ),
-        (
-            "ABBA deadlock",
-            p_cmc::abba_deadlock,
-            p_loom::abba_deadlock,
-            p_shuttle::abba_deadlock,
-        ),
-        (
-            "queue size() not linearizable",
-            p_cmc::queue_size,
-            p_loom::queue_size,
-            p_shuttle::queue_size,
-        ),
-        (
-            "PCT order violation (d=1)",
-            p_cmc::pct_depth1,
-            p_loom::pct_depth1,
-            p_shuttle::pct_depth1,
-        ),
-        (
-            "PCT ordering bug (d=2)",
-            p_cmc::pct_depth2,
-            p_loom::pct_depth2,
-            p_shuttle::pct_depth2,
-        ),
-    ];
-    let mut rows = Vec::new();
-    for (name, c, l, s) in bugs {
-        if filter.as_deref().is_some_and(|f| !name.contains(f)) {
-            continue;
-        }
-        rows.push(run_cmc(
-            name,
-            cmc_thread::Mode::Bounded { max_preemptions: 3 },
-            c,
-        ));
-        rows.push(run_cmc(name, cmc_thread::Mode::Dpor, c));
-        rows.push(run_cmc(
-            name,
-            cmc_thread::Mode::Pct { seed: 1, depth: 3 },
-            c,
-        ));
-        rows.push(run_other(name, "loom (preemption bound 3)", || {
-            loom(Some(3), l)
-        }));
-        rows.push(run_other(name, "shuttle check_pct depth 3", || {
-            shuttle::check_pct(s, BUDGET, 3)
-        }));
-        rows.push(run_other(name, "shuttle check_random", || {
-            shuttle::check_random(s, BUDGET)
-        }));
-    }
-    let counts: [Program; 5] = [
-        (
-            "exhaustive 2 x 2 fetch_add",
-            p_cmc::add_2x2,
-            p_loom::add_2x2,
-            p_shuttle::add_2x2,
-        ),
-        (
-            "exhaustive 2 x 3 fetch_add",
-            p_cmc::add_2x3,
-            p_loom::add_2x3,
-            p_shuttle::add_2x3,
-        ),
-        (
-            "exhaustive 3 x 2 fetch_add",
-            p_cmc::add_3x2,
-            p_loom::add_3x2,
-            p_shuttle::add_3x2,
-        ),
-        (
-            "exhaustive 3 x 2 store/load",
-            p_cmc::store_load_3x2,
-            p_loom::store_load_3x2,
-            p_shuttle::store_load_3x2,
-        ),
-        (
-            "exhaustive 3 x 3 fetch_add",
-            p_cmc::add_3x3,
-            p_loom::add_3x3,
-            p_shuttle::add_3x3,
-        ),
-    ];
-    for (name, c, l, s) in counts {
-        if filter.as_deref().is_some_and(|f| !name.contains(f)) {
-            continue;
-        }
-        rows.push(run_cmc(name, cmc_thread::Mode::Dpor, c));
-        rows.push(run_other(name, "loom (uncapped)", || loom(None, l)));
-        rows.push(run_other(name, "shuttle check_dfs (cap 1M)", || {
-            shuttle::check_dfs(s, Some(1_000_000))
-        }));
-    }
-    print_table(&rows);
+/// Child side: runs case `args = [program, tool]` and prints its outcome line. A panic
+/// hook prints the first panic with the schedule count so far, in case the tool aborts.
+fn child(args: &[String]) {
+    let index = |i: usize| args.get(i).and_then(|a| a.parse::<usize>().ok());
+    let (Some(p), Some(t)) = (index(0), index(1)) else {
+        eprintln!("usage: compare --case PROGRAM TOOL");
+        std::process::exit(2);
+    };
+    let programs = programs();
+    let tools: &[Tool] = if programs[p].bug {
+        &BUG_TOOLS
+    } else {
+        &COUNT_TOOLS
+    };
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default()
+            .replace('\n', " ");
+        eprintln!("{PANIC_TAG}\t{}\t{msg}", RUNS.load(StdOrdering::Relaxed));
+    }));
+    let o = run_case(&programs[p], tools[t]);
+    println!("{OUTCOME_TAG}\t{}\t{}\t{}", o.found, o.schedules, o.seconds);
 }
 
-fn print_table(rows: &[Row]) {
+/// Parent side: runs case `(p, t)` in a child process and turns a crash or hang into a row.
+fn spawn_case(p: usize, t: usize) -> Outcome {
+    let start = Instant::now();
+    let exe = std::env::current_exe().expect("the bench binary's path");
+    let mut c = match Command::new(exe)
+        .args(["--case", &p.to_string(), &t.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            return Outcome {
+                found: format!("could not start: {e}"),
+                schedules: 0,
+                seconds: 0.0,
+            }
+        }
+    };
+    let mut out = c.stdout.take().expect("piped stdout");
+    let mut err = c.stderr.take().expect("piped stderr");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let out_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let status = loop {
+        match c.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if start.elapsed() < CHILD_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            _ => {
+                let _ = c.kill();
+                let _ = c.wait();
+                break None;
+            }
+        }
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    let stdout = out_reader.join().unwrap_or_default();
+    let stderr = reader.join().unwrap_or_default();
+    for line in stderr.lines().filter(|l| !l.starts_with(PANIC_TAG)) {
+        eprintln!("{line}");
+    }
+    if let Some(o) = parse_outcome(&stdout) {
+        return o;
+    }
+    let panic = stderr.lines().find_map(|l| {
+        let mut f = l.strip_prefix(PANIC_TAG)?.trim_start().splitn(2, '\t');
+        Some((f.next()?.parse::<u64>().ok()?, f.next()?.to_string()))
+    });
+    let how = match status {
+        None => format!("killed after {} s", CHILD_TIMEOUT.as_secs()),
+        Some(s) => crashed(s),
+    };
+    match panic {
+        Some((schedules, msg)) => Outcome {
+            found: format!("yes, then {how} ({})", short(&msg)),
+            schedules,
+            seconds,
+        },
+        None => Outcome {
+            found: how,
+            schedules: 0,
+            seconds,
+        },
+    }
+}
+
+fn parse_outcome(stdout: &str) -> Option<Outcome> {
+    let line = stdout.lines().find(|l| l.starts_with(OUTCOME_TAG))?;
+    let f: Vec<&str> = line.split('\t').collect();
+    Some(Outcome {
+        found: f.get(1)?.to_string(),
+        schedules: f.get(2)?.parse().ok()?,
+        seconds: f.get(3)?.parse().ok()?,
+    })
+}
+
+fn crashed(s: std::process::ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = s.signal() {
+            return format!("the process aborted (signal {sig})");
+        }
+    }
+    format!("the process exited with {s}")
+}
+
+/// The first 60 characters of a panic message, without table-breaking pipes.
+fn short(msg: &str) -> String {
+    msg.chars().take(60).collect::<String>().replace('|', "/")
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--case") {
+        return child(&args[1..]);
+    }
+    let filter = args.iter().find(|a| !a.starts_with('-')).cloned();
     println!("| program | tool | bug found? | schedules | wall s | schedules/s | schedules vs cmc first row |");
     println!("|---|---|---|---:|---:|---:|---:|");
-    let mut base = (None, 0u64);
-    for r in rows {
-        if base.0 != Some(r.program) {
-            base = (Some(r.program), r.schedules.max(1));
+    for (p, program) in programs().iter().enumerate() {
+        if filter.as_deref().is_some_and(|f| !program.name.contains(f)) {
+            continue;
         }
-        let rate = r.schedules as f64 / r.seconds.max(1e-9);
-        println!(
-            "| {} | {} | {} | {} | {:.3} | {:.0} | {:.2}x |",
-            r.program,
-            r.tool,
-            r.found,
-            r.schedules,
-            r.seconds,
-            rate,
-            r.schedules as f64 / base.1 as f64
-        );
+        let tools: &[Tool] = if program.bug {
+            &BUG_TOOLS
+        } else {
+            &COUNT_TOOLS
+        };
+        let mut base = None;
+        for (t, tool) in tools.iter().enumerate() {
+            let o = spawn_case(p, t);
+            let base = *base.get_or_insert(o.schedules.max(1));
+            println!(
+                "| {} | {} | {} | {} | {:.3} | {:.0} | {:.2}x |",
+                program.name,
+                tool.label(),
+                o.found,
+                o.schedules,
+                o.seconds,
+                o.schedules as f64 / o.seconds.max(1e-9),
+                o.schedules as f64 / base as f64
+            );
+        }
     }
 }

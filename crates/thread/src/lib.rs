@@ -43,6 +43,7 @@
 //! virtual threads of an execution, as in loom.
 
 mod explore;
+pub mod lincheck;
 mod report;
 mod rng;
 mod rt;
@@ -52,5 +53,6 @@ pub mod thread;
 
 pub use explore::{Checker, Mode, Stats};
 pub use report::{Failure, TraceRow};
+pub use rng::Rng;
 pub use rt::{Event, Op, Stop, Value};
 pub use schedule::{Schedule, ScheduleParseError};

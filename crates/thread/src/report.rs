@@ -202,20 +202,38 @@ const CELL_MAX: usize = 64;
 /// Renders rows as a table with one column per thread.
 pub fn render_columns(rows: &[TraceRow], threads: usize) -> String {
     let threads = threads.max(rows.iter().map(|r| r.thread + 1).max().unwrap_or(0));
-    let mut width: Vec<usize> = (0..threads).map(|t| format!("Thread {t}").len()).collect();
+    let header: Vec<String> = (0..threads).map(|t| format!("Thread {t}")).collect();
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let mut cells = vec![String::new(); threads];
+            cells[r.thread] = r.text.clone();
+            cells
+        })
+        .collect();
+    render_table(&header, &cells)
+}
+
+/// Renders a table with the given header and rows (each row has one cell per header column,
+/// missing cells are empty); cells longer than 64 characters are cut.
+pub fn render_table(header: &[String], rows: &[Vec<String>]) -> String {
+    let cut = |c: &String| c.chars().take(CELL_MAX).collect::<String>();
+    let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
-        width[r.thread] = width[r.thread].max(r.text.chars().count().min(CELL_MAX));
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(cut(c).chars().count());
+        }
     }
     let total: usize = width.iter().map(|w| w + 3).sum::<usize>() + 1;
     let line = format!("|{}|\n", "-".repeat(total.saturating_sub(2)));
     let mut out = String::new();
     out.push_str(&line);
-    let header: Vec<String> = (0..threads).map(|t| format!("Thread {t}")).collect();
-    out.push_str(&row_text(&header, &width));
+    out.push_str(&row_text(header, &width));
     out.push_str(&line);
     for r in rows {
-        let mut cells = vec![String::new(); threads];
-        cells[r.thread] = r.text.chars().take(CELL_MAX).collect();
+        let cells: Vec<String> = (0..width.len())
+            .map(|i| r.get(i).map(cut).unwrap_or_default())
+            .collect();
         out.push_str(&row_text(&cells, &width));
     }
     out.push_str(&line);
@@ -225,7 +243,8 @@ pub fn render_columns(rows: &[TraceRow], threads: usize) -> String {
 fn row_text(cells: &[String], width: &[usize]) -> String {
     let mut s = String::from("|");
     for (c, w) in cells.iter().zip(width) {
-        s.push_str(&format!(" {c:<w$} |"));
+        let pad = w.saturating_sub(c.chars().count());
+        s.push_str(&format!(" {c}{} |", " ".repeat(pad)));
     }
     s.push('\n');
     s

@@ -49,6 +49,32 @@ pub fn with<R>(f: impl FnOnce(&mut ExecState) -> R) -> Option<R> {
     current().map(|c| f(&mut c.state.borrow_mut()))
 }
 
+/// Steps executed so far in the current execution (`None` outside one). Read by a running
+/// thread, it orders that thread's code against every other thread's steps: a value read
+/// after an operation returned is at most the value read by any later invocation.
+pub fn steps() -> Option<usize> {
+    with(|st| st.trace.len())
+}
+
+/// Attaches a label to the running thread's column of the interleaving table, shown before
+/// the thread's next step; returns its index for [`relabel`] (`None` outside an execution).
+pub fn annotate(text: String) -> Option<usize> {
+    with(|st| {
+        let (step, me) = (st.trace.len(), st.active);
+        st.annotations.push((step, me, text));
+        st.annotations.len() - 1
+    })
+}
+
+/// Replaces the text of label `index` (from [`annotate`]) of the current execution.
+pub fn relabel(index: usize, text: String) {
+    with(|st| {
+        if let Some(a) = st.annotations.get_mut(index) {
+            a.2 = text;
+        }
+    });
+}
+
 /// Announces `op` by the running thread and yields to the scheduler; returns once the
 /// scheduler picked this thread to perform it. Outside an execution, while the thread is
 /// unwinding, or while the execution is torn down, it returns at once without yielding.
