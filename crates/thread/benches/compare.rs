@@ -11,6 +11,9 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
 use std::time::{Duration, Instant};
 
+#[path = "../tests/targets/mod.rs"]
+mod targets;
+
 static RUNS: AtomicU64 = AtomicU64::new(0);
 
 /// The benchmark programs, written once against `$k::{thread, sync}`.
@@ -220,6 +223,29 @@ struct Program {
     shuttle: fn(),
     /// Bug programs are run until the bug is found; count programs are explored exhaustively.
     bug: bool,
+    /// The same bug as a cmc linearizability check (operations + sequential reference):
+    /// `Err(executions)` when found, `Ok(executions)` when not.
+    lincheck: Option<fn() -> Result<u64, u64>>,
+}
+
+fn lincheck_queue_size() -> Result<u64, u64> {
+    match targets::sized_queue().check() {
+        Ok(s) => Ok(s.executions),
+        Err(f) => {
+            eprintln!("--- cmc lincheck report ---\n{f}");
+            Err(f.executions)
+        }
+    }
+}
+
+fn lincheck_treiber() -> Result<u64, u64> {
+    match targets::treiber().check() {
+        Ok(s) => Ok(s.executions),
+        Err(f) => {
+            eprintln!("--- cmc lincheck report ---\n{f}");
+            Err(f.executions)
+        }
+    }
 }
 
 macro_rules! program {
@@ -230,6 +256,7 @@ macro_rules! program {
             loom: p_loom::$f,
             shuttle: p_shuttle::$f,
             bug: $bug,
+            lincheck: None,
         }
     };
 }
@@ -237,10 +264,16 @@ macro_rules! program {
 fn programs() -> Vec<Program> {
     vec![
         program!("lost update counter", lost_update, true),
-        program!("Treiber stack racy pop", treiber_racy_pop, true),
+        Program {
+            lincheck: Some(lincheck_treiber),
+            ..program!("Treiber stack racy pop", treiber_racy_pop, true)
+        },
         program!("writer 1,2 / reader (2 preemptions)", two_preemptions, true),
         program!("ABBA deadlock", abba_deadlock, true),
-        program!("queue size() not linearizable", queue_size, true),
+        Program {
+            lincheck: Some(lincheck_queue_size),
+            ..program!("queue size() not linearizable", queue_size, true)
+        },
         program!("PCT order violation (d=1)", pct_depth1, true),
         program!("PCT ordering bug (d=2)", pct_depth2, true),
         program!("exhaustive 2 x 2 fetch_add", add_2x2, false),
@@ -262,6 +295,7 @@ enum Tool {
     ShuttlePct,
     ShuttleRandom,
     ShuttleDfs,
+    CmcLincheck,
 }
 
 const BUG_TOOLS: [Tool; 6] = [
@@ -273,6 +307,19 @@ const BUG_TOOLS: [Tool; 6] = [
     Tool::ShuttleRandom,
 ];
 const COUNT_TOOLS: [Tool; 3] = [Tool::CmcDpor, Tool::LoomFull, Tool::ShuttleDfs];
+
+/// The tools `p` runs under, in table order.
+fn tools(p: &Program) -> Vec<Tool> {
+    let mut tools = if p.bug {
+        BUG_TOOLS.to_vec()
+    } else {
+        COUNT_TOOLS.to_vec()
+    };
+    if p.lincheck.is_some() {
+        tools.push(Tool::CmcLincheck);
+    }
+    tools
+}
 
 /// Wall-time cap of one loom run (loom's `max_duration`); the child is killed after
 /// `CHILD_TIMEOUT` whatever the tool.
@@ -290,6 +337,7 @@ impl Tool {
             Tool::ShuttlePct => "shuttle check_pct depth 3".into(),
             Tool::ShuttleRandom => "shuttle check_random".into(),
             Tool::ShuttleDfs => format!("shuttle check_dfs (cap {SHUTTLE_DFS_CAP})"),
+            Tool::CmcLincheck => "cmc lincheck (generated scenarios, 2 preemptions)".into(),
         }
     }
 }
@@ -323,6 +371,19 @@ fn run_case(p: &Program, tool: Tool) -> Outcome {
         Tool::ShuttleDfs => run_other(tool, || {
             shuttle::check_dfs(p.shuttle, Some(SHUTTLE_DFS_CAP))
         }),
+        Tool::CmcLincheck => {
+            let start = Instant::now();
+            let r = p.lincheck.expect("only programs with a lincheck version")();
+            let (found, schedules) = match r {
+                Err(n) => ("yes (minimised)".to_string(), n),
+                Ok(n) => ("no".to_string(), n),
+            };
+            Outcome {
+                found,
+                schedules,
+                seconds: start.elapsed().as_secs_f64(),
+            }
+        }
     }
 }
 
@@ -391,11 +452,7 @@ fn child(args: &[String]) {
         std::process::exit(2);
     };
     let programs = programs();
-    let tools: &[Tool] = if programs[p].bug {
-        &BUG_TOOLS
-    } else {
-        &COUNT_TOOLS
-    };
+    let tools = tools(&programs[p]);
     std::panic::set_hook(Box::new(|info| {
         let payload = info.payload();
         let msg = payload
@@ -523,13 +580,8 @@ fn main() {
         if filter.as_deref().is_some_and(|f| !program.name.contains(f)) {
             continue;
         }
-        let tools: &[Tool] = if program.bug {
-            &BUG_TOOLS
-        } else {
-            &COUNT_TOOLS
-        };
         let mut base = None;
-        for (t, tool) in tools.iter().enumerate() {
+        for (t, tool) in tools(program).iter().enumerate() {
             let o = spawn_case(p, t);
             let base = *base.get_or_insert(o.schedules.max(1));
             println!(
