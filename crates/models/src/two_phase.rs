@@ -27,6 +27,17 @@ pub enum TmState {
     Aborted,
 }
 
+impl TmState {
+    /// The spec's string for this state, e.g. `"init"`.
+    pub fn spec_name(self) -> &'static str {
+        match self {
+            TmState::Init => "init",
+            TmState::Committed => "committed",
+            TmState::Aborted => "aborted",
+        }
+    }
+}
+
 encode_enum!(TmState {
     Init,
     Committed,
@@ -305,7 +316,7 @@ impl Model for TwoPhase {
         }
         StateView::new()
             .text("rmState", state.rm_state.describe(self.rm_count))
-            .field("tmState", state.tm_state)
+            .text("tmState", format!("\"{}\"", state.tm_state.spec_name()))
             .field("tmPrepared", state.tm_prepared)
             .text("msgs", format!("{{{}}}", msgs.join(", ")))
     }
@@ -386,6 +397,28 @@ mod tests {
             enabled_sorted.sort_by_key(|action| format!("{action:?}"));
             assert_eq!(listed_sorted, enabled_sorted, "{state:?}");
         }
+    }
+
+    #[test]
+    fn states_read_like_tlc_values() {
+        let model = TwoPhase::new(2);
+        let mut initial = Vec::new();
+        model.init_states(&mut initial);
+        let state = model
+            .next_state(&initial[0], &TwoPhaseAction::RmPrepare(Rm(1)))
+            .unwrap();
+        let view = model.describe_state(&state);
+        let text = |name: &str| {
+            view.fields
+                .iter()
+                .find(|(field, _)| field == name)
+                .map(|(_, value)| value.clone())
+                .unwrap()
+        };
+        assert_eq!(text("rmState"), "[r1 |-> \"working\", r2 |-> \"prepared\"]");
+        assert_eq!(text("tmState"), "\"init\"");
+        assert_eq!(text("tmPrepared"), "{}");
+        assert_eq!(text("msgs"), "{[type |-> \"Prepared\", rm |-> r2]}");
     }
 
     #[test]
