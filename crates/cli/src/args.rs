@@ -7,7 +7,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// cmc: a model checker for implementation code.
 ///
 /// Exit codes: 0 every property holds; 1 a property failed; 2 bad usage,
-/// bad input, or a search that could not be completed.
+/// bad input, a faulty core, or a search that could not be completed;
+/// 3 interrupted (resumable with --resume when --checkpoint was given).
 #[derive(Debug, Parser)]
 #[command(name = "cmc", version, about, long_about = None)]
 pub struct Cli {
@@ -20,9 +21,17 @@ pub enum Command {
     /// List the bundled models, one per line, name first, with their parameters.
     List,
     /// Explore a model's states and check its properties.
-    Check(CheckArgs),
-    /// Run a replay file through its model again.
+    Check(Box<CheckArgs>),
+    /// Run a replay file through its model (or its cores) again.
     Replay(ReplayArgs),
+    /// Check that a C core's object file references only allowed symbols.
+    Purity(PurityArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PurityArgs {
+    /// The core's object file (.o) or shared library.
+    pub file: PathBuf,
 }
 
 /// How to explore.
@@ -38,10 +47,30 @@ pub enum ProgressArg {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The model's name (see `cmc list`).
-    pub model: String,
-    /// Model parameters as NAME=VALUE, e.g. RM=5.
-    pub params: Vec<String>,
+    /// The model's name (see `cmc list`) followed by its parameters as
+    /// NAME=VALUE (e.g. `two-phase RM=5`); with --core, only World parameters
+    /// (e.g. `requests=2 drops=1 net=fifo`); with --resume, nothing.
+    pub words: Vec<String>,
+    /// A core to run on the World's nodes: a shared library (./libcore.so) or
+    /// a built-in Rust core (rust:reqack). Repeat for several roles.
+    #[arg(long = "core", value_name = "PATH")]
+    pub cores: Vec<String>,
+    /// Number of World nodes (with --core).
+    #[arg(long, default_value_t = 2)]
+    pub nodes: usize,
+    /// Longest a core's step may take before it is reported as hung (with --core).
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub step_timeout: f64,
+    /// Save a checkpoint of the breadth-first search in DIR periodically and
+    /// on SIGINT/SIGTERM.
+    #[arg(long, value_name = "DIR")]
+    pub checkpoint: Option<PathBuf>,
+    /// Seconds between two checkpoints.
+    #[arg(long, value_name = "SECS", default_value_t = 300.0)]
+    pub checkpoint_every: f64,
+    /// Continue the search checkpointed in DIR (the model comes from there).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["checkpoint", "cores"])]
+    pub resume: Option<PathBuf>,
     /// Breadth-first search (the default): exact counts, shortest counterexample.
     #[arg(long, group = "strategy")]
     pub bfs: bool,

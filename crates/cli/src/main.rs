@@ -1,8 +1,8 @@
 //! `cmc`: the command-line front end of the cmc model checker.
 //!
 //! Exit codes: 0 every property holds, 1 a property failed (a violation, or
-//! a witness never reached), 2 bad usage, bad input, or a search that could
-//! not be completed.
+//! a witness never reached), 2 bad usage, bad input, a faulty core, or a
+//! search that could not be completed, 3 interrupted.
 
 mod args;
 mod commands;
@@ -18,6 +18,8 @@ const EXIT_PASS: u8 = 0;
 const EXIT_FAIL: u8 = 1;
 /// Exit code: bad usage or bad input.
 const EXIT_USAGE: u8 = 2;
+/// Exit code: the search was interrupted.
+const EXIT_INTERRUPTED: u8 = 3;
 
 fn main() -> ExitCode {
     let cli = match args::Cli::try_parse() {
@@ -33,7 +35,12 @@ fn main() -> ExitCode {
         }
     };
     match commands::run(cli) {
-        Ok(passed) => ExitCode::from(if passed { EXIT_PASS } else { EXIT_FAIL }),
+        Ok(commands::Status::Pass) => ExitCode::from(EXIT_PASS),
+        Ok(commands::Status::Fail) => ExitCode::from(EXIT_FAIL),
+        Ok(commands::Status::Interrupted) => ExitCode::from(EXIT_INTERRUPTED),
+        Ok(commands::Status::Exit(code)) => {
+            ExitCode::from(u8::try_from(code).unwrap_or(EXIT_USAGE))
+        }
         Err(message) => {
             eprintln!("cmc: error: {message}");
             ExitCode::from(EXIT_USAGE)

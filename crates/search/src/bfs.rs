@@ -1,34 +1,58 @@
 //! Breadth-first search, level by level, with many workers.
 //!
 //! Each level is a [`Frontier`] of segments; workers take segments from a
-//! shared cursor, expand every state and write new states into segments of
-//! the next level. Because a level is finished before the next begins, the
-//! distinct-state count, the generated count and the depth do not depend on
-//! the number of workers, and a violation found while expanding level `d`
-//! has the shortest possible length. When a violation is found, the level is
-//! still finished and the least violation (by length, property order, then
-//! fingerprint) is reported, so the verdict does not depend on timing either.
+//! shared cursor, expand every state and push new states, in segments, into
+//! the next level's [`LevelBuilder`]. Because a level is finished before the
+//! next begins, the distinct-state count, the generated count and the depth
+//! do not depend on the number of workers, and a violation found while
+//! expanding level `d` has the shortest possible length. When a violation is
+//! found, the level is still finished and the least violation (by length,
+//! property order, then fingerprint) is reported, so the verdict does not
+//! depend on timing either.
+//!
+//! Workers pause at state boundaries when the table must grow, when a
+//! checkpoint is due, or when the search is interrupted; what they had not
+//! expanded goes back into the level, so a pause changes nothing that is counted.
 
 use std::mem;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use cmc_model::{Encode, Model};
 use cmc_store::{FingerprintTable, Frontier, LevelBuilder, Segment, TraceLog};
 
+use crate::checkpoint::{CheckpointDir, CheckpointMeta};
 use crate::expand::{Expander, Scratch, SearchError, ViolationSite};
 use crate::progress::Progress;
 use crate::properties::PropertySet;
-use crate::{Outcome, SearchOptions, Stats};
+use crate::{Outcome, SearchOptions, Stats, Verdict};
 
 /// Load factor beyond which workers pause so that the table can grow.
 const GROW_AT_LOAD: f64 = 0.75;
-/// States a worker expands between two looks at the table's load (reading
-/// the length sums per-thread counters, so it is not done per state).
-const LOAD_CHECK_EVERY: usize = 32;
+/// States a worker expands between two looks at the pause conditions
+/// (reading the table's length sums per-thread counters, so not per state).
+const PAUSE_CHECK_EVERY: usize = 32;
 
-/// What one worker produced from its share of a level (its new states went
-/// into the next level's builder).
+/// Everything the search is at between two passes of the workers: what a
+/// checkpoint saves.
+struct Position {
+    table: FingerprintTable,
+    /// States of the current level not yet expanded.
+    level: Frontier,
+    /// The next level found so far.
+    next: LevelBuilder,
+    /// Depth of the current level (TLC's convention).
+    depth: u64,
+    states_generated: u64,
+    frontier_spilled_bytes: u64,
+    violation: Option<ViolationSite>,
+    /// Wall time of earlier runs (before a resume).
+    wall_before: Duration,
+}
+
+/// What one worker produced in a pass (its new states went into the next
+/// level's builder).
 struct WorkerYield {
     unfinished: Vec<Segment>,
     generated: u64,
@@ -36,148 +60,328 @@ struct WorkerYield {
     error: Option<SearchError>,
 }
 
-/// What a whole level produced.
-struct LevelYield {
-    next: Frontier,
-    spilled_bytes: u64,
-    generated: u64,
-    violation: Option<ViolationSite>,
+/// How a search ended.
+enum Ending {
+    Finished,
+    Interrupted { checkpoint: Option<PathBuf> },
 }
 
-/// Runs a breadth-first search of `model`.
-pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) -> Outcome<M> {
+/// Runs a breadth-first search of `model` (resuming from a checkpoint when
+/// the options say so).
+pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
     let started = Instant::now();
     let properties = PropertySet::new(model.properties());
-    let mut table = FingerprintTable::with_capacity(options.initial_table_capacity());
-    let progress = Progress::start(options.progress);
     let workers = options.workers.max(1);
-    let mut stats = Stats {
-        workers,
-        ..Stats::default()
+    let failed = |message: String| Outcome {
+        verdict: Verdict::Error { message },
+        stats: Stats {
+            workers,
+            wall: started.elapsed(),
+            ..Stats::default()
+        },
+        counterexample: None,
+    };
+    let checkpoints = match options
+        .checkpoint
+        .as_ref()
+        .map(|c| CheckpointDir::new(&c.dir))
+    {
+        None => None,
+        Some(Ok(dir)) => Some(dir),
+        Some(Err(problem)) => {
+            return failed(format!("cannot use the checkpoint directory: {problem}"))
+        }
+    };
+    let resume = options.checkpoint.as_ref().is_some_and(|c| c.resume);
+    let opened = match (&checkpoints, resume) {
+        (Some(dir), true) => resume_position(model, &properties, options, dir),
+        (Some(dir), false) => TraceLog::create_at(&dir.trace_log_path())
+            .map_err(|p| format!("cannot create the trace log: {p}"))
+            .and_then(|log| fresh_position(model, &properties, options, log)),
+        (None, _) => TraceLog::create_in(&options.spill_dir())
+            .map_err(|p| {
+                format!(
+                    "cannot create the trace log in {}: {p}",
+                    options.spill_dir().display()
+                )
+            })
+            .and_then(|log| fresh_position(model, &properties, options, log)),
+    };
+    let (mut position, log) = match opened {
+        Ok(opened) => opened,
+        Err(message) => return failed(message),
     };
 
-    let result = (|| -> Result<Option<ViolationSite>, SearchError> {
-        let (mut level, generated, mut violation) =
-            initial_level(model, &properties, &table, options, log)?;
-        stats.states_generated = generated;
-        stats.depth = u64::from(!level.is_empty());
-        loop {
-            progress
-                .counters
-                .depth
-                .store(stats.depth, Ordering::Relaxed);
-            progress
-                .counters
-                .queued
-                .store(level.len(), Ordering::Relaxed);
-            progress
-                .counters
-                .distinct
-                .store(table.len(), Ordering::Relaxed);
-            let bounded = options.max_depth.is_some_and(|max| stats.depth >= max);
-            if violation.is_some() || level.is_empty() || bounded {
-                stats.states_left_on_queue = level.len();
-                stats.complete = violation.is_none() && level.is_empty();
-                return Ok(violation);
-            }
-            let produced = expand_level(
-                model,
-                &properties,
-                &mut table,
-                options,
-                log,
-                level,
-                stats.depth,
-                workers,
-                &progress,
-            )?;
-            stats.states_generated += produced.generated;
-            stats.frontier_spilled_bytes += produced.spilled_bytes;
-            violation = produced.violation;
-            level = produced.next;
-            if !level.is_empty() {
-                stats.depth += 1;
+    let progress = Progress::start(options.progress);
+    let search = Search {
+        model,
+        properties: &properties,
+        options,
+        log: &log,
+        workers,
+        progress: &progress,
+        checkpoints: checkpoints.as_ref(),
+        started,
+    };
+    let ended = search.explore(&mut position);
+    drop(progress);
+
+    let mut stats = Stats {
+        workers,
+        distinct_states: position.table.len(),
+        states_generated: position.states_generated,
+        depth: position.depth,
+        frontier_spilled_bytes: position.frontier_spilled_bytes + position.next.spilled_bytes(),
+        table_bytes: position.table.memory_bytes() as u64,
+        ..Stats::default()
+    };
+    let wall = position.wall_before + started.elapsed();
+    match ended {
+        Ok(Ending::Interrupted { checkpoint }) => {
+            stats.states_left_on_queue = position.level.len() + position.next.len();
+            stats.wall = wall;
+            Outcome {
+                verdict: Verdict::Interrupted { checkpoint },
+                stats,
+                counterexample: None,
             }
         }
-    })();
-    drop(progress);
-    stats.distinct_states = table.len();
-    stats.table_bytes = table.memory_bytes() as u64;
-    let outcome = crate::outcome::conclude(model, &properties, log, stats, result);
-    Outcome {
-        stats: Stats {
-            wall: started.elapsed(),
-            ..outcome.stats
-        },
-        ..outcome
+        Ok(Ending::Finished) | Err(_) => {
+            if position.violation.is_some() && !position.next.is_empty() {
+                stats.depth += 1;
+            }
+            stats.states_left_on_queue = position.level.len() + position.next.len();
+            stats.complete =
+                position.violation.is_none() && stats.states_left_on_queue == 0 && ended.is_ok();
+            let result = ended.map(|_| position.violation.take());
+            let outcome = crate::outcome::conclude(model, &properties, &log, stats, result);
+            Outcome {
+                stats: Stats {
+                    wall,
+                    ..outcome.stats
+                },
+                ..outcome
+            }
+        }
     }
 }
 
-/// Level 1: the initial states.
-fn initial_level<M: Model>(
+/// The position before level 1: the initial states, checked and stored.
+fn fresh_position<M: Model>(
     model: &M,
     properties: &PropertySet<M>,
-    table: &FingerprintTable,
     options: &SearchOptions,
-    log: &TraceLog,
-) -> Result<(Frontier, u64, Option<ViolationSite>), SearchError> {
-    let expander = Expander::new(model, properties, table, options);
-    let mut scratch = Scratch::new(log);
+    log: TraceLog,
+) -> Result<(Position, TraceLog), String> {
+    let table = FingerprintTable::with_capacity(options.initial_table_capacity());
+    let expander = Expander::new(model, properties, &table, options);
+    let mut scratch = Scratch::new(&log);
     let mut initial = Vec::new();
     model.init_states(&mut initial);
     let mut segments = Vec::new();
     let mut segment = Segment::new();
     for (index, state) in initial.into_iter().enumerate() {
-        expander.visit_initial(&mut scratch, index, state, &mut |id, bytes, _| {
-            segment.push(id, bytes);
-            if segment.is_full() {
-                segments.push(mem::take(&mut segment));
-            }
-        })?;
+        expander
+            .visit_initial(&mut scratch, index, state, &mut |id, bytes, _| {
+                segment.push(id, bytes);
+                if segment.is_full() {
+                    segments.push(mem::take(&mut segment));
+                }
+            })
+            .map_err(|e| e.to_string())?;
     }
     segments.push(segment);
-    scratch.flush()?;
+    scratch.flush().map_err(|e| e.to_string())?;
+    let level = Frontier::from_segments(segments);
+    let position = Position {
+        depth: u64::from(!level.is_empty()),
+        states_generated: scratch.generated,
+        violation: scratch.violation.take(),
+        next: LevelBuilder::new(options.frontier_memory_budget_bytes(), &options.spill_dir()),
+        level,
+        table,
+        frontier_spilled_bytes: 0,
+        wall_before: Duration::ZERO,
+    };
+    drop(scratch);
+    Ok((position, log))
+}
+
+/// The position saved in the checkpoint directory `dir`.
+fn resume_position<M: Model>(
+    model: &M,
+    properties: &PropertySet<M>,
+    options: &SearchOptions,
+    dir: &CheckpointDir,
+) -> Result<(Position, TraceLog), String> {
+    let (restored, log) = dir.restore(model, options)?;
+    let meta = restored.meta;
+    if meta.max_depth != options.max_depth || meta.check_deadlock != options.check_deadlock {
+        return Err(format!(
+            "the checkpoint was made with max depth {:?} and deadlock checking {}; resume with the same settings",
+            meta.max_depth,
+            if meta.check_deadlock { "on" } else { "off" }
+        ));
+    }
+    properties.mark_reached(&meta.witnesses_reached);
     Ok((
-        Frontier::from_segments(segments),
-        scratch.generated,
-        scratch.violation,
+        Position {
+            table: restored.table,
+            level: restored.level,
+            next: restored.next,
+            depth: meta.depth,
+            states_generated: meta.states_generated,
+            frontier_spilled_bytes: meta.frontier_spilled_bytes,
+            violation: None,
+            wall_before: Duration::from_secs_f64(meta.wall_seconds),
+        },
+        log,
     ))
 }
 
-/// Expands every state of `level` (at `depth`) into the next level, pausing
-/// the workers to grow the table whenever it fills up.
-#[allow(clippy::too_many_arguments)]
-fn expand_level<M: Model>(
-    model: &M,
-    properties: &PropertySet<M>,
-    table: &mut FingerprintTable,
-    options: &SearchOptions,
-    log: &TraceLog,
-    level: Frontier,
-    depth: u64,
+/// The read-only context of one breadth-first search.
+struct Search<'a, M: Model> {
+    model: &'a M,
+    properties: &'a PropertySet<M>,
+    options: &'a SearchOptions,
+    log: &'a TraceLog,
     workers: usize,
-    progress: &Progress,
-) -> Result<LevelYield, SearchError> {
-    let next = LevelBuilder::new(options.frontier_memory_budget_bytes(), &options.spill_dir());
-    let mut pending = level;
-    let mut generated = 0;
-    let mut violation = None;
-    while !pending.is_empty() {
+    progress: &'a Progress,
+    checkpoints: Option<&'a CheckpointDir>,
+    started: Instant,
+}
+
+impl<M: Model> Search<'_, M> {
+    /// Expands levels until the search ends, is bounded, or is interrupted.
+    fn explore(&self, at: &mut Position) -> Result<Ending, SearchError> {
+        let interval = self.options.checkpoint.as_ref().map(|c| c.interval);
+        let mut checkpoint_deadline = interval.map(|every| Instant::now() + every);
+        let mut honour_interrupt = true;
+        if at.violation.is_some() {
+            return Ok(Ending::Finished);
+        }
+        loop {
+            if at.level.is_empty() {
+                if at.violation.is_some() {
+                    return Ok(Ending::Finished);
+                }
+                let budget = self.options.frontier_memory_budget_bytes();
+                let next = mem::replace(
+                    &mut at.next,
+                    LevelBuilder::new(budget, &self.options.spill_dir()),
+                );
+                at.frontier_spilled_bytes += next.spilled_bytes();
+                let next = next.finish();
+                if next.is_empty() {
+                    return Ok(Ending::Finished);
+                }
+                at.level = next;
+                at.depth += 1;
+            }
+            if self.options.max_depth.is_some_and(|max| at.depth >= max) {
+                return Ok(Ending::Finished);
+            }
+            self.show_progress(at);
+            let interrupt = self
+                .options
+                .interrupt
+                .as_deref()
+                .filter(|_| honour_interrupt);
+            let unfinished = self.pass(at, checkpoint_deadline, interrupt)?;
+            at.level = mem::take(&mut at.level).remaining_with(unfinished);
+            if at.table.len() as f64 >= at.table.capacity() as f64 * GROW_AT_LOAD {
+                grow(&mut at.table, self.options)?;
+            }
+            let interrupted = interrupt.is_some_and(|flag| flag.load(Ordering::Relaxed));
+            let due = checkpoint_deadline.is_some_and(|deadline| Instant::now() >= deadline);
+            if at.violation.is_some() {
+                // The level is finished regardless; the run ends with it.
+                checkpoint_deadline = None;
+                honour_interrupt = false;
+                continue;
+            }
+            if due || interrupted {
+                let saved = match self.checkpoints {
+                    Some(dir) => {
+                        self.save_checkpoint(dir, at)?;
+                        Some(dir.path().to_path_buf())
+                    }
+                    None => None,
+                };
+                checkpoint_deadline = interval.map(|every| Instant::now() + every);
+                if interrupted {
+                    return Ok(Ending::Interrupted { checkpoint: saved });
+                }
+            }
+        }
+    }
+
+    fn show_progress(&self, at: &Position) {
+        let counters = &self.progress.counters;
+        counters.depth.store(at.depth, Ordering::Relaxed);
+        counters
+            .queued
+            .store(at.level.len() + at.next.len(), Ordering::Relaxed);
+        counters.distinct.store(at.table.len(), Ordering::Relaxed);
+        counters
+            .generated
+            .store(at.states_generated, Ordering::Relaxed);
+    }
+
+    fn save_checkpoint(&self, dir: &CheckpointDir, at: &mut Position) -> Result<(), SearchError> {
+        let meta = CheckpointMeta {
+            format: 1,
+            model: self.model.name(),
+            params: self
+                .model
+                .params()
+                .into_iter()
+                .map(|p| (p.name, p.value))
+                .collect(),
+            max_depth: self.options.max_depth,
+            check_deadlock: self.options.check_deadlock,
+            depth: at.depth,
+            states_generated: at.states_generated,
+            distinct_states: at.table.len(),
+            frontier_spilled_bytes: at.frontier_spilled_bytes,
+            wall_seconds: (at.wall_before + self.started.elapsed()).as_secs_f64(),
+            trace_next_block: self.log.next_block(),
+            table_capacity: at.table.capacity(),
+            witnesses_reached: self.properties.reached_witnesses(),
+        };
+        let level = mem::take(&mut at.level);
+        at.level = dir
+            .save(&meta, &at.table, level, &at.next, self.log)
+            .map_err(SearchError::Checkpoint)?;
+        Ok(())
+    }
+
+    /// One pass of the workers over the current level, until it is expanded
+    /// or they pause; returns the states they did not expand.
+    fn pass(
+        &self,
+        at: &mut Position,
+        checkpoint_deadline: Option<Instant>,
+        interrupt: Option<&AtomicBool>,
+    ) -> Result<Vec<Segment>, SearchError> {
         let pause = AtomicBool::new(false);
         let cursor = AtomicUsize::new(0);
-        let expander = Expander::new(model, properties, table, options);
+        let expander = Expander::new(self.model, self.properties, &at.table, self.options);
         let share = Share {
             expander: &expander,
-            log,
-            pending: &pending,
-            next: &next,
+            log: self.log,
+            pending: &at.level,
+            next: &at.next,
             cursor: &cursor,
             pause: &pause,
-            depth,
-            progress,
+            depth: at.depth,
+            progress: self.progress,
+            grow_at: (at.table.capacity() as f64 * GROW_AT_LOAD) as u64,
+            checkpoint_deadline,
+            interrupt,
         };
         let yields: Vec<WorkerYield> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..workers)
+            let handles: Vec<_> = (0..self.workers)
                 .map(|_| scope.spawn(|| share.expand()))
                 .collect();
             handles
@@ -190,23 +394,14 @@ fn expand_level<M: Model>(
             if let Some(error) = worker.error {
                 return Err(error);
             }
-            generated += worker.generated;
+            at.states_generated += worker.generated;
             if let Some(found) = worker.violation {
-                ViolationSite::keep_least(&mut violation, found);
+                ViolationSite::keep_least(&mut at.violation, found);
             }
             unfinished.extend(worker.unfinished);
         }
-        if pause.load(Ordering::Relaxed) {
-            grow(table, options)?;
-        }
-        pending = pending.remaining_with(unfinished);
+        Ok(unfinished)
     }
-    Ok(LevelYield {
-        spilled_bytes: next.spilled_bytes(),
-        next: next.finish(),
-        generated,
-        violation,
-    })
 }
 
 /// Doubles the table, within the memory budget.
@@ -237,11 +432,25 @@ struct Share<'a, M: Model> {
     pause: &'a AtomicBool,
     depth: u64,
     progress: &'a Progress,
+    grow_at: u64,
+    checkpoint_deadline: Option<Instant>,
+    interrupt: Option<&'a AtomicBool>,
 }
 
 impl<M: Model> Share<'_, M> {
-    /// One worker's loop: take segments until none is left or the table must
-    /// grow; states not expanded when pausing are returned as unfinished.
+    /// Whether the workers should stop at the next state boundary.
+    fn should_pause(&self) -> bool {
+        self.expander.table.len() >= self.grow_at
+            || self
+                .checkpoint_deadline
+                .is_some_and(|deadline| Instant::now() >= deadline)
+            || self
+                .interrupt
+                .is_some_and(|flag| flag.load(Ordering::Relaxed))
+    }
+
+    /// One worker's loop: take segments until none is left or a pause is
+    /// called; states not expanded when pausing are returned as unfinished.
     fn expand(&self) -> WorkerYield {
         let mut scratch = Scratch::new(self.log);
         let mut worker = WorkerYield {
@@ -252,7 +461,6 @@ impl<M: Model> Share<'_, M> {
         };
         let mut out = Segment::new();
         let table = self.expander.table;
-        let grow_at = (table.capacity() as f64 * GROW_AT_LOAD) as u64;
         let result = (|| -> Result<(), SearchError> {
             while !self.pause.load(Ordering::Relaxed) {
                 let index = self.cursor.fetch_add(1, Ordering::Relaxed);
@@ -283,7 +491,7 @@ impl<M: Model> Share<'_, M> {
                         self.next.push(segment)?;
                     }
                     expanded += 1;
-                    if expanded.is_multiple_of(LOAD_CHECK_EVERY) && table.len() >= grow_at {
+                    if expanded.is_multiple_of(PAUSE_CHECK_EVERY) && self.should_pause() {
                         self.pause.store(true, Ordering::Relaxed);
                     }
                     if self.pause.load(Ordering::Relaxed) {

@@ -98,6 +98,39 @@ impl<M: Model> Checker<M> {
         self
     }
 
+    /// Saves a checkpoint in `dir` every `interval` and when interrupted.
+    pub fn checkpoint(
+        mut self,
+        dir: impl Into<PathBuf>,
+        interval: std::time::Duration,
+    ) -> Checker<M> {
+        self.options.checkpoint = Some(crate::CheckpointOptions {
+            dir: dir.into(),
+            interval,
+            resume: false,
+        });
+        self
+    }
+
+    /// Continues the search saved in `dir` (checkpointing there as it goes).
+    pub fn resume(mut self, dir: impl Into<PathBuf>, interval: std::time::Duration) -> Checker<M> {
+        self.options.checkpoint = Some(crate::CheckpointOptions {
+            dir: dir.into(),
+            interval,
+            resume: true,
+        });
+        self
+    }
+
+    /// Stops the search when `flag` becomes true (saving a checkpoint if configured).
+    pub fn interrupt_on(
+        mut self,
+        flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> Checker<M> {
+        self.options.interrupt = Some(flag);
+        self
+    }
+
     /// The model being checked.
     pub fn model(&self) -> &M {
         &self.model
@@ -128,33 +161,36 @@ impl<M: Model> Checker<M> {
 
 /// Runs the search that `options` describe on `model`.
 pub(crate) fn search<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
+    if options.checkpoint.is_some() && options.strategy != Strategy::Bfs {
+        return Outcome {
+            verdict: Verdict::Error {
+                message: "checkpoints are supported for breadth-first search only".into(),
+            },
+            stats: Stats::default(),
+            counterexample: None,
+        };
+    }
     match options.strategy {
         Strategy::Simulate {
             walks,
             walk_length,
             seed,
         } => crate::simulate::run(model, options, walks, walk_length, seed),
-        Strategy::Bfs | Strategy::Dfs => {
+        Strategy::Bfs => crate::bfs::run(model, options),
+        Strategy::Dfs => {
             let dir = options.spill_dir();
-            let log = match TraceLog::create_in(&dir) {
-                Ok(log) => log,
-                Err(problem) => {
-                    return Outcome {
-                        verdict: Verdict::Error {
-                            message: format!(
-                                "cannot create the trace log in {}: {problem}",
-                                dir.display()
-                            ),
-                        },
-                        stats: Stats::default(),
-                        counterexample: None,
-                    }
-                }
-            };
-            if options.strategy == Strategy::Bfs {
-                crate::bfs::run(model, options, &log)
-            } else {
-                crate::dfs::run(model, options, &log)
+            match TraceLog::create_in(&dir) {
+                Ok(log) => crate::dfs::run(model, options, &log),
+                Err(problem) => Outcome {
+                    verdict: Verdict::Error {
+                        message: format!(
+                            "cannot create the trace log in {}: {problem}",
+                            dir.display()
+                        ),
+                    },
+                    stats: Stats::default(),
+                    counterexample: None,
+                },
             }
         }
     }

@@ -54,6 +54,8 @@ pub(crate) enum SearchError {
         needed_bytes: u64,
         budget_bytes: u64,
     },
+    #[error("cannot save a checkpoint: {0} (is the disk full?)")]
+    Checkpoint(io::Error),
     #[error(
         "a stored state does not decode: {0}; the model's Encode implementation is not a bijection"
     )]

@@ -40,6 +40,7 @@
 mod any_model;
 mod bfs;
 mod checker;
+mod checkpoint;
 mod counterexample;
 mod dfs;
 mod expand;
@@ -60,8 +61,14 @@ pub struct ReadmeDoctests;
 
 pub use any_model::AnyModel;
 pub use checker::Checker;
+
+/// The model name and parameters of the checkpoint in `dir`, so that a
+/// front end can build the model before resuming it.
+pub fn checkpoint_model(dir: &std::path::Path) -> Result<(String, Vec<(String, String)>), String> {
+    checkpoint::CheckpointDir::model_of(dir)
+}
 pub use counterexample::{Counterexample, TraceStep};
-pub use options::{ProgressMode, SearchOptions, Strategy};
+pub use options::{CheckpointOptions, ProgressMode, SearchOptions, Strategy};
 pub use outcome::{Outcome, Stats, Verdict, ViolationKind};
 pub use replay::replay;
 pub use replay_file::{ReplayError, ReplayFile, REPLAY_FORMAT_VERSION};

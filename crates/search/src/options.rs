@@ -1,6 +1,20 @@
 //! What to search and how.
 
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where and how often a breadth-first search saves checkpoints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointOptions {
+    /// The checkpoint directory (it also holds the trace log).
+    pub dir: PathBuf,
+    /// Time between two checkpoints (one is also saved on interrupt).
+    pub interval: Duration,
+    /// Whether to continue the search saved in `dir` instead of starting anew.
+    pub resume: bool,
+}
 
 /// The exploration order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,6 +73,11 @@ pub struct SearchOptions {
     /// the fingerprint table (allocated up front, zero pages untouched until
     /// used), a quarter to the BFS frontier, beyond which it spills to disk.
     pub max_memory_bytes: Option<u64>,
+    /// Checkpoints of a breadth-first search, and resuming from one.
+    pub checkpoint: Option<CheckpointOptions>,
+    /// When this flag becomes true (e.g. from a SIGINT handler), the search
+    /// stops at the next state boundary, saving a checkpoint if configured.
+    pub interrupt: Option<Arc<AtomicBool>>,
     /// Whether every successor is computed twice and the two encodings
     /// compared, so that a model whose steps depend on anything but the state
     /// is reported as non-deterministic at the step that showed it.
@@ -77,6 +96,8 @@ impl Default for SearchOptions {
             table_capacity: 1 << 20,
             check_determinism: false,
             max_memory_bytes: None,
+            checkpoint: None,
+            interrupt: None,
         }
     }
 }

@@ -47,6 +47,12 @@ pub enum Verdict {
         /// Names of the witnesses never reached.
         properties: Vec<String>,
     },
+    /// The search was interrupted before it ended; with a checkpoint
+    /// directory, it can be resumed from there.
+    Interrupted {
+        /// Where the checkpoint was saved, if the search had one.
+        checkpoint: Option<std::path::PathBuf>,
+    },
     /// The search could not be carried out (disk full, a state that does not
     /// decode, a non-deterministic model, ...); nothing is concluded.
     Error {
@@ -61,12 +67,13 @@ impl Verdict {
         matches!(self, Verdict::Pass)
     }
 
-    /// `"pass"`, `"violated"`, `"vacuous"` or `"error"`.
+    /// `"pass"`, `"violated"`, `"vacuous"`, `"interrupted"` or `"error"`.
     pub fn as_str(&self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
             Verdict::Violated { .. } => "violated",
             Verdict::Vacuous { .. } => "vacuous",
+            Verdict::Interrupted { .. } => "interrupted",
             Verdict::Error { .. } => "error",
         }
     }

@@ -101,6 +101,24 @@ impl<M: Model> PropertySet<M> {
         }
     }
 
+    /// Marks the witnesses named in `names` as reached (when resuming).
+    pub fn mark_reached(&self, names: &[String]) {
+        for (name, _, reached) in &self.witnesses {
+            if names.contains(name) {
+                reached.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Names of the witnesses reached so far, in declaration order.
+    pub fn reached_witnesses(&self) -> Vec<String> {
+        self.witnesses
+            .iter()
+            .filter(|(_, _, reached)| reached.load(Ordering::Relaxed))
+            .map(|(name, _, _)| name.clone())
+            .collect()
+    }
+
     /// Names of the witnesses not reached so far, in declaration order.
     pub fn unreached_witnesses(&self) -> Vec<String> {
         self.witnesses

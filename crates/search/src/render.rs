@@ -47,6 +47,13 @@ impl Report {
                     self.unreached_witnesses.join(", ")
                 );
             }
+            "interrupted" => {
+                let _ = writeln!(
+                    text,
+                    "The search was interrupted: {}",
+                    self.message.as_deref().unwrap_or("")
+                );
+            }
             _ => {
                 let _ = writeln!(
                     text,

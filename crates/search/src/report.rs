@@ -90,7 +90,7 @@ pub struct Report {
     pub strategy: String,
     /// Worker threads used.
     pub workers: usize,
-    /// `pass`, `violated`, `vacuous` or `error`.
+    /// `pass`, `violated`, `vacuous`, `interrupted` or `error`.
     pub verdict: String,
     /// The violated property, if any.
     pub property: Option<String>,
@@ -98,7 +98,7 @@ pub struct Report {
     pub violation_kind: Option<String>,
     /// For `vacuous`: the witnesses never reached.
     pub unreached_witnesses: Vec<String>,
-    /// For `error`: what went wrong.
+    /// For `error`: what went wrong; for `interrupted`: how to resume.
     pub message: Option<String>,
     /// Distinct states found.
     pub distinct_states: u64,
@@ -155,6 +155,16 @@ impl Report {
             },
             message: match &outcome.verdict {
                 Verdict::Error { message } => Some(message.clone()),
+                Verdict::Interrupted {
+                    checkpoint: Some(dir),
+                } => Some(format!(
+                    "checkpoint saved in {}; resume with: cmc check --resume {}",
+                    dir.display(),
+                    dir.display()
+                )),
+                Verdict::Interrupted { checkpoint: None } => {
+                    Some("no checkpoint was saved (use --checkpoint DIR)".into())
+                }
                 _ => None,
             },
             distinct_states: stats.distinct_states,

@@ -468,3 +468,142 @@ fn a_table_that_outgrows_the_memory_budget_is_a_clear_error() {
         other => panic!("expected an error, got {other:?}"),
     }
 }
+
+/// [`Switches`] that raises an interrupt flag after its `after`-th step, as
+/// a SIGINT arriving at a chosen moment would.
+struct InterruptedSwitches {
+    flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    steps: AtomicU64,
+    after: u64,
+}
+
+impl Model for InterruptedSwitches {
+    type State = Board;
+    type Action = u8;
+    fn name(&self) -> String {
+        "switches".into()
+    }
+    fn init_states(&self, out: &mut Vec<Board>) {
+        Switches.init_states(out)
+    }
+    fn actions(&self, board: &Board, out: &mut Vec<u8>) {
+        Switches.actions(board, out)
+    }
+    fn next_state(&self, board: &Board, switch: &u8) -> Option<Board> {
+        if self.steps.fetch_add(1, Ordering::Relaxed) == self.after {
+            self.flag.store(true, Ordering::Relaxed);
+        }
+        Switches.next_state(board, switch)
+    }
+    fn is_terminal(&self, board: &Board) -> bool {
+        Switches.is_terminal(board)
+    }
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![Property::sometimes("AllOn", |_, b: &Board| {
+            b.on == u16::MAX
+        })]
+    }
+}
+
+#[test]
+fn an_interrupted_search_resumes_to_exactly_the_same_result() {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    let hour = Duration::from_secs(3600);
+    for (after, workers) in [(50u64, 1usize), (200_000, 2), (600_000, 2)] {
+        let dir = tempfile::tempdir().unwrap();
+        let model = |after| InterruptedSwitches {
+            flag: Arc::new(AtomicBool::new(false)),
+            steps: AtomicU64::new(0),
+            after,
+        };
+        let first = model(after);
+        let flag = Arc::clone(&first.flag);
+        let outcome = Checker::new(first)
+            .workers(workers)
+            .max_memory(8 << 20)
+            .checkpoint(dir.path(), hour)
+            .interrupt_on(flag)
+            .run();
+        assert_eq!(
+            outcome.verdict,
+            Verdict::Interrupted {
+                checkpoint: Some(dir.path().to_path_buf())
+            },
+            "interrupted after {after} steps"
+        );
+        assert!(outcome.stats.distinct_states < 1 << 16);
+        // Resume with a model that is never interrupted.
+        let resumed = Checker::new(model(u64::MAX))
+            .workers(3 - workers)
+            .max_memory(8 << 20)
+            .resume(dir.path(), hour)
+            .run();
+        assert_eq!(resumed.verdict, Verdict::Pass, "after {after}: {resumed:?}");
+        assert_eq!(resumed.stats.distinct_states, 1 << 16);
+        assert_eq!(resumed.stats.depth, 17);
+        let uninterrupted = Checker::new(Switches).run();
+        assert_eq!(
+            resumed.stats.states_generated,
+            uninterrupted.stats.states_generated
+        );
+    }
+}
+
+#[test]
+fn a_resumed_search_rebuilds_counterexamples_through_earlier_runs() {
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let mut grid = Grid::new(120, 120);
+    grid.forbidden = Some((100, 100));
+    // Checkpoint constantly, and interrupt while the violation is far away.
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let first = Checker::new(grid.clone())
+        .checkpoint(dir.path(), Duration::ZERO)
+        .interrupt_on(std::sync::Arc::clone(&flag))
+        .run();
+    assert!(
+        matches!(first.verdict, Verdict::Interrupted { .. }),
+        "{first:?}"
+    );
+    let resumed = Checker::new(grid)
+        .resume(dir.path(), Duration::from_millis(1))
+        .run();
+    assert!(
+        matches!(resumed.verdict, Verdict::Violated { .. }),
+        "{resumed:?}"
+    );
+    let trace = resumed.counterexample.unwrap();
+    assert_eq!(trace.len(), 201);
+    assert_eq!(trace.last_state(), Some(&Position { x: 100, y: 100 }));
+}
+
+#[test]
+fn resuming_another_model_or_an_empty_directory_is_a_clear_error() {
+    use std::time::Duration;
+    let empty = tempfile::tempdir().unwrap();
+    let outcome = Checker::new(Grid::new(3, 3))
+        .resume(empty.path(), Duration::from_secs(1))
+        .run();
+    match outcome.verdict {
+        Verdict::Error { message } => {
+            assert!(message.contains("no complete checkpoint"), "{message}")
+        }
+        other => panic!("expected an error, got {other:?}"),
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let _ = Checker::new(Grid::new(50, 50))
+        .checkpoint(dir.path(), Duration::ZERO)
+        .interrupt_on(flag)
+        .run();
+    let outcome = Checker::new(Grid::new(40, 50))
+        .resume(dir.path(), Duration::from_secs(1))
+        .run();
+    match outcome.verdict {
+        Verdict::Error { message } => assert!(message.contains("not of grid"), "{message}"),
+        other => panic!("expected an error, got {other:?}"),
+    }
+}

@@ -198,6 +198,53 @@ impl FingerprintTable {
         })
     }
 
+    /// Writes every fingerprint to a durable file at `path` (16 bytes each).
+    pub fn save(&self, path: &std::path::Path) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        for fingerprint in self.iter() {
+            out.write_all(&fingerprint.high().to_le_bytes())?;
+            out.write_all(&fingerprint.low().to_le_bytes())?;
+        }
+        out.into_inner().map_err(|e| e.into_error())?.sync_all()
+    }
+
+    /// A table of `capacity` slots holding the fingerprints saved at `path`.
+    pub fn load(path: &std::path::Path, capacity: usize) -> std::io::Result<FingerprintTable> {
+        use std::io::Read;
+        let invalid = |what: String| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
+        let file = std::fs::File::open(path)?;
+        let length = file.metadata()?.len();
+        if length % SLOT_BYTES as u64 != 0 {
+            return Err(invalid(format!(
+                "{} is not a fingerprint file",
+                path.display()
+            )));
+        }
+        let count = length / SLOT_BYTES as u64;
+        let table = FingerprintTable::with_capacity(capacity.max((count as usize) * 2));
+        let mut input = std::io::BufReader::new(file);
+        let mut slot = [0u8; SLOT_BYTES];
+        for _ in 0..count {
+            input.read_exact(&mut slot)?;
+            let high = u64::from_le_bytes(slot[..8].try_into().expect("8 bytes"));
+            let low = u64::from_le_bytes(slot[8..].try_into().expect("8 bytes"));
+            if high == 0 || low == 0 {
+                return Err(invalid(format!(
+                    "{} holds a zero fingerprint",
+                    path.display()
+                )));
+            }
+            if table.insert(Fingerprint::from_halves(high, low)) != Some(Insertion::New) {
+                return Err(invalid(format!(
+                    "{} holds a fingerprint twice",
+                    path.display()
+                )));
+            }
+        }
+        Ok(table)
+    }
+
     /// Rebuilds the table with `new_capacity` slots, keeping every fingerprint.
     ///
     /// Panics if `new_capacity` is smaller than the number stored (a caller bug).
@@ -273,6 +320,23 @@ mod tests {
         table.grow(5000);
         assert_eq!(table.capacity(), 5000);
         assert!(fingerprints.iter().all(|&fp| table.contains(fp)));
+    }
+
+    #[test]
+    fn saved_tables_load_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fingerprints");
+        let table = FingerprintTable::with_capacity(4096);
+        let fingerprints = random_fingerprints(1000, 5);
+        for &fp in &fingerprints {
+            table.insert(fp);
+        }
+        table.save(&path).unwrap();
+        let loaded = FingerprintTable::load(&path, 1024).unwrap();
+        assert_eq!(loaded.len(), 1000);
+        assert!(fingerprints.iter().all(|&fp| loaded.contains(fp)));
+        std::fs::write(&path, [0u8; 15]).unwrap();
+        assert!(FingerprintTable::load(&path, 1024).is_err());
     }
 
     #[test]

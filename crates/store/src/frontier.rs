@@ -2,7 +2,7 @@
 //! budget and in a spill file beyond it.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -121,18 +121,110 @@ impl<'a> Iterator for SegmentIter<'a> {
 enum Slot {
     /// In memory.
     Memory(Segment),
-    /// In the level's spill file, at `offset`, `bytes` long, holding `states`.
+    /// In a file (a spill file or a checkpoint), at `offset`, `bytes` long,
+    /// holding `states`.
     Disk {
+        file: Arc<File>,
         offset: u64,
         bytes: usize,
         states: usize,
     },
 }
 
+impl Slot {
+    fn states(&self) -> usize {
+        match self {
+            Slot::Memory(segment) => segment.len(),
+            Slot::Disk { states, .. } => *states,
+        }
+    }
+
+    /// The segment's bytes (read back from disk for a spilled one).
+    fn read(&self) -> io::Result<Segment> {
+        match self {
+            Slot::Memory(segment) => Ok(segment.clone()),
+            Slot::Disk {
+                file,
+                offset,
+                bytes,
+                ..
+            } => read_segment(file, *offset, *bytes),
+        }
+    }
+
+    fn into_segment(self) -> io::Result<Segment> {
+        match self {
+            Slot::Memory(segment) => Ok(segment),
+            disk => disk.read(),
+        }
+    }
+}
+
+fn read_segment(file: &File, offset: u64, bytes: usize) -> io::Result<Segment> {
+    let mut buffer = vec![0u8; bytes];
+    file.read_exact_at(&mut buffer, offset)?;
+    Segment::from_bytes(buffer).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("frontier segment at offset {offset} is corrupt"),
+        )
+    })
+}
+
+/// Bytes of the header before each segment in a segment file: byte length
+/// and state count, both `u64` little-endian.
+const SEGMENT_FILE_HEADER_BYTES: usize = 16;
+
+/// Writes `slots` as a segment file at `path` and makes it durable.
+fn write_segment_file<'a>(path: &Path, slots: impl Iterator<Item = &'a Slot>) -> io::Result<()> {
+    let mut out = io::BufWriter::new(File::create(path)?);
+    for slot in slots {
+        let segment = slot.read()?;
+        out.write_all(&(segment.byte_len() as u64).to_le_bytes())?;
+        out.write_all(&(segment.len() as u64).to_le_bytes())?;
+        out.write_all(segment.as_bytes())?;
+    }
+    let file = out.into_inner().map_err(|error| error.into_error())?;
+    file.sync_all()
+}
+
+/// The slots of the segment file at `path`, each referring into the file.
+fn open_segment_file(path: &Path) -> io::Result<Vec<Slot>> {
+    let file = Arc::new(File::open(path)?);
+    let length = file.metadata()?.len();
+    let corrupt = |what: &str| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("segment file {} is corrupt: {what}", path.display()),
+        )
+    };
+    let mut slots = Vec::new();
+    let mut offset = 0u64;
+    while offset < length {
+        let mut header = [0u8; SEGMENT_FILE_HEADER_BYTES];
+        file.read_exact_at(&mut header, offset)
+            .map_err(|_| corrupt("truncated header"))?;
+        let bytes = u64::from_le_bytes(header[..8].try_into().expect("8 bytes"));
+        let states = u64::from_le_bytes(header[8..].try_into().expect("8 bytes"));
+        offset += SEGMENT_FILE_HEADER_BYTES as u64;
+        if offset + bytes > length {
+            return Err(corrupt("truncated segment"));
+        }
+        slots.push(Slot::Disk {
+            file: Arc::clone(&file),
+            offset,
+            bytes: usize::try_from(bytes).map_err(|_| corrupt("segment too large"))?,
+            states: usize::try_from(states).map_err(|_| corrupt("state count too large"))?,
+        });
+        offset += bytes;
+    }
+    Ok(slots)
+}
+
 /// A level's spill file: segments appended with positioned writes.
 #[derive(Debug)]
 struct SpillFile {
-    file: File,
+    file: Arc<File>,
     next_offset: AtomicU64,
 }
 
@@ -166,6 +258,20 @@ impl LevelBuilder {
         }
     }
 
+    /// A builder that continues one saved by [`save`](Self::save) at `path`.
+    pub fn reopen(
+        path: &Path,
+        memory_budget_bytes: usize,
+        spill_dir: &Path,
+    ) -> io::Result<LevelBuilder> {
+        let builder = LevelBuilder::new(memory_budget_bytes, spill_dir);
+        let slots = open_segment_file(path)?;
+        let states = slots.iter().map(|slot| slot.states() as u64).sum();
+        builder.states.store(states, Ordering::Relaxed);
+        *builder.slots.lock().unwrap_or_else(|p| p.into_inner()) = slots;
+        Ok(builder)
+    }
+
     /// Adds a segment (empty segments are dropped).
     pub fn push(&self, segment: Segment) -> io::Result<()> {
         if segment.is_empty() {
@@ -195,7 +301,7 @@ impl LevelBuilder {
                 let file = tempfile::tempfile_in(&self.spill_dir)?;
                 // Another worker may have won the race; its file is used and ours dropped.
                 let _ = self.spill.set(SpillFile {
-                    file,
+                    file: Arc::new(file),
                     next_offset: AtomicU64::new(0),
                 });
                 self.spill.get().expect("the spill file was just set")
@@ -207,10 +313,21 @@ impl LevelBuilder {
             .fetch_add(bytes.len() as u64, Ordering::Relaxed);
         spill.file.write_all_at(bytes, offset)?;
         Ok(Slot::Disk {
+            file: Arc::clone(&spill.file),
             offset,
             bytes: bytes.len(),
             states: segment.len(),
         })
+    }
+
+    /// Number of states pushed so far.
+    pub fn len(&self) -> u64 {
+        self.states.load(Ordering::Relaxed)
+    }
+
+    /// Whether no state was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Bytes of segments written to the spill file so far.
@@ -218,6 +335,13 @@ impl LevelBuilder {
         self.spill
             .get()
             .map_or(0, |spill| spill.next_offset.load(Ordering::Relaxed))
+    }
+
+    /// Writes the segments pushed so far to a durable segment file at `path`
+    /// (for a checkpoint); the builder is unchanged.
+    pub fn save(&self, path: &Path) -> io::Result<()> {
+        let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        write_segment_file(path, slots.iter())
     }
 
     /// The finished level.
@@ -232,13 +356,11 @@ impl LevelBuilder {
                 .into_iter()
                 .map(|slot| Mutex::new(Some(slot)))
                 .collect(),
-            spill: self.spill.into_inner().map(|spill| Arc::new(spill.file)),
         }
     }
 }
 
-/// One BFS level: the segments of states still to expand, in memory or in
-/// the level's spill file.
+/// One BFS level: the segments of states still to expand, in memory or on disk.
 ///
 /// Workers [`take`](Frontier::take) segments by index (each index is taken
 /// once); a taken in-memory segment's memory is released when the taker drops it.
@@ -246,7 +368,6 @@ impl LevelBuilder {
 pub struct Frontier {
     slots: Vec<Mutex<Option<Slot>>>,
     states: u64,
-    spill: Option<Arc<File>>,
 }
 
 impl Frontier {
@@ -257,13 +378,43 @@ impl Frontier {
 
     /// A level held in memory.
     pub fn from_segments(segments: impl IntoIterator<Item = Segment>) -> Frontier {
-        let builder = LevelBuilder::new(usize::MAX, Path::new("."));
-        for segment in segments {
-            builder
-                .push(segment)
-                .expect("in-memory segments never touch the disk");
+        Frontier::from_slots(
+            segments
+                .into_iter()
+                .filter(|segment| !segment.is_empty())
+                .map(Slot::Memory)
+                .collect(),
+        )
+    }
+
+    fn from_slots(slots: Vec<Slot>) -> Frontier {
+        Frontier {
+            states: slots.iter().map(|slot| slot.states() as u64).sum(),
+            slots: slots
+                .into_iter()
+                .map(|slot| Mutex::new(Some(slot)))
+                .collect(),
         }
-        builder.finish()
+    }
+
+    /// The level saved by [`save`](Self::save) at `path`, read lazily from it.
+    pub fn open(path: &Path) -> io::Result<Frontier> {
+        Ok(Frontier::from_slots(open_segment_file(path)?))
+    }
+
+    /// Writes the untaken segments to a durable segment file at `path` and
+    /// returns the same level read from that file (for a checkpoint: the
+    /// level's memory is released).
+    pub fn save(self, path: &Path) -> io::Result<Frontier> {
+        let slots: Vec<Slot> = self.untaken().collect();
+        write_segment_file(path, slots.iter())?;
+        Frontier::open(path)
+    }
+
+    fn untaken(self) -> impl Iterator<Item = Slot> {
+        self.slots
+            .into_iter()
+            .filter_map(|slot| slot.into_inner().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Number of states in the level (taken segments included).
@@ -288,55 +439,20 @@ impl Frontier {
             return Ok(None);
         };
         let slot = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
-        match slot {
-            None => Ok(None),
-            Some(Slot::Memory(segment)) => Ok(Some(segment)),
-            Some(Slot::Disk { offset, bytes, .. }) => {
-                let file = self
-                    .spill
-                    .as_ref()
-                    .expect("a spilled segment has a spill file");
-                let mut buffer = vec![0u8; bytes];
-                file.read_exact_at(&mut buffer, offset)?;
-                Segment::from_bytes(buffer).map(Some).ok_or_else(|| {
-                    io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        format!("spilled frontier segment at offset {offset} is corrupt"),
-                    )
-                })
-            }
-        }
+        slot.map(Slot::into_segment).transpose()
     }
 
     /// The level without its taken segments, followed by `extra` segments
-    /// (used to resume a level after a pause). The spill file is kept.
+    /// (used to resume a level after a pause).
     pub fn remaining_with(self, extra: Vec<Segment>) -> Frontier {
-        let mut slots: Vec<Mutex<Option<Slot>>> = self
-            .slots
-            .into_iter()
-            .filter(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()).is_some())
-            .collect();
+        let mut slots: Vec<Slot> = self.untaken().collect();
         slots.extend(
             extra
                 .into_iter()
                 .filter(|segment| !segment.is_empty())
-                .map(|segment| Mutex::new(Some(Slot::Memory(segment)))),
+                .map(Slot::Memory),
         );
-        let states = slots
-            .iter_mut()
-            .map(
-                |slot| match slot.get_mut().unwrap_or_else(|p| p.into_inner()) {
-                    Some(Slot::Memory(segment)) => segment.len() as u64,
-                    Some(Slot::Disk { states, .. }) => *states as u64,
-                    None => 0,
-                },
-            )
-            .sum();
-        Frontier {
-            slots,
-            states,
-            spill: self.spill,
-        }
+        Frontier::from_slots(slots)
     }
 }
 
@@ -405,7 +521,10 @@ mod tests {
         assert_eq!(frontier.len(), 50);
         assert_eq!(frontier.segment_count(), 5);
         assert!(
-            frontier.spill.is_some(),
+            frontier
+                .slots
+                .iter()
+                .any(|slot| matches!(*slot.lock().unwrap(), Some(Slot::Disk { .. }))),
             "segments beyond the budget went to disk"
         );
         let mut ids = ids_of(&frontier);
@@ -431,10 +550,40 @@ mod tests {
     }
 
     #[test]
+    fn saved_levels_and_builders_reopen_with_the_same_states() {
+        let dir = tempfile::tempdir().unwrap();
+        let builder = LevelBuilder::new(30, dir.path());
+        builder.push(segment_of(0..2)).unwrap();
+        builder.push(segment_of(2..7)).unwrap();
+        builder.save(&dir.path().join("next")).unwrap();
+        let reopened = LevelBuilder::reopen(&dir.path().join("next"), 0, dir.path()).unwrap();
+        assert_eq!(reopened.len(), 7);
+        reopened.push(segment_of(7..8)).unwrap();
+        let mut ids = ids_of(&reopened.finish());
+        ids.sort_unstable();
+        assert_eq!(ids, (0..8).collect::<Vec<_>>());
+
+        let level = Frontier::from_segments([segment_of(10..12), segment_of(12..13)]);
+        level.take(0).unwrap();
+        let saved = level.save(&dir.path().join("level")).unwrap();
+        assert_eq!(saved.len(), 1);
+        assert_eq!(
+            ids_of(&Frontier::open(&dir.path().join("level")).unwrap()),
+            vec![12]
+        );
+
+        std::fs::write(dir.path().join("bad"), [1u8, 2, 3]).unwrap();
+        assert!(Frontier::open(&dir.path().join("bad")).is_err());
+    }
+
+    #[test]
     fn in_memory_levels_never_create_files() {
         let frontier = Frontier::from_segments([segment_of(0..4), Segment::new()]);
         assert_eq!(frontier.len(), 4);
         assert_eq!(frontier.segment_count(), 1);
-        assert!(frontier.spill.is_none());
+        assert!(frontier
+            .slots
+            .iter()
+            .all(|slot| matches!(*slot.lock().unwrap(), Some(Slot::Memory(_)))));
     }
 }

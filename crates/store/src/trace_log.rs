@@ -77,6 +77,54 @@ impl TraceLog {
         })
     }
 
+    /// A trace log in a new file at `path` (kept after the log is dropped, so
+    /// that a checkpointed search can be resumed from it).
+    pub fn create_at(path: &Path) -> io::Result<TraceLog> {
+        Ok(TraceLog {
+            file: std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(path)?,
+            next_block: AtomicU64::new(0),
+        })
+    }
+
+    /// Reopens the log at `path` as it was when [`next_block`](Self::next_block)
+    /// returned `next_block`: records written after that are overwritten.
+    pub fn reopen(path: &Path, next_block: u64) -> io::Result<TraceLog> {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)?;
+        let needed = next_block * RECORDS_PER_BLOCK * RECORD_BYTES;
+        if file.metadata()?.len() < needed.saturating_sub(RECORDS_PER_BLOCK * RECORD_BYTES) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "trace log {} is shorter than its checkpoint says",
+                    path.display()
+                ),
+            ));
+        }
+        Ok(TraceLog {
+            file,
+            next_block: AtomicU64::new(next_block),
+        })
+    }
+
+    /// The next block of ids to hand out: with the file, all a checkpoint
+    /// needs to reopen the log.
+    pub fn next_block(&self) -> u64 {
+        self.next_block.load(Ordering::Relaxed)
+    }
+
+    /// Makes every flushed record durable.
+    pub fn sync(&self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+
     /// A trace log in the system's temporary directory.
     pub fn create_temp() -> io::Result<TraceLog> {
         TraceLog::create_in(&std::env::temp_dir())

@@ -1,0 +1,161 @@
+//! `cmc` on cores: a World of shared libraries, with the gates that keep a
+//! misbehaving core from taking the verdict with it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn cmc(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cmc"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the cmc binary runs")
+}
+
+/// Compiles `cores/test/misbehave.c` with `-D<flag>` into `dir`, as a shared
+/// library (or an object file when `object` is set).
+fn misbehaving_core(dir: &Path, flag: &str, object: bool) -> PathBuf {
+    let repo = repository();
+    let out = dir.join(if object {
+        format!("{flag}.o")
+    } else {
+        format!("lib{flag}.so")
+    });
+    let mut cc = Command::new("cc");
+    cc.arg(format!("-D{flag}"))
+        .arg("-O0")
+        .arg("-I")
+        .arg(repo.join("include"))
+        .arg(repo.join("cores/test/misbehave.c"))
+        .arg("-o")
+        .arg(&out);
+    if object {
+        cc.arg("-c");
+    } else {
+        cc.args(["-shared", "-fPIC"]);
+    }
+    let status = cc
+        .status()
+        .expect("a C compiler is installed (scripts/setup.sh)");
+    assert!(status.success(), "cc failed for {flag}");
+    out
+}
+
+fn text(output: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_planted_bug_is_caught_and_replays_through_the_same_core() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = cmc(
+        &[
+            "check",
+            "--core",
+            "rust:reqack-bug2",
+            "--nodes",
+            "2",
+            "requests=2",
+            "--replay-out",
+            "bug2.cmc",
+        ],
+        dir.path(),
+    );
+    let (stdout, stderr) = text(&check);
+    assert_eq!(check.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Invariant AckedIsDurable is violated"),
+        "{stdout}"
+    );
+
+    let replay = cmc(&["replay", "bug2.cmc"], dir.path());
+    let (stdout, stderr) = text(&replay);
+    assert_eq!(replay.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("step 1: CLIENT r0 -> n0"), "{stdout}");
+    assert!(
+        stdout.contains("output  PERSIST"),
+        "the core's outputs are shown: {stdout}"
+    );
+    assert!(stdout.contains("AckedIsDurable"), "{stdout}");
+}
+
+#[test]
+fn a_crashing_core_is_reported_with_a_replay_file_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = misbehaving_core(dir.path(), "SEGV", false);
+    let output = cmc(
+        &[
+            "check",
+            "--core",
+            core.to_str().unwrap(),
+            "--nodes",
+            "2",
+            "requests=1",
+            "--replay-out",
+            "segv.cmc",
+        ],
+        dir.path(),
+    );
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(stderr.contains("CORE CRASHED"), "{stderr}");
+    assert!(stderr.contains("SIGSEGV"), "{stderr}");
+    let trace = std::fs::read_to_string(dir.path().join("segv.cmc")).expect("a replay file");
+    assert!(trace.contains("action CLIENT"), "{trace}");
+}
+
+#[test]
+fn a_core_that_never_returns_is_reported_as_hung() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = misbehaving_core(dir.path(), "HANG", false);
+    let output = cmc(
+        &[
+            "check",
+            "--core",
+            core.to_str().unwrap(),
+            "--nodes",
+            "2",
+            "requests=1",
+            "--step-timeout",
+            "0.5",
+        ],
+        dir.path(),
+    );
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(stderr.contains("CORE HUNG"), "{stderr}");
+}
+
+#[test]
+fn a_file_that_is_not_a_core_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("libnotacore.so"), "hello").unwrap();
+    let output = cmc(
+        &["check", "--core", "./libnotacore.so", "--nodes", "2"],
+        dir.path(),
+    );
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(stderr.contains("libnotacore.so"), "{stderr}");
+}
+
+#[test]
+fn the_purity_gate_names_the_offending_symbol() {
+    let dir = tempfile::tempdir().unwrap();
+    let impure = misbehaving_core(dir.path(), "CALLS_TIME", true);
+    let output = cmc(&["purity", impure.to_str().unwrap()], dir.path());
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("time"), "{stdout}");
+
+    let pure = misbehaving_core(dir.path(), "ERROR_CODE", true);
+    let output = cmc(&["purity", pure.to_str().unwrap()], dir.path());
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output).0);
+}
