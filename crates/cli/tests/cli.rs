@@ -1,23 +1,18 @@
 //! The `cmc` command as a user meets it: exit codes, JSON, replay files and
 //! one-line errors.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn cmc(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cmc"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the cmc binary runs")
-}
+use std::process::Output;
+
+use common::{cmc, text};
 
 fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    text(output).0
 }
 
 fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
+    text(output).1
 }
 
 #[test]

@@ -1,19 +1,15 @@
 //! `cmc` on cores: a World of shared libraries, with the gates that keep a
 //! misbehaving core from taking the verdict with it.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
+
+use common::{cmc, text};
 
 fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn cmc(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cmc"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the cmc binary runs")
 }
 
 /// Compiles `cores/test/misbehave.c` with `-D<flag>` into `dir`, as a shared
@@ -43,13 +39,6 @@ fn misbehaving_core(dir: &Path, flag: &str, object: bool) -> PathBuf {
         .expect("a C compiler is installed (scripts/setup.sh)");
     assert!(status.success(), "cc failed for {flag}");
     out
-}
-
-fn text(output: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 #[test]
@@ -86,25 +75,29 @@ fn a_planted_bug_is_caught_and_replays_through_the_same_core() {
     assert!(stdout.contains("AckedIsDurable"), "{stdout}");
 }
 
+/// Checks a World of the core built with `-D<flag>` and returns its stderr,
+/// after asserting exit code 2 (a faulty core is bad input, never a verdict).
+fn check_faulty_core(flag: &str, extra: &[&str], dir: &Path) -> String {
+    let core = misbehaving_core(dir, flag, false);
+    let mut args = vec![
+        "check",
+        "--core",
+        core.to_str().unwrap(),
+        "--nodes",
+        "2",
+        "requests=1",
+    ];
+    args.extend_from_slice(extra);
+    let output = cmc(&args, dir);
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
+    stderr
+}
+
 #[test]
 fn a_crashing_core_is_reported_with_a_replay_file_not_a_crash() {
     let dir = tempfile::tempdir().unwrap();
-    let core = misbehaving_core(dir.path(), "SEGV", false);
-    let output = cmc(
-        &[
-            "check",
-            "--core",
-            core.to_str().unwrap(),
-            "--nodes",
-            "2",
-            "requests=1",
-            "--replay-out",
-            "segv.cmc",
-        ],
-        dir.path(),
-    );
-    let (stdout, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
+    let stderr = check_faulty_core("SEGV", &["--replay-out", "segv.cmc"], dir.path());
     assert!(stderr.contains("CORE CRASHED"), "{stderr}");
     assert!(stderr.contains("SIGSEGV"), "{stderr}");
     let trace = std::fs::read_to_string(dir.path().join("segv.cmc")).expect("a replay file");
@@ -114,22 +107,7 @@ fn a_crashing_core_is_reported_with_a_replay_file_not_a_crash() {
 #[test]
 fn a_core_that_never_returns_is_reported_as_hung() {
     let dir = tempfile::tempdir().unwrap();
-    let core = misbehaving_core(dir.path(), "HANG", false);
-    let output = cmc(
-        &[
-            "check",
-            "--core",
-            core.to_str().unwrap(),
-            "--nodes",
-            "2",
-            "requests=1",
-            "--step-timeout",
-            "0.5",
-        ],
-        dir.path(),
-    );
-    let (stdout, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
+    let stderr = check_faulty_core("HANG", &["--step-timeout", "0.5"], dir.path());
     assert!(stderr.contains("CORE HUNG"), "{stderr}");
 }
 

@@ -178,29 +178,41 @@ fn decode_len(decoder: &mut Decoder<'_>) -> Result<usize, DecodeError> {
     Ok(len)
 }
 
+/// Encodes a sequence of `len` items as its length, then each item.
+fn encode_items<'a, T: Encode + 'a>(
+    len: usize,
+    items: impl Iterator<Item = &'a T>,
+    out: &mut Vec<u8>,
+) {
+    encode_len(len, out);
+    for item in items {
+        item.encode(out);
+    }
+}
+
+/// Decodes a sequence written by [`encode_items`] into any collection.
+fn decode_items<T: Encode, C: FromIterator<T>>(
+    decoder: &mut Decoder<'_>,
+) -> Result<C, DecodeError> {
+    let len = decode_len(decoder)?;
+    (0..len).map(|_| T::decode(decoder)).collect()
+}
+
 impl<T: Encode> Encode for Vec<T> {
     fn encode(&self, out: &mut Vec<u8>) {
-        encode_len(self.len(), out);
-        for item in self {
-            item.encode(out);
-        }
+        encode_items(self.len(), self.iter(), out);
     }
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        let len = decode_len(decoder)?;
-        (0..len).map(|_| T::decode(decoder)).collect()
+        decode_items(decoder)
     }
 }
 
 impl<T: Encode + Ord> Encode for BTreeSet<T> {
     fn encode(&self, out: &mut Vec<u8>) {
-        encode_len(self.len(), out);
-        for item in self {
-            item.encode(out);
-        }
+        encode_items(self.len(), self.iter(), out);
     }
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        let len = decode_len(decoder)?;
-        (0..len).map(|_| T::decode(decoder)).collect()
+        decode_items(decoder)
     }
 }
 
