@@ -48,6 +48,7 @@ mod report;
 mod rng;
 mod rt;
 mod schedule;
+pub mod shim;
 pub mod sync;
 pub mod thread;
 

@@ -113,7 +113,33 @@ impl ExecState {
         };
         match op {
             Op::Join(target) => self.threads[target].finished,
-            Op::Lock(m) => matches!(self.objects[m].state, ObjState::Mutex { owner: None }),
+            Op::Lock(m) => matches!(
+                self.objects[m].state,
+                ObjState::Mutex { owner: None }
+                    | ObjState::RwLock {
+                        writer: None,
+                        readers: 0
+                    }
+            ),
+            Op::ReadLock(m) => {
+                matches!(self.objects[m].state, ObjState::RwLock { writer: None, .. })
+            }
+            Op::CondWake(cv, false) => matches!(
+                self.objects[cv].state,
+                ObjState::Condvar { notified, .. } if notified & (1 << t) != 0
+            ),
+            Op::OnceEnter(o) => {
+                matches!(self.objects[o].state, ObjState::Once { running: None, .. })
+            }
+            Op::Send(c) => matches!(
+                self.objects[c].state,
+                ObjState::Channel { len, capacity, receiver, .. }
+                    if !receiver || capacity.map_or(true, |cap| len < cap)
+            ),
+            Op::Recv(c) => matches!(
+                self.objects[c].state,
+                ObjState::Channel { len, senders, .. } if len > 0 || senders == 0
+            ),
             Op::Park(p) => matches!(self.objects[p].state, ObjState::Park { token: true, .. }),
             _ => true,
         }
@@ -188,6 +214,11 @@ impl ExecState {
         match (op, op.object().map(|o| &self.objects[o].state)) {
             (Op::Join(target), _) => Some(target),
             (Op::Lock(_), Some(ObjState::Mutex { owner })) => *owner,
+            (Op::Lock(_), Some(ObjState::RwLock { writer, readers })) => {
+                writer.or((*readers != 0).then(|| readers.trailing_zeros() as ThreadId))
+            }
+            (Op::ReadLock(_), Some(ObjState::RwLock { writer, .. })) => *writer,
+            (Op::OnceEnter(_), Some(ObjState::Once { running, .. })) => *running,
             _ => None,
         }
     }
@@ -216,6 +247,9 @@ impl ExecState {
             (Op::Join(_), _) => String::new(),
             (_, Some(holder)) => format!(" held by thread {holder}"),
             (Op::Park(_), None) => " with no unpark".to_string(),
+            (Op::CondWake(..), None) => " with no notify".to_string(),
+            (Op::Recv(_), None) => " on an empty channel".to_string(),
+            (Op::Send(_), None) => " on a full channel".to_string(),
             _ => String::new(),
         };
         format!("{what}{why} at {loc}")
@@ -253,16 +287,55 @@ impl ExecState {
         Some(child)
     }
 
-    /// Makes the active thread the owner of mutex `m` and counts it as a write.
-    pub fn mutex_acquire(&mut self, m: ObjId) {
+    /// Whether lock `m` (a mutex or reader-writer lock) can be acquired now, shared or not.
+    pub fn lock_free(&self, m: ObjId, shared: bool) -> bool {
+        match self.objects[m].state {
+            ObjState::Mutex { owner } => owner.is_none(),
+            ObjState::RwLock { writer, readers } => writer.is_none() && (shared || readers == 0),
+            _ => false,
+        }
+    }
+
+    /// Makes the active thread a holder of lock `m` (shared only for reader-writer locks)
+    /// and counts it as a write.
+    pub fn lock_acquire(&mut self, m: ObjId, shared: bool) {
         let me = self.active;
-        *self.state_mut(m) = ObjState::Mutex { owner: Some(me) };
+        match self.state_mut(m) {
+            ObjState::Mutex { owner } => *owner = Some(me),
+            ObjState::RwLock { readers, .. } if shared => *readers |= 1 << me,
+            ObjState::RwLock { writer, .. } => *writer = Some(me),
+            other => unreachable!("lock_acquire on {other:?}"),
+        }
         self.note_access(m, true);
     }
 
-    /// Releases mutex `m` and counts it as a write.
-    pub fn mutex_release(&mut self, m: ObjId) {
-        *self.state_mut(m) = ObjState::Mutex { owner: None };
+    /// The `try_lock` family: acquires lock `m` if free and returns true; otherwise records
+    /// the step as a busy read (spin detection counts repeated failures) and returns false.
+    pub fn try_acquire(&mut self, m: ObjId, shared: bool) -> bool {
+        let free = self.lock_free(m, shared);
+        if free {
+            self.lock_acquire(m, shared);
+        } else {
+            self.set_value(Value::Busy);
+            self.note_access(m, false);
+        }
+        free
+    }
+
+    /// Releases the active thread's hold on lock `m` and counts it as a write.
+    pub fn lock_release(&mut self, m: ObjId) {
+        let me = self.active;
+        match self.state_mut(m) {
+            ObjState::Mutex { owner } => *owner = None,
+            ObjState::RwLock { writer, readers } => {
+                if *writer == Some(me) {
+                    *writer = None;
+                } else {
+                    *readers &= !(1 << me);
+                }
+            }
+            other => unreachable!("lock_release on {other:?}"),
+        }
         self.note_access(m, true);
     }
 }

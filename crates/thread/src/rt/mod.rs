@@ -174,10 +174,9 @@ impl Default for ObjCell {
     }
 }
 
-/// Runs one instrumented operation on `cell`'s object: registers the object if needed,
-/// announces `op(id)`, and after the switch runs `body`, which performs the operation on the
-/// real data and returns its result, the value for the trace, and whether it wrote.
-/// Outside an execution `body` just runs.
+/// Runs one instrumented operation on `cell`'s object: [`announce`], then `body`, which
+/// performs the operation on the real data and returns its result, the value for the trace,
+/// and whether it wrote, then [`complete`]. Outside an execution `body` just runs.
 pub fn instrumented<R>(
     cell: &ObjCell,
     type_name: &'static str,
@@ -186,14 +185,32 @@ pub fn instrumented<R>(
     location: &'static Location<'static>,
     body: impl FnOnce() -> (R, Value, bool),
 ) -> R {
-    let Some(id) = with(|st| cell.get(st, type_name, state, location)) else {
-        return body().0;
-    };
-    schedule(op(id), location);
+    let id = announce(cell, type_name, state, op, location);
     let (result, value, wrote) = body();
-    with(|st| {
-        st.set_value(value);
-        st.note_access(id, wrote);
-    });
+    complete(id, value, wrote);
     result
+}
+
+/// Registers `cell`'s object if needed and announces `op(id)` (a switch point); returns the
+/// id, or `None` outside an execution.
+pub fn announce(
+    cell: &ObjCell,
+    type_name: &'static str,
+    state: fn() -> ObjState,
+    op: impl FnOnce(ObjId) -> Op,
+    location: &'static Location<'static>,
+) -> Option<ObjId> {
+    let id = with(|st| cell.get(st, type_name, state, location))?;
+    schedule(op(id), location);
+    Some(id)
+}
+
+/// Records the value and the access of the operation announced on `id` by [`announce`].
+pub fn complete(id: Option<ObjId>, value: Value, wrote: bool) {
+    if let Some(id) = id {
+        with(|st| {
+            st.set_value(value);
+            st.note_access(id, wrote);
+        });
+    }
 }

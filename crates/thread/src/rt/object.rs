@@ -12,6 +12,38 @@ pub enum ObjState {
         /// The thread holding the lock.
         owner: Option<ThreadId>,
     },
+    /// A reader-writer lock: the exclusive owner, or the mask of threads holding it shared.
+    RwLock {
+        /// The thread holding it exclusively.
+        writer: Option<ThreadId>,
+        /// Threads holding it shared, as a mask.
+        readers: u64,
+    },
+    /// A condition variable.
+    Condvar {
+        /// Threads waiting and not yet notified, in wait order.
+        waiting: Vec<ThreadId>,
+        /// Threads notified and not yet woken, as a mask.
+        notified: u64,
+    },
+    /// A one-time initialisation (`Once`, `OnceLock`).
+    Once {
+        /// The thread running the initialiser.
+        running: Option<ThreadId>,
+        /// Whether the initialiser completed.
+        done: bool,
+    },
+    /// An mpsc channel.
+    Channel {
+        /// Messages queued.
+        len: usize,
+        /// The capacity of a `sync_channel`.
+        capacity: Option<usize>,
+        /// Live senders.
+        senders: usize,
+        /// Whether the receiver is alive.
+        receiver: bool,
+    },
     /// The park token of a thread.
     Park {
         /// Whether an unpark is pending.

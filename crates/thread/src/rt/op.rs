@@ -25,6 +25,8 @@ pub enum AtomicKind {
     Load,
     /// `store`.
     Store,
+    /// A named operation that only observes the value (e.g. `Arc::strong_count`).
+    Observe(&'static str),
     /// A read-modify-write (`swap`, `fetch_*`, `compare_exchange*`, `fetch_update` step).
     Rmw(&'static str),
 }
@@ -46,6 +48,31 @@ pub enum Op {
     TryLock(ObjId),
     /// Releasing a mutex.
     Unlock(ObjId),
+    /// Acquiring a reader-writer lock shared.
+    ReadLock(ObjId),
+    /// Trying to acquire a reader-writer lock shared without blocking.
+    TryReadLock(ObjId),
+    /// Waiting on condvar `.0`: releases mutex `.1` and starts waiting, in one step.
+    CondWait(ObjId, ObjId),
+    /// Waking from a condvar wait: blocks until notified, unless `.1` (a timed wait, which may
+    /// time out at any point).
+    CondWake(ObjId, bool),
+    /// Notifying one (`false`) or all (`true`) waiters of a condvar.
+    Notify(ObjId, bool),
+    /// Entering a one-time initialisation (blocks while another thread runs it).
+    OnceEnter(ObjId),
+    /// Completing a one-time initialisation.
+    OnceDone(ObjId),
+    /// Observing whether a one-time initialisation completed.
+    OnceGet(ObjId),
+    /// Sending on a channel (blocks while a `sync_channel` is full).
+    Send(ObjId),
+    /// Receiving from a channel (blocks while it is empty and has senders).
+    Recv(ObjId),
+    /// Receiving from a channel without blocking.
+    TryRecv(ObjId),
+    /// Dropping a channel's sender or receiver.
+    Disconnect(ObjId),
     /// Parking the current thread (blocks until its token is available).
     Park(ObjId),
     /// Unparking the thread whose token object is given.
@@ -60,11 +87,25 @@ impl Op {
         use Access::*;
         match *self {
             Op::Start | Op::Spawn(_) | Op::Join(_) | Op::Yield => [None, None],
-            Op::Atomic(o, AtomicKind::Load) => [Some((o, Read)), None],
+            Op::Atomic(o, AtomicKind::Load | AtomicKind::Observe(_)) => [Some((o, Read)), None],
             Op::Atomic(o, _) => [Some((o, Write)), None],
-            Op::Lock(o) | Op::TryLock(o) | Op::Unlock(o) | Op::Park(o) | Op::Unpark(o) => {
-                [Some((o, Write)), None]
-            }
+            Op::OnceGet(o) => [Some((o, Read)), None],
+            Op::CondWait(cv, m) => [Some((cv, Write)), Some((m, Write))],
+            Op::Lock(o)
+            | Op::TryLock(o)
+            | Op::Unlock(o)
+            | Op::Park(o)
+            | Op::Unpark(o)
+            | Op::ReadLock(o)
+            | Op::TryReadLock(o)
+            | Op::CondWake(o, _)
+            | Op::Notify(o, _)
+            | Op::OnceEnter(o)
+            | Op::OnceDone(o)
+            | Op::Send(o)
+            | Op::Recv(o)
+            | Op::TryRecv(o)
+            | Op::Disconnect(o) => [Some((o, Write)), None],
         }
     }
 
@@ -75,11 +116,26 @@ impl Op {
             Op::Spawn(_) => "spawn",
             Op::Join(_) => "join",
             Op::Atomic(_, AtomicKind::Load) => "load",
+            Op::Atomic(_, AtomicKind::Observe(n)) => n,
             Op::Atomic(_, AtomicKind::Store) => "store",
             Op::Atomic(_, AtomicKind::Rmw(n)) => n,
             Op::Lock(_) => "lock",
             Op::TryLock(_) => "try_lock",
             Op::Unlock(_) => "unlock",
+            Op::ReadLock(_) => "read",
+            Op::TryReadLock(_) => "try_read",
+            Op::CondWait(..) => "wait",
+            Op::CondWake(_, false) => "wake",
+            Op::CondWake(_, true) => "wake_or_timeout",
+            Op::Notify(_, false) => "notify_one",
+            Op::Notify(_, true) => "notify_all",
+            Op::OnceEnter(_) => "once_enter",
+            Op::OnceDone(_) => "once_done",
+            Op::OnceGet(_) => "once_get",
+            Op::Send(_) => "send",
+            Op::Recv(_) => "recv",
+            Op::TryRecv(_) => "try_recv",
+            Op::Disconnect(_) => "disconnect",
             Op::Park(_) => "park",
             Op::Unpark(_) => "unpark",
             Op::Yield => "yield_now",

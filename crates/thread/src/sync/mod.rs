@@ -1,12 +1,16 @@
 //! Drop-in replacements for `std::sync` types whose operations are switch points.
 
+mod arc;
 pub mod atomic;
+mod condvar;
+pub mod mpsc;
 mod mutex;
+mod once;
+mod rwlock;
 
+pub use arc::Arc;
+pub use condvar::{Condvar, WaitTimeoutResult};
 pub use mutex::{Mutex, MutexGuard};
+pub use once::{Once, OnceLock};
+pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
-
-/// `std::sync::Arc`, re-exported so code can name `sync::Arc` under both cfgs. Reference
-/// count changes are not switch points (not instrumented), so `strong_count`/`try_unwrap`
-/// races are not explored.
-pub use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! A thread whose `lock` cannot succeed is blocked until the owner releases. Panics inside
 //! checked code stop the execution, so the lock is never observed poisoned.
 
-use crate::rt::{self, ObjCell, ObjId, ObjState, Op, Value};
+use crate::rt::{self, ObjCell, ObjId, ObjState, Op};
 use std::cell::UnsafeCell;
 use std::ops::{Deref, DerefMut};
 use std::panic::Location;
@@ -50,7 +50,14 @@ impl<T: ?Sized> Mutex<T> {
     /// Acquires the lock, blocking the virtual thread while another holds it (a switch point).
     #[track_caller]
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
-        let location = Location::caller();
+        self.lock_at(Location::caller())
+    }
+
+    /// `lock` reported at `location`.
+    pub(crate) fn lock_at(
+        &self,
+        location: &'static Location<'static>,
+    ) -> LockResult<MutexGuard<'_, T>> {
         let Some(id) = self.obj_id(location) else {
             let g = self.fallback.lock().unwrap_or_else(|e| e.into_inner());
             return Ok(MutexGuard {
@@ -61,7 +68,7 @@ impl<T: ?Sized> Mutex<T> {
             });
         };
         rt::schedule(Op::Lock(id), location);
-        rt::with(|st| st.mutex_acquire(id));
+        rt::with(|st| st.lock_acquire(id, false));
         Ok(MutexGuard {
             lock: self,
             id: Some(id),
@@ -87,16 +94,7 @@ impl<T: ?Sized> Mutex<T> {
             };
         };
         rt::schedule(Op::TryLock(id), location);
-        let acquired = rt::with(|st| {
-            let free = matches!(st.objects[id].state, ObjState::Mutex { owner: None });
-            if free {
-                st.mutex_acquire(id);
-            } else {
-                st.set_value(Value::Busy);
-                st.note_access(id, false);
-            }
-            free
-        });
+        let acquired = rt::with(|st| st.try_acquire(id, false));
         if acquired == Some(true) {
             Ok(MutexGuard {
                 lock: self,
@@ -132,7 +130,7 @@ pub struct MutexGuard<'a, T: ?Sized> {
     pub(crate) lock: &'a Mutex<T>,
     pub(crate) id: Option<ObjId>,
     pub(crate) location: &'static Location<'static>,
-    fallback: Option<std::sync::MutexGuard<'a, ()>>,
+    pub(crate) fallback: Option<std::sync::MutexGuard<'a, ()>>,
 }
 
 impl<T: ?Sized> Deref for MutexGuard<'_, T> {
@@ -154,7 +152,7 @@ impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
         if let Some(id) = self.id {
             rt::schedule(Op::Unlock(id), self.location);
-            rt::with(|st| st.mutex_release(id));
+            rt::with(|st| st.lock_release(id));
         }
         self.fallback.take();
     }

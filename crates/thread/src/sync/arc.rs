@@ -1,0 +1,155 @@
+//! Instrumented `Arc`: `clone`, `drop`, `strong_count`, `get_mut`, `try_unwrap` and
+//! `into_inner` are switch points on the allocation's reference count, so races on the count
+//! (a `strong_count` check, a `try_unwrap` that fails because a clone is still alive) are
+//! explored. Unsized coercions (`Arc<dyn Trait>`) are not supported (they need the unstable
+//! `CoerceUnsized`).
+
+use crate::rt::{self, AtomicKind, ObjCell, ObjState, Op, Value};
+use std::mem::ManuallyDrop;
+use std::ops::Deref;
+use std::panic::Location;
+
+struct Inner<T: ?Sized> {
+    id: ObjCell,
+    data: T,
+}
+
+/// A thread-safe reference-counted pointer with the API of `std::sync::Arc`.
+pub struct Arc<T: ?Sized> {
+    inner: std::sync::Arc<Inner<T>>,
+}
+
+fn plain() -> ObjState {
+    ObjState::Plain
+}
+
+impl<T> Arc<T> {
+    /// Allocates `data` with a count of one (not a switch point: nobody else can see it).
+    pub fn new(data: T) -> Self {
+        Arc {
+            inner: std::sync::Arc::new(Inner {
+                id: ObjCell::new(),
+                data,
+            }),
+        }
+    }
+
+    /// Returns the value if this is the only reference, otherwise `Err(this)` (a switch point).
+    #[track_caller]
+    pub fn try_unwrap(this: Self) -> Result<T, Self> {
+        let location = Location::caller();
+        let try_unwrap = |o| Op::Atomic(o, AtomicKind::Rmw("try_unwrap"));
+        // Announced before the allocation may be freed: `complete` only needs the id.
+        let id = rt::announce(&this.inner.id, "Arc", plain, try_unwrap, location);
+        let n = std::sync::Arc::strong_count(&this.inner) as i128;
+        let this = ManuallyDrop::new(this);
+        // SAFETY: `this` is never used or dropped again; ownership moves to `inner`.
+        let inner = unsafe { std::ptr::read(&this.inner) };
+        let (result, value, wrote) = match std::sync::Arc::try_unwrap(inner) {
+            Ok(i) => (Ok(i.data), Value::Update(n, 0), true),
+            Err(inner) => (Err(Arc { inner }), Value::Failed(n), false),
+        };
+        rt::complete(id, value, wrote);
+        result
+    }
+
+    /// Returns the value if this is the last reference (a switch point).
+    #[track_caller]
+    pub fn into_inner(this: Self) -> Option<T> {
+        Arc::try_unwrap(this).ok()
+    }
+}
+
+impl<T: ?Sized> Arc<T> {
+    fn count_op<R>(
+        &self,
+        kind: AtomicKind,
+        location: &'static Location<'static>,
+        body: impl FnOnce() -> (R, Value, bool),
+    ) -> R {
+        rt::instrumented(
+            &self.inner.id,
+            "Arc",
+            plain,
+            |o| Op::Atomic(o, kind),
+            location,
+            body,
+        )
+    }
+
+    /// The number of strong references (a switch point).
+    #[track_caller]
+    pub fn strong_count(this: &Self) -> usize {
+        this.count_op(
+            AtomicKind::Observe("strong_count"),
+            Location::caller(),
+            || {
+                let n = std::sync::Arc::strong_count(&this.inner);
+                (n, Value::Int(n as i128), false)
+            },
+        )
+    }
+
+    /// Mutable access if this is the only reference (a switch point).
+    #[track_caller]
+    pub fn get_mut(this: &mut Self) -> Option<&mut T> {
+        let n = Arc::strong_count(this);
+        if n == 1 {
+            std::sync::Arc::get_mut(&mut this.inner).map(|i| &mut i.data)
+        } else {
+            None
+        }
+    }
+
+    /// Whether both point to the same allocation (not a switch point).
+    pub fn ptr_eq(this: &Self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&this.inner, &other.inner)
+    }
+}
+
+impl<T: ?Sized> Clone for Arc<T> {
+    /// Adds a reference (a switch point).
+    #[track_caller]
+    fn clone(&self) -> Self {
+        self.count_op(AtomicKind::Rmw("clone"), Location::caller(), || {
+            let inner = self.inner.clone();
+            let n = std::sync::Arc::strong_count(&inner) as i128;
+            (Arc { inner }, Value::Update(n - 1, n), true)
+        })
+    }
+}
+
+impl<T: ?Sized> Drop for Arc<T> {
+    /// Removes a reference (a switch point); the last one drops the value.
+    fn drop(&mut self) {
+        self.count_op(AtomicKind::Rmw("drop"), Location::caller(), || {
+            let n = std::sync::Arc::strong_count(&self.inner) as i128;
+            ((), Value::Update(n, n - 1), true)
+        })
+    }
+}
+
+impl<T: ?Sized> Deref for Arc<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.inner.data
+    }
+}
+
+impl<T: Default> Default for Arc<T> {
+    fn default() -> Self {
+        Arc::new(T::default())
+    }
+}
+
+impl<T> From<T> for Arc<T> {
+    fn from(t: T) -> Self {
+        Arc::new(t)
+    }
+}
+
+impl<T: ?Sized + std::fmt::Debug> std::fmt::Debug for Arc<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.inner.data.fmt(f)
+    }
+}
