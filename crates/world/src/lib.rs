@@ -7,6 +7,8 @@
 //! - [`world`]: the World as a [`cmc_model::Model`]; [`inspect`]: the separate,
 //!   explicit path by which properties read core internals.
 //! - [`step`]: running one step, with the determinism gate.
+//! - [`properties`]: linearizability and sequential consistency of the
+//!   client history.
 //! - [`purity`]: the purity gate for C object files.
 //! - [`recorder`] and [`supervise`]: crash and hang containment.
 //! - [`replay`]: counterexamples through the real cores, and message sequence charts.
@@ -22,6 +24,7 @@ pub mod fault;
 pub mod inspect;
 pub mod loader;
 pub mod open;
+pub mod properties;
 pub mod purity;
 pub mod recorder;
 pub mod replay;
