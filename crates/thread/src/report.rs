@@ -73,6 +73,7 @@ impl Failure {
                  use the cmc_thread::shim types"
             ),
             Stop::OutOfMemory => "could not allocate a coroutine stack".to_string(),
+            Stop::Redundant => "an execution was cut as redundant (a bug in cmc-thread; please report it)".to_string(),
         }
     }
 }

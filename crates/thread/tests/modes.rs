@@ -115,3 +115,138 @@ fn seqcst_loads_never_see_stale_values() {
         })
         .unwrap();
 }
+
+/// The distinct final states (values each thread read, then the final memory) of `program`
+/// under `mode`, and the number of executions.
+fn final_states(mode: Mode, program: fn() -> String) -> (std::collections::BTreeSet<String>, u64) {
+    let seen = Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::new()));
+    let sink = seen.clone();
+    let stats = Checker::new()
+        .mode(mode)
+        .max_executions(1_000_000)
+        .check(move || {
+            let s = program();
+            sink.lock().unwrap().insert(s);
+        })
+        .unwrap();
+    assert!(stats.complete, "{mode}: {stats:?}");
+    let states = seen.lock().unwrap().clone();
+    (states, stats.executions)
+}
+
+/// Store buffering plus a third thread that overwrites `x`.
+fn store_load_mix() -> String {
+    let x = Arc::new(AtomicUsize::new(0));
+    let y = Arc::new(AtomicUsize::new(0));
+    let (x1, y1, x2, y2, x3) = (x.clone(), y.clone(), x.clone(), y.clone(), x.clone());
+    let a = thread::spawn(move || {
+        x1.store(1, Ordering::SeqCst);
+        y1.load(Ordering::SeqCst)
+    });
+    let b = thread::spawn(move || {
+        y2.store(1, Ordering::SeqCst);
+        x2.load(Ordering::SeqCst)
+    });
+    let c = thread::spawn(move || {
+        let r = x3.load(Ordering::SeqCst);
+        x3.store(2, Ordering::SeqCst);
+        r
+    });
+    let r = (a.join().unwrap(), b.join().unwrap(), c.join().unwrap());
+    format!("{r:?} x={}", x.load(Ordering::SeqCst))
+}
+
+/// Three threads doing two `fetch_add`s each, recording what they saw.
+fn adders_seen() -> String {
+    let n = Arc::new(AtomicUsize::new(0));
+    let hs: Vec<_> = (0..3)
+        .map(|i| {
+            let n = n.clone();
+            thread::spawn(move || {
+                (
+                    n.fetch_add(i + 1, Ordering::SeqCst),
+                    n.fetch_add(10, Ordering::SeqCst),
+                )
+            })
+        })
+        .collect();
+    let seen: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+    format!("{seen:?}")
+}
+
+/// A mutex-protected log next to an unprotected flag and a channel.
+fn locks_and_channels() -> String {
+    use cmc_thread::sync::{mpsc, Mutex};
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let flag = Arc::new(AtomicUsize::new(0));
+    let (tx, rx) = mpsc::channel();
+    let hs: Vec<_> = (0..2)
+        .map(|i| {
+            let (log, flag, tx) = (log.clone(), flag.clone(), tx.clone());
+            thread::spawn(move || {
+                let f = flag.swap(i + 1, Ordering::SeqCst);
+                log.lock().unwrap().push((i, f));
+                tx.send(i).unwrap();
+            })
+        })
+        .collect();
+    drop(tx);
+    let order: Vec<usize> = rx.iter().collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    let log = log.lock().unwrap().clone();
+    format!("{log:?} {order:?} {}", flag.load(Ordering::SeqCst))
+}
+
+#[test]
+fn dpor_with_sleep_sets_reaches_exactly_the_final_states_of_naive_exploration() {
+    let naive = Mode::Bounded {
+        max_preemptions: 1000,
+    };
+    for program in [store_load_mix, adders_seen, locks_and_channels] {
+        let (all, naive_runs) = final_states(naive, program);
+        let (reduced, dpor_runs) = final_states(Mode::Dpor, program);
+        assert_eq!(reduced, all, "DPOR missed or invented final states");
+        assert!(
+            dpor_runs < naive_runs,
+            "no reduction: {dpor_runs} vs {naive_runs}"
+        );
+        assert!(all.len() > 1);
+    }
+}
+
+/// Two threads racing a compare-and-swap lock-free increment, a third reading twice.
+fn cas_and_reader() -> String {
+    let n = Arc::new(AtomicUsize::new(0));
+    let hs: Vec<_> = (0..2)
+        .map(|_| {
+            let n = n.clone();
+            thread::spawn(move || {
+                let mut tries = 0;
+                let mut cur = n.load(Ordering::SeqCst);
+                while let Err(seen) =
+                    n.compare_exchange(cur, cur + 1, Ordering::SeqCst, Ordering::SeqCst)
+                {
+                    cur = seen;
+                    tries += 1;
+                }
+                tries
+            })
+        })
+        .collect();
+    let n2 = n.clone();
+    let reader = thread::spawn(move || (n2.load(Ordering::SeqCst), n2.load(Ordering::SeqCst)));
+    let tries: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+    format!("{tries:?} {:?}", reader.join().unwrap())
+}
+
+#[test]
+fn dpor_matches_naive_exploration_on_a_cas_loop() {
+    let naive = Mode::Bounded {
+        max_preemptions: 1000,
+    };
+    let (all, _) = final_states(naive, cas_and_reader);
+    let (reduced, _) = final_states(Mode::Dpor, cas_and_reader);
+    assert_eq!(reduced, all);
+}

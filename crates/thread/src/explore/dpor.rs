@@ -1,5 +1,11 @@
 //! Exhaustive exploration with dynamic partial-order reduction (Flanagan & Godefroid 2005,
-//! persistent backtrack sets, no sleep sets), by re-execution.
+//! persistent backtrack sets and sleep sets), by re-execution.
+//!
+//! Sleep sets: after thread `p` was explored from a state, `p` sleeps in the later branches
+//! of that state and their descendants until a step dependent with `p`'s announced
+//! operation runs ([`Op::dependent`]); a sleeping thread is never chosen. An execution
+//! where every enabled thread sleeps is cut (its continuations were all explored) and
+//! counted as an execution.
 //!
 //! Dependency relation: two operations of different threads are dependent iff they touch a
 //! common object and at least one of them may write it. Atomic loads and failed
@@ -15,12 +21,16 @@
 //! Mazurkiewicz trace of a terminating program is explored at least once.
 
 use super::strategy::{check_replay, check_replay_end, Recorded, Strategy};
-use crate::rt::{Access, Event, ExecState, ObjId, Scheduler, Stop, ThreadId, Value, MAX_THREADS};
+use crate::rt::{
+    Access, Event, ExecState, ObjId, Op, Scheduler, Stop, ThreadId, Value, MAX_THREADS,
+};
 
 type Clock = [u32; MAX_THREADS];
 
 struct Node {
     enabled: u64,
+    /// Threads asleep at this state.
+    sleep: u64,
     backtrack: u64,
     done: u64,
     chosen: ThreadId,
@@ -111,7 +121,7 @@ impl Dpor {
             let t = e.thread;
             let mut c = self.thread_clocks[t];
             c[t] += 1;
-            if let crate::rt::Op::Join(target) = e.op {
+            if let Op::Join(target) = e.op {
                 let other = self.thread_clocks[target];
                 join(&mut c, &other);
             }
@@ -139,7 +149,7 @@ impl Dpor {
             }
             self.thread_clocks[t] = c;
             self.event_clocks.push(c);
-            if let crate::rt::Op::Spawn(child) = e.op {
+            if let Op::Spawn(child) = e.op {
                 while self.thread_clocks.len() <= child {
                     self.thread_clocks.push([0; MAX_THREADS]);
                 }
@@ -186,27 +196,52 @@ impl Dpor {
         }
     }
 
+    /// The sleep set of the new state at `depth`: the threads asleep at or already explored
+    /// from the previous state whose announced operation is independent of the step taken.
+    fn sleep_set(&self, st: &ExecState, depth: usize) -> u64 {
+        let Some(parent) = depth.checked_sub(1).and_then(|d| self.nodes.get(d)) else {
+            return 0;
+        };
+        let ran = st.trace[depth - 1].op;
+        let mut candidates = (parent.sleep | parent.done) & !(1 << parent.chosen);
+        let mut sleep = 0;
+        while candidates != 0 {
+            let t = candidates.trailing_zeros() as usize;
+            candidates &= !(1 << t);
+            if let Some((op, _)) = st.threads[t].pending {
+                if !op.dependent(&ran) {
+                    sleep |= 1 << t;
+                }
+            }
+        }
+        sleep
+    }
+
+    /// Schedules the reversal of a race between step `i` and `p`'s announced operation:
+    /// `p` at node `i` if it is enabled and awake there, otherwise an awake thread whose
+    /// later steps happen before `p`'s operation, otherwise every awake enabled thread (a
+    /// sleeping `p` does not make the reversal redundant when what `p` does after `i`
+    /// depends on threads that had not run yet).
     fn add_backtrack(&mut self, i: usize, p: ThreadId) {
         let cp = self.thread_clocks[p];
         let Some(node) = self.nodes.get_mut(i) else {
             return;
         };
-        if node.enabled & (1 << p) != 0 {
+        let awake = node.enabled & !node.sleep;
+        if awake & (1 << p) != 0 {
             node.backtrack |= 1 << p;
             return;
         }
         let mut e = 0u64;
         for (q, (known, before)) in cp.iter().zip(node.counts.iter()).enumerate() {
-            if node.enabled & (1 << q) != 0 && known > before {
+            if awake & (1 << q) != 0 && known > before {
                 e |= 1 << q;
             }
         }
-        if e != 0 {
-            if e & node.backtrack == 0 {
-                node.backtrack |= 1 << e.trailing_zeros();
-            }
-        } else {
-            node.backtrack |= node.enabled;
+        if e == 0 {
+            node.backtrack |= awake;
+        } else if e & node.backtrack == 0 {
+            node.backtrack |= 1 << e.trailing_zeros();
         }
     }
 }
@@ -219,7 +254,7 @@ impl Strategy for Dpor {
             return true;
         }
         while let Some(node) = self.nodes.last_mut() {
-            let todo = node.backtrack & !node.done;
+            let todo = node.backtrack & !node.done & !node.sleep;
             if todo != 0 {
                 let t = todo.trailing_zeros() as usize;
                 node.chosen = t;
@@ -264,11 +299,17 @@ impl Scheduler for Dpor {
             }
             return Ok(chosen);
         }
+        let sleep = self.sleep_set(st, depth);
+        let awake = enabled & !sleep;
+        if awake == 0 {
+            self.analyse(st);
+            return Err(Stop::Redundant);
+        }
         let current = st.active;
-        let chosen = if enabled & (1 << current) != 0 {
+        let chosen = if awake & (1 << current) != 0 {
             current
         } else {
-            enabled.trailing_zeros() as usize
+            awake.trailing_zeros() as usize
         };
         let mut counts = [0; MAX_THREADS];
         for (q, c) in self.thread_clocks.iter().enumerate() {
@@ -276,6 +317,7 @@ impl Scheduler for Dpor {
         }
         self.nodes.push(Node {
             enabled,
+            sleep,
             backtrack: 1 << chosen,
             done: 1 << chosen,
             chosen,

@@ -250,9 +250,10 @@ impl Checker {
                 break;
             }
             executions += 1;
-            let stop = driver
-                .run(model, &mut *strategy)
-                .or_else(|| strategy.finish_execution(&driver.state()));
+            let stop = match driver.run(model, &mut *strategy) {
+                None | Some(Stop::Redundant) => strategy.finish_execution(&driver.state()),
+                stop => stop,
+            };
             if let Some(stop) = stop {
                 let failure = Failure::new(
                     stop,

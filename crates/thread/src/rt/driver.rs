@@ -63,6 +63,9 @@ pub enum Stop {
     },
     /// A coroutine stack could not be allocated.
     OutOfMemory,
+    /// Not a failure: the strategy cut an execution whose continuations are all covered by
+    /// executions already explored (DPOR sleep sets). Never reported to the user.
+    Redundant,
 }
 
 /// Shared with the stall detector: steps taken so far and the thread that ran last.

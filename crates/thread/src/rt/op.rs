@@ -109,6 +109,19 @@ impl Op {
         }
     }
 
+    /// Whether `self` and `other`, announced by two different threads, may fail to commute:
+    /// they touch a common object and at least one of them may write it (the dependency
+    /// relation of DPOR and its sleep sets; conservative for blocking operations).
+    pub fn dependent(&self, other: &Op) -> bool {
+        let theirs = other.accesses();
+        self.accesses().iter().flatten().any(|(o, a)| {
+            theirs
+                .iter()
+                .flatten()
+                .any(|(p, b)| o == p && (*a == Access::Write || *b == Access::Write))
+        })
+    }
+
     /// Short name of the operation for traces.
     pub fn name(&self) -> &'static str {
         match self {
