@@ -113,6 +113,10 @@ pub struct CheckArgs {
     /// table, a quarter for the frontier, which spills to disk beyond it.
     #[arg(long, value_parser = parse_bytes)]
     pub max_memory: Option<u64>,
+    /// Keep the visited set's fingerprints on disk behind a bounded table
+    /// (its share of --max-memory), so that it can outgrow memory.
+    #[arg(long)]
+    pub disk_fingerprints: bool,
     /// Where the trace log of parent links is kept [default: the temp dir].
     #[arg(long)]
     pub trace_dir: Option<PathBuf>,

@@ -69,6 +69,7 @@ fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
     options.check_deadlock = !args.no_deadlock;
     options.check_determinism = args.check_determinism;
     options.max_memory_bytes = args.max_memory;
+    options.fingerprints_on_disk = args.disk_fingerprints;
     options.trace_dir = args.trace_dir.clone();
     options.progress = match args.progress {
         // JSON output is for programs: keep stderr quiet unless asked.

@@ -22,6 +22,13 @@ const EXIT_USAGE: u8 = 2;
 const EXIT_INTERRUPTED: u8 = 3;
 
 fn main() -> ExitCode {
+    // Like other Unix tools, end quietly when the reader of our output goes
+    // away (`cmc check ... | head`) instead of failing on the next write.
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread
+    // is started has no other effect.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = match args::Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {

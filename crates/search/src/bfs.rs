@@ -20,7 +20,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use cmc_model::{Encode, Model};
-use cmc_store::{FingerprintTable, Frontier, LevelBuilder, Segment, TraceLog};
+use cmc_store::{
+    DiskFingerprintSet, FingerprintTable, Frontier, LevelBuilder, RoomError, Segment, TraceLog,
+    VisitedSet,
+};
 
 use crate::checkpoint::{CheckpointDir, CheckpointMeta};
 use crate::expand::{Expander, Scratch, SearchError, ViolationSite};
@@ -28,8 +31,6 @@ use crate::progress::Progress;
 use crate::properties::PropertySet;
 use crate::{Outcome, SearchOptions, Stats, Verdict};
 
-/// Load factor beyond which workers pause so that the table can grow.
-const GROW_AT_LOAD: f64 = 0.75;
 /// States a worker expands between two looks at the pause conditions
 /// (reading the table's length sums per-thread counters, so not per state).
 const PAUSE_CHECK_EVERY: usize = 32;
@@ -37,7 +38,7 @@ const PAUSE_CHECK_EVERY: usize = 32;
 /// Everything the search is at between two passes of the workers: what a
 /// checkpoint saves.
 struct Position {
-    table: FingerprintTable,
+    table: VisitedSet,
     /// States of the current level not yet expanded.
     level: Frontier,
     /// The next level found so far.
@@ -133,6 +134,7 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
         depth: position.depth,
         frontier_spilled_bytes: position.frontier_spilled_bytes + position.next.spilled_bytes(),
         table_bytes: position.table.memory_bytes() as u64,
+        fingerprint_disk_bytes: position.table.disk_bytes(),
         ..Stats::default()
     };
     let wall = position.wall_before + started.elapsed();
@@ -173,7 +175,7 @@ fn fresh_position<M: Model>(
     options: &SearchOptions,
     log: TraceLog,
 ) -> Result<(Position, TraceLog), String> {
-    let table = FingerprintTable::with_capacity(options.initial_table_capacity());
+    let table = new_visited_set(options);
     let expander = Expander::new(model, properties, &table, options);
     let mut scratch = Scratch::new(&log);
     let mut initial = Vec::new();
@@ -205,6 +207,16 @@ fn fresh_position<M: Model>(
     };
     drop(scratch);
     Ok((position, log))
+}
+
+/// An empty visited set of the kind and size `options` ask for.
+pub(crate) fn new_visited_set(options: &SearchOptions) -> VisitedSet {
+    let capacity = options.initial_table_capacity();
+    if options.fingerprints_on_disk {
+        VisitedSet::Disk(DiskFingerprintSet::new(capacity, &options.spill_dir()))
+    } else {
+        VisitedSet::Memory(FingerprintTable::with_capacity(capacity))
+    }
 }
 
 /// The position saved in the checkpoint directory `dir`.
@@ -289,8 +301,8 @@ impl<M: Model> Search<'_, M> {
                 .filter(|_| honour_interrupt);
             let unfinished = self.pass(at, checkpoint_deadline, interrupt)?;
             at.level = mem::take(&mut at.level).remaining_with(unfinished);
-            if at.table.len() as f64 >= at.table.capacity() as f64 * GROW_AT_LOAD {
-                grow(&mut at.table, self.options)?;
+            if at.table.needs_room() {
+                make_room(&mut at.table, self.options)?;
             }
             let interrupted = interrupt.is_some_and(|flag| flag.load(Ordering::Relaxed));
             let due = checkpoint_deadline.is_some_and(|deadline| Instant::now() >= deadline);
@@ -346,12 +358,13 @@ impl<M: Model> Search<'_, M> {
             frontier_spilled_bytes: at.frontier_spilled_bytes,
             wall_seconds: (at.wall_before + self.started.elapsed()).as_secs_f64(),
             trace_next_block: self.log.next_block(),
-            table_capacity: at.table.capacity(),
+            table_capacity: at.table.memory_capacity(),
+            fingerprints_on_disk: matches!(at.table, VisitedSet::Disk(_)),
             witnesses_reached: self.properties.reached_witnesses(),
         };
         let level = mem::take(&mut at.level);
         at.level = dir
-            .save(&meta, &at.table, level, &at.next, self.log)
+            .save(&meta, &mut at.table, level, &at.next, self.log)
             .map_err(SearchError::Checkpoint)?;
         Ok(())
     }
@@ -376,7 +389,7 @@ impl<M: Model> Search<'_, M> {
             pause: &pause,
             depth: at.depth,
             progress: self.progress,
-            grow_at: (at.table.capacity() as f64 * GROW_AT_LOAD) as u64,
+            grow_at: at.table.pause_threshold(),
             checkpoint_deadline,
             interrupt,
         };
@@ -404,22 +417,24 @@ impl<M: Model> Search<'_, M> {
     }
 }
 
-/// Doubles the table, within the memory budget.
-pub(crate) fn grow(
-    table: &mut FingerprintTable,
+/// Makes room in the visited set: doubles the table within the memory
+/// budget, or flushes it to disk.
+pub(crate) fn make_room(
+    table: &mut VisitedSet,
     options: &SearchOptions,
 ) -> Result<(), SearchError> {
-    let capacity = table.capacity() * 2;
-    if let Some(budget) = options.table_memory_budget_bytes() {
-        if FingerprintTable::bytes_for(capacity) as u64 > budget {
-            return Err(SearchError::MemoryBudget {
-                needed_bytes: FingerprintTable::bytes_for(capacity) as u64,
-                budget_bytes: budget,
-            });
-        }
-    }
-    table.grow(capacity);
-    Ok(())
+    table
+        .make_room(options.table_memory_budget_bytes())
+        .map_err(|problem| match problem {
+            RoomError::OverBudget {
+                needed_bytes,
+                budget_bytes,
+            } => SearchError::MemoryBudget {
+                needed_bytes,
+                budget_bytes,
+            },
+            RoomError::Io(problem) => SearchError::TraceIo(problem),
+        })
 }
 
 /// What the workers of one pass over a level share.
@@ -440,7 +455,7 @@ struct Share<'a, M: Model> {
 impl<M: Model> Share<'_, M> {
     /// Whether the workers should stop at the next state boundary.
     fn should_pause(&self) -> bool {
-        self.expander.table.len() >= self.grow_at
+        self.expander.table.memory_len() >= self.grow_at
             || self
                 .checkpoint_deadline
                 .is_some_and(|deadline| Instant::now() >= deadline)

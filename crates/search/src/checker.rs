@@ -131,6 +131,13 @@ impl<M: Model> Checker<M> {
         self
     }
 
+    /// Keeps the visited set's fingerprints in a bounded table in front of a
+    /// sorted run on disk, so that it can outgrow memory.
+    pub fn fingerprints_on_disk(mut self, on_disk: bool) -> Checker<M> {
+        self.options.fingerprints_on_disk = on_disk;
+        self
+    }
+
     /// The model being checked.
     pub fn model(&self) -> &M {
         &self.model

@@ -16,7 +16,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use cmc_model::Model;
-use cmc_store::{FingerprintTable, Frontier, LevelBuilder, TraceLog};
+use cmc_store::{
+    DiskFingerprintSet, FingerprintTable, Frontier, LevelBuilder, TraceLog, VisitedSet,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::SearchOptions;
@@ -45,6 +47,8 @@ pub(crate) struct CheckpointMeta {
     /// Where the trace log's writers were ([`TraceLog::next_block`]).
     pub trace_next_block: u64,
     pub table_capacity: usize,
+    /// Whether the visited set kept fingerprints on disk.
+    pub fingerprints_on_disk: bool,
     /// `sometimes` witnesses reached so far.
     pub witnesses_reached: Vec<String>,
 }
@@ -52,7 +56,7 @@ pub(crate) struct CheckpointMeta {
 /// What a checkpoint restores.
 pub(crate) struct Restored {
     pub meta: CheckpointMeta,
-    pub table: FingerprintTable,
+    pub table: VisitedSet,
     pub level: Frontier,
     pub next: LevelBuilder,
 }
@@ -98,7 +102,7 @@ impl CheckpointDir {
     pub fn save(
         &self,
         meta: &CheckpointMeta,
-        table: &FingerprintTable,
+        table: &mut VisitedSet,
         level: Frontier,
         next: &LevelBuilder,
         log: &TraceLog,
@@ -189,8 +193,15 @@ impl CheckpointDir {
                 params
             ));
         }
-        let table = FingerprintTable::load(&found.join("table.bin"), meta.table_capacity)
-            .map_err(in_dir)?;
+        let saved = found.join("table.bin");
+        let table = if meta.fingerprints_on_disk {
+            VisitedSet::Disk(
+                DiskFingerprintSet::load(&saved, meta.table_capacity, &options.spill_dir())
+                    .map_err(in_dir)?,
+            )
+        } else {
+            VisitedSet::Memory(FingerprintTable::load(&saved, meta.table_capacity).map_err(in_dir)?)
+        };
         if table.len() != meta.distinct_states {
             return Err(format!(
                 "checkpoint {}: the fingerprint file holds {} states, the metadata says {}",

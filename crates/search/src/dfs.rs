@@ -8,21 +8,18 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use cmc_model::Model;
-use cmc_store::{FingerprintTable, TraceId, TraceLog};
+use cmc_store::{TraceId, TraceLog};
 
 use crate::expand::{Expander, Scratch, SearchError, ViolationSite};
 use crate::progress::Progress;
 use crate::properties::PropertySet;
 use crate::{Outcome, SearchOptions, Stats};
 
-/// Grow the table when it is this full (DFS owns it alone, so no pause is needed).
-const GROW_AT_LOAD: f64 = 0.75;
-
 /// Runs a depth-first search of `model`.
 pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) -> Outcome<M> {
     let started = Instant::now();
     let properties = PropertySet::new(model.properties());
-    let mut table = FingerprintTable::with_capacity(options.initial_table_capacity());
+    let mut table = crate::bfs::new_visited_set(options);
     let progress = Progress::start(options.progress);
     let mut stats = Stats {
         workers: 1,
@@ -51,8 +48,8 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) 
                 stats.states_left_on_queue += 1;
                 continue;
             }
-            if table.len() as f64 >= table.capacity() as f64 * GROW_AT_LOAD {
-                crate::bfs::grow(&mut table, options)?;
+            if table.needs_room() {
+                crate::bfs::make_room(&mut table, options)?;
             }
             let expander = Expander::new(model, &properties, &table, options);
             let first_child = stack.len();

@@ -5,7 +5,7 @@
 use std::io;
 
 use cmc_model::{Encode, Fingerprint, Model};
-use cmc_store::{FingerprintTable, Insertion, TraceId, TraceLog, TraceRecord, TraceWriter};
+use cmc_store::{Insertion, TraceId, TraceLog, TraceRecord, TraceWriter, VisitedSet};
 
 use crate::properties::{Failure, PropertySet};
 
@@ -49,7 +49,7 @@ pub(crate) enum SearchError {
     TableFull { capacity: usize },
     #[error("cannot write the search's files (trace log or frontier spill): {0} (is the disk full? choose another place with --trace-dir)")]
     TraceIo(#[from] io::Error),
-    #[error("the fingerprint table needs {needed_bytes} bytes, more than the memory budget allows ({budget_bytes} bytes of --max-memory); raise --max-memory")]
+    #[error("the fingerprint table needs {needed_bytes} bytes, more than the memory budget allows ({budget_bytes} bytes of --max-memory); raise --max-memory or keep fingerprints on disk (--disk-fingerprints)")]
     MemoryBudget {
         needed_bytes: u64,
         budget_bytes: u64,
@@ -110,7 +110,7 @@ impl<'t, M: Model> Scratch<'t, M> {
 pub(crate) struct Expander<'a, M: Model> {
     pub model: &'a M,
     pub properties: &'a PropertySet<M>,
-    pub table: &'a FingerprintTable,
+    pub table: &'a VisitedSet,
     pub check_deadlock: bool,
     pub check_determinism: bool,
 }
@@ -120,7 +120,7 @@ impl<'a, M: Model> Expander<'a, M> {
     pub fn new(
         model: &'a M,
         properties: &'a PropertySet<M>,
-        table: &'a FingerprintTable,
+        table: &'a VisitedSet,
         options: &crate::SearchOptions,
     ) -> Expander<'a, M> {
         Expander {
@@ -189,7 +189,7 @@ impl<'a, M: Model> Expander<'a, M> {
         match self.table.insert(fingerprint) {
             None => {
                 return Err(SearchError::TableFull {
-                    capacity: self.table.capacity(),
+                    capacity: self.table.memory_capacity(),
                 })
             }
             Some(Insertion::Present) => return Ok(()),

@@ -73,6 +73,10 @@ pub struct SearchOptions {
     /// the fingerprint table (allocated up front, zero pages untouched until
     /// used), a quarter to the BFS frontier, beyond which it spills to disk.
     pub max_memory_bytes: Option<u64>,
+    /// Whether the visited set keeps a bounded table in memory (its share of
+    /// `max_memory_bytes`, or `table_capacity` slots) in front of a sorted
+    /// run of fingerprints on disk, so that it can outgrow memory.
+    pub fingerprints_on_disk: bool,
     /// Checkpoints of a breadth-first search, and resuming from one.
     pub checkpoint: Option<CheckpointOptions>,
     /// When this flag becomes true (e.g. from a SIGINT handler), the search
@@ -96,6 +100,7 @@ impl Default for SearchOptions {
             table_capacity: 1 << 20,
             check_determinism: false,
             max_memory_bytes: None,
+            fingerprints_on_disk: false,
             checkpoint: None,
             interrupt: None,
         }

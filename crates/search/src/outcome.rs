@@ -97,8 +97,10 @@ pub struct Stats {
     pub complete: bool,
     /// Wall time of the search.
     pub wall: Duration,
-    /// Bytes the fingerprint table occupied at the end.
+    /// Bytes the fingerprint table occupied in memory at the end.
     pub table_bytes: u64,
+    /// Bytes of fingerprints kept on disk (with `--disk-fingerprints`).
+    pub fingerprint_disk_bytes: u64,
     /// Worker threads used.
     pub workers: usize,
     /// Bytes of BFS frontier written to disk because memory was bounded.

@@ -607,3 +607,67 @@ fn resuming_another_model_or_an_empty_directory_is_a_clear_error() {
         other => panic!("expected an error, got {other:?}"),
     }
 }
+
+#[test]
+fn fingerprints_on_disk_give_the_same_counts_as_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    for workers in [1, 2] {
+        let outcome = Checker::new(Switches)
+            .options(SearchOptions {
+                workers,
+                // A table of 4,096 slots: the 65,536 states flush it many times.
+                table_capacity: 4096,
+                fingerprints_on_disk: true,
+                trace_dir: Some(dir.path().to_path_buf()),
+                ..SearchOptions::default()
+            })
+            .run();
+        assert_eq!(outcome.verdict, Verdict::Pass, "{workers} workers");
+        assert_eq!(outcome.stats.distinct_states, 1 << 16);
+        assert_eq!(outcome.stats.depth, 17);
+        assert_eq!(
+            outcome.stats.states_generated,
+            Checker::new(Switches).run().stats.states_generated
+        );
+        assert!(outcome.stats.fingerprint_disk_bytes >= 16 * 50_000);
+        assert!(outcome.stats.table_bytes < 1 << 20);
+    }
+}
+
+#[test]
+fn a_search_with_fingerprints_on_disk_resumes_from_its_checkpoint() {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let options = SearchOptions {
+        table_capacity: 4096,
+        fingerprints_on_disk: true,
+        ..SearchOptions::default()
+    };
+    let interrupted = InterruptedSwitches {
+        flag: Arc::new(AtomicBool::new(false)),
+        steps: AtomicU64::new(0),
+        after: 300_000,
+    };
+    let flag = Arc::clone(&interrupted.flag);
+    let first = Checker::new(interrupted)
+        .options(options.clone())
+        .checkpoint(dir.path(), Duration::from_secs(3600))
+        .interrupt_on(flag)
+        .run();
+    assert!(
+        matches!(first.verdict, Verdict::Interrupted { .. }),
+        "{first:?}"
+    );
+    let resumed = Checker::new(InterruptedSwitches {
+        flag: Arc::new(AtomicBool::new(false)),
+        steps: AtomicU64::new(0),
+        after: u64::MAX,
+    })
+    .options(options)
+    .resume(dir.path(), Duration::from_secs(3600))
+    .run();
+    assert_eq!(resumed.verdict, Verdict::Pass, "{resumed:?}");
+    assert_eq!(resumed.stats.distinct_states, 1 << 16);
+}

@@ -1,16 +1,21 @@
 //! Storage for a search (the "store" of `DESIGN.md` layer 2).
 //!
 //! - [`FingerprintTable`]: the visited set, 16 bytes per slot, lock-free inserts
-//!   from many workers.
+//!   from many workers; [`DiskFingerprintSet`]: a bounded table in front of a
+//!   sorted run on disk, for visited sets larger than memory.
 //! - [`Frontier`]: a BFS level as segments of canonical state bytes, never heap
 //!   objects, so a level can be written to disk or sent to another process.
 //! - [`TraceLog`]: parent links of every distinct state, kept in a file (as
 //!   TLC's trace file), from which a counterexample path is rebuilt.
 
+mod disk_fingerprint_set;
 mod fingerprint_table;
 mod frontier;
 mod trace_log;
+mod visited_set;
 
+pub use disk_fingerprint_set::DiskFingerprintSet;
 pub use fingerprint_table::{FingerprintTable, Insertion};
 pub use frontier::{Frontier, FrontierEntry, LevelBuilder, Segment, SEGMENT_STATES_MAX};
 pub use trace_log::{TraceId, TraceLog, TraceRecord, TraceWriter};
+pub use visited_set::{RoomError, VisitedSet};
