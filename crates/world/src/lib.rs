@@ -9,6 +9,7 @@
 //! - [`step`]: running one step, with the determinism gate.
 //! - [`properties`]: linearizability and sequential consistency of the
 //!   client history.
+//! - [`quiescence`]: bounded liveness (the fair schedule reaches a goal).
 //! - [`purity`]: the purity gate for C object files.
 //! - [`recorder`] and [`supervise`]: crash and hang containment.
 //! - [`replay`]: counterexamples through the real cores, and message sequence charts.
@@ -26,6 +27,7 @@ pub mod loader;
 pub mod open;
 pub mod properties;
 pub mod purity;
+pub mod quiescence;
 pub mod recorder;
 pub mod replay;
 pub mod spec;

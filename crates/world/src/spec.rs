@@ -50,6 +50,9 @@ pub struct WorldSpec {
     /// Most copies of one message (unordered network) or messages per link
     /// (FIFO) in flight; a SEND beyond that is lost. Keeps retransmission finite.
     pub net_bound: u8,
+    /// Bound of the quiescence check with the goal "every client replied"
+    /// (`quiescence=K`; see [`crate::quiescence`]); `None`: no check.
+    pub quiescence_steps: Option<u32>,
     /// `NAME=VALUE` pairs applied so far, for replay files.
     pub applied: Vec<ModelParam>,
 }
@@ -73,6 +76,7 @@ requests=K               client requests issued in total (default 0)
 clients=0,2              nodes that receive client requests (default 0)
 crash_nodes=1,2          nodes the environment may crash (default all)
 roles=0,1,1              core index of each node when several --core are given
+quiescence=K             with spent fault budgets, the fair schedule answers every client within K steps
 cfg0=V .. cfg7=V         values passed to every core in config.params";
 
 impl WorldSpec {
@@ -94,6 +98,7 @@ impl WorldSpec {
             core_params: [0; PARAMS_MAX],
             check_determinism: false,
             net_bound: 2,
+            quiescence_steps: None,
             applied: Vec::new(),
         };
         spec.set_roles(roles)?;
@@ -172,6 +177,11 @@ impl WorldSpec {
             };
         } else if name == "net_bound" {
             self.net_bound = count()?.max(1);
+        } else if name == "quiescence" {
+            let steps = value
+                .parse::<u32>()
+                .map_err(|_| format!("{name}={value}: expected a number of steps"))?;
+            self.quiescence_steps = Some(steps);
         } else if name == "requests" {
             let requests = count()?;
             if requests > REQUESTS_MAX {

@@ -10,6 +10,7 @@ use crate::abi::{Event, EventKind, OutputKind, Outputs};
 use crate::action::Action;
 use crate::env::{Env, Observer, StepFault};
 use crate::fault::{Fault, FaultKind};
+use crate::quiescence::{every_client_replied, Quiescence};
 use crate::recorder::Recorder;
 use crate::spec::WorldSpec;
 use crate::state::{hex, GhostKind, WorldState};
@@ -39,19 +40,29 @@ pub struct World {
     fault: Mutex<Option<Fault>>,
     poisoned: AtomicBool,
     recorder: Option<Recorder>,
+    pub(crate) quiescence: Option<Quiescence>,
 }
 
 impl World {
     /// A World running `spec`, with the built-in client properties
-    /// `AtMostOneReply` and `ReplyToInvoked`.
+    /// `AtMostOneReply` and `ReplyToInvoked`, and, if `spec.quiescence_steps`
+    /// is set, the quiescence check with the goal "every client replied".
     pub fn new(spec: WorldSpec) -> World {
-        World {
+        let quiescence_steps = spec.quiescence_steps;
+        let world = World {
             env: Env::new(spec),
             policy: FaultPolicy::Record,
             properties: builtin_properties(),
             fault: Mutex::new(None),
             poisoned: AtomicBool::new(false),
             recorder: None,
+            quiescence: None,
+        };
+        match quiescence_steps {
+            Some(steps) => {
+                world.with_quiescence(steps, "every client replied", every_client_replied)
+            }
+            None => world,
         }
     }
 
@@ -283,13 +294,7 @@ impl Model for World {
         if self.poisoned.load(Ordering::Relaxed) {
             return true;
         }
-        state.issued == self.spec().requests
-            && (0..state.issued as u32).all(|request| {
-                state
-                    .ghost
-                    .iter()
-                    .any(|entry| entry.request == request && entry.kind != GhostKind::Invoke)
-            })
+        every_client_replied(self, state)
     }
 
     fn format_action(&self, action: &Action) -> String {

@@ -11,7 +11,10 @@
 //! Same semantics and same state layout as `cores/reqack/reqack.c`.
 //! Planted bugs (`bug`): 1 replies before the clear of `pending` is flushed
 //! (a crash then makes the sender reply twice); 2 makes receivers ACK before
-//! their store is flushed (a crash then loses an acknowledged request).
+//! their store is flushed (a crash then loses an acknowledged request); 3
+//! (Rust only) re-arms the retransmission timer but forgets to retransmit (a
+//! dropped DATA then leaves the client unanswered while the timer fires
+//! forever: no deadlock, caught by the quiescence check).
 
 use bytemuck::{Pod, Zeroable};
 
@@ -141,6 +144,9 @@ impl ReqAck {
                     out.reply(v.request - 1, &[REPLY_OK])?;
                     *v = Volatile::default();
                 }
+            }
+            Some(EventKind::Timer) if v.phase == phase::SENDING && self.bug == 3 => {
+                out.set_timer(TIMER_RESEND)?
             }
             Some(EventKind::Timer) if v.phase == phase::SENDING => Self::send_data(config, v, out)?,
             Some(EventKind::Recv) => {

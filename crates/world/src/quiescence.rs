@@ -1,0 +1,224 @@
+//! Bounded liveness: the quiescence check of `DESIGN.md`.
+//!
+//! From every reachable state whose fault budgets are spent (drops, dups,
+//! crashes, restarts, partitions, local failures: ticks are time, not a
+//! fault), the fair schedule must reach a goal within a bound of steps. The
+//! fair schedule runs in rounds: each round takes the fair actions enabled at
+//! its start (DELIVER of every message, FLUSH, WAKE, CLIENT, FIRE of every
+//! armed timer, and TICK of every node when the World has a tick budget, the
+//! clock then being free) and runs each that is still enabled, in that order.
+//! Every action enabled for a whole round is therefore taken within it: no
+//! message, timer or wake-up is starved.
+//!
+//! The fair run is computed outside the state space (it is part of the
+//! property, not of the search), so a failure's counterexample is the path
+//! to the state; [`World::fair_run`] gives the run that made no progress.
+
+use std::fmt;
+use std::sync::Arc;
+
+use cmc_model::{Model, Property};
+
+use crate::action::{Action, NetOp};
+use crate::spec::NetSemantics;
+use crate::state::{Budget, GhostKind, WorldState};
+use crate::World;
+
+/// A goal the fair schedule must reach, e.g. [`every_client_replied`].
+pub type Goal = Arc<dyn Fn(&World, &WorldState) -> bool + Send + Sync>;
+
+/// The name of the quiescence property.
+pub const QUIESCENCE: &str = "Quiescence";
+
+/// The quiescence obligation of a World.
+#[derive(Clone)]
+pub struct Quiescence {
+    /// Most fair steps from a state to its goal.
+    pub steps_max: u32,
+    /// The goal's name, for reports.
+    pub goal_name: String,
+    /// The goal.
+    pub goal: Goal,
+}
+
+/// The goal "every client request was issued and answered (a reply or a
+/// local failure)".
+pub fn every_client_replied(world: &World, state: &WorldState) -> bool {
+    state.issued == world.spec().requests
+        && (0..state.issued as u32).all(|request| {
+            state
+                .ghost
+                .iter()
+                .any(|entry| entry.request == request && entry.kind != GhostKind::Invoke)
+        })
+}
+
+/// Whether every fault budget of `state` is spent (ticks are not a fault).
+pub fn faults_spent(state: &WorldState) -> bool {
+    state
+        .budgets
+        .iter()
+        .enumerate()
+        .all(|(kind, &left)| kind == Budget::Ticks as usize || left == 0)
+}
+
+/// A fair run from a state: the actions taken, and whether the goal was reached.
+#[derive(Clone, Debug)]
+pub struct FairRun {
+    /// The goal's name.
+    pub goal_name: String,
+    /// The actions taken, as text.
+    pub actions: Vec<String>,
+    /// Whether the goal held at the end.
+    pub reached: bool,
+    /// Whether the run stopped because no fair action was enabled.
+    pub stuck: bool,
+    /// The state the run ended in.
+    pub end: WorldState,
+}
+
+impl fmt::Display for FairRun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let how = match (self.reached, self.stuck) {
+            (true, _) => "reached",
+            (false, true) => "did not reach (no fair action left)",
+            (false, false) => "did not reach (step bound hit)",
+        };
+        writeln!(
+            f,
+            "fair run of {} step(s) {how} goal `{}`:",
+            self.actions.len(),
+            self.goal_name
+        )?;
+        for (step, action) in self.actions.iter().enumerate() {
+            writeln!(f, "  {:>3}. {action}", step + 1)?;
+        }
+        Ok(())
+    }
+}
+
+/// The rank of a fair action in a round; `None` for a fault.
+fn fair_rank(action: &Action) -> Option<u8> {
+    match action {
+        Action::Net {
+            op: NetOp::Deliver, ..
+        } => Some(0),
+        Action::Flush { .. } => Some(1),
+        Action::Wake { .. } => Some(2),
+        Action::Client { .. } => Some(3),
+        Action::Fire { .. } => Some(4),
+        Action::Tick { .. } => Some(5),
+        _ => None,
+    }
+}
+
+/// `action` for `state`, in which earlier steps of the round may have moved
+/// its message: where the same message now is on its link (in a FIFO
+/// network, only if it is the link's head). `None` if it is gone.
+fn relocated(state: &WorldState, action: &Action, fifo: bool) -> Option<Action> {
+    let Action::Net {
+        op, src, dst, msg, ..
+    } = *action
+    else {
+        return Some(*action);
+    };
+    let link_head = state
+        .net
+        .iter()
+        .position(|p| (p.src, p.dst) == (src, dst))?;
+    let index = state.net[link_head..]
+        .iter()
+        .position(|p| (p.src, p.dst, p.msg) == (src, dst, msg))?;
+    if fifo && index != 0 {
+        return None;
+    }
+    Some(Action::Net {
+        op,
+        index: (link_head + index) as u16,
+        src,
+        dst,
+        msg,
+    })
+}
+
+impl World {
+    /// Adds the quiescence property (builder style): from every reachable
+    /// state with spent fault budgets, the fair schedule reaches `goal`
+    /// within `steps_max` steps.
+    pub fn with_quiescence(
+        mut self,
+        steps_max: u32,
+        goal_name: &str,
+        goal: impl Fn(&World, &WorldState) -> bool + Send + Sync + 'static,
+    ) -> World {
+        self.quiescence = Some(Quiescence {
+            steps_max,
+            goal_name: goal_name.into(),
+            goal: Arc::new(goal),
+        });
+        self.with_property(Property::always(QUIESCENCE, |world: &World, state| {
+            world.fair_run(state).is_none_or(|run| run.reached)
+        }))
+    }
+
+    /// The fair run from `state` if the quiescence check applies there (a
+    /// quiescence obligation is set and the fault budgets are spent).
+    pub fn fair_run(&self, state: &WorldState) -> Option<FairRun> {
+        let quiescence = self.quiescence.as_ref()?;
+        if !faults_spent(state) {
+            return None;
+        }
+        let mut current = state.clone();
+        if self.spec().budgets[Budget::Ticks as usize] > 0 {
+            current.budgets[Budget::Ticks as usize] = u8::MAX;
+        }
+        let mut actions = Vec::new();
+        let mut taken = Vec::new();
+        let steps_max = quiescence.steps_max as usize;
+        let fifo = self.spec().net == NetSemantics::Fifo;
+        loop {
+            if (quiescence.goal)(self, &current) {
+                return Some(self.fair_end(quiescence, taken, true, false, current));
+            }
+            actions.clear();
+            self.actions(&current, &mut actions);
+            actions.retain(|action| fair_rank(action).is_some());
+            actions.sort_by_key(fair_rank);
+            let mut progressed = false;
+            for action in &actions {
+                if taken.len() >= steps_max {
+                    return Some(self.fair_end(quiescence, taken, false, false, current));
+                }
+                let Some(action) = relocated(&current, action, fifo) else {
+                    continue;
+                };
+                if let Some(next) = self.next_state(&current, &action) {
+                    taken.push(self.format_action(&action));
+                    current = next;
+                    progressed = true;
+                }
+            }
+            if !progressed {
+                let reached = (quiescence.goal)(self, &current);
+                return Some(self.fair_end(quiescence, taken, reached, true, current));
+            }
+        }
+    }
+
+    fn fair_end(
+        &self,
+        quiescence: &Quiescence,
+        actions: Vec<String>,
+        reached: bool,
+        stuck: bool,
+        end: WorldState,
+    ) -> FairRun {
+        FairRun {
+            goal_name: quiescence.goal_name.clone(),
+            actions,
+            reached,
+            stuck,
+            end,
+        }
+    }
+}
