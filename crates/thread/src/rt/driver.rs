@@ -19,7 +19,7 @@ pub trait Scheduler {
     fn choose(&mut self, st: &ExecState, enabled: u64) -> Result<ThreadId, Stop>;
 }
 
-/// Why an execution stopped early; `None` from [`Driver::run`] means it completed.
+/// Why an execution stopped early (an execution that completes has no `Stop`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stop {
     /// A user thread panicked.
