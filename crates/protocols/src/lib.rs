@@ -3,54 +3,124 @@
 //!
 //! - [`two_phase`]: two-phase commit, in C (`c/two_phase.c`), loaded from its
 //!   shared library;
+//! - [`paxos`]: single-decree Paxos with register clients, in Rust;
 //! - [`gate`]: the gate that runs every control and every planted bug.
 //!
 //! [`references`] lists the cores with their gate configurations and budgets.
 
 pub mod gate;
+pub mod paxos;
 pub mod two_phase;
+mod wire;
+
+use std::sync::Arc;
+
+use cmc_world::Core;
 
 use gate::{PlantedBug, Reference};
 
+/// The name a Rust core variant goes by in replay files and `--core`:
+/// `rust:NAME` for the control, `rust:NAME-bugN` for planted bug `N`.
+pub fn rust_core_name(core: &str, bug: u32) -> String {
+    match bug {
+        0 => format!("rust:{core}"),
+        bug => format!("rust:{core}-bug{bug}"),
+    }
+}
+
+/// The Rust core variant called `name` (as [`rust_core_name`] spells it).
+pub fn rust_core(name: &str) -> Option<Arc<dyn Core>> {
+    let name = name.strip_prefix("rust:")?;
+    let (core, bug) = match name.split_once("-bug") {
+        Some((core, bug)) => (core, bug.parse().ok().filter(|bug| *bug > 0)?),
+        None => (name, 0),
+    };
+    match core {
+        "paxos" => paxos::properties::core(bug),
+        _ => None,
+    }
+}
+
 /// Every reference core with its gate configuration and planted bugs.
 pub fn references() -> Vec<Reference> {
-    vec![Reference {
-        core: "two_phase",
-        language: "C",
-        nodes: 3,
-        params: &["requests=1", "crashes=1", "restarts=1"],
-        control_depth: None,
-        check_deadlock: false,
-        bugs: &[
-            PlantedBug {
-                bug: 1,
-                summary: "replies COMMITTED before the decision is flushed",
-                expected: "NoCommitReplyBeforeFlush",
-                max_depth: 30,
-                max_states: 1_000_000,
-            },
-            PlantedBug {
-                bug: 2,
-                summary: "commits on one YES vote too few",
-                expected: "Validity",
-                max_depth: 30,
-                max_states: 1_000_000,
-            },
-            PlantedBug {
-                bug: 3,
-                summary: "RM votes YES before PREPARED is flushed",
-                expected: "Validity",
-                max_depth: 30,
-                max_states: 1_000_000,
-            },
-            PlantedBug {
-                bug: 4,
-                summary: "restarted coordinator answers STATUS from memory",
-                expected: "Agreement",
-                max_depth: 30,
-                max_states: 1_000_000,
-            },
-        ],
-        world: two_phase::world,
-    }]
+    vec![
+        Reference {
+            core: "two_phase",
+            language: "C",
+            nodes: 3,
+            params: &["requests=1", "crashes=1", "restarts=1"],
+            control_depth: None,
+            check_deadlock: false,
+            bugs: &[
+                PlantedBug {
+                    bug: 1,
+                    summary: "replies COMMITTED before the decision is flushed",
+                    expected: "NoCommitReplyBeforeFlush",
+                    max_depth: 30,
+                    max_states: 1_000_000,
+                },
+                PlantedBug {
+                    bug: 2,
+                    summary: "commits on one YES vote too few",
+                    expected: "Validity",
+                    max_depth: 30,
+                    max_states: 1_000_000,
+                },
+                PlantedBug {
+                    bug: 3,
+                    summary: "RM votes YES before PREPARED is flushed",
+                    expected: "Validity",
+                    max_depth: 30,
+                    max_states: 1_000_000,
+                },
+                PlantedBug {
+                    bug: 4,
+                    summary: "restarted coordinator answers STATUS from memory",
+                    expected: "Agreement",
+                    max_depth: 30,
+                    max_states: 1_000_000,
+                },
+            ],
+            world: two_phase::world,
+        },
+        Reference {
+            core: "paxos",
+            language: "Rust",
+            nodes: 5,
+            params: &["crash_nodes=0,1,2", "crashes=1", "restarts=1"],
+            control_depth: Some(16),
+            check_deadlock: false,
+            bugs: &[
+                PlantedBug {
+                    bug: 1,
+                    summary: "acceptor replies before its promise is flushed",
+                    expected: "PromiseDurable",
+                    max_depth: 30,
+                    max_states: 1_000_000,
+                },
+                PlantedBug {
+                    bug: 2,
+                    summary: "restarted acceptor forgets its promised ballot",
+                    expected: "PromiseDurable",
+                    max_depth: 30,
+                    max_states: 1_000_000,
+                },
+                PlantedBug {
+                    bug: 3,
+                    summary: "accept quorum off by one",
+                    expected: "LearnedIsChosen",
+                    max_depth: 30,
+                    max_states: 1_000_000,
+                },
+                PlantedBug {
+                    bug: 4,
+                    summary: "leader ignores accepted proposals in Prepared",
+                    expected: "AtMostOneChosen",
+                    max_depth: 40,
+                    max_states: 3_000_000,
+                },
+            ],
+            world: paxos::world,
+        },
+    ]
 }

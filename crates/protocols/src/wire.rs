@@ -1,0 +1,50 @@
+//! Fixed-size little-endian word encoding of the Rust cores' messages.
+
+/// Most words in one message (32 bytes).
+pub const WORDS_MAX: usize = 8;
+
+/// A message of up to [`WORDS_MAX`] little-endian `u32` words, built in place.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Words {
+    len: usize,
+    bytes: [u8; WORDS_MAX * 4],
+}
+
+impl Words {
+    /// The words `words` (at most [`WORDS_MAX`]; more is a caller bug).
+    pub fn new(words: &[u32]) -> Words {
+        assert!(
+            words.len() <= WORDS_MAX,
+            "a message has at most {WORDS_MAX} words"
+        );
+        let mut message = Words {
+            len: words.len() * 4,
+            bytes: [0; WORDS_MAX * 4],
+        };
+        for (at, word) in words.iter().enumerate() {
+            message.bytes[at * 4..at * 4 + 4].copy_from_slice(&word.to_le_bytes());
+        }
+        message
+    }
+
+    /// The encoded bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+/// Word `at` of `bytes`, or `None` if `bytes` is too short.
+pub fn word(bytes: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(
+        bytes.get(at * 4..at * 4 + 4)?.try_into().ok()?,
+    ))
+}
+
+/// The first `N` words of `bytes`, or `None` if `bytes` holds fewer.
+pub fn words<const N: usize>(bytes: &[u8]) -> Option<[u32; N]> {
+    let mut out = [0; N];
+    for (at, slot) in out.iter_mut().enumerate() {
+        *slot = word(bytes, at)?;
+    }
+    Some(out)
+}
