@@ -44,6 +44,23 @@ pub trait Core: Send + Sync {
     fn describe_message(&self, _config: &Config, _message: &[u8]) -> Option<String> {
         None
     }
+    /// Renames node ids inside one node's state (`config` is that node's
+    /// configuration before renaming) by `perm[old] = new`, keeping it
+    /// canonical (re-sort what is sorted by node id). Returns `false` if the
+    /// core does not support symmetry (the default); then it must leave the
+    /// state untouched.
+    fn permute(
+        &self,
+        _config: &Config,
+        _durable: &mut [u8],
+        _volatile: &mut [u8],
+        _perm: &[u32],
+    ) -> bool {
+        false
+    }
+    /// Renames node ids inside a message by `perm[old] = new`. The default
+    /// leaves it unchanged: right for messages that carry no node ids.
+    fn permute_message(&self, _config: &Config, _message: &mut [u8], _perm: &[u32]) {}
 }
 
 /// A Rust core over plain-old-data state structs (no padding, no pointers:
@@ -80,6 +97,18 @@ pub trait TypedCore: Send + Sync {
     fn describe_message(&self, _config: &Config, _message: &[u8]) -> Option<String> {
         None
     }
+    /// As [`Core::permute`], over the typed parts.
+    fn permute(
+        &self,
+        _config: &Config,
+        _durable: &mut Self::Durable,
+        _volatile: &mut Self::Volatile,
+        _perm: &[u32],
+    ) -> bool {
+        false
+    }
+    /// As [`Core::permute_message`].
+    fn permute_message(&self, _config: &Config, _message: &mut [u8], _perm: &[u32]) {}
 }
 
 impl<T: TypedCore> Core for T {
@@ -121,5 +150,24 @@ impl<T: TypedCore> Core for T {
 
     fn describe_message(&self, config: &Config, message: &[u8]) -> Option<String> {
         TypedCore::describe_message(self, config, message)
+    }
+
+    fn permute(
+        &self,
+        config: &Config,
+        durable: &mut [u8],
+        volatile: &mut [u8],
+        perm: &[u32],
+    ) -> bool {
+        let mut d: T::Durable = bytemuck::pod_read_unaligned(durable);
+        let mut v: T::Volatile = bytemuck::pod_read_unaligned(volatile);
+        let supported = TypedCore::permute(self, config, &mut d, &mut v, perm);
+        durable.copy_from_slice(bytemuck::bytes_of(&d));
+        volatile.copy_from_slice(bytemuck::bytes_of(&v));
+        supported
+    }
+
+    fn permute_message(&self, config: &Config, message: &mut [u8], perm: &[u32]) {
+        TypedCore::permute_message(self, config, message, perm)
     }
 }

@@ -10,6 +10,7 @@
 //! - [`properties`]: linearizability and sequential consistency of the
 //!   client history.
 //! - [`quiescence`]: bounded liveness (the fair schedule reaches a goal).
+//! - [`symmetry`]: symmetry reduction over interchangeable nodes.
 //! - [`purity`]: the purity gate for C object files.
 //! - [`recorder`] and [`supervise`]: crash and hang containment.
 //! - [`replay`]: counterexamples through the real cores, and message sequence charts.
@@ -34,6 +35,7 @@ pub mod spec;
 pub mod state;
 pub mod step;
 pub mod supervise;
+pub mod symmetry;
 pub mod world;
 
 pub use crate::core::{Core, TypedCore};

@@ -221,6 +221,29 @@ impl Core for CCore {
         }))
     }
 
+    fn permute(
+        &self,
+        config: &Config,
+        durable: &mut [u8],
+        volatile: &mut [u8],
+        perm: &[u32],
+    ) -> bool {
+        let Some(permute) = self.descriptor.permute else {
+            return false;
+        };
+        // SAFETY: as in step: the parts have the sizes the core declared, and
+        // `perm` has one entry per node (`config.nodes`).
+        unsafe {
+            permute(
+                config,
+                durable.as_mut_ptr().cast(),
+                volatile.as_mut_ptr().cast(),
+                perm.as_ptr(),
+            )
+        };
+        true
+    }
+
     fn describe_message(&self, config: &Config, message: &[u8]) -> Option<String> {
         let describe = self.descriptor.describe_message?;
         // SAFETY: as in describe_state.

@@ -53,6 +53,9 @@ pub struct WorldSpec {
     /// Bound of the quiescence check with the goal "every client replied"
     /// (`quiescence=K`; see [`crate::quiescence`]); `None`: no check.
     pub quiescence_steps: Option<u32>,
+    /// Interchangeable nodes for symmetry reduction (`symmetry=1,2`; see
+    /// [`crate::symmetry`]); empty (the default): off.
+    pub symmetric_nodes: Vec<u8>,
     /// `NAME=VALUE` pairs applied so far, for replay files.
     pub applied: Vec<ModelParam>,
 }
@@ -76,6 +79,7 @@ requests=K               client requests issued in total (default 0)
 clients=0,2              nodes that receive client requests (default 0)
 crash_nodes=1,2          nodes the environment may crash (default all)
 roles=0,1,1              core index of each node when several --core are given
+symmetry=off|1,2         interchangeable nodes: states are merged up to renaming them (default off)
 quiescence=K             with spent fault budgets, the fair schedule answers every client within K steps
 cfg0=V .. cfg7=V         values passed to every core in config.params";
 
@@ -99,6 +103,7 @@ impl WorldSpec {
             check_determinism: false,
             net_bound: 2,
             quiescence_steps: None,
+            symmetric_nodes: Vec::new(),
             applied: Vec::new(),
         };
         spec.set_roles(roles)?;
@@ -149,6 +154,46 @@ impl WorldSpec {
         self
     }
 
+    /// Whether [`symmetric_nodes`](WorldSpec::symmetric_nodes) are really
+    /// interchangeable as far as the World can tell: they exist, run one core
+    /// that supports `permute`, and are alike in `clients` and `crash_nodes`
+    /// (set those before `symmetry`; [`crate::World::new`] checks again).
+    pub fn check_symmetry(&self) -> Result<(), String> {
+        let Some(&first) = self.symmetric_nodes.first() else {
+            return Ok(());
+        };
+        for &node in &self.symmetric_nodes {
+            if node as usize >= self.nodes() {
+                return Err(format!(
+                    "node {node} does not exist in a {}-node world",
+                    self.nodes()
+                ));
+            }
+            let alike = |set: &[u8]| set.contains(&node) == set.contains(&first);
+            if self.roles[node as usize] != self.roles[first as usize]
+                || !alike(&self.client_nodes)
+                || !alike(&self.crash_nodes)
+            {
+                return Err(format!(
+                    "nodes {first} and {node} differ in core, clients or crash_nodes: not interchangeable"
+                ));
+            }
+        }
+        let core = self.core_of(first as usize);
+        let config = crate::abi::Config {
+            node: first as u32,
+            nodes: self.nodes() as u32,
+            params: self.core_params,
+        };
+        let mut durable = vec![0; core.durable_size()];
+        let mut volatile = vec![0; core.volatile_size()];
+        let identity: Vec<u32> = (0..self.nodes() as u32).collect();
+        if !core.permute(&config, &mut durable, &mut volatile, &identity) {
+            return Err(format!("core `{}` has no permute function", core.name()));
+        }
+        Ok(())
+    }
+
     /// Applies one `NAME=VALUE` parameter (see [`PARAM_HELP`]).
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
         let count = || -> Result<u8, String> {
@@ -177,6 +222,19 @@ impl WorldSpec {
             };
         } else if name == "net_bound" {
             self.net_bound = count()?.max(1);
+        } else if name == "symmetry" {
+            self.symmetric_nodes = match value {
+                "off" => Vec::new(),
+                _ => value
+                    .split(',')
+                    .map(|node| node.trim().parse::<u8>())
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| {
+                        format!("{name}={value}: expected off or node ids separated by commas")
+                    })?,
+            };
+            self.check_symmetry()
+                .map_err(|why| format!("{name}={value}: {why}"))?;
         } else if name == "quiescence" {
             let steps = value
                 .parse::<u32>()

@@ -15,6 +15,7 @@ use crate::recorder::Recorder;
 use crate::spec::WorldSpec;
 use crate::state::{hex, GhostKind, WorldState};
 use crate::step::StepFailure;
+use crate::symmetry::Symmetry;
 
 /// What a World does when a core faults (without a flight recorder).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,14 +42,22 @@ pub struct World {
     poisoned: AtomicBool,
     recorder: Option<Recorder>,
     pub(crate) quiescence: Option<Quiescence>,
+    symmetry: Option<Symmetry>,
 }
 
 impl World {
     /// A World running `spec`, with the built-in client properties
     /// `AtMostOneReply` and `ReplyToInvoked`, and, if `spec.quiescence_steps`
     /// is set, the quiescence check with the goal "every client replied".
+    ///
+    /// Panics if `spec.symmetric_nodes` are not interchangeable (see
+    /// [`WorldSpec::check_symmetry`]; `WorldSpec::set` reports it as an error).
     pub fn new(spec: WorldSpec) -> World {
+        if let Err(why) = spec.check_symmetry() {
+            panic!("symmetry: {why}");
+        }
         let quiescence_steps = spec.quiescence_steps;
+        let symmetry = Symmetry::new(&spec);
         let world = World {
             env: Env::new(spec),
             policy: FaultPolicy::Record,
@@ -57,6 +66,7 @@ impl World {
             poisoned: AtomicBool::new(false),
             recorder: None,
             quiescence: None,
+            symmetry,
         };
         match quiescence_steps {
             Some(steps) => {
@@ -102,15 +112,25 @@ impl World {
         action: &Action,
         observer: &mut impl Observer,
     ) -> Result<Option<WorldState>, Fault> {
-        self.env
-            .next(state, action, observer)
-            .map_err(|fault| self.make_fault(fault, &self.format_action(action), state.to_bytes()))
+        let next = self.env.next(state, action, observer).map_err(|fault| {
+            self.make_fault(fault, &self.format_action(action), state.to_bytes())
+        })?;
+        Ok(next.map(|next| self.canonical(next)))
+    }
+
+    /// `state`, or its canonical form under symmetry reduction.
+    fn canonical(&self, state: WorldState) -> WorldState {
+        match &self.symmetry {
+            Some(symmetry) => symmetry.canonical(&self.env, state),
+            None => state,
+        }
     }
 
     /// The initial state, reporting each core step to `observer`.
     pub(crate) fn init_observed(&self, observer: &mut impl Observer) -> Result<WorldState, Fault> {
         self.env
             .init(observer)
+            .map(|state| self.canonical(state))
             .map_err(|fault| self.make_fault(fault, "INIT", Vec::new()))
     }
 

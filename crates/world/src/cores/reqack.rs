@@ -245,6 +245,17 @@ impl TypedCore for ReqAck {
     fn describe_message(&self, _config: &Config, message: &[u8]) -> Option<String> {
         Some(describe_message(message))
     }
+
+    /// Receivers are interchangeable; only the sender's `acked` names nodes
+    /// (messages carry none).
+    fn permute(&self, config: &Config, _: &mut Durable, v: &mut Volatile, perm: &[u32]) -> bool {
+        if config.node == 0 {
+            v.acked = (0..config.nodes)
+                .filter(|&node| v.acked & (1 << node) != 0)
+                .fold(0, |acked, node| acked | 1 << perm[node as usize]);
+        }
+        true
+    }
 }
 
 /// The text both implementations give for a state.
