@@ -417,7 +417,7 @@ impl<M: Model> Search<'_, M> {
     }
 }
 
-/// Makes room in the visited set: doubles the table within the memory
+/// Makes room in the visited set: grows the table within the memory
 /// budget, or flushes it to disk.
 pub(crate) fn make_room(
     table: &mut VisitedSet,

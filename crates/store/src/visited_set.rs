@@ -8,7 +8,16 @@ use cmc_model::Fingerprint;
 use crate::{DiskFingerprintSet, FingerprintTable, Insertion};
 
 /// Fraction of an in-memory table's slots filled before it must grow.
-const GROW_AT_LOAD: f64 = 0.75;
+///
+/// With [`GROWTH_NUMERATOR`]/[`GROWTH_DENOMINATOR`] = 5/4, the load stays
+/// between 0.68 and 0.85, so a slot of 16 bytes costs 18.8 to 23.5 bytes per
+/// stored fingerprint. (Doubling at 0.75 was measured 15% faster on
+/// two-phase RM=8 but costs up to 43 bytes per fingerprint.)
+const GROW_AT_LOAD: f64 = 0.85;
+/// A growing table gets `capacity * GROWTH_NUMERATOR / GROWTH_DENOMINATOR` slots.
+const GROWTH_NUMERATOR: usize = 5;
+/// See [`GROWTH_NUMERATOR`].
+const GROWTH_DENOMINATOR: usize = 4;
 
 /// Why the visited set could not make room.
 #[derive(Debug)]
@@ -31,7 +40,7 @@ pub enum RoomError {
 /// [`pause_threshold`](Self::pause_threshold) by workers), the owner calls
 /// [`make_room`](Self::make_room) with exclusive access.
 pub enum VisitedSet {
-    /// Every fingerprint in one table that doubles as it fills.
+    /// Every fingerprint in one table that grows as it fills.
     Memory(FingerprintTable),
     /// A bounded table in front of a sorted run on disk.
     Disk(DiskFingerprintSet),
@@ -111,12 +120,12 @@ impl VisitedSet {
         }
     }
 
-    /// Makes room for more inserts: doubles the in-memory table (within
+    /// Makes room for more inserts: grows the in-memory table by a quarter (within
     /// `memory_budget_bytes`, when given), or flushes it to disk.
     pub fn make_room(&mut self, memory_budget_bytes: Option<u64>) -> Result<(), RoomError> {
         match self {
             VisitedSet::Memory(table) => {
-                let capacity = table.capacity() * 2;
+                let capacity = table.capacity() / GROWTH_DENOMINATOR * GROWTH_NUMERATOR;
                 let needed_bytes = FingerprintTable::bytes_for(capacity) as u64;
                 match memory_budget_bytes {
                     Some(budget_bytes) if needed_bytes > budget_bytes => {
