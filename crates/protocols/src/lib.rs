@@ -4,12 +4,14 @@
 //! - [`two_phase`]: two-phase commit, in C (`c/two_phase.c`), loaded from its
 //!   shared library;
 //! - [`paxos`]: single-decree Paxos with register clients, in Rust;
+//! - [`primary_backup`]: a primary-backup log with view change, in Rust;
 //! - [`gate`]: the gate that runs every control and every planted bug.
 //!
 //! [`references`] lists the cores with their gate configurations and budgets.
 
 pub mod gate;
 pub mod paxos;
+pub mod primary_backup;
 pub mod two_phase;
 mod wire;
 
@@ -37,6 +39,7 @@ pub fn rust_core(name: &str) -> Option<Arc<dyn Core>> {
     };
     match core {
         "paxos" => paxos::properties::core(bug),
+        "primary_backup" => primary_backup::core(bug),
         _ => None,
     }
 }
@@ -121,6 +124,45 @@ pub fn references() -> Vec<Reference> {
                 },
             ],
             world: paxos::world,
+        },
+        Reference {
+            core: "primary_backup",
+            language: "Rust",
+            nodes: 3,
+            params: &["requests=1", "crashes=1", "restarts=1"],
+            control_depth: None,
+            check_deadlock: false,
+            bugs: &[
+                PlantedBug {
+                    bug: 1,
+                    summary: "backup acks before its log is flushed",
+                    expected: "CommittedSurvives",
+                    max_depth: 20,
+                    max_states: 100_000,
+                },
+                PlantedBug {
+                    bug: 2,
+                    summary: "commit quorum off by one",
+                    expected: "CommittedSurvives",
+                    max_depth: 20,
+                    max_states: 100_000,
+                },
+                PlantedBug {
+                    bug: 3,
+                    summary: "election quorum off by one",
+                    expected: "OnePrimaryPerView",
+                    max_depth: 20,
+                    max_states: 100_000,
+                },
+                PlantedBug {
+                    bug: 4,
+                    summary: "new primary keeps its own log",
+                    expected: "CommittedSurvives",
+                    max_depth: 30,
+                    max_states: 500_000,
+                },
+            ],
+            world: primary_backup::world,
         },
     ]
 }

@@ -1,0 +1,503 @@
+//! A primary-backup replicated log with view change, in Rust.
+//!
+//! `n` nodes replicate a log of at most [`LOG_MAX`] entries. Node 0 is the
+//! primary of view 0. A client request to the primary appends an entry (the
+//! request id + 1), persists the log and sends it to every node in an Append;
+//! a backup adopts the primary's log for that view, persists it and acks once
+//! flushed. The primary counts its own copy once its persist is flushed and
+//! replies OK only when its own copy and a majority hold the entry durably.
+//!
+//! View change: a backup whose timer fires (the primary's lease ran out, as
+//! far as it can tell) becomes candidate of the next view (at most `cfg0`,
+//! default 2): it durably moves to that view, then asks every node to join.
+//! A node that joins a higher view durably records it (its vote: it never
+//! acts in a lower view again) and answers with its log once flushed. With a
+//! majority of votes the candidate becomes primary: it adopts the most recent
+//! log among them (by the view it was written in, then length), rewrites it in
+//! its view and replicates it. A restarted node comes back as a backup of its
+//! durable view (node 0 as primary, in view 0).
+//!
+//! Planted bugs, selected by the const parameter `BUG` (0: none):
+//! 1. a backup acks before its log is flushed;
+//! 2. the commit quorum is off by one (`n / 2`: the primary alone);
+//! 3. the election quorum is off by one (a candidate elects itself);
+//! 4. a new primary keeps its own log instead of the most recent one it was sent.
+
+mod properties;
+
+use bytemuck::{Pod, Zeroable};
+use cmc_world::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_world::TypedCore;
+
+use crate::wire::{words, Words};
+
+pub use properties::{core, properties, world};
+
+/// Entries the log holds.
+pub const LOG_MAX: usize = 2;
+/// Views when `cfg0` is 0.
+pub const VIEWS_DEFAULT: u32 = 2;
+/// Planted bugs, numbered `1..=BUGS`.
+pub const BUGS: u32 = 4;
+/// Reply payload: the entry is committed.
+pub const REPLY_OK: u8 = 1;
+/// Reply payload: not the primary, or the log is full.
+pub const REPLY_REFUSED: u8 = 0;
+/// The primary-suspected timer of backups.
+pub const TIMER_SUSPECT: u32 = 0;
+/// Writes that may wait for their flush at one node.
+pub const AFTER_FLUSH_MAX: usize = 4;
+/// Core error: a message that does not decode.
+const ERROR_BAD_MESSAGE: i32 = 1;
+/// Core error: more than [`AFTER_FLUSH_MAX`] persists outstanding.
+const ERROR_TOO_MANY_PERSISTS: i32 = 2;
+
+/// Node roles ([`Volatile::role`]).
+pub mod role {
+    /// Follows the primary of its view.
+    pub const BACKUP: u32 = 0;
+    /// Collecting votes for its view.
+    pub const CANDIDATE: u32 = 1;
+    /// Primary of its view.
+    pub const PRIMARY: u32 = 2;
+}
+
+/// What follows the flush of one persist ([`Volatile::after_flush`]).
+mod after {
+    /// The primary counts its own copy.
+    pub const SELF_ACK: u32 = 1;
+    /// Ack the flushed log to the primary.
+    pub const ACK: u32 = 2;
+    /// The candidate counts its own vote.
+    pub const SELF_VOTE: u32 = 3;
+    /// Send the vote (with the flushed log) to the candidate.
+    pub const VOTE: u32 = 4;
+}
+
+/// A log: the view it was written in, its length and its entries. It is also
+/// the durable record (written whole by each persist), with `view`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct Durable {
+    /// The highest view joined (voted for).
+    pub view: u32,
+    /// The view the log was last written in.
+    pub log_view: u32,
+    /// Entries in use.
+    pub len: u32,
+    /// Entries: request id + 1.
+    pub entries: [u32; LOG_MAX],
+}
+
+impl Durable {
+    /// Whether the log holds entry `value`.
+    pub fn holds(&self, value: u32) -> bool {
+        self.entries[..self.len as usize].contains(&value)
+    }
+}
+
+/// The volatile part.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct Volatile {
+    /// One of [`role`].
+    pub role: u32,
+    /// The node's view and log as it stands (possibly not yet flushed).
+    pub current: Durable,
+    /// Candidate: bit per node whose vote arrived.
+    pub votes: u32,
+    /// Candidate: the most recent log among the votes.
+    pub best: Durable,
+    /// Primary: bit per node holding entry `i` durably.
+    pub acks: [u32; LOG_MAX],
+    /// Primary: request id + 1 of entry `i` (0: appended in an earlier view).
+    pub requests: [u32; LOG_MAX],
+    /// Primary: entries committed (replied).
+    pub committed: u32,
+    /// Entries of `after_flush` in use, oldest first.
+    pub after_len: u32,
+    /// One of `after` per outstanding persist, and its destination node.
+    pub after_flush: [[u32; 2]; AFTER_FLUSH_MAX],
+}
+
+/// A message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Msg {
+    /// Primary: the log of `view`.
+    Append { view: u32, log: Durable },
+    /// Backup: holds the first `len` entries of `view`'s log durably.
+    Ack { view: u32, len: u32 },
+    /// Candidate: join `view`.
+    StartView { view: u32 },
+    /// Joined `view`; the voter's log.
+    Vote { view: u32, log: Durable },
+}
+
+impl Msg {
+    fn encode(&self) -> Words {
+        let log = |tag, view, l: &Durable| {
+            Words::new(&[tag, view, l.log_view, l.len, l.entries[0], l.entries[1]])
+        };
+        match self {
+            Msg::Append { view, log: l } => log(1, *view, l),
+            Msg::Ack { view, len } => Words::new(&[2, *view, *len]),
+            Msg::StartView { view } => Words::new(&[3, *view]),
+            Msg::Vote { view, log: l } => log(4, *view, l),
+        }
+    }
+
+    fn decode(bytes: &[u8]) -> Option<Msg> {
+        let log = |w: [u32; 6]| Durable {
+            view: w[1],
+            log_view: w[2],
+            len: w[3].min(LOG_MAX as u32),
+            entries: [w[4], w[5]],
+        };
+        Some(match (words::<1>(bytes)?[0], bytes.len() / 4) {
+            (1, 6) => {
+                let w = words::<6>(bytes)?;
+                Msg::Append {
+                    view: w[1],
+                    log: log(w),
+                }
+            }
+            (2, 3) => {
+                let w = words::<3>(bytes)?;
+                Msg::Ack {
+                    view: w[1],
+                    len: w[2],
+                }
+            }
+            (3, 2) => Msg::StartView {
+                view: words::<2>(bytes)?[1],
+            },
+            (4, 6) => {
+                let w = words::<6>(bytes)?;
+                Msg::Vote {
+                    view: w[1],
+                    log: log(w),
+                }
+            }
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for Msg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let log = |l: &Durable| format!("{:?}@v{}", &l.entries[..l.len as usize], l.log_view);
+        match self {
+            Msg::Append { view, log: l } => write!(f, "Append(v{view},{})", log(l)),
+            Msg::Ack { view, len } => write!(f, "Ack(v{view},len={len})"),
+            Msg::StartView { view } => write!(f, "StartView(v{view})"),
+            Msg::Vote { view, log: l } => write!(f, "Vote(v{view},{})", log(l)),
+        }
+    }
+}
+
+/// The primary-backup core; `BUG` selects a planted bug (0: none).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PrimaryBackup<const BUG: u32>;
+
+fn majority(config: &Config) -> u32 {
+    config.nodes / 2 + 1
+}
+
+fn send(out: &mut Outputs, dst: u32, msg: Msg) -> Result<(), CoreError> {
+    out.send(dst, msg.encode().as_bytes())
+}
+
+fn broadcast(config: &Config, out: &mut Outputs, msg: Msg) -> Result<(), CoreError> {
+    (0..config.nodes)
+        .filter(|node| *node != config.node)
+        .try_for_each(|node| send(out, node, msg))
+}
+
+/// Whether log `a` is more recent than log `b`.
+fn newer(a: &Durable, b: &Durable) -> bool {
+    (a.log_view, a.len) > (b.log_view, b.len)
+}
+
+impl<const BUG: u32> PrimaryBackup<BUG> {
+    /// Persists `v.current`; `action` (to `dst`) follows its flush.
+    fn persist(
+        v: &mut Volatile,
+        action: u32,
+        dst: u32,
+        out: &mut Outputs,
+    ) -> Result<(), CoreError> {
+        out.persist(0, bytemuck::bytes_of(&v.current))?;
+        let slot = v
+            .after_flush
+            .get_mut(v.after_len as usize)
+            .ok_or(CoreError::Code(ERROR_TOO_MANY_PERSISTS))?;
+        *slot = [action, dst];
+        v.after_len += 1;
+        Ok(())
+    }
+
+    fn become_backup(v: &mut Volatile, view: u32, out: &mut Outputs) -> Result<(), CoreError> {
+        let stepped_down = v.role != role::BACKUP;
+        v.role = role::BACKUP;
+        v.current.view = view;
+        v.votes = 0;
+        v.best = Durable::default();
+        v.acks = [0; LOG_MAX];
+        v.requests = [0; LOG_MAX];
+        v.committed = 0;
+        if stepped_down {
+            out.set_timer(TIMER_SUSPECT)?;
+        }
+        Ok(())
+    }
+
+    /// Replies OK for every entry that a quorum, this node included, holds durably.
+    fn commit(config: &Config, v: &mut Volatile, out: &mut Outputs) -> Result<(), CoreError> {
+        let quorum = if BUG == 2 {
+            config.nodes / 2
+        } else {
+            majority(config)
+        };
+        while (v.committed as usize) < v.current.len as usize
+            && v.acks[v.committed as usize] & (1 << config.node) != 0
+            && v.acks[v.committed as usize].count_ones() >= quorum
+        {
+            let request = v.requests[v.committed as usize];
+            if request != 0 {
+                out.reply(request - 1, &[REPLY_OK])?;
+            }
+            v.committed += 1;
+        }
+        Ok(())
+    }
+
+    fn ack(
+        config: &Config,
+        v: &mut Volatile,
+        src: u32,
+        len: u32,
+        out: &mut Outputs,
+    ) -> Result<(), CoreError> {
+        for acks in v.acks.iter_mut().take(len as usize) {
+            *acks |= 1 << src;
+        }
+        Self::commit(config, v, out)
+    }
+
+    fn vote(
+        config: &Config,
+        v: &mut Volatile,
+        src: u32,
+        log: Durable,
+        out: &mut Outputs,
+    ) -> Result<(), CoreError> {
+        v.votes |= 1 << src;
+        if newer(&log, &v.best) {
+            v.best = log;
+        }
+        let quorum = if BUG == 3 { 1 } else { majority(config) };
+        if v.votes.count_ones() < quorum {
+            return Ok(());
+        }
+        let view = v.current.view;
+        if BUG != 4 {
+            v.current.len = v.best.len;
+            v.current.entries = v.best.entries;
+        }
+        v.current.log_view = view;
+        v.role = role::PRIMARY;
+        v.votes = 0;
+        v.best = Durable::default();
+        Self::persist(v, after::SELF_ACK, config.node, out)?;
+        broadcast(
+            config,
+            out,
+            Msg::Append {
+                view,
+                log: v.current,
+            },
+        )
+    }
+
+    fn on_msg(
+        config: &Config,
+        v: &mut Volatile,
+        src: u32,
+        msg: Msg,
+        out: &mut Outputs,
+    ) -> Result<(), CoreError> {
+        match msg {
+            // A candidate that lost its view follows the primary that won it.
+            Msg::Append { view, log }
+                if view > v.current.view || (view == v.current.view && v.role != role::PRIMARY) =>
+            {
+                if view > v.current.view {
+                    Self::become_backup(v, view, out)?;
+                }
+                v.current = Durable { view, ..log };
+                Self::persist(v, after::ACK, src, out)?;
+                if BUG == 1 {
+                    send(out, src, Msg::Ack { view, len: log.len })?;
+                }
+            }
+            Msg::Ack { view, len } if view == v.current.view && v.role == role::PRIMARY => {
+                Self::ack(config, v, src, len, out)?;
+            }
+            Msg::StartView { view } if view > v.current.view => {
+                Self::become_backup(v, view, out)?;
+                Self::persist(v, after::VOTE, src, out)?;
+            }
+            Msg::Vote { view, log } if view == v.current.view && v.role == role::CANDIDATE => {
+                Self::vote(config, v, src, log, out)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn flushed(
+        config: &Config,
+        v: &mut Volatile,
+        event: &Event,
+        out: &mut Outputs,
+    ) -> Result<(), CoreError> {
+        if v.after_len == 0 {
+            return Ok(());
+        }
+        let [action, dst] = v.after_flush[0];
+        v.after_flush.copy_within(1.., 0);
+        v.after_flush[AFTER_FLUSH_MAX - 1] = [0; 2];
+        v.after_len -= 1;
+        let record: Durable = bytemuck::pod_read_unaligned(event.payload());
+        // What a flush confirms only counts in the view it was written for.
+        if record.view != v.current.view {
+            return Ok(());
+        }
+        match action {
+            after::SELF_ACK if v.role == role::PRIMARY => {
+                Self::ack(config, v, config.node, record.len, out)
+            }
+            after::ACK if BUG != 1 => send(
+                out,
+                dst,
+                Msg::Ack {
+                    view: record.view,
+                    len: record.len,
+                },
+            ),
+            after::SELF_VOTE if v.role == role::CANDIDATE => {
+                Self::vote(config, v, config.node, record, out)
+            }
+            after::VOTE => send(
+                out,
+                dst,
+                Msg::Vote {
+                    view: record.view,
+                    log: record,
+                },
+            ),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl<const BUG: u32> TypedCore for PrimaryBackup<BUG> {
+    type Durable = Durable;
+    type Volatile = Volatile;
+
+    fn name(&self) -> &str {
+        "primary_backup"
+    }
+
+    fn step(
+        &self,
+        config: &Config,
+        d: &Durable,
+        v: &mut Volatile,
+        event: &Event,
+        out: &mut Outputs,
+    ) -> Result<(), CoreError> {
+        let views = match config.params[0] {
+            0 => VIEWS_DEFAULT,
+            views => views as u32,
+        };
+        match event.kind() {
+            Some(EventKind::Start) => {
+                *v = Volatile {
+                    current: *d,
+                    ..Volatile::default()
+                };
+                if d.view == 0 && config.node == 0 {
+                    v.role = role::PRIMARY;
+                    v.acks = [1; LOG_MAX];
+                    v.committed = d.len;
+                } else {
+                    out.set_timer(TIMER_SUSPECT)?;
+                }
+            }
+            Some(EventKind::Client) => {
+                let full = v.current.len as usize >= LOG_MAX;
+                if v.role != role::PRIMARY || full || v.after_len as usize >= AFTER_FLUSH_MAX {
+                    return out.reply(event.id, &[REPLY_REFUSED]);
+                }
+                let at = v.current.len as usize;
+                v.current.entries[at] = event.id + 1;
+                v.current.len += 1;
+                v.current.log_view = v.current.view;
+                v.requests[at] = event.id + 1;
+                v.acks[at] = 0;
+                Self::persist(v, after::SELF_ACK, config.node, out)?;
+                broadcast(
+                    config,
+                    out,
+                    Msg::Append {
+                        view: v.current.view,
+                        log: v.current,
+                    },
+                )?;
+            }
+            Some(EventKind::Timer) if v.role == role::BACKUP && v.current.view + 1 < views => {
+                v.role = role::CANDIDATE;
+                v.current.view += 1;
+                v.votes = 0;
+                v.best = Durable::default();
+                Self::persist(v, after::SELF_VOTE, config.node, out)?;
+                broadcast(
+                    config,
+                    out,
+                    Msg::StartView {
+                        view: v.current.view,
+                    },
+                )?;
+            }
+            Some(EventKind::Recv) => {
+                let msg = Msg::decode(event.payload()).ok_or(CoreError::Code(ERROR_BAD_MESSAGE))?;
+                Self::on_msg(config, v, event.src, msg, out)?;
+            }
+            Some(EventKind::Flushed) => Self::flushed(config, v, event, out)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn describe_state(&self, _config: &Config, d: &Durable, v: &Volatile) -> Option<String> {
+        let role = ["backup", "candidate", "primary"]
+            .get(v.role as usize)
+            .unwrap_or(&"?");
+        let log = |l: &Durable| format!("{:?}@v{}", &l.entries[..l.len as usize], l.log_view);
+        Some(format!(
+            "{role} v{} log={} votes={:#x} acks={:?} committed={} | durable v{} log={}",
+            v.current.view,
+            log(&v.current),
+            v.votes,
+            v.acks,
+            v.committed,
+            d.view,
+            log(d)
+        ))
+    }
+
+    fn describe_message(&self, _config: &Config, message: &[u8]) -> Option<String> {
+        Msg::decode(message).map(|msg| msg.to_string())
+    }
+}

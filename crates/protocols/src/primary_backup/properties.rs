@@ -1,0 +1,112 @@
+//! What the primary-backup log must guarantee, read through the inspection path.
+//!
+//! - `ReplyAfterFlush`: a node replies OK for an entry only once its own
+//!   durable log holds it.
+//! - `CommittedSurvives`: an entry replied OK is held durably by a majority
+//!   (so it survives any crash that loses unflushed writes), and the running
+//!   primary of the highest view holds it in its log.
+//! - `OnePrimaryPerView`: no two running nodes are primary of the same view.
+
+use std::sync::Arc;
+
+use cmc_model::{ModelParam, Property};
+use cmc_world::state::{GhostKind, WorldState};
+use cmc_world::{Core, World, WorldSpec};
+
+use super::{role, Durable, PrimaryBackup, Volatile, REPLY_OK};
+
+/// The core with planted bug `bug` (0: none), or `None` past [`super::BUGS`].
+pub fn core(bug: u32) -> Option<Arc<dyn Core>> {
+    Some(match bug {
+        0 => Arc::new(PrimaryBackup::<0>),
+        1 => Arc::new(PrimaryBackup::<1>),
+        2 => Arc::new(PrimaryBackup::<2>),
+        3 => Arc::new(PrimaryBackup::<3>),
+        4 => Arc::new(PrimaryBackup::<4>),
+        _ => return None,
+    })
+}
+
+/// A World of `nodes` nodes running variant `bug`, with `params` applied and
+/// the properties above.
+pub fn world(bug: u32, nodes: usize, params: &[&str]) -> Result<World, String> {
+    let core = core(bug).ok_or_else(|| format!("primary_backup has no planted bug {bug}"))?;
+    let mut spec = WorldSpec::new(core, nodes)?;
+    spec.applied.push(ModelParam::new(
+        "core",
+        crate::rust_core_name("primary_backup", bug),
+    ));
+    spec.set_all(params)?;
+    Ok(properties()
+        .into_iter()
+        .fold(World::new(spec), World::with_property))
+}
+
+struct Node {
+    durable: Durable,
+    volatile: Volatile,
+    up: bool,
+}
+
+fn nodes(world: &World, state: &WorldState) -> Vec<Node> {
+    let inspect = world.inspect(state);
+    (0..inspect.nodes())
+        .map(|node| {
+            let view = inspect.node(node);
+            Node {
+                durable: view.durable_as().expect("every node runs primary_backup"),
+                volatile: view.volatile_as().expect("every node runs primary_backup"),
+                up: !view.env.crashed,
+            }
+        })
+        .collect()
+}
+
+/// The OK replies: (replying node, entry value).
+fn committed(state: &WorldState) -> impl Iterator<Item = (usize, u32)> + '_ {
+    state
+        .ghost
+        .iter()
+        .filter(|entry| entry.kind == GhostKind::Reply && entry.payload.as_bytes() == [REPLY_OK])
+        .map(|entry| (entry.node as usize, entry.request + 1))
+}
+
+fn reply_after_flush(world: &World, state: &WorldState) -> bool {
+    let nodes = nodes(world, state);
+    committed(state).all(|(node, value)| nodes[node].durable.holds(value))
+}
+
+fn committed_survives(world: &World, state: &WorldState) -> bool {
+    let nodes = nodes(world, state);
+    let majority = nodes.len() / 2 + 1;
+    let primary = nodes
+        .iter()
+        .filter(|n| n.up && n.volatile.role == role::PRIMARY)
+        .max_by_key(|n| n.volatile.current.view);
+    committed(state).all(|(_, value)| {
+        nodes.iter().filter(|n| n.durable.holds(value)).count() >= majority
+            && primary.is_none_or(|p| p.volatile.current.holds(value))
+    })
+}
+
+fn one_primary_per_view(world: &World, state: &WorldState) -> bool {
+    let nodes = nodes(world, state);
+    let primaries: Vec<u32> = nodes
+        .iter()
+        .filter(|n| n.up && n.volatile.role == role::PRIMARY)
+        .map(|n| n.volatile.current.view)
+        .collect();
+    primaries
+        .iter()
+        .enumerate()
+        .all(|(at, view)| !primaries[at + 1..].contains(view))
+}
+
+/// `ReplyAfterFlush`, `CommittedSurvives` and `OnePrimaryPerView`.
+pub fn properties() -> Vec<Property<World>> {
+    vec![
+        Property::always("ReplyAfterFlush", reply_after_flush),
+        Property::always("CommittedSurvives", committed_survives),
+        Property::always("OnePrimaryPerView", one_primary_per_view),
+    ]
+}
