@@ -82,6 +82,13 @@ pub trait Model: Sync {
         format!("{action:?}")
     }
 
+    /// Text that explains why `property` fails in `state`, the last state of
+    /// a counterexample (e.g. the fair run that did not make progress, or the
+    /// operations that cannot be linearized); `None` when the trace says it all.
+    fn explain_violation(&self, _property: &str, _state: &Self::State) -> Option<String> {
+        None
+    }
+
     /// The state as named fields, for counterexamples and per-step diffs.
     fn describe_state(&self, state: &Self::State) -> StateView {
         StateView::from_debug(state)

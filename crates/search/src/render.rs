@@ -65,6 +65,12 @@ impl Report {
         if let Some(counterexample) = &self.counterexample {
             render_counterexample(&mut text, counterexample);
         }
+        if let Some(explanation) = &self.explanation {
+            let _ = writeln!(text, "Why the last state violates it:");
+            for line in explanation.lines() {
+                let _ = writeln!(text, "    {line}");
+            }
+        }
         self.render_summary(&mut text);
         text
     }

@@ -122,6 +122,8 @@ pub struct Report {
     pub table_bytes: u64,
     /// The counterexample of a violation.
     pub counterexample: Option<CounterexampleReport>,
+    /// The model's own explanation of the violation in the last state.
+    pub explanation: Option<String>,
     /// The replay file of the counterexample, as text.
     #[serde(skip)]
     pub replay_file: Option<ReplayFile>,
@@ -181,6 +183,12 @@ impl Report {
                 .counterexample
                 .as_ref()
                 .map(|c| CounterexampleReport::new(model, c)),
+            explanation: match (&property, &outcome.counterexample) {
+                (Some(property), Some(trace)) => trace
+                    .last_state()
+                    .and_then(|state| model.explain_violation(property, state)),
+                _ => None,
+            },
             replay_file: outcome
                 .counterexample
                 .as_ref()

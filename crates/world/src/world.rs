@@ -344,6 +344,13 @@ impl Model for World {
         }
     }
 
+    fn explain_violation(&self, property: &str, state: &WorldState) -> Option<String> {
+        (property == crate::quiescence::QUIESCENCE)
+            .then(|| self.fair_run(state))
+            .flatten()
+            .map(|run| run.to_string())
+    }
+
     fn describe_state(&self, state: &WorldState) -> StateView {
         let mut view = StateView::new();
         for (node, ns) in state.nodes.iter().enumerate() {

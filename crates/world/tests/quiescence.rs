@@ -33,11 +33,17 @@ fn missed_retransmission_is_caught_by_quiescence() {
         "{:?}",
         outcome.verdict
     );
-    let trace = outcome.counterexample.expect("a path to the state");
+    let trace = outcome.counterexample.as_ref().expect("a path to the state");
     let state = trace.last_state().expect("non-empty");
     let run = checker.model().fair_run(state).expect("budgets are spent");
     assert!(!run.reached && !run.stuck);
     let text = run.to_string();
+    let report = cmc_search::Report::new(checker.model(), checker.search_options(), &outcome);
+    assert_eq!(
+        report.explanation.as_deref(),
+        Some(text.as_str()),
+        "reports carry the fair run"
+    );
     assert!(
         text.contains("did not reach (step bound hit) goal `every client replied`"),
         "{text}"

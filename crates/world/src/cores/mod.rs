@@ -16,7 +16,7 @@ use crate::spec::WorldSpec;
 use crate::World;
 
 /// Names of the built-in Rust cores (`--core rust:NAME`).
-pub const RUST_CORES: &[&str] = &["reqack", "reqack-bug1", "reqack-bug2"];
+pub const RUST_CORES: &[&str] = &["reqack", "reqack-bug1", "reqack-bug2", "reqack-bug3"];
 
 /// The built-in Rust core called `name`, if there is one.
 pub fn rust_core(name: &str) -> Option<Arc<dyn Core>> {
@@ -24,6 +24,7 @@ pub fn rust_core(name: &str) -> Option<Arc<dyn Core>> {
         "reqack" => 0,
         "reqack-bug1" => 1,
         "reqack-bug2" => 2,
+        "reqack-bug3" => 3,
         _ => return None,
     };
     Some(Arc::new(reqack::ReqAck { bug }))
