@@ -176,3 +176,46 @@ fn std_mutex_contention_is_reported_as_a_stall() {
     assert!(matches!(f.stop, Stop::Stalled { .. }), "{f}");
     assert!(f.to_string().contains("outside the checker"), "{f}");
 }
+
+static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static DIVERGE_AT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(usize::MAX);
+
+/// Loads `x` at step 1, except in run `DIVERGE_AT`, which increments it instead.
+fn diverges_once() {
+    let x = Arc::new(AtomicUsize::new(0));
+    if RUN.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        == DIVERGE_AT.load(std::sync::atomic::Ordering::SeqCst)
+    {
+        x.fetch_add(1, Ordering::SeqCst);
+    } else {
+        x.load(Ordering::SeqCst);
+    }
+    let x2 = x.clone();
+    let t = thread::spawn(move || x2.store(1, Ordering::SeqCst));
+    x.store(2, Ordering::SeqCst);
+    t.join().unwrap();
+}
+
+#[test]
+fn a_prefix_carried_to_the_next_round_is_checked_for_non_determinism() {
+    let bounded = |p| Checker::new().mode(Mode::Bounded { max_preemptions: p });
+    let round0 = bounded(0).check(diverges_once).unwrap().executions;
+    // The first execution of round 1 replays a prefix saved in round 0; make it diverge.
+    RUN.store(0, std::sync::atomic::Ordering::SeqCst);
+    DIVERGE_AT.store(round0 as usize, std::sync::atomic::Ordering::SeqCst);
+    let f = bounded(1).check(diverges_once).unwrap_err();
+    match &f.stop {
+        Stop::NonDeterminism {
+            step,
+            first,
+            second,
+        } => {
+            assert_eq!(*step, 1, "{f}");
+            assert!(
+                first.contains("load") && second.contains("fetch_add"),
+                "{f}"
+            );
+        }
+        other => panic!("expected non-determinism, got {other:?}\n{f}"),
+    }
+}

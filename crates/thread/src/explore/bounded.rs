@@ -6,10 +6,23 @@
 //! prefix for round `r + 1`. So every schedule runs exactly once, in the round equal to its
 //! number of preemptions. Switching away from a thread that is blocked, finished, spinning
 //! or at `yield_now` is not a preemption.
+//!
+//! Order of a round (it changes when a bug is found, never what a complete round covers):
+//! the prefixes saved during round `r` are sorted into [`Priority`] classes, so round
+//! `r + 1` first tries the preemptions that reverse a conflict the saved execution went on
+//! to have (the preempted thread's next step and the next shared access of the thread
+//! switched to touch a common object, one of them writing), at code locations not
+//! preempted at before, then repeated locations, then the other preemptions; within a class,
+//! in discovery order. Deterministic: the order only depends on the executions run.
+//!
+//! Every saved prefix keeps what its execution recorded (enabled threads and events), so
+//! replaying it in a later round is checked like a replay inside a round: a divergence is a
+//! non-determinism report naming the step.
 
 use super::strategy::{check_replay, check_replay_end, is_preemption, Recorded, Strategy};
 use crate::rt::{ExecState, Scheduler, Stop, ThreadId};
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
+use std::rc::Rc;
 
 struct Node {
     chosen: ThreadId,
@@ -20,6 +33,35 @@ struct Node {
     recorded: Recorded,
 }
 
+/// One step of a finished execution, as saved prefixes replay it.
+#[derive(Clone, Copy)]
+struct Step {
+    chosen: ThreadId,
+    recorded: Recorded,
+}
+
+/// A schedule prefix for the next round: the first `len` steps of `run`, then `then`.
+struct Prefix {
+    run: Rc<[Step]>,
+    len: usize,
+    then: ThreadId,
+}
+
+/// The order classes of a round's prefixes, tried first to last.
+#[derive(Clone, Copy)]
+enum Priority {
+    /// Reverses a conflict, at a (location, thread) pair not preempted at before.
+    NewConflict,
+    /// Reverses a conflict at a pair already used.
+    RepeatedConflict,
+    /// No conflict follows, new pair.
+    New,
+    /// Everything else.
+    Other,
+}
+
+const CLASSES: usize = 4;
+
 /// The preemption-bounded strategy.
 pub struct Bounded {
     bound: u32,
@@ -29,8 +71,13 @@ pub struct Bounded {
     fixed: usize,
     /// Nodes that existed before the current execution (replayed, checked for divergence).
     replayed: usize,
-    queue: VecDeque<Vec<ThreadId>>,
-    next_queue: VecDeque<Vec<ThreadId>>,
+    queue: VecDeque<Prefix>,
+    /// The next round's prefixes by [`Priority`].
+    next: [Vec<Prefix>; CLASSES],
+    /// Preemptions saved by the current execution: (step, thread switched to).
+    saved: Vec<(usize, ThreadId)>,
+    /// (code location, thread switched to) pairs of the next round's prefixes so far.
+    seen: HashSet<(usize, ThreadId)>,
     queue_cap: usize,
     started: bool,
     recorded: Vec<Recorded>,
@@ -47,30 +94,61 @@ impl Bounded {
             fixed: 0,
             replayed: 0,
             queue: VecDeque::new(),
-            next_queue: VecDeque::new(),
+            next: Default::default(),
+            saved: Vec::new(),
+            seen: HashSet::new(),
             queue_cap,
             started: false,
             recorded: Vec::new(),
         }
     }
 
-    fn load_prefix(&mut self, prefix: Vec<ThreadId>) {
-        self.stack.clear();
-        self.recorded.clear();
+    fn queued(&self) -> usize {
+        self.next.iter().map(Vec::len).sum::<usize>() + self.saved.len()
+    }
+
+    fn load_prefix(&mut self, prefix: Prefix) {
         let preemptions = self.round;
-        for chosen in prefix {
-            self.stack.push(Node {
-                chosen,
-                alternatives: 0,
-                preemptions,
-                recorded: Recorded {
-                    enabled: 0,
-                    event: None,
-                },
-            });
-        }
+        let node = |chosen, recorded| Node {
+            chosen,
+            alternatives: 0,
+            preemptions,
+            recorded,
+        };
+        self.stack.clear();
+        self.stack.extend(
+            prefix.run[..prefix.len]
+                .iter()
+                .map(|s| node(s.chosen, s.recorded)),
+        );
+        let enabled = prefix.run[prefix.len].recorded.enabled;
+        self.stack.push(node(
+            prefix.then,
+            Recorded {
+                enabled,
+                event: None,
+            },
+        ));
+        self.recorded = self.stack.iter().map(|n| n.recorded).collect();
         self.fixed = self.stack.len();
-        self.replayed = 0;
+        self.replayed = prefix.len;
+    }
+
+    /// The class of the preemption saved at `step` (to `then`) of the finished execution `st`.
+    fn priority(&mut self, st: &ExecState, step: usize, then: ThreadId) -> Priority {
+        let preempted = &st.trace[step];
+        let conflict = st.trace[step..]
+            .iter()
+            .find(|e| e.thread == then && e.op.object().is_some())
+            .is_some_and(|e| e.op.dependent(&preempted.op));
+        let location = preempted.location as *const _ as usize;
+        let new = self.seen.insert((location, then));
+        match (conflict, new) {
+            (true, true) => Priority::NewConflict,
+            (true, false) => Priority::RepeatedConflict,
+            (false, true) => Priority::New,
+            (false, false) => Priority::Other,
+        }
     }
 }
 
@@ -99,11 +177,12 @@ impl Strategy for Bounded {
                 self.load_prefix(prefix);
                 return true;
             }
-            if self.round >= self.bound || self.next_queue.is_empty() {
+            if self.round >= self.bound || self.next.iter().all(Vec::is_empty) {
                 return false;
             }
             self.round += 1;
-            std::mem::swap(&mut self.queue, &mut self.next_queue);
+            self.seen.clear();
+            self.queue = self.next.iter_mut().flat_map(std::mem::take).collect();
         }
     }
 
@@ -111,8 +190,26 @@ impl Strategy for Bounded {
         for (node, e) in self.stack.iter_mut().zip(st.trace.iter()) {
             node.recorded.event = Some(*e);
         }
-        let recorded_len = self.replayed.max(self.fixed);
         self.recorded = self.stack.iter().map(|n| n.recorded).collect();
+        if !self.saved.is_empty() {
+            let run: Rc<[Step]> = self
+                .stack
+                .iter()
+                .map(|n| Step {
+                    chosen: n.chosen,
+                    recorded: n.recorded,
+                })
+                .collect();
+            for (len, then) in std::mem::take(&mut self.saved) {
+                let class = self.priority(st, len, then) as usize;
+                self.next[class].push(Prefix {
+                    run: run.clone(),
+                    len,
+                    then,
+                });
+            }
+        }
+        let recorded_len = self.replayed.max(self.fixed);
         check_replay_end(st, recorded_len.min(self.stack.len()))
     }
 }
@@ -120,14 +217,14 @@ impl Strategy for Bounded {
 impl Scheduler for Bounded {
     fn choose(&mut self, st: &ExecState, enabled: u64) -> Result<ThreadId, Stop> {
         let depth = st.trace.len();
+        if depth == 0 {
+            self.saved.clear();
+        }
         if depth <= self.replayed {
             check_replay(st, enabled, &self.recorded)?;
         }
         let current = st.active;
-        if let Some(node) = self.stack.get_mut(depth) {
-            if depth < self.fixed {
-                node.recorded.enabled = enabled;
-            }
+        if let Some(node) = self.stack.get(depth) {
             if enabled & (1 << node.chosen) == 0 {
                 return Err(Stop::NonDeterminism {
                     step: depth,
@@ -149,10 +246,8 @@ impl Scheduler for Bounded {
             let t = rest.trailing_zeros() as usize;
             rest &= !(1 << t);
             if is_preemption(st, enabled, current, t) {
-                if before < self.bound && self.next_queue.len() < self.queue_cap {
-                    let mut prefix: Vec<ThreadId> = self.stack.iter().map(|n| n.chosen).collect();
-                    prefix.push(t);
-                    self.next_queue.push_back(prefix);
+                if before < self.bound && self.queued() < self.queue_cap {
+                    self.saved.push((depth, t));
                 }
             } else {
                 alternatives |= 1 << t;
