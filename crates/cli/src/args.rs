@@ -26,6 +26,19 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Check that a C core's object file references only allowed symbols.
     Purity(PurityArgs),
+    /// The planted-bug gate: every reference core's control run must pass and
+    /// every planted bug must be caught by its expected property.
+    Gate(GateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// Folder for the evidence: one replay file per caught bug.
+    #[arg(long, value_name = "DIR", default_value = "gate-evidence")]
+    pub evidence: PathBuf,
+    /// Worker threads [default: all cores].
+    #[arg(long)]
+    pub workers: Option<usize>,
 }
 
 #[derive(Debug, Args)]

@@ -29,6 +29,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    cmc_world::cores::register_catalog(cmc_protocols::catalog());
     let cli = match args::Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {

@@ -137,3 +137,37 @@ fn the_purity_gate_names_the_offending_symbol() {
     let output = cmc(&["purity", pure.to_str().unwrap()], dir.path());
     assert_eq!(output.status.code(), Some(0), "{}", text(&output).0);
 }
+
+#[test]
+fn reference_protocol_cores_are_checked_with_their_properties() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = cmc(
+        &[
+            "check",
+            "--core",
+            "rust:paxos-bug1",
+            "--nodes",
+            "5",
+            "crash_nodes=0,1,2",
+            "crashes=1",
+            "restarts=1",
+            "--max-depth",
+            "6",
+            "--no-deadlock",
+            "--replay-out",
+            "p.cmc",
+        ],
+        dir.path(),
+    );
+    let (stdout, stderr) = text(&check);
+    assert_eq!(check.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Invariant PromiseDurable is violated"),
+        "{stdout}"
+    );
+    let replay = cmc(&["replay", "p.cmc"], dir.path());
+    let (stdout, stderr) = text(&replay);
+    assert_eq!(replay.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("PromiseDurable"), "{stdout}");
+    assert!(stdout.contains("Replayed a trace of"), "{stdout}");
+}

@@ -44,6 +44,50 @@ pub fn rust_core(name: &str) -> Option<Arc<dyn Core>> {
     }
 }
 
+/// These reference cores for the World's command line (`--core rust:paxos-bug2`,
+/// replay files of gate evidence): register it with
+/// [`cmc_world::cores::register_catalog`].
+pub fn catalog() -> cmc_world::cores::CoreCatalog {
+    cmc_world::cores::CoreCatalog {
+        rust_core: |name| rust_core(&format!("rust:{name}")),
+        rust_core_names: || {
+            references()
+                .iter()
+                .filter(|reference| reference.language == "Rust")
+                .flat_map(|reference| {
+                    std::iter::once(0)
+                        .chain(reference.bugs.iter().map(|bug| bug.bug))
+                        .map(|bug| rust_core_name(reference.core, bug)["rust:".len()..].to_string())
+                })
+                .collect()
+        },
+        properties_for,
+    }
+}
+
+/// The properties of the reference protocol that every node of `spec` runs,
+/// recognised by the core's name and state sizes; empty for other cores.
+pub fn properties_for(spec: &cmc_world::WorldSpec) -> Vec<cmc_model::Property<cmc_world::World>> {
+    let runs = |name: &str, reference: Option<Arc<dyn Core>>| {
+        spec.cores.iter().all(|core| {
+            core.name() == name
+                && reference.as_ref().is_none_or(|r| {
+                    r.durable_size() == core.durable_size()
+                        && r.volatile_size() == core.volatile_size()
+                })
+        })
+    };
+    if runs("paxos", paxos::properties::core(0)) {
+        paxos::properties::properties()
+    } else if runs("primary_backup", primary_backup::core(0)) {
+        primary_backup::properties()
+    } else if runs("two_phase", None) {
+        two_phase::properties()
+    } else {
+        Vec::new()
+    }
+}
+
 /// Every reference core with its gate configuration and planted bugs.
 pub fn references() -> Vec<Reference> {
     vec![

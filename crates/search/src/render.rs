@@ -76,6 +76,14 @@ impl Report {
     }
 
     fn render_summary(&self, text: &mut String) {
+        if self.strategy == "replay" {
+            let _ = writeln!(
+                text,
+                "Replayed a trace of {} states ({} successors computed on the way).",
+                self.depth, self.states_generated
+            );
+            return;
+        }
         let _ = writeln!(
             text,
             "{} states generated, {} distinct states found, {} states left on queue.",

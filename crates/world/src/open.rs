@@ -51,10 +51,10 @@ impl WorldArgs {
 
 fn open_core(name: &str) -> Result<Arc<dyn Core>, String> {
     match name.strip_prefix("rust:") {
-        Some(builtin) => cores::rust_core(builtin).ok_or_else(|| {
+        Some(builtin) => cores::any_rust_core(builtin).ok_or_else(|| {
             format!(
                 "unknown built-in core `{name}`; built-in cores: {}",
-                cores::RUST_CORES.join(", ")
+                cores::any_rust_core_names().join(", ")
             )
         }),
         None => Ok(Arc::new(

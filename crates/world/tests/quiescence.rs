@@ -33,7 +33,10 @@ fn missed_retransmission_is_caught_by_quiescence() {
         "{:?}",
         outcome.verdict
     );
-    let trace = outcome.counterexample.as_ref().expect("a path to the state");
+    let trace = outcome
+        .counterexample
+        .as_ref()
+        .expect("a path to the state");
     let state = trace.last_state().expect("non-empty");
     let run = checker.model().fair_run(state).expect("budgets are spent");
     assert!(!run.reached && !run.stuck);
