@@ -1,174 +1,99 @@
-//! The history the Paxos model keeps as auxiliary state: a port of
-//! stateright's `LinearizabilityTester<Id, Register<char>>`, with the same
-//! contents (so the same states are told apart) and the same search for a
-//! linearization.
+//! Linearizability of the clients' history against a register (stateright's
+//! `LinearizabilityTester<Id, Register<char>>` and its
+//! `serialized_history().is_some()`), searching the same interleavings
+//! over the history the clients' states hold, without allocating.
+//!
+//! Client `t`'s operations are its write of its own value (invoked at the
+//! start, when nothing had completed) and then its read; a completed
+//! operation must be ordered, one in flight may be.
 
-use std::collections::BTreeMap;
+use super::client::{Client, Phase};
+use super::messages::{Value, MAX_CLIENTS};
 
-use cmc_model::{encode_fields, DecodeError, Decoder, Encode};
-
-use super::messages::{Id, Value};
-
-/// An operation on the register.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RegisterOp {
-    /// Write a value.
-    Write(Value),
-    /// Read the value.
-    Read,
+/// One operation of the history.
+#[derive(Clone, Copy)]
+struct Op {
+    /// `Some(value)` for a write, `None` for a read.
+    write: Option<Value>,
+    /// For each client, how many of its operations completed before this
+    /// one was invoked (those must be ordered first).
+    after: [u8; MAX_CLIENTS],
+    /// What a completed read returned.
+    read: Value,
 }
 
-/// What an operation on the register returned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RegisterRet {
-    /// A write succeeded.
-    WriteOk,
-    /// A read returned a value.
-    ReadOk(Value),
+/// The search over one history.
+struct Search<'a> {
+    clients: &'a [Client],
 }
 
-/// For each other thread, the index of the last operation it had completed
-/// when an operation was invoked (the real-time order to respect).
-pub type LastCompleted = BTreeMap<Id, u64>;
-
-/// An operation that returned.
-pub type Complete = (LastCompleted, RegisterOp, RegisterRet);
-
-/// An operation invoked but not returned.
-pub type InFlight = (LastCompleted, RegisterOp);
-
-/// The invocations and returns seen so far, per client ("thread").
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct History {
-    history_by_thread: BTreeMap<Id, Vec<Complete>>,
-    in_flight_by_thread: BTreeMap<Id, InFlight>,
-    /// `false` once a thread invoked twice without a return, or returned
-    /// without an invocation.
-    is_valid_history: bool,
-}
-
-encode_fields!(History {
-    history_by_thread,
-    in_flight_by_thread,
-    is_valid_history
-});
-
-impl History {
-    /// The empty history.
-    pub fn new() -> History {
-        History {
-            history_by_thread: BTreeMap::new(),
-            in_flight_by_thread: BTreeMap::new(),
-            is_valid_history: true,
+impl Search<'_> {
+    fn op(&self, thread: usize, position: u8) -> Op {
+        let client = self.clients[thread];
+        if position == 0 {
+            Op {
+                write: Some(Value::written_by(thread)),
+                after: [0; MAX_CLIENTS],
+                read: Value::default(),
+            }
+        } else {
+            Op {
+                write: None,
+                after: client.read_after,
+                read: client.read,
+            }
         }
     }
 
-    /// Thread `thread` invoked `op`.
-    pub fn on_invoke(&mut self, thread: Id, op: RegisterOp) {
-        if !self.is_valid_history {
-            return;
-        }
-        if self.in_flight_by_thread.contains_key(&thread) {
-            self.is_valid_history = false;
-            return;
-        }
-        let last_completed = self
-            .history_by_thread
-            .iter()
-            .filter(|(&id, completed)| id != thread && !completed.is_empty())
-            .map(|(&id, completed)| (id, completed.len() as u64 - 1))
-            .collect();
-        self.in_flight_by_thread
-            .insert(thread, (last_completed, op));
-        self.history_by_thread.entry(thread).or_default();
+    fn completed(&self, thread: usize) -> u8 {
+        self.clients[thread].phase.completed()
     }
 
-    /// Thread `thread`'s operation in flight returned `ret`.
-    pub fn on_return(&mut self, thread: Id, ret: RegisterRet) {
-        if !self.is_valid_history {
-            return;
-        }
-        let completed = self.history_by_thread.entry(thread).or_default();
-        match self.in_flight_by_thread.remove(&thread) {
-            None => self.is_valid_history = false,
-            Some((last_completed, op)) => completed.push((last_completed, op, ret)),
-        }
+    /// Whether ordering `op` now would put it before an operation that had
+    /// completed when it was invoked.
+    fn violates(&self, op: &Op, next: &[u8; MAX_CLIENTS]) -> bool {
+        (0..self.clients.len())
+            .any(|peer| next[peer] < self.completed(peer) && next[peer] < op.after[peer])
     }
 
-    /// Whether some total order of the operations respects real time and
-    /// the register's semantics (stateright's `serialized_history().is_some()`).
-    pub fn is_linearizable(&self) -> bool {
-        if !self.is_valid_history {
-            return false;
-        }
-        let mut next_by_thread: BTreeMap<Id, usize> =
-            self.history_by_thread.keys().map(|&id| (id, 0)).collect();
-        let mut in_flight: Vec<Id> = self.in_flight_by_thread.keys().copied().collect();
-        self.serialize(Value::default(), &mut next_by_thread, &mut in_flight)
-    }
-
-    /// Whether the operations not yet ordered (from `next_by_thread` on,
-    /// and the `in_flight` ones) can follow a register holding `value`.
+    /// Whether the operations not yet ordered (each client's completed ones
+    /// from `next` on, and the in-flight ones not in `flown`) can follow a
+    /// register holding `value`.
     fn serialize(
         &self,
         value: Value,
-        next_by_thread: &mut BTreeMap<Id, usize>,
-        in_flight: &mut Vec<Id>,
+        next: &mut [u8; MAX_CLIENTS],
+        flown: &mut [bool; MAX_CLIENTS],
     ) -> bool {
-        let remaining = |thread: &Id, next: &BTreeMap<Id, usize>| {
-            let completed = &self.history_by_thread[thread];
-            next[thread] < completed.len()
-        };
-        if !next_by_thread
-            .keys()
-            .any(|thread| remaining(thread, next_by_thread))
+        let threads = 0..self.clients.len();
+        if threads
+            .clone()
+            .all(|thread| next[thread] == self.completed(thread))
         {
             return true;
         }
-        // A peer's prerequisite is violated when the peer still has the
-        // operation it had completed (or an earlier one) left to order.
-        let violates = |last_completed: &LastCompleted, next: &BTreeMap<Id, usize>| {
-            last_completed.iter().any(|(peer, &min_peer_time)| {
-                next.get(peer).is_some_and(|&peer_next| {
-                    remaining(peer, next) && peer_next as u64 <= min_peer_time
-                })
-            })
-        };
-        let threads: Vec<Id> = next_by_thread.keys().copied().collect();
         for thread in threads {
-            let next = next_by_thread[&thread];
-            if !remaining(&thread, next_by_thread) {
-                let Some(position) = in_flight.iter().position(|&t| t == thread) else {
-                    continue;
-                };
-                let (last_completed, op) = &self.in_flight_by_thread[&thread];
-                if violates(last_completed, next_by_thread) {
-                    continue;
-                }
-                let value_after = match *op {
-                    RegisterOp::Write(written) => written,
-                    RegisterOp::Read => value,
-                };
-                in_flight.remove(position);
-                let found = self.serialize(value_after, next_by_thread, in_flight);
-                in_flight.insert(position, thread);
+            let position = next[thread];
+            if position < self.completed(thread) {
+                let op = self.op(thread, position);
+                next[thread] += 1;
+                let found = !self.violates(&op, next)
+                    && match op.write {
+                        Some(written) => self.serialize(written, next, flown),
+                        None => op.read == value && self.serialize(value, next, flown),
+                    };
+                next[thread] -= 1;
                 if found {
                     return true;
                 }
-            } else {
-                let (last_completed, op, ret) = &self.history_by_thread[&thread][next];
-                *next_by_thread.get_mut(&thread).expect("a known thread") += 1;
-                let found = !violates(last_completed, next_by_thread)
-                    && match (*op, *ret) {
-                        (RegisterOp::Write(written), RegisterRet::WriteOk) => {
-                            self.serialize(written, next_by_thread, in_flight)
-                        }
-                        (RegisterOp::Read, RegisterRet::ReadOk(read)) => {
-                            read == value && self.serialize(value, next_by_thread, in_flight)
-                        }
-                        _ => false,
-                    };
-                *next_by_thread.get_mut(&thread).expect("a known thread") -= 1;
+            } else if self.clients[thread].phase != Phase::Done && !flown[thread] {
+                let op = self.op(thread, position);
+                if self.violates(&op, next) {
+                    continue;
+                }
+                flown[thread] = true;
+                let found = self.serialize(op.write.unwrap_or(value), next, flown);
+                flown[thread] = false;
                 if found {
                     return true;
                 }
@@ -178,80 +103,68 @@ impl History {
     }
 }
 
-impl Encode for RegisterOp {
-    fn encode(&self, out: &mut Vec<u8>) {
-        match self {
-            RegisterOp::Write(value) => out.extend_from_slice(&[0, *value]),
-            RegisterOp::Read => out.push(1),
-        }
-    }
-
-    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        match u8::decode(decoder)? {
-            0 => Ok(RegisterOp::Write(u8::decode(decoder)?)),
-            1 => Ok(RegisterOp::Read),
-            tag => decoder.invalid(format!("RegisterOp has no variant number {tag}")),
-        }
-    }
-}
-
-impl Encode for RegisterRet {
-    fn encode(&self, out: &mut Vec<u8>) {
-        match self {
-            RegisterRet::WriteOk => out.push(0),
-            RegisterRet::ReadOk(value) => out.extend_from_slice(&[1, *value]),
-        }
-    }
-
-    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        match u8::decode(decoder)? {
-            0 => Ok(RegisterRet::WriteOk),
-            1 => Ok(RegisterRet::ReadOk(u8::decode(decoder)?)),
-            tag => decoder.invalid(format!("RegisterRet has no variant number {tag}")),
-        }
-    }
+/// Whether some total order of the clients' operations respects real time
+/// and the register's semantics (the register starts at `'\0'`).
+pub fn is_linearizable(clients: &[Client]) -> bool {
+    let search = Search { clients };
+    search.serialize(
+        Value::default(),
+        &mut [0; MAX_CLIENTS],
+        &mut [false; MAX_CLIENTS],
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn sequential_write_then_read_of_it_is_linearizable() {
-        let mut history = History::new();
-        history.on_invoke(3, RegisterOp::Write(b'A'));
-        history.on_return(3, RegisterRet::WriteOk);
-        history.on_invoke(4, RegisterOp::Read);
-        history.on_return(4, RegisterRet::ReadOk(b'A'));
-        assert!(history.is_linearizable());
-    }
-
-    #[test]
-    fn reading_the_initial_value_after_a_completed_write_is_not() {
-        let mut history = History::new();
-        history.on_invoke(3, RegisterOp::Write(b'A'));
-        history.on_return(3, RegisterRet::WriteOk);
-        history.on_invoke(4, RegisterOp::Read);
-        history.on_return(4, RegisterRet::ReadOk(0));
-        assert!(!history.is_linearizable());
-    }
-
-    #[test]
-    fn a_concurrent_read_may_see_either_value() {
-        for read in [0, b'A'] {
-            let mut history = History::new();
-            history.on_invoke(3, RegisterOp::Write(b'A'));
-            history.on_invoke(4, RegisterOp::Read);
-            history.on_return(4, RegisterRet::ReadOk(read));
-            assert!(history.is_linearizable(), "read {read}");
+    fn client(phase: Phase, read_after: [u8; MAX_CLIENTS], read: u8) -> Client {
+        Client {
+            phase,
+            read_after,
+            read: Value(read),
         }
     }
 
     #[test]
-    fn a_return_without_invocation_invalidates() {
-        let mut history = History::new();
-        history.on_return(3, RegisterRet::WriteOk);
-        assert!(!history.is_linearizable());
-        assert!(history.history_by_thread.contains_key(&3));
+    fn reading_a_completed_write_is_linearizable() {
+        // Client 0 wrote 'A' and read it after client 1's write completed.
+        let clients = [
+            client(Phase::Done, [0, 1, 0, 0], 1),
+            client(Phase::Getting, [0; 4], 0),
+        ];
+        assert!(is_linearizable(&clients));
+    }
+
+    #[test]
+    fn reading_the_initial_value_after_writes_completed_is_not() {
+        let clients = [
+            client(Phase::Done, [0, 1, 0, 0], 0),
+            client(Phase::Getting, [0; 4], 0),
+        ];
+        assert!(!is_linearizable(&clients));
+    }
+
+    #[test]
+    fn a_read_may_see_a_concurrent_write() {
+        for read in [1, 2] {
+            let clients = [
+                client(Phase::Done, [0, 0, 0, 0], read),
+                client(Phase::Putting, [0; 4], 0),
+            ];
+            assert!(is_linearizable(&clients), "read {read}");
+        }
+    }
+
+    #[test]
+    fn a_read_cannot_return_a_value_overwritten_before_it_began() {
+        // Client 1 read 'B' after client 0's write of 'A' completed, so 'B'
+        // was written after 'A'; client 0's read began after client 1's
+        // read completed, so it must see 'B', not 'A'.
+        let clients = [
+            client(Phase::Done, [0, 2, 0, 0], 1),
+            client(Phase::Done, [1, 0, 0, 0], 2),
+        ];
+        assert!(!is_linearizable(&clients));
     }
 }

@@ -1,75 +1,61 @@
 //! A cmc port of stateright's single-decree Paxos example
 //! (`examples/paxos.rs`, stateright 0.31): the same actors, messages and
-//! history, on the same unordered, non-duplicating network (a multiset of
-//! envelopes; delivering one removes one copy).
+//! history, on the same unordered, non-duplicating network, in a compact
+//! fixed-size state (`Copy`, no heap; successors are computed without
+//! allocating, and a state encodes into a few dozen bytes).
 //!
 //! A state holds what stateright's `ActorModelState` holds that can change
 //! in this system: the actors' states, the network and the history. (Its
 //! timers, random choices, crash flags and storages are constant here: the
-//! actors set no timer, make no random choice, and nothing crashes.)
+//! actors set no timer, make no random choice, and nothing crashes.) The
+//! history lives in the clients' states (see [`client`]).
 
-mod actors;
+mod client;
 mod history;
 mod messages;
+mod network;
+mod server;
 
-use std::collections::BTreeMap;
+use cmc_model::{DecodeError, Decoder, Encode, Model, ModelParam, Property};
 
-use cmc_model::{encode_fields, Model, ModelParam, Property};
+use client::Client;
+use messages::{client_index, Envelope, Msg, MAX_CLIENTS, SERVERS};
+use network::Network;
+use server::Server;
 
-use actors::{ClientState, Outbox, ServerState, Topology};
-use history::{History, RegisterOp, RegisterRet};
-use messages::{Envelope, Id, Msg, Value};
-
-/// Single-decree Paxos with `client_count` register clients and
-/// `server_count` servers.
+/// Single-decree Paxos with `client_count` register clients and 3 servers.
 #[derive(Clone, Debug)]
 pub struct Paxos {
     client_count: u8,
-    topology: Topology,
 }
 
 /// A state of the actor system.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PaxosState {
-    servers: Vec<ServerState>,
-    clients: Vec<ClientState>,
-    history: History,
-    /// The multiset of envelopes in flight, with their multiplicities.
-    network: BTreeMap<Envelope, u64>,
+    servers: [Server; SERVERS as usize],
+    /// How many of `clients` take part (the others stay default).
+    client_count: u8,
+    clients: [Client; MAX_CLIENTS],
+    /// The envelopes in flight.
+    network: Network,
 }
 
-encode_fields!(PaxosState {
-    servers,
-    clients,
-    history,
-    network
-});
+impl PaxosState {
+    fn clients(&self) -> &[Client] {
+        &self.clients[..usize::from(self.client_count)]
+    }
+}
 
 impl Paxos {
-    /// The example's system: `client_count` clients and 3 servers.
+    /// The example's system: `client_count` clients (1 to 4) and 3 servers.
     pub fn new(client_count: usize) -> Paxos {
-        let client_count = u8::try_from(client_count).expect("fewer than 256 clients");
+        assert!(
+            (1..=MAX_CLIENTS).contains(&client_count),
+            "1 to {MAX_CLIENTS} clients"
+        );
         Paxos {
-            client_count,
-            topology: Topology { server_count: 3 },
+            client_count: client_count as u8,
         }
-    }
-
-    /// Sends what `src` emitted: records Put and Get invocations in the
-    /// history (stateright's `record_invocations`), then enqueues them.
-    fn send_all(state: &mut PaxosState, src: Id, out: Outbox) {
-        for (dst, msg) in out {
-            match msg {
-                Msg::Put(_, value) => state.history.on_invoke(src, RegisterOp::Write(value)),
-                Msg::Get(_) => state.history.on_invoke(src, RegisterOp::Read),
-                _ => {}
-            }
-            *state.network.entry(Envelope { src, dst, msg }).or_insert(0) += 1;
-        }
-    }
-
-    fn client_index(&self, id: Id) -> usize {
-        usize::from(id - self.topology.server_count)
     }
 }
 
@@ -84,102 +70,102 @@ impl Model for Paxos {
     fn params(&self) -> Vec<ModelParam> {
         vec![
             ModelParam::new("CLIENTS", self.client_count),
-            ModelParam::new("SERVERS", self.topology.server_count),
+            ModelParam::new("SERVERS", SERVERS),
         ]
     }
 
     fn init_states(&self, out: &mut Vec<PaxosState>) {
-        let servers = self.topology.server_count;
-        let mut state = PaxosState {
-            servers: (0..servers).map(|_| self.topology.server_start()).collect(),
-            clients: Vec::new(),
-            history: History::new(),
-            network: BTreeMap::new(),
-        };
-        for id in servers..servers + self.client_count {
-            let mut sent = Outbox::new();
-            state
-                .clients
-                .push(self.topology.client_start(id, &mut sent));
-            Paxos::send_all(&mut state, id, sent);
+        let mut network = Network::new();
+        let mut clients = [Client::default(); MAX_CLIENTS];
+        for (index, client) in clients[..usize::from(self.client_count)]
+            .iter_mut()
+            .enumerate()
+        {
+            *client = Client::start(index, &mut network);
         }
-        out.push(state);
+        out.push(PaxosState {
+            servers: [Server::default(); SERVERS as usize],
+            client_count: self.client_count,
+            clients,
+            network,
+        });
     }
 
     /// Delivering each distinct envelope in flight.
     fn actions(&self, state: &PaxosState, out: &mut Vec<Envelope>) {
-        out.extend(state.network.keys().copied());
+        out.extend(state.network.distinct());
     }
 
+    /// Delivers one copy of `envelope`; `None` if it is not in flight or
+    /// the recipient ignores it (stateright's no-op, which is no step).
     fn next_state(&self, state: &PaxosState, envelope: &Envelope) -> Option<PaxosState> {
-        let Envelope { src, dst, msg } = *envelope;
-        let mut sent = Outbox::new();
-        let mut next = if dst < self.topology.server_count {
-            let mut server = state.servers[usize::from(dst)].clone();
-            if !self
-                .topology
-                .server_on_msg(dst, &mut server, src, msg, &mut sent)
-            {
-                return None;
-            }
-            let mut next = state.clone();
-            next.servers[usize::from(dst)] = server;
-            next
+        let (src, dst, msg) = (envelope.src(), envelope.dst(), envelope.msg());
+        let mut next = *state;
+        if !next.network.remove(*envelope) {
+            return None;
+        }
+        let applied = if dst < SERVERS {
+            next.servers[usize::from(dst)].on_msg(dst, src, msg, &mut next.network)
         } else {
-            let index = self.client_index(dst);
-            let mut client = state.clients[index];
-            if !self
-                .topology
-                .client_on_msg(dst, &mut client, msg, &mut sent)
-            {
-                return None;
-            }
-            let mut next = state.clone();
-            next.clients[index] = client;
-            next
+            let clients = &mut next.clients[..usize::from(state.client_count)];
+            client::on_msg(clients, client_index(dst), msg, &mut next.network)
         };
-        let copies = next
-            .network
-            .get_mut(envelope)
-            .expect("a delivered envelope is in flight");
-        *copies -= 1;
-        if *copies == 0 {
-            next.network.remove(envelope);
-        }
-        match msg {
-            Msg::GetOk(_, value) => next.history.on_return(dst, RegisterRet::ReadOk(value)),
-            Msg::PutOk(_) => next.history.on_return(dst, RegisterRet::WriteOk),
-            _ => {}
-        }
-        Paxos::send_all(&mut next, dst, sent);
-        Some(next)
+        applied.then_some(next)
     }
 
     fn properties(&self) -> Vec<Property<Paxos>> {
         vec![
             Property::always("linearizable", |_: &Paxos, state: &PaxosState| {
-                state.history.is_linearizable()
+                history::is_linearizable(state.clients())
             }),
             Property::sometimes("value chosen", |_: &Paxos, state: &PaxosState| {
-                state.network.keys().any(
-                    |envelope| matches!(envelope.msg, Msg::GetOk(_, value) if value != Value::default()),
-                )
+                state.network.iter().any(|envelope| {
+                    matches!(envelope.msg(), Msg::GetOk(value) if value != Default::default())
+                })
             }),
         ]
     }
 
     fn format_action(&self, envelope: &Envelope) -> String {
-        format!(
-            "Deliver {{ src: {}, dst: {}, msg: {:?} }}",
-            envelope.src, envelope.dst, envelope.msg
-        )
+        envelope.to_string()
+    }
+}
+
+/// The servers (7 bytes each), the client count and clients (3 bytes
+/// each), then the network (1 byte and 4 per envelope).
+impl Encode for PaxosState {
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.servers.encode(out);
+        out.push(self.client_count);
+        for client in self.clients() {
+            client.encode(out);
+        }
+        self.network.encode(out);
+    }
+
+    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        let servers = Encode::decode(decoder)?;
+        let client_count = u8::decode(decoder)?;
+        if usize::from(client_count) > MAX_CLIENTS {
+            return decoder.invalid(format!("{client_count} clients exceed {MAX_CLIENTS}"));
+        }
+        let mut clients = [Client::default(); MAX_CLIENTS];
+        for client in &mut clients[..usize::from(client_count)] {
+            *client = Client::decode(decoder)?;
+        }
+        Ok(PaxosState {
+            servers,
+            client_count,
+            clients,
+            network: Network::decode(decoder)?,
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cmc_model::Encode;
     use cmc_search::Checker;
 
     #[test]
@@ -190,17 +176,20 @@ mod tests {
             .run();
         assert!(outcome.verdict.is_pass(), "{:?}", outcome.verdict);
         assert_eq!(outcome.stats.distinct_states, 16_668);
+        assert_eq!(outcome.stats.depth, 21);
     }
 
     #[test]
     fn states_round_trip_through_their_encoding() {
-        let model = Paxos::new(2);
+        let model = Paxos::new(3);
         let mut states = Vec::new();
         model.init_states(&mut states);
         let mut actions = Vec::new();
-        for _ in 0..6 {
-            let state = states.last().unwrap().clone();
-            assert_eq!(PaxosState::decode_exact(&state.to_bytes()).unwrap(), state);
+        for _ in 0..12 {
+            let state = *states.last().unwrap();
+            let bytes = state.to_bytes();
+            assert_eq!(PaxosState::decode_exact(&bytes).unwrap(), state);
+            assert!(bytes.len() <= 21 + 1 + 9 + 1 + 4 * network::CAPACITY);
             actions.clear();
             model.actions(&state, &mut actions);
             let Some(next) = actions.iter().find_map(|a| model.next_state(&state, a)) else {
@@ -208,6 +197,6 @@ mod tests {
             };
             states.push(next);
         }
-        assert!(states.len() > 3);
+        assert!(states.len() > 6);
     }
 }
