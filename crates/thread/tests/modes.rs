@@ -250,3 +250,66 @@ fn dpor_matches_naive_exploration_on_a_cas_loop() {
     let (reduced, _) = final_states(Mode::Dpor, cas_and_reader);
     assert_eq!(reduced, all);
 }
+
+/// Counts fetch_adds like `adders` but shares the counter through `cmc_thread::sync::Arc`.
+fn adders_instrumented_arc() {
+    let n = cmc_thread::sync::Arc::new(AtomicUsize::new(0));
+    let hs: Vec<_> = (0..2)
+        .map(|_| {
+            let n = n.clone();
+            thread::spawn(move || {
+                for _ in 0..2 {
+                    n.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+}
+
+#[test]
+fn arc_clones_and_drops_commute_under_dpor() {
+    let runs = |f: fn()| Checker::new().mode(Mode::Dpor).check(f).unwrap().executions;
+    fn std_arc() {
+        adders(2, 2, false)()
+    }
+    assert_eq!(runs(adders_instrumented_arc), runs(std_arc));
+}
+
+/// Which thread's drop frees an instrumented `Arc` (its value's destructor records it).
+fn last_dropper() -> String {
+    struct Tell(Arc<AtomicUsize>);
+    impl Drop for Tell {
+        fn drop(&mut self) {
+            self.0.store(thread::current().id().0, Ordering::SeqCst);
+        }
+    }
+    let who = Arc::new(AtomicUsize::new(usize::MAX));
+    let shared = cmc_thread::sync::Arc::new(Tell(who.clone()));
+    let hs: Vec<_> = (0..2)
+        .map(|_| {
+            let mine = shared.clone();
+            thread::spawn(move || drop(mine))
+        })
+        .collect();
+    drop(shared);
+    for h in hs {
+        h.join().unwrap();
+    }
+    format!("freed by thread {}", who.load(Ordering::SeqCst))
+}
+
+#[test]
+fn the_drop_that_frees_an_arc_conflicts_with_the_other_drops() {
+    let (all, _) = final_states(
+        Mode::Bounded {
+            max_preemptions: 1000,
+        },
+        last_dropper,
+    );
+    let (reduced, _) = final_states(Mode::Dpor, last_dropper);
+    assert_eq!(reduced, all);
+    assert_eq!(all.len(), 3, "{all:?}");
+}

@@ -3,14 +3,18 @@
 //!
 //! Sleep sets: after thread `p` was explored from a state, `p` sleeps in the later branches
 //! of that state and their descendants until a step dependent with `p`'s announced
-//! operation runs ([`Op::dependent`]); a sleeping thread is never chosen. An execution
+//! operation runs (`dependent_now`: [`Op::dependent`] refined for count drops); a sleeping
+//! thread is never chosen. An execution
 //! where every enabled thread sleeps is cut (its continuations were all explored) and
 //! counted as an execution.
 //!
 //! Dependency relation: two operations of different threads are dependent iff they touch a
 //! common object and at least one of them may write it. Atomic loads and failed
-//! `compare_exchange`/`try_lock` are reads; every other atomic operation is a write, and
-//! every operation on a lock, condvar, once, channel, park token or reference count is a
+//! `compare_exchange`/`try_lock` are reads; `Arc` clones and drops are commuting updates
+//! of the count (independent of each other, dependent with reads and writes of it), except
+//! the drop that frees the value (executed: recorded as `1 -> 0`; announced: unless the
+//! count is at least 2 now), which is a write (sleep sets use the same refined relation); every other atomic operation is a write, and
+//! every operation on a lock, condvar, once, channel or park token is a
 //! write of that object (conservative: more dependencies only mean more exploration). An
 //! announced (not yet executed) read-modify-write always counts as a write. Spawn orders the
 //! parent before the child and join orders the child's last step before the joiner
@@ -22,7 +26,8 @@
 
 use super::strategy::{check_replay, check_replay_end, Recorded, Strategy};
 use crate::rt::{
-    Access, Event, ExecState, ObjId, Op, Scheduler, Stop, ThreadId, Value, MAX_THREADS,
+    Access, AtomicKind, Event, ExecState, ObjId, ObjState, Op, Scheduler, Stop, ThreadId, Value,
+    MAX_THREADS,
 };
 
 type Clock = [u32; MAX_THREADS];
@@ -44,7 +49,8 @@ struct ObjClocks {
     /// Indices of steps accessing the object, with the access kind.
     accesses: Vec<(usize, Access)>,
     last_write: Option<usize>,
-    reads_since_write: Vec<usize>,
+    /// Reads and commuting updates since the last write, with their access kind.
+    since_write: Vec<(usize, Access)>,
 }
 
 /// The DPOR strategy.
@@ -66,6 +72,8 @@ impl Default for Dpor {
     }
 }
 
+/// How executed step `e` accessed `obj`: failed attempts only read; the count drop that
+/// freed the value writes.
 fn access_of(e: &Event, obj: ObjId) -> Access {
     let declared =
         e.op.accesses()
@@ -75,8 +83,36 @@ fn access_of(e: &Event, obj: ObjId) -> Access {
             .map_or(Access::Read, |(_, a)| *a);
     match e.value {
         Value::Failed(_) | Value::Busy => Access::Read,
+        Value::Update(_, 0) if declared == Access::Commute => Access::Write,
         _ => declared,
     }
+}
+
+/// How an announced operation will access `obj`: a count drop writes unless the count is
+/// known to be at least 2 now (it will not free the value, and a drop executed just before
+/// it, from a count of at least 3, did not either).
+fn announced_access(st: &ExecState, op: &Op, obj: ObjId, declared: Access) -> Access {
+    match (op, &st.objects[obj].state) {
+        (Op::Atomic(_, AtomicKind::Count("drop")), ObjState::RefCount(n)) if *n >= 2 => {
+            Access::Commute
+        }
+        (Op::Atomic(_, AtomicKind::Count("drop")), _) => Access::Write,
+        _ => declared,
+    }
+}
+
+/// Whether announced operation `op` and executed step `ran` (of another thread) may fail
+/// to commute in the current state: [`Op::dependent`] with the accesses refined by
+/// [`access_of`] and [`announced_access`].
+fn dependent_now(st: &ExecState, op: &Op, ran: &Event) -> bool {
+    op.accesses().iter().flatten().any(|&(o, declared)| {
+        let a = announced_access(st, op, o, declared);
+        ran.op
+            .accesses()
+            .iter()
+            .flatten()
+            .any(|&(p, _)| o == p && a.conflicts(access_of(ran, p)))
+    })
 }
 
 fn join(a: &mut Clock, b: &Clock) {
@@ -130,8 +166,9 @@ impl Dpor {
                 if let Some(w) = o.last_write {
                     join(&mut c, &self.event_clocks[w]);
                 }
-                if access_of(&e, *obj) == Access::Write {
-                    for &r in &o.reads_since_write {
+                let a = access_of(&e, *obj);
+                for &(r, b) in &o.since_write {
+                    if a.conflicts(b) {
                         join(&mut c, &self.event_clocks[r]);
                     }
                 }
@@ -142,9 +179,9 @@ impl Dpor {
                 o.accesses.push((j, a));
                 if a == Access::Write {
                     o.last_write = Some(j);
-                    o.reads_since_write.clear();
+                    o.since_write.clear();
                 } else {
-                    o.reads_since_write.push(j);
+                    o.since_write.push((j, a));
                 }
             }
             self.thread_clocks[t] = c;
@@ -170,14 +207,18 @@ impl Dpor {
             let Some((op, _)) = st.threads[p].pending else {
                 continue;
             };
-            for (obj, acc) in op.accesses().iter().flatten() {
-                let Some(o) = self.objects.get(*obj) else {
+            for (obj, declared) in op.accesses().iter().flatten() {
+                let Some(len) = self.objects.get(*obj).map(|o| o.accesses.len()) else {
                     continue;
                 };
-                let mut race = None;
-                for &(i, a) in o.accesses.iter().rev() {
+                let acc = announced_access(st, &op, *obj, *declared);
+                // A freeing drop conflicts only in the order it has now: moved before another
+                // drop it would commute, hiding older races, so it races with all of them.
+                let every = *declared == Access::Commute && acc == Access::Write;
+                for k in (0..len).rev() {
+                    let (i, a) = self.objects[*obj].accesses[k];
                     let ti = st.trace[i].thread;
-                    if ti == p || (a == Access::Read && *acc == Access::Read) {
+                    if ti == p || !a.conflicts(acc) {
                         continue;
                     }
                     if self.happens_before(i, ti, p) {
@@ -186,11 +227,10 @@ impl Dpor {
                         }
                         continue;
                     }
-                    race = Some(i);
-                    break;
-                }
-                if let Some(i) = race {
                     self.add_backtrack(i, p);
+                    if !every {
+                        break;
+                    }
                 }
             }
         }
@@ -202,14 +242,14 @@ impl Dpor {
         let Some(parent) = depth.checked_sub(1).and_then(|d| self.nodes.get(d)) else {
             return 0;
         };
-        let ran = st.trace[depth - 1].op;
+        let ran = st.trace[depth - 1];
         let mut candidates = (parent.sleep | parent.done) & !(1 << parent.chosen);
         let mut sleep = 0;
         while candidates != 0 {
             let t = candidates.trailing_zeros() as usize;
             candidates &= !(1 << t);
             if let Some((op, _)) = st.threads[t].pending {
-                if !op.dependent(&ran) {
+                if !dependent_now(st, &op, &ran) {
                     sleep |= 1 << t;
                 }
             }

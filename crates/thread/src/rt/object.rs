@@ -5,8 +5,11 @@ use super::op::ThreadId;
 /// The synchronisation state the scheduler needs to know about an object.
 #[derive(Debug)]
 pub enum ObjState {
-    /// An object whose operations never block (atomics, reference counts).
+    /// An object whose operations never block (atomics).
     Plain,
+    /// An `Arc` allocation: its strong count after the latest instrumented count operation
+    /// of the execution (0 before the first).
+    RefCount(usize),
     /// A mutex and its owner.
     Mutex {
         /// The thread holding the lock.

@@ -16,6 +16,20 @@ pub enum Access {
     Read,
     /// May change the object.
     Write,
+    /// A change that commutes with every other `Commute` access of the object (a
+    /// reference-count increment or a decrement that does not reach zero); it still
+    /// conflicts with reads and writes.
+    Commute,
+}
+
+impl Access {
+    /// Whether two accesses of one object by different threads may fail to commute.
+    pub fn conflicts(self, other: Access) -> bool {
+        !matches!(
+            (self, other),
+            (Access::Read, Access::Read) | (Access::Commute, Access::Commute)
+        )
+    }
 }
 
 /// The kind of an atomic access.
@@ -29,6 +43,9 @@ pub enum AtomicKind {
     Observe(&'static str),
     /// A read-modify-write (`swap`, `fetch_*`, `compare_exchange*`, `fetch_update` step).
     Rmw(&'static str),
+    /// A reference-count change (`Arc` clone or drop): commutes with other count changes
+    /// unless it is a drop that reaches zero (recorded as `Value::Update(_, 0)`).
+    Count(&'static str),
 }
 
 /// An operation a virtual thread announces before performing it.
@@ -88,6 +105,7 @@ impl Op {
         match *self {
             Op::Start | Op::Spawn(_) | Op::Join(_) | Op::Yield => [None, None],
             Op::Atomic(o, AtomicKind::Load | AtomicKind::Observe(_)) => [Some((o, Read)), None],
+            Op::Atomic(o, AtomicKind::Count(_)) => [Some((o, Commute)), None],
             Op::Atomic(o, _) => [Some((o, Write)), None],
             Op::OnceGet(o) => [Some((o, Read)), None],
             Op::CondWait(cv, m) => [Some((cv, Write)), Some((m, Write))],
@@ -110,15 +128,16 @@ impl Op {
     }
 
     /// Whether `self` and `other`, announced by two different threads, may fail to commute:
-    /// they touch a common object and at least one of them may write it (the dependency
-    /// relation of DPOR and its sleep sets; conservative for blocking operations).
+    /// they touch a common object with [`Access::conflicts`] accesses (the dependency
+    /// relation of DPOR and its sleep sets; conservative for blocking operations). A count
+    /// drop counts as `Commute` here; DPOR upgrades the drop that reaches zero to a write.
     pub fn dependent(&self, other: &Op) -> bool {
         let theirs = other.accesses();
         self.accesses().iter().flatten().any(|(o, a)| {
             theirs
                 .iter()
                 .flatten()
-                .any(|(p, b)| o == p && (*a == Access::Write || *b == Access::Write))
+                .any(|(p, b)| o == p && a.conflicts(*b))
         })
     }
 
@@ -131,7 +150,7 @@ impl Op {
             Op::Atomic(_, AtomicKind::Load) => "load",
             Op::Atomic(_, AtomicKind::Observe(n)) => n,
             Op::Atomic(_, AtomicKind::Store) => "store",
-            Op::Atomic(_, AtomicKind::Rmw(n)) => n,
+            Op::Atomic(_, AtomicKind::Rmw(n) | AtomicKind::Count(n)) => n,
             Op::Lock(_) => "lock",
             Op::TryLock(_) => "try_lock",
             Op::Unlock(_) => "unlock",

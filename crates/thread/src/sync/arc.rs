@@ -1,10 +1,12 @@
 //! Instrumented `Arc`: `clone`, `drop`, `strong_count`, `get_mut`, `try_unwrap` and
 //! `into_inner` are switch points on the allocation's reference count, so races on the count
 //! (a `strong_count` check, a `try_unwrap` that fails because a clone is still alive) are
-//! explored. Unsized coercions (`Arc<dyn Trait>`) are not supported (they need the unstable
+//! explored. For partial-order reduction clone and drop commute with each other (a thread
+//! that clones or drops holds a reference, so neither can reach zero by reordering); only
+//! the drop that reaches zero conflicts with them. Unsized coercions (`Arc<dyn Trait>`) are not supported (they need the unstable
 //! `CoerceUnsized`).
 
-use crate::rt::{self, AtomicKind, ObjCell, ObjState, Op, Value};
+use crate::rt::{self, AtomicKind, ObjCell, ObjId, ObjState, Op, Value};
 use std::mem::ManuallyDrop;
 use std::ops::Deref;
 use std::panic::Location;
@@ -19,8 +21,17 @@ pub struct Arc<T: ?Sized> {
     inner: std::sync::Arc<Inner<T>>,
 }
 
-fn plain() -> ObjState {
-    ObjState::Plain
+fn counted() -> ObjState {
+    ObjState::RefCount(0)
+}
+
+/// Completes the count operation announced on `id`: records the count it left
+/// (`Update(_, new)`, `Int(n)` or `Failed(n)`) for the dependency relation, then the access.
+fn complete_count(id: Option<ObjId>, value: Value, wrote: bool) {
+    if let (Some(id), Value::Update(_, n) | Value::Int(n) | Value::Failed(n)) = (id, value) {
+        rt::with(|st| *st.state_mut(id) = ObjState::RefCount(n as usize));
+    }
+    rt::complete(id, value, wrote);
 }
 
 impl<T> Arc<T> {
@@ -39,8 +50,8 @@ impl<T> Arc<T> {
     pub fn try_unwrap(this: Self) -> Result<T, Self> {
         let location = Location::caller();
         let try_unwrap = |o| Op::Atomic(o, AtomicKind::Rmw("try_unwrap"));
-        // Announced before the allocation may be freed: `complete` only needs the id.
-        let id = rt::announce(&this.inner.id, "Arc", plain, try_unwrap, location);
+        // Announced before the allocation may be freed: completing only needs the id.
+        let id = rt::announce(&this.inner.id, "Arc", counted, try_unwrap, location);
         let n = std::sync::Arc::strong_count(&this.inner) as i128;
         let this = ManuallyDrop::new(this);
         // SAFETY: `this` is never used or dropped again; ownership moves to `inner`.
@@ -49,7 +60,7 @@ impl<T> Arc<T> {
             Ok(i) => (Ok(i.data), Value::Update(n, 0), true),
             Err(inner) => (Err(Arc { inner }), Value::Failed(n), false),
         };
-        rt::complete(id, value, wrote);
+        complete_count(id, value, wrote);
         result
     }
 
@@ -67,14 +78,16 @@ impl<T: ?Sized> Arc<T> {
         location: &'static Location<'static>,
         body: impl FnOnce() -> (R, Value, bool),
     ) -> R {
-        rt::instrumented(
+        let id = rt::announce(
             &self.inner.id,
             "Arc",
-            plain,
+            counted,
             |o| Op::Atomic(o, kind),
             location,
-            body,
-        )
+        );
+        let (result, value, wrote) = body();
+        complete_count(id, value, wrote);
+        result
     }
 
     /// The number of strong references (a switch point).
@@ -111,7 +124,7 @@ impl<T: ?Sized> Clone for Arc<T> {
     /// Adds a reference (a switch point).
     #[track_caller]
     fn clone(&self) -> Self {
-        self.count_op(AtomicKind::Rmw("clone"), Location::caller(), || {
+        self.count_op(AtomicKind::Count("clone"), Location::caller(), || {
             let inner = self.inner.clone();
             let n = std::sync::Arc::strong_count(&inner) as i128;
             (Arc { inner }, Value::Update(n - 1, n), true)
@@ -122,7 +135,7 @@ impl<T: ?Sized> Clone for Arc<T> {
 impl<T: ?Sized> Drop for Arc<T> {
     /// Removes a reference (a switch point); the last one drops the value.
     fn drop(&mut self) {
-        self.count_op(AtomicKind::Rmw("drop"), Location::caller(), || {
+        self.count_op(AtomicKind::Count("drop"), Location::caller(), || {
             let n = std::sync::Arc::strong_count(&self.inner) as i128;
             ((), Value::Update(n, n - 1), true)
         })
