@@ -69,13 +69,8 @@ impl SortedRun {
     }
 
     fn contains(&self, fingerprint: Fingerprint) -> bool {
-        // The last page whose first fingerprint is <= the one sought.
-        let page = match self
-            .page_starts
-            .partition_point(|&start| start <= fingerprint)
-        {
-            0 => return false,
-            after => after - 1,
+        let Some(page) = self.page_of(fingerprint) else {
+            return false;
         };
         let (mut low, mut high) = (
             page * FINGERPRINTS_PER_PAGE,
@@ -94,6 +89,58 @@ impl SortedRun {
 
     fn iter(&self) -> impl Iterator<Item = Fingerprint> + '_ {
         (0..self.count).map(|index| self.get(index))
+    }
+
+    /// The last page whose first fingerprint is <= `fingerprint`, if any.
+    ///
+    /// Fingerprints are uniform, so the page is guessed from the high word
+    /// and found by galloping from the guess: a few probes of the index
+    /// instead of a binary search over all of it (which, for a run of 10^8
+    /// fingerprints, is some 20 cache misses per lookup).
+    fn page_of(&self, fingerprint: Fingerprint) -> Option<usize> {
+        let starts = &self.page_starts;
+        let pages = starts.len();
+        if pages == 0 || starts[0] > fingerprint {
+            return None;
+        }
+        let guess = (((fingerprint.high() as u128) * pages as u128) >> 64) as usize;
+        let guess = guess.min(pages - 1);
+        // Bracket [low, high) with starts[low] <= fingerprint < starts[high].
+        let (mut low, mut high) = if starts[guess] <= fingerprint {
+            let mut step = 1;
+            let mut low = guess;
+            loop {
+                let next = low + step;
+                if next >= pages {
+                    break (low, pages);
+                }
+                if starts[next] > fingerprint {
+                    break (low, next);
+                }
+                low = next;
+                step *= 2;
+            }
+        } else {
+            let mut step = 1;
+            let mut high = guess;
+            loop {
+                let next = high.saturating_sub(step);
+                if starts[next] <= fingerprint {
+                    break (next, high);
+                }
+                high = next;
+                step *= 2;
+            }
+        };
+        while high - low > 1 {
+            let middle = (low + high) / 2;
+            if starts[middle] <= fingerprint {
+                low = middle;
+            } else {
+                high = middle;
+            }
+        }
+        Some(low)
     }
 }
 
@@ -350,6 +397,10 @@ mod tests {
             assert!(run.contains(stored[index]), "index {index}");
         }
         assert!(!run.contains(Fingerprint::from_halves(1, 0)));
+        for (index, &fingerprint) in stored.iter().enumerate() {
+            let page = run.page_of(fingerprint).unwrap();
+            assert_eq!(page, index / FINGERPRINTS_PER_PAGE, "index {index}");
+        }
         assert!(!run.contains(Fingerprint::from_halves(u64::MAX, u64::MAX)));
     }
 }
