@@ -5,10 +5,13 @@
 //!   shared library;
 //! - [`paxos`]: single-decree Paxos with register clients, in Rust;
 //! - [`primary_backup`]: a primary-backup log with view change, in Rust;
+//! - [`abd`]: a replicated read/write register (multi-writer ABD), in Rust;
 //! - [`gate`]: the gate that runs every control and every planted bug.
 //!
 //! [`references`] lists the cores with their gate configurations and budgets.
 
+pub mod abd;
+mod after_flush;
 pub mod gate;
 pub mod paxos;
 pub mod primary_backup;
@@ -20,6 +23,18 @@ use std::sync::Arc;
 use cmc_world::Core;
 
 use gate::{PlantedBug, Reference};
+
+/// Servers (Paxos servers, ABD replicas) when `cfg1` is 0.
+pub const SERVERS_DEFAULT: u32 = 3;
+
+/// The number of servers configured in `params` (`cfg1`, default
+/// [`SERVERS_DEFAULT`]); the nodes after them are clients.
+pub fn servers(params: &[u64]) -> u32 {
+    match params[1] {
+        0 => SERVERS_DEFAULT,
+        servers => servers as u32,
+    }
+}
 
 /// The name a Rust core variant goes by in replay files and `--core`:
 /// `rust:NAME` for the control, `rust:NAME-bugN` for planted bug `N`.
@@ -40,6 +55,7 @@ pub fn rust_core(name: &str) -> Option<Arc<dyn Core>> {
     match core {
         "paxos" => paxos::properties::core(bug),
         "primary_backup" => primary_backup::core(bug),
+        "abd" => abd::core(bug),
         _ => None,
     }
 }
@@ -81,6 +97,8 @@ pub fn properties_for(spec: &cmc_world::WorldSpec) -> Vec<cmc_model::Property<cm
         paxos::properties::properties()
     } else if runs("primary_backup", primary_backup::core(0)) {
         primary_backup::properties()
+    } else if runs("abd", abd::core(0)) {
+        abd::properties()
     } else if runs("two_phase", None) {
         two_phase::properties()
     } else {

@@ -28,27 +28,16 @@ use bytemuck::{Pod, Zeroable};
 use cmc_world::abi::{Config, CoreError, Event, EventKind, Outputs};
 use cmc_world::TypedCore;
 
+use crate::after_flush::AfterFlush;
+
+pub use crate::{servers, SERVERS_DEFAULT};
 pub use msg::{value_char, Ballot, Msg, Proposal};
 pub use properties::{properties, world};
 
-/// Servers when `cfg1` is 0.
-pub const SERVERS_DEFAULT: u32 = 3;
-/// Replies that may wait for their flush at one node (one per outstanding persist).
-pub const PENDING_MAX: usize = 8;
 /// Planted bugs, numbered `1..=BUGS`.
 pub const BUGS: u32 = 4;
 /// Core error: a message that does not decode.
 const ERROR_BAD_MESSAGE: i32 = 1;
-/// Core error: more than [`PENDING_MAX`] replies wait for flushes.
-const ERROR_PENDING_FULL: i32 = 2;
-
-/// The number of servers configured in `params` (`cfg1`, default 3).
-pub fn servers(params: &[u64]) -> u32 {
-    match params[1] {
-        0 => SERVERS_DEFAULT,
-        servers => servers as u32,
-    }
-}
 
 /// The acceptor's durable record.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
@@ -60,18 +49,6 @@ pub struct Durable {
     pub accepted: Ballot,
     /// The last accepted proposal.
     pub proposal: Proposal,
-}
-
-/// A message waiting for the flush of the persist it follows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
-#[repr(C)]
-pub struct Pending {
-    /// Destination (this node: handled locally).
-    pub dst: u32,
-    /// Bytes of `bytes` used (0: nothing to send).
-    pub len: u32,
-    /// The encoded message.
-    pub bytes: [u8; 32],
 }
 
 /// The volatile part; servers use the first fields, clients the last three.
@@ -98,10 +75,8 @@ pub struct Volatile {
     pub best_proposal: Proposal,
     /// Leader: bit per server whose Accepted arrived for `ballot`.
     pub accepts: u32,
-    /// Entries of `pending` in use, oldest first.
-    pub pending_len: u32,
     /// Messages waiting for flushes, one per outstanding persist.
-    pub pending: [Pending; PENDING_MAX],
+    pub pending: AfterFlush,
     /// Client: the request it waits for (0: none).
     pub awaiting: u32,
     /// Client: operations issued.
@@ -142,24 +117,12 @@ impl<const BUG: u32> Paxos<BUG> {
             proposal: v.proposal,
         };
         out.persist(0, bytemuck::bytes_of(&record))?;
-        let slot = v
-            .pending
-            .get_mut(v.pending_len as usize)
-            .ok_or(CoreError::Code(ERROR_PENDING_FULL))?;
-        v.pending_len += 1;
         if BUG == 1 && dst != config.node {
             // The persist's entry stays empty: the reply has gone already.
+            v.pending.push(None)?;
             return send(out, dst, reply);
         }
-        let words = reply.encode();
-        let bytes = words.as_bytes();
-        *slot = Pending {
-            dst,
-            len: bytes.len() as u32,
-            bytes: [0; 32],
-        };
-        slot.bytes[..bytes.len()].copy_from_slice(bytes);
-        Ok(())
+        v.pending.push(Some((dst, reply.encode())))
     }
 
     fn broadcast(config: &Config, out: &mut Outputs, msg: Msg) -> Result<(), CoreError> {
@@ -170,18 +133,10 @@ impl<const BUG: u32> Paxos<BUG> {
     }
 
     fn flushed(config: &Config, v: &mut Volatile, out: &mut Outputs) -> Result<(), CoreError> {
-        if v.pending_len == 0 {
+        let Some(head) = v.pending.pop() else {
             return Ok(());
-        }
-        let head = v.pending[0];
-        v.pending.copy_within(1.., 0);
-        v.pending[PENDING_MAX - 1] = Pending::default();
-        v.pending_len -= 1;
-        if head.len == 0 {
-            return Ok(());
-        }
-        let msg = Msg::decode(&head.bytes[..head.len as usize])
-            .ok_or(CoreError::Code(ERROR_BAD_MESSAGE))?;
+        };
+        let msg = Msg::decode(head.message()).ok_or(CoreError::Code(ERROR_BAD_MESSAGE))?;
         if head.dst == config.node {
             Self::server_msg(config, v, config.node, msg, out)
         } else {
@@ -411,7 +366,7 @@ impl<const BUG: u32> TypedCore for Paxos<BUG> {
                 value_char(v.leading.value),
                 v.prepared,
                 v.accepts,
-                v.pending_len,
+                v.pending.len,
                 b(d.promised),
                 b(d.accepted),
                 value_char(d.proposal.value),
