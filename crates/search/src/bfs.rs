@@ -211,11 +211,15 @@ fn fresh_position<M: Model>(
 
 /// An empty visited set of the kind and size `options` ask for.
 pub(crate) fn new_visited_set(options: &SearchOptions) -> VisitedSet {
-    let capacity = options.initial_table_capacity();
     if options.fingerprints_on_disk {
-        VisitedSet::Disk(DiskFingerprintSet::new(capacity, &options.spill_dir()))
+        VisitedSet::Disk(DiskFingerprintSet::new(
+            options.disk_set_table_capacity(),
+            &options.spill_dir(),
+        ))
     } else {
-        VisitedSet::Memory(FingerprintTable::with_capacity(capacity))
+        VisitedSet::Memory(FingerprintTable::with_capacity(
+            options.initial_table_capacity(),
+        ))
     }
 }
 

@@ -125,20 +125,26 @@ impl VisitedSet {
     pub fn make_room(&mut self, memory_budget_bytes: Option<u64>) -> Result<(), RoomError> {
         match self {
             VisitedSet::Memory(table) => {
-                let capacity = table.capacity() / GROWTH_DENOMINATOR * GROWTH_NUMERATOR;
-                let needed_bytes = FingerprintTable::bytes_for(capacity) as u64;
-                match memory_budget_bytes {
+                let wanted = table.capacity() / GROWTH_DENOMINATOR * GROWTH_NUMERATOR;
+                let needed_bytes = FingerprintTable::bytes_for(wanted) as u64;
+                // Within a budget, the last growth takes whatever is left,
+                // as long as that is worth a rehash (a sixteenth more).
+                let capacity = match memory_budget_bytes {
                     Some(budget_bytes) if needed_bytes > budget_bytes => {
-                        Err(RoomError::OverBudget {
-                            needed_bytes,
-                            budget_bytes,
-                        })
+                        let affordable =
+                            (budget_bytes / FingerprintTable::bytes_for(1) as u64) as usize;
+                        if affordable < table.capacity() + table.capacity() / 16 {
+                            return Err(RoomError::OverBudget {
+                                needed_bytes,
+                                budget_bytes,
+                            });
+                        }
+                        affordable
                     }
-                    _ => {
-                        table.grow(capacity);
-                        Ok(())
-                    }
-                }
+                    _ => wanted,
+                };
+                table.grow(capacity);
+                Ok(())
             }
             VisitedSet::Disk(set) => set.flush().map_err(RoomError::Io),
         }
