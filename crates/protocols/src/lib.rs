@@ -226,5 +226,43 @@ pub fn references() -> Vec<Reference> {
             ],
             world: primary_backup::world,
         },
+        Reference {
+            core: "abd",
+            language: "Rust",
+            nodes: 5,
+            params: &[
+                "requests=2",
+                "crash_nodes=0,1,2",
+                "crashes=1",
+                "restarts=1",
+                "symmetry=0,1,2",
+            ],
+            control_depth: Some(17),
+            check_deadlock: false,
+            bugs: &[
+                PlantedBug {
+                    bug: 2,
+                    summary: "quorum off by one",
+                    expected: "Linearizable",
+                    max_depth: 17,
+                    max_states: 200_000,
+                },
+                PlantedBug {
+                    bug: 3,
+                    summary: "a read keeps the first reply, not the highest",
+                    expected: "Linearizable",
+                    max_depth: 17,
+                    max_states: 200_000,
+                },
+                PlantedBug {
+                    bug: 5,
+                    summary: "replica acks a store before its flush",
+                    expected: "ReplyAfterFlush",
+                    max_depth: 17,
+                    max_states: 200_000,
+                },
+            ],
+            world: abd::world,
+        },
     ]
 }
