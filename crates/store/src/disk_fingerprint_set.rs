@@ -340,14 +340,7 @@ impl Drop for DiskFingerprintSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::{Rng, SeedableRng};
-
-    fn random_fingerprints(count: usize, seed: u64) -> Vec<Fingerprint> {
-        let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
-        (0..count)
-            .map(|_| Fingerprint::from_halves(rng.gen::<u64>() | 1, rng.gen::<u64>() | 1))
-            .collect()
-    }
+    use crate::test_support::random_fingerprints;
 
     #[test]
     fn fingerprints_stay_members_across_flushes() {

@@ -19,3 +19,18 @@ pub use fingerprint_table::{FingerprintTable, Insertion};
 pub use frontier::{Frontier, FrontierEntry, LevelBuilder, Segment, SEGMENT_STATES_MAX};
 pub use trace_log::{TraceId, TraceLog, TraceRecord, TraceWriter};
 pub use visited_set::{RoomError, VisitedSet};
+
+/// Helpers shared by the unit tests of the store.
+#[cfg(test)]
+mod test_support {
+    use cmc_model::Fingerprint;
+    use rand::{Rng, SeedableRng};
+
+    /// `count` pseudo-random fingerprints (no zero half) from `seed`.
+    pub fn random_fingerprints(count: usize, seed: u64) -> Vec<Fingerprint> {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+        (0..count)
+            .map(|_| Fingerprint::from_halves(rng.gen::<u64>() | 1, rng.gen::<u64>() | 1))
+            .collect()
+    }
+}
