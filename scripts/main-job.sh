@@ -2,7 +2,9 @@
 # The main job: builds cmc and checks bundled models end to end.
 #  1. TwoPhase with 7 resource managers: passes (296,448 distinct states, depth 23, as TLC).
 #  2. PaxosCommit: passes (1,321,761 distinct states, depth 28, as TLC).
-#  3. TwoPhase with the NoRMCommitted invariant: fails with a 9-state
+#  3. A World of two request/ack cores (the Rust core) under drops and a crash:
+#     passes; the same protocol as the C core gives the same counts.
+#  4. TwoPhase with the NoRMCommitted invariant: fails with a 9-state
 #     counterexample, written as a replay file and replayed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +15,7 @@ out=$(mktemp -d)
 $cmc list
 $cmc check two-phase RM=7
 $cmc check paxos-commit
+$cmc check --core rust:reqack --nodes 2 requests=2 drops=1 crashes=1 restarts=1 crash_nodes=1
 status=0
 $cmc check two-phase RM=3 INVARIANTS=NoRMCommitted --replay-out "$out/two-phase.cmc-trace" || status=$?
 if [ "$status" -ne 1 ]; then
