@@ -56,50 +56,38 @@ impl<T: ?Sized> RwLock<T> {
         rt::with(|st| self.id.get(st, "RwLock", rwlock_state, location))
     }
 
+    /// Acquires the lock, shared or exclusive, blocking until it is free
+    /// for that mode (a switch point); outside a checked execution, the
+    /// std lock behind it is taken instead.
+    fn acquire(&self, shared: bool, location: &'static Location<'static>) -> Guard<'_, T> {
+        let Some(id) = self.obj_id(location) else {
+            let fallback = if shared {
+                Fallback::Read(self.fallback.read().unwrap_or_else(|e| e.into_inner()))
+            } else {
+                Fallback::Write(self.fallback.write().unwrap_or_else(|e| e.into_inner()))
+            };
+            return Guard::new(self, None, location, fallback);
+        };
+        let op = if shared {
+            Op::ReadLock(id)
+        } else {
+            Op::Lock(id)
+        };
+        rt::schedule(op, location);
+        rt::with(|st| st.lock_acquire(id, shared));
+        Guard::new(self, Some(id), location, Fallback::None)
+    }
+
     /// Acquires the lock shared, blocking while a writer holds it (a switch point).
     #[track_caller]
     pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
-        let location = Location::caller();
-        let Some(id) = self.obj_id(location) else {
-            let g = self.fallback.read().unwrap_or_else(|e| e.into_inner());
-            return Ok(RwLockReadGuard(Guard::new(
-                self,
-                None,
-                location,
-                Fallback::Read(g),
-            )));
-        };
-        rt::schedule(Op::ReadLock(id), location);
-        rt::with(|st| st.lock_acquire(id, true));
-        Ok(RwLockReadGuard(Guard::new(
-            self,
-            Some(id),
-            location,
-            Fallback::None,
-        )))
+        Ok(RwLockReadGuard(self.acquire(true, Location::caller())))
     }
 
     /// Acquires the lock exclusively, blocking while any thread holds it (a switch point).
     #[track_caller]
     pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
-        let location = Location::caller();
-        let Some(id) = self.obj_id(location) else {
-            let g = self.fallback.write().unwrap_or_else(|e| e.into_inner());
-            return Ok(RwLockWriteGuard(Guard::new(
-                self,
-                None,
-                location,
-                Fallback::Write(g),
-            )));
-        };
-        rt::schedule(Op::Lock(id), location);
-        rt::with(|st| st.lock_acquire(id, false));
-        Ok(RwLockWriteGuard(Guard::new(
-            self,
-            Some(id),
-            location,
-            Fallback::None,
-        )))
+        Ok(RwLockWriteGuard(self.acquire(false, Location::caller())))
     }
 
     /// Acquires the lock shared if no writer holds it (a switch point).
