@@ -5,22 +5,8 @@ use cmc_thread::sync::Mutex;
 use cmc_thread::{thread, Checker, Mode, Stop};
 use std::sync::Arc;
 
-fn lost_update() {
-    let n = Arc::new(AtomicUsize::new(0));
-    let hs: Vec<_> = (0..2)
-        .map(|_| {
-            let n = n.clone();
-            thread::spawn(move || {
-                let v = n.load(Ordering::SeqCst);
-                n.store(v + 1, Ordering::SeqCst);
-            })
-        })
-        .collect();
-    for h in hs {
-        h.join().unwrap();
-    }
-    assert_eq!(n.load(Ordering::SeqCst), 2, "lost update");
-}
+mod programs;
+use programs::lost_update;
 
 #[test]
 fn lost_update_is_found_with_one_preemption_and_replays() {

@@ -4,6 +4,9 @@ use cmc_thread::sync::atomic::{AtomicUsize, Ordering};
 use cmc_thread::{thread, Checker, Mode, Stop};
 use std::sync::Arc;
 
+mod programs;
+use programs::lost_update;
+
 fn adders(threads: usize, ops: usize, check: bool) -> impl Fn() + Send + Sync + 'static {
     move || {
         let n = Arc::new(AtomicUsize::new(0));
@@ -44,26 +47,12 @@ fn dpor_explores_each_ordering_of_dependent_steps() {
     assert!(s.complete && s.executions >= 1680, "{s:?}");
 }
 
-fn racy_inc() {
-    let n = Arc::new(AtomicUsize::new(0));
-    let hs: Vec<_> = (0..2)
-        .map(|_| {
-            let n = n.clone();
-            thread::spawn(move || {
-                let v = n.load(Ordering::SeqCst);
-                n.store(v + 1, Ordering::SeqCst);
-            })
-        })
-        .collect();
-    for h in hs {
-        h.join().unwrap();
-    }
-    assert_eq!(n.load(Ordering::SeqCst), 2, "lost update");
-}
-
 #[test]
 fn dpor_finds_the_lost_update() {
-    let f = Checker::new().mode(Mode::Dpor).check(racy_inc).unwrap_err();
+    let f = Checker::new()
+        .mode(Mode::Dpor)
+        .check(lost_update)
+        .unwrap_err();
     assert!(matches!(f.stop, Stop::Panic { .. }), "{f}");
 }
 
@@ -73,19 +62,19 @@ fn random_and_pct_find_the_lost_update_and_report_the_seed() {
         let f = Checker::new()
             .mode(mode)
             .max_executions(10_000)
-            .check(racy_inc)
+            .check(lost_update)
             .unwrap_err();
         assert!(f.seed.is_some(), "{f}");
         assert!(f.to_string().contains("seed: "), "{f}");
         let again = Checker::new()
-            .replay(&f.schedule.to_string(), racy_inc)
+            .replay(&f.schedule.to_string(), lost_update)
             .unwrap_err();
         assert_eq!(again.schedule, f.schedule);
         // Same seed, same result.
         let g = Checker::new()
             .mode(mode)
             .max_executions(10_000)
-            .check(racy_inc)
+            .check(lost_update)
             .unwrap_err();
         assert_eq!((g.executions, g.schedule), (f.executions, f.schedule));
     }
