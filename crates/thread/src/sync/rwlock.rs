@@ -90,60 +90,45 @@ impl<T: ?Sized> RwLock<T> {
         Ok(RwLockWriteGuard(self.acquire(false, Location::caller())))
     }
 
+    /// Acquires the lock, shared or exclusive, if it is free for that mode
+    /// (a switch point); `None` if it is not.
+    fn try_acquire(
+        &self,
+        shared: bool,
+        location: &'static Location<'static>,
+    ) -> Option<Guard<'_, T>> {
+        let Some(id) = self.obj_id(location) else {
+            let fallback = if shared {
+                Fallback::Read(self.fallback.try_read().ok()?)
+            } else {
+                Fallback::Write(self.fallback.try_write().ok()?)
+            };
+            return Some(Guard::new(self, None, location, fallback));
+        };
+        let op = if shared {
+            Op::TryReadLock(id)
+        } else {
+            Op::TryLock(id)
+        };
+        rt::schedule(op, location);
+        (rt::with(|st| st.try_acquire(id, shared)) == Some(true))
+            .then(|| Guard::new(self, Some(id), location, Fallback::None))
+    }
+
     /// Acquires the lock shared if no writer holds it (a switch point).
     #[track_caller]
     pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
-        let location = Location::caller();
-        let Some(id) = self.obj_id(location) else {
-            return match self.fallback.try_read() {
-                Ok(g) => Ok(RwLockReadGuard(Guard::new(
-                    self,
-                    None,
-                    location,
-                    Fallback::Read(g),
-                ))),
-                Err(_) => Err(TryLockError::WouldBlock),
-            };
-        };
-        rt::schedule(Op::TryReadLock(id), location);
-        if rt::with(|st| st.try_acquire(id, true)) == Some(true) {
-            Ok(RwLockReadGuard(Guard::new(
-                self,
-                Some(id),
-                location,
-                Fallback::None,
-            )))
-        } else {
-            Err(TryLockError::WouldBlock)
-        }
+        self.try_acquire(true, Location::caller())
+            .map(RwLockReadGuard)
+            .ok_or(TryLockError::WouldBlock)
     }
 
     /// Acquires the lock exclusively if no thread holds it (a switch point).
     #[track_caller]
     pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
-        let location = Location::caller();
-        let Some(id) = self.obj_id(location) else {
-            return match self.fallback.try_write() {
-                Ok(g) => Ok(RwLockWriteGuard(Guard::new(
-                    self,
-                    None,
-                    location,
-                    Fallback::Write(g),
-                ))),
-                Err(_) => Err(TryLockError::WouldBlock),
-            };
-        };
-        rt::schedule(Op::TryLock(id), location);
-        if rt::with(|st| st.try_acquire(id, false)) == Some(true) {
-            Ok(RwLockWriteGuard(Guard::new(
-                self,
-                Some(id),
-                location,
-                Fallback::None,
-            )))
-        } else {
-            Err(TryLockError::WouldBlock)
-        }
+        self.try_acquire(false, Location::caller())
+            .map(RwLockWriteGuard)
+            .ok_or(TryLockError::WouldBlock)
     }
 
     /// Mutable access without locking (exclusive borrow).
