@@ -10,9 +10,11 @@
 //! property order, then fingerprint) is reported, so the verdict does not
 //! depend on timing either.
 //!
-//! Workers pause at state boundaries when the table must grow, when a
-//! checkpoint is due, or when the search is interrupted; what they had not
-//! expanded goes back into the level, so a pause changes nothing that is counted.
+//! Workers pause at state boundaries when the table must grow (it reached
+//! its pause threshold, or a state's successors do not fit in the room left
+//! for this pass, see [`InsertRoom`]), when a checkpoint is due, or when the
+//! search is interrupted; what they had not expanded goes back into the
+//! level, so a pause changes nothing that is counted.
 
 use std::mem;
 use std::path::PathBuf;
@@ -21,8 +23,8 @@ use std::time::{Duration, Instant};
 
 use cmc_model::{Encode, Model};
 use cmc_store::{
-    DiskFingerprintSet, FingerprintTable, Frontier, LevelBuilder, RoomError, Segment, TraceLog,
-    VisitedSet,
+    DiskFingerprintSet, FingerprintTable, Frontier, InsertRoom, LevelBuilder, RoomError, Segment,
+    TraceLog, VisitedSet,
 };
 
 use crate::checkpoint::{CheckpointDir, CheckpointMeta};
@@ -175,23 +177,24 @@ fn fresh_position<M: Model>(
     options: &SearchOptions,
     log: TraceLog,
 ) -> Result<(Position, TraceLog), String> {
-    let table = new_visited_set(options);
-    let expander = Expander::new(model, properties, &table, options);
+    let mut table = new_visited_set(options);
     let mut scratch = Scratch::new(&log);
-    let mut initial = Vec::new();
-    model.init_states(&mut initial);
     let mut segments = Vec::new();
     let mut segment = Segment::new();
-    for (index, state) in initial.into_iter().enumerate() {
-        expander
-            .visit_initial(&mut scratch, index, state, &mut |id, bytes, _| {
-                segment.push(id, bytes);
-                if segment.is_full() {
-                    segments.push(mem::take(&mut segment));
-                }
-            })
-            .map_err(|e| e.to_string())?;
-    }
+    visit_initial_states(
+        model,
+        properties,
+        &mut table,
+        options,
+        &mut scratch,
+        &mut |id, bytes, _| {
+            segment.push(id, bytes);
+            if segment.is_full() {
+                segments.push(mem::take(&mut segment));
+            }
+        },
+    )
+    .map_err(|e| e.to_string())?;
     segments.push(segment);
     scratch.flush().map_err(|e| e.to_string())?;
     let level = Frontier::from_segments(segments);
@@ -207,6 +210,30 @@ fn fresh_position<M: Model>(
     };
     drop(scratch);
     Ok((position, log))
+}
+
+/// Visits the initial states of `model` in batches that fit in `table`,
+/// making room before each.
+pub(crate) fn visit_initial_states<M: Model>(
+    model: &M,
+    properties: &PropertySet<M>,
+    table: &mut VisitedSet,
+    options: &SearchOptions,
+    scratch: &mut Scratch<'_, M>,
+    on_new: &mut impl FnMut(cmc_store::TraceId, &[u8], M::State),
+) -> Result<(), SearchError> {
+    let mut initial = Vec::new();
+    model.init_states(&mut initial);
+    let mut states = initial.into_iter().enumerate().peekable();
+    while states.peek().is_some() {
+        make_room(table, options, 0)?;
+        let batch = usize::try_from(table.insert_room()).unwrap_or(usize::MAX);
+        let expander = Expander::new(model, properties, table, options);
+        for (index, state) in states.by_ref().take(batch) {
+            expander.visit_initial(scratch, index, state, on_new)?;
+        }
+    }
+    Ok(())
 }
 
 /// An empty visited set of the kind and size `options` ask for.
@@ -303,11 +330,9 @@ impl<M: Model> Search<'_, M> {
                 .interrupt
                 .as_deref()
                 .filter(|_| honour_interrupt);
-            let unfinished = self.pass(at, checkpoint_deadline, interrupt)?;
+            let (unfinished, wanted) = self.pass(at, checkpoint_deadline, interrupt)?;
             at.level = mem::take(&mut at.level).remaining_with(unfinished);
-            if at.table.needs_room() {
-                make_room(&mut at.table, self.options)?;
-            }
+            make_room(&mut at.table, self.options, wanted)?;
             let interrupted = interrupt.is_some_and(|flag| flag.load(Ordering::Relaxed));
             let due = checkpoint_deadline.is_some_and(|deadline| Instant::now() >= deadline);
             if at.violation.is_some() {
@@ -374,14 +399,16 @@ impl<M: Model> Search<'_, M> {
     }
 
     /// One pass of the workers over the current level, until it is expanded
-    /// or they pause; returns the states they did not expand.
+    /// or they pause; returns the states they did not expand and the room
+    /// the table must make for them ([`InsertRoom::wanted`]).
     fn pass(
         &self,
         at: &mut Position,
         checkpoint_deadline: Option<Instant>,
         interrupt: Option<&AtomicBool>,
-    ) -> Result<Vec<Segment>, SearchError> {
+    ) -> Result<(Vec<Segment>, u64), SearchError> {
         let pause = AtomicBool::new(false);
+        let room = InsertRoom::new(at.table.insert_room());
         let cursor = AtomicUsize::new(0);
         let expander = Expander::new(self.model, self.properties, &at.table, self.options);
         let share = Share {
@@ -394,6 +421,7 @@ impl<M: Model> Search<'_, M> {
             depth: at.depth,
             progress: self.progress,
             grow_at: at.table.pause_threshold(),
+            room: &room,
             checkpoint_deadline,
             interrupt,
         };
@@ -417,18 +445,19 @@ impl<M: Model> Search<'_, M> {
             }
             unfinished.extend(worker.unfinished);
         }
-        Ok(unfinished)
+        Ok((unfinished, room.wanted()))
     }
 }
 
-/// Makes room in the visited set: grows the table within the memory
-/// budget, or flushes it to disk.
+/// Makes room in the visited set, if needed, for `wanted` more inserts
+/// ([`VisitedSet::make_room`]) within the memory budget.
 pub(crate) fn make_room(
     table: &mut VisitedSet,
     options: &SearchOptions,
+    wanted: u64,
 ) -> Result<(), SearchError> {
     table
-        .make_room(options.table_memory_budget_bytes())
+        .make_room(options.table_memory_budget_bytes(), wanted)
         .map_err(|problem| match problem {
             RoomError::OverBudget {
                 needed_bytes,
@@ -452,6 +481,8 @@ struct Share<'a, M: Model> {
     depth: u64,
     progress: &'a Progress,
     grow_at: u64,
+    /// Room for inserts until the pass ends.
+    room: &'a InsertRoom,
     checkpoint_deadline: Option<Instant>,
     interrupt: Option<&'a AtomicBool>,
 }
@@ -479,6 +510,7 @@ impl<M: Model> Share<'_, M> {
             error: None,
         };
         let mut out = Segment::new();
+        let mut room = self.room.worker();
         let table = self.expander.table;
         let result = (|| -> Result<(), SearchError> {
             while !self.pause.load(Ordering::Relaxed) {
@@ -494,12 +526,15 @@ impl<M: Model> Share<'_, M> {
                 let mut full = Vec::new();
                 while let Some(entry) = entries.next() {
                     let state = M::State::decode_exact(entry.state)?;
-                    self.expander.expand(
+                    let mut inserted = 0;
+                    let done = self.expander.expand(
                         &mut scratch,
                         &state,
                         entry.trace_id,
                         self.depth,
+                        &mut |count| room.claim(count as u64),
                         &mut |id, bytes, _| {
+                            inserted += 1;
                             out.push(id, bytes);
                             if out.is_full() {
                                 full.push(mem::take(&mut out));
@@ -509,12 +544,19 @@ impl<M: Model> Share<'_, M> {
                     for segment in full.drain(..) {
                         self.next.push(segment)?;
                     }
-                    expanded += 1;
-                    if expanded.is_multiple_of(PAUSE_CHECK_EVERY) && self.should_pause() {
+                    let mut rest = Segment::new();
+                    if done {
+                        room.settle(inserted);
+                        expanded += 1;
+                        if expanded.is_multiple_of(PAUSE_CHECK_EVERY) && self.should_pause() {
+                            self.pause.store(true, Ordering::Relaxed);
+                        }
+                    } else {
+                        // No room for its successors: it waits for the next pass.
+                        rest.push(entry.trace_id, entry.state);
                         self.pause.store(true, Ordering::Relaxed);
                     }
                     if self.pause.load(Ordering::Relaxed) {
-                        let mut rest = Segment::new();
                         entries.for_each(|entry| rest.push(entry.trace_id, entry.state));
                         worker.unfinished.push(rest);
                         break;

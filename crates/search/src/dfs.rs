@@ -28,16 +28,14 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) 
     let mut stack: Vec<(M::State, TraceId, u64)> = Vec::new();
     let result = (|| -> Result<Option<ViolationSite>, SearchError> {
         let mut scratch = Scratch::new(log);
-        let mut initial = Vec::new();
-        model.init_states(&mut initial);
-        {
-            let expander = Expander::new(model, &properties, &table, options);
-            for (index, state) in initial.into_iter().enumerate() {
-                expander.visit_initial(&mut scratch, index, state, &mut |id, _, state| {
-                    stack.push((state, id, 1))
-                })?;
-            }
-        }
+        crate::bfs::visit_initial_states(
+            model,
+            &properties,
+            &mut table,
+            options,
+            &mut scratch,
+            &mut |id, _, state| stack.push((state, id, 1)),
+        )?;
         stack.reverse(); // expand the first initial state first
         while scratch.violation.is_none() {
             let Some((state, trace_id, depth)) = stack.pop() else {
@@ -48,15 +46,28 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) 
                 stats.states_left_on_queue += 1;
                 continue;
             }
-            if table.needs_room() {
-                crate::bfs::make_room(&mut table, options)?;
+            let mut wanted = 0;
+            loop {
+                crate::bfs::make_room(&mut table, options, wanted)?;
+                let room = table.insert_room();
+                let expander = Expander::new(model, &properties, &table, options);
+                let first_child = stack.len();
+                let done = expander.expand(
+                    &mut scratch,
+                    &state,
+                    trace_id,
+                    depth,
+                    &mut |count| {
+                        wanted = count as u64;
+                        wanted <= room
+                    },
+                    &mut |id, _, next| stack.push((next, id, depth + 1)),
+                )?;
+                if done {
+                    stack[first_child..].reverse(); // take the first action first
+                    break;
+                }
             }
-            let expander = Expander::new(model, &properties, &table, options);
-            let first_child = stack.len();
-            expander.expand(&mut scratch, &state, trace_id, depth, &mut |id, _, next| {
-                stack.push((next, id, depth + 1))
-            })?;
-            stack[first_child..].reverse(); // take the first action first
             progress.counters.generated.store(
                 stats.states_generated + scratch.generated,
                 Ordering::Relaxed,

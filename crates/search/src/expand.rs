@@ -245,6 +245,11 @@ impl<'a, M: Model> Expander<'a, M> {
     /// Generates every successor of `state` (stored as `trace_id`, at
     /// `depth`), checking step properties and deadlock, and visits each.
     ///
+    /// `room` is asked, once the successors are known, whether that many
+    /// inserts fit in the table; if not, nothing is counted, checked or
+    /// inserted and `Ok(false)` says the state must be expanded again once
+    /// room is made.
+    ///
     /// Successors are computed and fingerprinted first, and their table slots
     /// prefetched, before any is inserted: the inserts' cache misses then
     /// overlap instead of following one another.
@@ -254,8 +259,9 @@ impl<'a, M: Model> Expander<'a, M> {
         state: &M::State,
         trace_id: TraceId,
         depth: u64,
+        room: &mut impl FnMut(usize) -> bool,
         on_new: &mut impl FnMut(TraceId, &[u8], M::State),
-    ) -> Result<(), SearchError> {
+    ) -> Result<bool, SearchError> {
         let Scratch {
             actions,
             encoded,
@@ -283,27 +289,33 @@ impl<'a, M: Model> Expander<'a, M> {
             next.encode(encoded);
             let fingerprint = Fingerprint::of_bytes(&encoded[start..]);
             self.table.prefetch(fingerprint);
-            if self.properties.has_step_properties() {
-                if let Some(failure) = self.properties.check_step(self.model, state, action, &next)
-                {
-                    ViolationSite::keep_least(
-                        violation,
-                        ViolationSite {
-                            failure,
-                            trace_id,
-                            step_action: Some(step),
-                            length: depth + 1,
-                            fingerprint,
-                        },
-                    );
-                }
-            }
             successors.push(Successor {
                 step,
                 state: next,
                 fingerprint,
                 bytes: start..encoded.len(),
             });
+        }
+        if !room(successors.len()) {
+            return Ok(false);
+        }
+        if self.properties.has_step_properties() {
+            for successor in successors.iter() {
+                let action = &actions[successor.step as usize];
+                let next = &successor.state;
+                if let Some(failure) = self.properties.check_step(self.model, state, action, next) {
+                    ViolationSite::keep_least(
+                        violation,
+                        ViolationSite {
+                            failure,
+                            trace_id,
+                            step_action: Some(successor.step),
+                            length: depth + 1,
+                            fingerprint: successor.fingerprint,
+                        },
+                    );
+                }
+            }
         }
         *generated += successors.len() as u64;
         if successors.is_empty() && self.check_deadlock && !self.model.is_terminal(state) {
@@ -331,6 +343,6 @@ impl<'a, M: Model> Expander<'a, M> {
                 on_new,
             )?;
         }
-        Ok(())
+        Ok(true)
     }
 }

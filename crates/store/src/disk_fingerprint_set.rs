@@ -283,6 +283,15 @@ impl DiskFingerprintSet {
         Ok(())
     }
 
+    /// Replaces the empty in-memory table by one of `memory_capacity` slots
+    /// (for a burst of new fingerprints larger than the table).
+    ///
+    /// Panics if the table holds fingerprints (flush first; a caller bug).
+    pub fn grow_memory(&mut self, memory_capacity: usize) {
+        assert!(self.memory.is_empty(), "only an empty table is replaced");
+        self.memory = FingerprintTable::with_capacity(memory_capacity);
+    }
+
     /// Flushes, then writes every fingerprint, sorted, to a durable file at
     /// `path` (the format of [`FingerprintTable::save`]).
     pub fn save(&mut self, path: &Path) -> io::Result<()> {

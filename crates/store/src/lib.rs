@@ -2,7 +2,8 @@
 //!
 //! - [`FingerprintTable`]: the visited set, 16 bytes per slot, lock-free inserts
 //!   from many workers; [`DiskFingerprintSet`]: a bounded table in front of a
-//!   sorted run on disk, for visited sets larger than memory.
+//!   sorted run on disk, for visited sets larger than memory; [`InsertRoom`]:
+//!   the inserts it can take between two pauses, shared out among workers.
 //! - [`Frontier`]: a BFS level as segments of canonical state bytes, never heap
 //!   objects, so a level can be written to disk or sent to another process.
 //! - [`TraceLog`]: parent links of every distinct state, kept in a file (as
@@ -11,12 +12,14 @@
 mod disk_fingerprint_set;
 mod fingerprint_table;
 mod frontier;
+mod insert_room;
 mod trace_log;
 mod visited_set;
 
 pub use disk_fingerprint_set::DiskFingerprintSet;
 pub use fingerprint_table::{FingerprintTable, Insertion};
 pub use frontier::{Frontier, FrontierEntry, LevelBuilder, Segment, SEGMENT_STATES_MAX};
+pub use insert_room::{InsertRoom, WorkerRoom};
 pub use trace_log::{TraceId, TraceLog, TraceRecord, TraceWriter};
 pub use visited_set::{RoomError, VisitedSet};
 

@@ -19,6 +19,40 @@ const GROWTH_NUMERATOR: usize = 5;
 /// See [`GROWTH_NUMERATOR`].
 const GROWTH_DENOMINATOR: usize = 4;
 
+/// Most fraction of an in-memory table's slots inserts may fill between two
+/// pauses (see [`VisitedSet::insert_room`]); beyond [`GROW_AT_LOAD`] only
+/// when a burst of new states overshoots the pause threshold.
+const HARD_LOAD: f64 = 0.95;
+
+/// The fewest slots that hold `count` fingerprints at most at `load`.
+fn slots_holding(count: u64, load: f64) -> usize {
+    usize::try_from((count as f64 / load).ceil() as u64 + 1).unwrap_or(usize::MAX)
+}
+
+/// `preferred` slots if `budget_bytes` allows them, else as many as it
+/// allows if that is at least `least`, else an error naming the budget.
+fn affordable_capacity(
+    least: usize,
+    preferred: usize,
+    budget_bytes: Option<u64>,
+) -> Result<usize, RoomError> {
+    let Some(budget_bytes) = budget_bytes else {
+        return Ok(preferred);
+    };
+    let slot_bytes = FingerprintTable::bytes_for(1) as u64;
+    let affordable = usize::try_from(budget_bytes / slot_bytes).unwrap_or(usize::MAX);
+    if preferred <= affordable {
+        Ok(preferred)
+    } else if least <= affordable {
+        Ok(affordable)
+    } else {
+        Err(RoomError::OverBudget {
+            needed_bytes: (least as u64).saturating_mul(slot_bytes),
+            budget_bytes,
+        })
+    }
+}
+
 /// Why the visited set could not make room.
 #[derive(Debug)]
 pub enum RoomError {
@@ -35,9 +69,10 @@ pub enum RoomError {
 
 /// The fingerprints of the states a search has seen.
 ///
-/// Shared by all workers through `&self` between pauses; when
-/// [`needs_room`](Self::needs_room) (checked through
-/// [`pause_threshold`](Self::pause_threshold) by workers), the owner calls
+/// Shared by all workers through `&self` between pauses. Workers insert no
+/// more than [`insert_room`](Self::insert_room) fingerprints between two
+/// pauses, and pause when [`needs_room`](Self::needs_room) (checked through
+/// [`pause_threshold`](Self::pause_threshold)); the owner then calls
 /// [`make_room`](Self::make_room) with exclusive access.
 pub enum VisitedSet {
     /// Every fingerprint in one table that grows as it fills.
@@ -120,33 +155,56 @@ impl VisitedSet {
         }
     }
 
-    /// Makes room for more inserts: grows the in-memory table by a quarter (within
-    /// `memory_budget_bytes`, when given), or flushes it to disk.
-    pub fn make_room(&mut self, memory_budget_bytes: Option<u64>) -> Result<(), RoomError> {
+    /// Inserts that may still be made into the in-memory table before room
+    /// must be made: the table is never filled beyond [`HARD_LOAD`], so an
+    /// insert within this room never finds it full.
+    pub fn insert_room(&self) -> u64 {
+        let limit = (self.memory_capacity() as f64 * HARD_LOAD) as u64;
+        limit.saturating_sub(self.memory_len())
+    }
+
+    /// Makes room, if needed, so that afterwards the table is below its pause
+    /// threshold and at least `wanted` inserts fit ([`insert_room`]): grows the
+    /// in-memory table (by at least a quarter, within `memory_budget_bytes`
+    /// when given), or flushes it to disk (growing the bounded table only when
+    /// `wanted` exceeds it, within the same budget). Does nothing when there
+    /// is room already.
+    ///
+    /// [`insert_room`]: Self::insert_room
+    pub fn make_room(
+        &mut self,
+        memory_budget_bytes: Option<u64>,
+        wanted: u64,
+    ) -> Result<(), RoomError> {
+        if !self.needs_room() && self.insert_room() >= wanted {
+            return Ok(());
+        }
         match self {
             VisitedSet::Memory(table) => {
-                let wanted = table.capacity() / GROWTH_DENOMINATOR * GROWTH_NUMERATOR;
-                let needed_bytes = FingerprintTable::bytes_for(wanted) as u64;
-                // Within a budget, the last growth takes whatever is left,
-                // as long as that is worth a rehash (a sixteenth more).
-                let capacity = match memory_budget_bytes {
-                    Some(budget_bytes) if needed_bytes > budget_bytes => {
-                        let affordable =
-                            (budget_bytes / FingerprintTable::bytes_for(1) as u64) as usize;
-                        if affordable < table.capacity() + table.capacity() / 16 {
-                            return Err(RoomError::OverBudget {
-                                needed_bytes,
-                                budget_bytes,
-                            });
-                        }
-                        affordable
-                    }
-                    _ => wanted,
-                };
+                let len = table.len();
+                let capacity = table.capacity();
+                // The least capacity that does the job, and the one preferred.
+                let least = slots_holding(len + wanted, HARD_LOAD)
+                    .max(slots_holding(len + 1, GROW_AT_LOAD))
+                    .max(capacity + capacity / 16);
+                let preferred = (capacity / GROWTH_DENOMINATOR * GROWTH_NUMERATOR)
+                    .max(slots_holding(len + wanted, GROW_AT_LOAD))
+                    .max(least);
+                let capacity = affordable_capacity(least, preferred, memory_budget_bytes)?;
                 table.grow(capacity);
                 Ok(())
             }
-            VisitedSet::Disk(set) => set.flush().map_err(RoomError::Io),
+            VisitedSet::Disk(set) => {
+                if set.len() > set.disk_len() {
+                    set.flush().map_err(RoomError::Io)?;
+                }
+                let capacity = set.memory_capacity();
+                let least = slots_holding(wanted, HARD_LOAD);
+                if least > capacity {
+                    set.grow_memory(affordable_capacity(least, least, memory_budget_bytes)?);
+                }
+                Ok(())
+            }
         }
     }
 
