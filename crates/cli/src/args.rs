@@ -78,6 +78,9 @@ pub struct CheckArgs {
     /// on SIGINT/SIGTERM.
     #[arg(long, value_name = "DIR")]
     pub checkpoint: Option<PathBuf>,
+    /// Let --checkpoint delete a checkpoint already in DIR (else DIR is refused).
+    #[arg(long, requires = "checkpoint")]
+    pub checkpoint_overwrite: bool,
     /// Seconds between two checkpoints.
     #[arg(long, value_name = "SECS", default_value_t = 300.0)]
     pub checkpoint_every: f64,

@@ -113,6 +113,7 @@ fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
             dir: dir.clone(),
             interval,
             resume: args.resume.is_some(),
+            overwrite: args.checkpoint_overwrite,
         }),
         (None, None) => None,
     };

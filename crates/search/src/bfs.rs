@@ -27,7 +27,7 @@ use cmc_store::{
     TraceLog, VisitedSet,
 };
 
-use crate::checkpoint::{CheckpointDir, CheckpointMeta};
+use crate::checkpoint::{CheckpointDir, Counters};
 use crate::expand::{Expander, Scratch, SearchError, ViolationSite};
 use crate::progress::Progress;
 use crate::properties::PropertySet;
@@ -84,33 +84,27 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
         },
         counterexample: None,
     };
-    let checkpoints = match options
-        .checkpoint
-        .as_ref()
-        .map(|c| CheckpointDir::new(&c.dir))
-    {
-        None => None,
-        Some(Ok(dir)) => Some(dir),
-        Some(Err(problem)) => {
-            return failed(format!("cannot use the checkpoint directory: {problem}"))
-        }
-    };
     let resume = options.checkpoint.as_ref().is_some_and(|c| c.resume);
-    let opened = match (&checkpoints, resume) {
-        (Some(dir), true) => resume_position(model, &properties, options, dir),
-        (Some(dir), false) => TraceLog::create_at(&dir.trace_log_path())
-            .map_err(|p| format!("cannot create the trace log: {p}"))
-            .and_then(|log| fresh_position(model, &properties, options, log)),
-        (None, _) => TraceLog::create_in(&options.spill_dir())
+    let opened = match &options.checkpoint {
+        Some(c) if c.resume => resume_position(model, &properties, options, &c.dir)
+            .map(|(dir, position, log)| (Some(dir), position, log)),
+        Some(c) => CheckpointDir::start(&c.dir, model, options, c.overwrite).and_then(|dir| {
+            let log = TraceLog::create_at(&dir.trace_log_path())
+                .map_err(|p| format!("cannot create the trace log: {p}"))?;
+            let (position, log) = fresh_position(model, &properties, options, log)?;
+            Ok((Some(dir), position, log))
+        }),
+        None => TraceLog::create_in(&options.spill_dir())
             .map_err(|p| {
                 format!(
                     "cannot create the trace log in {}: {p}",
                     options.spill_dir().display()
                 )
             })
-            .and_then(|log| fresh_position(model, &properties, options, log)),
+            .and_then(|log| fresh_position(model, &properties, options, log))
+            .map(|(position, log)| (None, position, log)),
     };
-    let (mut position, log) = match opened {
+    let (checkpoints, mut position, log) = match opened {
         Ok(opened) => opened,
         Err(message) => return failed(message),
     };
@@ -126,7 +120,13 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
         checkpoints: checkpoints.as_ref(),
         started,
     };
-    let ended = search.explore(&mut position);
+    // A first checkpoint right away: a run killed at any moment after its
+    // initial states are stored can be resumed.
+    let first_checkpoint = match checkpoints.as_ref().filter(|_| !resume) {
+        Some(dir) => search.save_checkpoint(dir, &mut position),
+        None => Ok(()),
+    };
+    let ended = first_checkpoint.and_then(|()| search.explore(&mut position));
     drop(progress);
 
     let mut stats = Stats {
@@ -250,36 +250,28 @@ pub(crate) fn new_visited_set(options: &SearchOptions) -> VisitedSet {
     }
 }
 
-/// The position saved in the checkpoint directory `dir`.
+/// The position saved in the checkpoint directory `dir`, with the
+/// directory taken for this run.
 fn resume_position<M: Model>(
     model: &M,
     properties: &PropertySet<M>,
     options: &SearchOptions,
-    dir: &CheckpointDir,
-) -> Result<(Position, TraceLog), String> {
-    let (restored, log) = dir.restore(model, options)?;
-    let meta = restored.meta;
-    if meta.max_depth != options.max_depth || meta.check_deadlock != options.check_deadlock {
-        return Err(format!(
-            "the checkpoint was made with max depth {:?} and deadlock checking {}; resume with the same settings",
-            meta.max_depth,
-            if meta.check_deadlock { "on" } else { "off" }
-        ));
-    }
-    properties.mark_reached(&meta.witnesses_reached);
-    Ok((
-        Position {
-            table: restored.table,
-            level: restored.level,
-            next: restored.next,
-            depth: meta.depth,
-            states_generated: meta.states_generated,
-            frontier_spilled_bytes: meta.frontier_spilled_bytes,
-            violation: None,
-            wall_before: Duration::from_secs_f64(meta.wall_seconds),
-        },
-        log,
-    ))
+    dir: &std::path::Path,
+) -> Result<(CheckpointDir, Position, TraceLog), String> {
+    let (dir, restored, log) = CheckpointDir::resume(dir, model, options)?;
+    let counters = restored.counters;
+    properties.mark_reached(&counters.witnesses_reached);
+    let position = Position {
+        table: restored.table,
+        level: restored.level,
+        next: restored.next,
+        depth: counters.depth,
+        states_generated: counters.states_generated,
+        frontier_spilled_bytes: counters.frontier_spilled_bytes,
+        violation: None,
+        wall_before: Duration::from_secs_f64(counters.wall_seconds),
+    };
+    Ok((dir, position, log))
 }
 
 /// The read-only context of one breadth-first search.
@@ -370,17 +362,7 @@ impl<M: Model> Search<'_, M> {
     }
 
     fn save_checkpoint(&self, dir: &CheckpointDir, at: &mut Position) -> Result<(), SearchError> {
-        let meta = CheckpointMeta {
-            format: 1,
-            model: self.model.name(),
-            params: self
-                .model
-                .params()
-                .into_iter()
-                .map(|p| (p.name, p.value))
-                .collect(),
-            max_depth: self.options.max_depth,
-            check_deadlock: self.options.check_deadlock,
+        let counters = Counters {
             depth: at.depth,
             states_generated: at.states_generated,
             distinct_states: at.table.len(),
@@ -388,12 +370,11 @@ impl<M: Model> Search<'_, M> {
             wall_seconds: (at.wall_before + self.started.elapsed()).as_secs_f64(),
             trace_next_block: self.log.next_block(),
             table_capacity: at.table.memory_capacity(),
-            fingerprints_on_disk: matches!(at.table, VisitedSet::Disk(_)),
             witnesses_reached: self.properties.reached_witnesses(),
         };
         let level = mem::take(&mut at.level);
         at.level = dir
-            .save(&meta, &mut at.table, level, &at.next, self.log)
+            .save(&counters, &mut at.table, level, &at.next, self.log)
             .map_err(SearchError::Checkpoint)?;
         Ok(())
     }

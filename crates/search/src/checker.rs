@@ -98,7 +98,8 @@ impl<M: Model> Checker<M> {
         self
     }
 
-    /// Saves a checkpoint in `dir` every `interval` and when interrupted.
+    /// Saves a checkpoint in `dir` at the start, every `interval` and when
+    /// interrupted (a directory that holds a checkpoint already is refused).
     pub fn checkpoint(
         mut self,
         dir: impl Into<PathBuf>,
@@ -108,6 +109,7 @@ impl<M: Model> Checker<M> {
             dir: dir.into(),
             interval,
             resume: false,
+            overwrite: false,
         });
         self
     }
@@ -118,6 +120,7 @@ impl<M: Model> Checker<M> {
             dir: dir.into(),
             interval,
             resume: true,
+            overwrite: false,
         });
         self
     }

@@ -1,42 +1,146 @@
-//! Checkpoints of a breadth-first search, so that a run killed at any point
-//! resumes with exactly the same counts and verdict.
+//! Checkpoints of a breadth-first search, and the checks that keep a resumed
+//! run from reporting figures that no real run would.
 //!
-//! A checkpoint directory holds the live trace log (`trace.log`) and the last
-//! complete checkpoint in `checkpoint/`: the fingerprints (`table.bin`), the
-//! states of the current level not yet expanded (`level.bin`), the next
-//! level found so far (`next.bin`) and the counters (`meta.json`, written
-//! last). A new checkpoint is written to `checkpoint.new/` and swapped in by
+//! A checkpoint directory `DIR` holds:
+//! - `lock`: locked (`flock`, exclusive) by the run that uses `DIR`, for its
+//!   whole life; a second run on `DIR` is refused;
+//! - `trace.log`: the live trace log of parent links;
+//! - `checkpoint/`: the last complete checkpoint: the fingerprints
+//!   (`table.bin`), the states of the current level not yet expanded
+//!   (`level.bin`), the next level found so far (`next.bin`) and the
+//!   `manifest`, written last.
+//!
+//! The manifest records the checkpoint format, the run's identity (cmc
+//! version, a checksum of the executable, the model's name and parameters,
+//! the settings that change what is explored), a run id, the counters, the
+//! XXH3-128 checksum and length of every other file of the checkpoint, and a
+//! checksum of the trace log's records up to the checkpoint; its last line is
+//! the checksum of all the lines before it. A resume checks all of it and
+//! refuses, naming the file, anything that does not match: a changed byte,
+//! an edited counter, a file from another checkpoint, another model,
+//! parameters or build.
+//!
+//! A new checkpoint is written to `checkpoint.new/` and swapped in by
 //! renames, so a kill at any moment leaves a complete one behind (the
-//! previous one, `checkpoint.old/`, is used if the kill fell between the two
-//! renames). Records that the trace log got after the checkpoint are simply
-//! overwritten on resume.
+//! previous one, `checkpoint.old/`, is used only if the kill fell between the
+//! two renames, when `checkpoint/` is missing). A new run takes a first
+//! checkpoint as soon as its initial states are stored. Records that the
+//! trace log got after the checkpoint are overwritten on resume. No symbolic
+//! link inside `DIR` is followed: one where a file or directory of the
+//! checkpoint belongs is refused.
 
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 use cmc_model::Model;
 use cmc_store::{
-    DiskFingerprintSet, FingerprintTable, Frontier, LevelBuilder, TraceLog, VisitedSet,
+    guarded, DiskFingerprintSet, FingerprintTable, Frontier, LevelBuilder, TraceLog, VisitedSet,
 };
 use serde::{Deserialize, Serialize};
 
 use crate::SearchOptions;
 
 /// Version of the checkpoint format this build reads and writes.
-const CHECKPOINT_FORMAT: u32 = 1;
+const CHECKPOINT_FORMAT: u32 = 2;
+/// The manifest's name inside a checkpoint.
+const MANIFEST: &str = "manifest";
+/// The data files of a checkpoint, each checksummed in the manifest.
+const TABLE: &str = "table.bin";
+const LEVEL: &str = "level.bin";
+const NEXT: &str = "next.bin";
+const DATA_FILES: [&str; 3] = [TABLE, LEVEL, NEXT];
+/// The last complete checkpoint, the one before it while a new one is
+/// swapped in, and the one being written.
+const CURRENT: &str = "checkpoint";
+const PREVIOUS: &str = "checkpoint.old";
+const INCOMING: &str = "checkpoint.new";
+/// Largest manifest read (it holds counters, names and checksums only).
+const MANIFEST_MAX_BYTES: u64 = 16 << 20;
 
-/// The counters and settings of a checkpointed search.
+/// What a checkpoint is of: it resumes only under the same identity.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub(crate) struct CheckpointMeta {
-    /// [`CHECKPOINT_FORMAT`].
-    pub format: u32,
-    /// The model's name and parameters: a checkpoint resumes only that instance.
+pub(crate) struct RunIdentity {
+    /// The version of cmc that wrote it.
+    pub cmc_version: String,
+    /// XXH3-128 of the executable that wrote it (a rebuilt model is another model).
+    pub build: String,
+    /// The model's name and parameters.
     pub model: String,
     pub params: Vec<(String, String)>,
     /// Settings that change what is explored, fixed for the whole run.
     pub max_depth: Option<u64>,
     pub check_deadlock: bool,
+    /// Whether the visited set keeps fingerprints on disk.
+    pub fingerprints_on_disk: bool,
+}
+
+impl RunIdentity {
+    /// The identity of a search of `model` with `options` by this executable.
+    pub fn of<M: Model>(model: &M, options: &SearchOptions) -> Result<RunIdentity, String> {
+        Ok(RunIdentity {
+            cmc_version: env!("CARGO_PKG_VERSION").to_string(),
+            build: executable_checksum()?,
+            model: model.name(),
+            params: model
+                .params()
+                .into_iter()
+                .map(|p| (p.name, p.value))
+                .collect(),
+            max_depth: options.max_depth,
+            check_deadlock: options.check_deadlock,
+            fingerprints_on_disk: options.fingerprints_on_disk,
+        })
+    }
+
+    /// Why a checkpoint of identity `saved` cannot be resumed as `self`, if it cannot.
+    fn mismatch(&self, saved: &RunIdentity) -> Option<String> {
+        if saved.model != self.model || saved.params != self.params {
+            return Some(format!(
+                "it is of model {} {:?}, not of {} {:?}",
+                saved.model, saved.params, self.model, self.params
+            ));
+        }
+        if saved.cmc_version != self.cmc_version || saved.build != self.build {
+            return Some(format!(
+                "it was written by another build of cmc or of the model (cmc {}, executable checksum {}; this is cmc {}, {}); resume with the executable that wrote it",
+                saved.cmc_version, saved.build, self.cmc_version, self.build
+            ));
+        }
+        if saved.max_depth != self.max_depth || saved.check_deadlock != self.check_deadlock {
+            return Some(format!(
+                "it was made with max depth {:?} and deadlock checking {}; resume with the same settings",
+                saved.max_depth,
+                if saved.check_deadlock { "on" } else { "off" }
+            ));
+        }
+        if saved.fingerprints_on_disk != self.fingerprints_on_disk {
+            return Some(format!(
+                "it was made with fingerprints {}; resume with the same setting (--disk-fingerprints)",
+                if saved.fingerprints_on_disk { "on disk" } else { "in memory" }
+            ));
+        }
+        None
+    }
+}
+
+/// XXH3-128 of the running executable's contents, computed once.
+fn executable_checksum() -> Result<String, String> {
+    static CHECKSUM: OnceLock<Result<String, String>> = OnceLock::new();
+    CHECKSUM
+        .get_or_init(|| {
+            fs::File::open("/proc/self/exe")
+                .and_then(|mut file| guarded::digest(&mut file))
+                .map(|(checksum, _)| format!("{checksum:032x}"))
+                .map_err(|problem| format!("cannot read this executable to checksum it: {problem}"))
+        })
+        .clone()
+}
+
+/// The counters of a checkpointed search.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub(crate) struct Counters {
     /// Depth of the level being expanded (TLC's convention).
     pub depth: u64,
     pub states_generated: u64,
@@ -47,31 +151,292 @@ pub(crate) struct CheckpointMeta {
     /// Where the trace log's writers were ([`TraceLog::next_block`]).
     pub trace_next_block: u64,
     pub table_capacity: usize,
-    /// Whether the visited set kept fingerprints on disk.
-    pub fingerprints_on_disk: bool,
     /// `sometimes` witnesses reached so far.
     pub witnesses_reached: Vec<String>,
 }
 
+/// A file of a checkpoint and what it must hold.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+struct FileChecksum {
+    name: String,
+    bytes: u64,
+    xxh3_128: String,
+}
+
+/// Everything a checkpoint says about itself (see the module's documentation).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+struct Manifest {
+    format: u32,
+    identity: RunIdentity,
+    /// Identifies the run (and its resumptions) that wrote the checkpoint.
+    run: String,
+    counters: Counters,
+    files: Vec<FileChecksum>,
+    /// [`TraceLog::digest_blocks`] of blocks `0..counters.trace_next_block`.
+    trace_log_xxh3_128: String,
+}
+
+/// The line that closes a manifest, before its checksum.
+const SEAL: &str = "xxh3-128 ";
+
+/// `body` followed by a line with its checksum.
+fn seal(body: &str) -> String {
+    format!(
+        "{body}\n{SEAL}{:032x}\n",
+        xxhash_rust::xxh3::xxh3_128(body.as_bytes())
+    )
+}
+
+/// The body of a sealed text, if its checksum line matches it.
+fn unseal(text: &str) -> Option<&str> {
+    let (body, last) = text.strip_suffix('\n')?.rsplit_once('\n')?;
+    let recorded = u128::from_str_radix(last.strip_prefix(SEAL)?, 16).ok()?;
+    (recorded == xxhash_rust::xxh3::xxh3_128(body.as_bytes())).then_some(body)
+}
+
+/// The latest complete checkpoint in `dir` and its manifest, checked against its
+/// seal and format.
+fn read_manifest(dir: &Path) -> Result<(PathBuf, Manifest), String> {
+    let in_dir = |problem: io::Error| format!("checkpoint directory {}: {problem}", dir.display());
+    let mut found = None;
+    for candidate in [dir.join(CURRENT), dir.join(PREVIOUS)] {
+        if guarded::is_dir(&candidate).map_err(in_dir)? {
+            found = Some(candidate);
+            break;
+        }
+    }
+    let found = found.ok_or_else(|| {
+        format!(
+            "checkpoint directory {} holds no complete checkpoint (no checkpoint/{MANIFEST}); a run killed before its first checkpoint has nothing to resume",
+            dir.display()
+        )
+    })?;
+    let path = found.join(MANIFEST);
+    let mut text = String::new();
+    guarded::open(&path)
+        .and_then(|file| file.take(MANIFEST_MAX_BYTES).read_to_string(&mut text))
+        .map_err(|problem| at(&path, problem))?;
+    let body = unseal(&text).ok_or_else(|| {
+        at(
+            &path,
+            "its contents do not match its checksum line (the file was changed or is damaged); the checkpoint cannot be resumed",
+        )
+    })?;
+    let manifest: Manifest = serde_json::from_str(body).map_err(|problem| {
+        let format = serde_json::from_str::<serde_json::Value>(body)
+            .ok()
+            .and_then(|value| value["format"].as_u64());
+        match format {
+            Some(format) if format != u64::from(CHECKPOINT_FORMAT) => at(
+                &path,
+                format!("checkpoint format {format} is not supported (this cmc reads format {CHECKPOINT_FORMAT})"),
+            ),
+            _ => at(&path, problem),
+        }
+    })?;
+    if manifest.format != CHECKPOINT_FORMAT {
+        return Err(at(
+            &path,
+            format!(
+                "checkpoint format {} is not supported (this cmc reads format {CHECKPOINT_FORMAT})",
+                manifest.format
+            ),
+        ));
+    }
+    Ok((found, manifest))
+}
+
 /// What a checkpoint restores.
 pub(crate) struct Restored {
-    pub meta: CheckpointMeta,
+    pub counters: Counters,
     pub table: VisitedSet,
     pub level: Frontier,
     pub next: LevelBuilder,
 }
 
-/// A checkpoint directory.
+/// A checkpoint directory, locked by this run for as long as it is held.
 pub(crate) struct CheckpointDir {
     dir: PathBuf,
+    /// Holds the exclusive lock on `DIR/lock`.
+    _lock: fs::File,
+    identity: RunIdentity,
+    run: String,
+    /// Trace log blocks already checksummed, and their checksum.
+    trace_checksum: Mutex<(u64, u128)>,
+}
+
+/// `problem` with the file it is about.
+fn at(path: &Path, problem: impl std::fmt::Display) -> String {
+    format!("checkpoint file {}: {problem}", path.display())
 }
 
 impl CheckpointDir {
-    /// The checkpoint directory `dir` (created if missing).
-    pub fn new(dir: &Path) -> io::Result<CheckpointDir> {
-        fs::create_dir_all(dir)?;
+    /// Takes `dir` (created if missing) for a new run of `model`: refused if
+    /// another run holds it, or if it holds a checkpoint and `overwrite` is
+    /// not set (with `overwrite`, that checkpoint is deleted).
+    pub fn start<M: Model>(
+        dir: &Path,
+        model: &M,
+        options: &SearchOptions,
+        overwrite: bool,
+    ) -> Result<CheckpointDir, String> {
+        let taken = CheckpointDir::lock(dir, RunIdentity::of(model, options)?)?;
+        let held = [taken.current(), taken.previous()]
+            .into_iter()
+            .map(|path| guarded::is_dir(&path).map(|found| found.then_some(path)))
+            .collect::<io::Result<Vec<_>>>()
+            .map_err(|problem| format!("checkpoint directory {}: {problem}", dir.display()))?;
+        if let Some(found) = held.into_iter().flatten().next() {
+            if !overwrite {
+                return Err(format!(
+                    "checkpoint directory {} already holds a checkpoint ({}) of another run; resume it with --resume {}, or start anew in it with --checkpoint-overwrite",
+                    dir.display(),
+                    found.display(),
+                    dir.display()
+                ));
+            }
+        }
+        for path in [taken.current(), taken.previous(), taken.incoming()] {
+            taken
+                .remove_dir(&path)
+                .map_err(|problem| at(&path, problem))?;
+        }
+        Ok(taken)
+    }
+
+    /// Takes `dir` to resume the checkpoint in it as a search of `model`
+    /// with `options`, after checking everything the manifest says.
+    pub fn resume<M: Model>(
+        dir: &Path,
+        model: &M,
+        options: &SearchOptions,
+    ) -> Result<(CheckpointDir, Restored, TraceLog), String> {
+        let mut taken = CheckpointDir::lock(dir, RunIdentity::of(model, options)?)?;
+        let (found, manifest) = read_manifest(dir)?;
+        let manifest_path = found.join(MANIFEST);
+        if let Some(problem) = taken.identity.mismatch(&manifest.identity) {
+            return Err(format!(
+                "checkpoint {} cannot be resumed: {problem}",
+                manifest_path.display()
+            ));
+        }
+        let names: Vec<&str> = manifest.files.iter().map(|f| f.name.as_str()).collect();
+        if names != DATA_FILES {
+            return Err(at(&manifest_path, "does not list the checkpoint's files"));
+        }
+        for file in &manifest.files {
+            let path = found.join(&file.name);
+            let (checksum, bytes) = guarded::digest_file(&path).map_err(|e| at(&path, e))?;
+            if bytes != file.bytes || format!("{checksum:032x}") != file.xxh3_128 {
+                return Err(at(
+                    &path,
+                    format!(
+                        "its contents do not match the checksum in {} (the file was changed or replaced); the checkpoint cannot be resumed",
+                        manifest_path.display()
+                    ),
+                ));
+            }
+        }
+        let counters = manifest.counters;
+        let trace_path = taken.trace_log_path();
+        let log = TraceLog::reopen(&trace_path, counters.trace_next_block)
+            .map_err(|e| at(&trace_path, e))?;
+        let trace_checksum = log
+            .digest_blocks(0..counters.trace_next_block)
+            .map_err(|e| at(&trace_path, e))?;
+        if format!("{trace_checksum:032x}") != manifest.trace_log_xxh3_128 {
+            return Err(at(
+                &trace_path,
+                format!(
+                    "its records do not match the checksum in {} (the file was changed or replaced); the checkpoint cannot be resumed",
+                    manifest_path.display()
+                ),
+            ));
+        }
+        taken.run = manifest.run;
+        taken.trace_checksum = Mutex::new((counters.trace_next_block, trace_checksum));
+        let table_path = found.join(TABLE);
+        let table = if taken.identity.fingerprints_on_disk {
+            VisitedSet::Disk(
+                DiskFingerprintSet::load(
+                    &table_path,
+                    counters.table_capacity,
+                    &options.spill_dir(),
+                )
+                .map_err(|e| at(&table_path, e))?,
+            )
+        } else {
+            VisitedSet::Memory(
+                FingerprintTable::load(&table_path, counters.table_capacity)
+                    .map_err(|e| at(&table_path, e))?,
+            )
+        };
+        if table.len() != counters.distinct_states {
+            return Err(at(
+                &table_path,
+                format!(
+                    "it holds {} states, the manifest says {}",
+                    table.len(),
+                    counters.distinct_states
+                ),
+            ));
+        }
+        // The level and next level are read from the checkpoint's files as
+        // needed; the next checkpoint's swap unlinks them, open files stay.
+        let level_path = found.join(LEVEL);
+        let level = Frontier::open(&level_path).map_err(|e| at(&level_path, e))?;
+        let next_path = found.join(NEXT);
+        let next = LevelBuilder::reopen(
+            &next_path,
+            options.frontier_memory_budget_bytes(),
+            &options.spill_dir(),
+        )
+        .map_err(|e| at(&next_path, e))?;
+        let restored = Restored {
+            counters,
+            table,
+            level,
+            next,
+        };
+        Ok((taken, restored, log))
+    }
+
+    /// Creates `dir` if needed and takes its lock for a run of `identity`.
+    fn lock(dir: &Path, identity: RunIdentity) -> Result<CheckpointDir, String> {
+        fs::create_dir_all(dir).map_err(|problem| {
+            format!(
+                "cannot create checkpoint directory {}: {problem}",
+                dir.display()
+            )
+        })?;
+        let lock_path = dir.join("lock");
+        let lock = guarded::lock_exclusive(&lock_path)
+            .map_err(|e| at(&lock_path, e))?
+            .ok_or_else(|| {
+                format!(
+                    "checkpoint directory {} is in use by another cmc run ({} is locked); wait for it to end or choose another directory",
+                    dir.display(),
+                    lock_path.display()
+                )
+            })?;
+        let run = format!(
+            "{:032x}",
+            xxhash_rust::xxh3::xxh3_128(
+                format!(
+                    "{} {:?} {}",
+                    std::process::id(),
+                    std::time::SystemTime::now(),
+                    dir.display()
+                )
+                .as_bytes()
+            )
+        );
         Ok(CheckpointDir {
             dir: dir.to_path_buf(),
+            _lock: lock,
+            identity,
+            run,
+            trace_checksum: Mutex::new((0, 0)),
         })
     }
 
@@ -86,160 +451,103 @@ impl CheckpointDir {
     }
 
     fn current(&self) -> PathBuf {
-        self.dir.join("checkpoint")
+        self.dir.join(CURRENT)
     }
 
     fn previous(&self) -> PathBuf {
-        self.dir.join("checkpoint.old")
+        self.dir.join(PREVIOUS)
     }
 
     fn incoming(&self) -> PathBuf {
-        self.dir.join("checkpoint.new")
+        self.dir.join(INCOMING)
     }
 
-    /// Saves a checkpoint and returns the current level read back from it
-    /// (its memory is released). All trace records must have been flushed.
+    /// Removes the checkpoint directory `path` if it is there (a symbolic
+    /// link there is refused, not followed or removed).
+    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        if guarded::is_dir(path)? {
+            fs::remove_dir_all(path)?;
+        }
+        Ok(())
+    }
+
+    /// Saves a checkpoint with `counters` and returns the current level read
+    /// back from it (its memory is released). All trace records must have
+    /// been flushed, by writers that are gone.
     pub fn save(
         &self,
-        meta: &CheckpointMeta,
+        counters: &Counters,
         table: &mut VisitedSet,
         level: Frontier,
         next: &LevelBuilder,
         log: &TraceLog,
     ) -> io::Result<Frontier> {
         let incoming = self.incoming();
-        if incoming.exists() {
-            fs::remove_dir_all(&incoming)?;
-        }
+        self.remove_dir(&incoming)?;
         fs::create_dir(&incoming)?;
         log.sync()?;
-        table.save(&incoming.join("table.bin"))?;
-        let level = level.save(&incoming.join("level.bin"))?;
-        next.save(&incoming.join("next.bin"))?;
-        let meta_text = serde_json::to_string_pretty(meta).expect("checkpoint metadata serializes");
-        let meta_file = incoming.join("meta.json");
-        fs::write(&meta_file, meta_text)?;
-        fs::File::open(&meta_file)?.sync_all()?;
+        table.save(&incoming.join(TABLE))?;
+        let level = level.save(&incoming.join(LEVEL))?;
+        next.save(&incoming.join(NEXT))?;
+        let files = DATA_FILES
+            .iter()
+            .map(|name| {
+                let (checksum, bytes) = guarded::digest_file(&incoming.join(name))?;
+                Ok(FileChecksum {
+                    name: name.to_string(),
+                    bytes,
+                    xxh3_128: format!("{checksum:032x}"),
+                })
+            })
+            .collect::<io::Result<Vec<_>>>()?;
+        let mut trace_checksum = self.trace_checksum.lock().expect("not poisoned");
+        let (checked_blocks, checksum) = *trace_checksum;
+        let blocks = counters.trace_next_block;
+        let checksum = checksum.wrapping_add(log.digest_blocks(checked_blocks..blocks)?);
+        let manifest = Manifest {
+            format: CHECKPOINT_FORMAT,
+            identity: self.identity.clone(),
+            run: self.run.clone(),
+            counters: counters.clone(),
+            files,
+            trace_log_xxh3_128: format!("{checksum:032x}"),
+        };
+        let body = serde_json::to_string_pretty(&manifest).expect("a manifest serializes");
+        let mut out = guarded::create(&incoming.join(MANIFEST))?;
+        io::Write::write_all(&mut out, seal(&body).as_bytes())?;
+        out.sync_all()?;
+        fs::File::open(&incoming)?.sync_all()?;
         // Swap in: current -> previous, incoming -> current, drop previous.
         let (current, previous) = (self.current(), self.previous());
-        if previous.exists() {
-            fs::remove_dir_all(&previous)?;
-        }
-        if current.exists() {
+        self.remove_dir(&previous)?;
+        if guarded::is_dir(&current)? {
             fs::rename(&current, &previous)?;
         }
         fs::rename(&incoming, &current)?;
         fs::File::open(&self.dir)?.sync_all()?;
-        if previous.exists() {
-            fs::remove_dir_all(&previous)?;
-        }
+        self.remove_dir(&previous)?;
+        *trace_checksum = (blocks, checksum);
         Ok(level)
     }
 
-    /// Reads the metadata of the latest complete checkpoint.
-    pub fn meta(&self) -> io::Result<(PathBuf, CheckpointMeta)> {
-        let found = [self.current(), self.previous()]
-            .into_iter()
-            .find(|dir| dir.join("meta.json").exists())
-            .ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::NotFound,
-                    format!(
-                        "{} holds no complete checkpoint (no checkpoint/meta.json)",
-                        self.dir.display()
-                    ),
-                )
-            })?;
-        let text = fs::read_to_string(found.join("meta.json"))?;
-        let meta: CheckpointMeta = serde_json::from_str(&text).map_err(|problem| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("{}: {problem}", found.join("meta.json").display()),
-            )
-        })?;
-        if meta.format != CHECKPOINT_FORMAT {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!(
-                    "checkpoint format {} is not supported (this cmc reads format {CHECKPOINT_FORMAT})",
-                    meta.format
-                ),
-            ));
-        }
-        Ok((found, meta))
-    }
-
-    /// Restores the latest complete checkpoint of `model`, with the frontier
-    /// budget of `options`.
-    pub fn restore<M: Model>(
-        &self,
-        model: &M,
-        options: &SearchOptions,
-    ) -> Result<(Restored, TraceLog), String> {
-        let in_dir = |problem: io::Error| format!("checkpoint {}: {problem}", self.dir.display());
-        let (found, meta) = self.meta().map_err(in_dir)?;
-        let params: Vec<(String, String)> = model
-            .params()
-            .into_iter()
-            .map(|p| (p.name, p.value))
-            .collect();
-        if meta.model != model.name() || meta.params != params {
-            return Err(format!(
-                "checkpoint {} is of model {} {:?}, not of {} {:?}",
-                self.dir.display(),
-                meta.model,
-                meta.params,
-                model.name(),
-                params
-            ));
-        }
-        let saved = found.join("table.bin");
-        let table = if meta.fingerprints_on_disk {
-            VisitedSet::Disk(
-                DiskFingerprintSet::load(&saved, meta.table_capacity, &options.spill_dir())
-                    .map_err(in_dir)?,
-            )
-        } else {
-            VisitedSet::Memory(FingerprintTable::load(&saved, meta.table_capacity).map_err(in_dir)?)
-        };
-        if table.len() != meta.distinct_states {
-            return Err(format!(
-                "checkpoint {}: the fingerprint file holds {} states, the metadata says {}",
-                self.dir.display(),
-                table.len(),
-                meta.distinct_states
-            ));
-        }
-        // The level and next level are read from the checkpoint's files as
-        // needed; the next checkpoint's swap unlinks them, open files stay.
-        let level = Frontier::open(&found.join("level.bin")).map_err(in_dir)?;
-        let next = LevelBuilder::reopen(
-            &found.join("next.bin"),
-            options.frontier_memory_budget_bytes(),
-            &options.spill_dir(),
-        )
-        .map_err(in_dir)?;
-        let log =
-            TraceLog::reopen(&self.trace_log_path(), meta.trace_next_block).map_err(in_dir)?;
-        Ok((
-            Restored {
-                meta,
-                table,
-                level,
-                next,
-            },
-            log,
-        ))
-    }
-
-    /// Reads which model a checkpoint is of, for front ends that build the
-    /// model before resuming.
+    /// Reads which model a checkpoint is of (from its sealed manifest), for
+    /// front ends that build the model before resuming.
     pub fn model_of(dir: &Path) -> Result<(String, Vec<(String, String)>), String> {
-        let (_, meta) = CheckpointDir {
-            dir: dir.to_path_buf(),
-        }
-        .meta()
-        .map_err(|problem| format!("checkpoint {}: {problem}", dir.display()))?;
-        Ok((meta.model, meta.params))
+        let (_, manifest) = read_manifest(dir)?;
+        Ok((manifest.identity.model, manifest.identity.params))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sealed_text_unseals_only_unchanged() {
+        let sealed = seal("{\n  \"depth\": 7\n}");
+        assert_eq!(unseal(&sealed), Some("{\n  \"depth\": 7\n}"));
+        assert_eq!(unseal(&sealed.replace('7', "8")), None);
+        assert_eq!(unseal(&sealed[..sealed.len() - 2]), None);
+        assert_eq!(unseal(""), None);
     }
 }

@@ -14,6 +14,9 @@ pub struct CheckpointOptions {
     pub interval: Duration,
     /// Whether to continue the search saved in `dir` instead of starting anew.
     pub resume: bool,
+    /// Whether a new search may delete a checkpoint already in `dir` (else
+    /// it refuses the directory).
+    pub overwrite: bool,
 }
 
 /// The exploration order.

@@ -293,25 +293,28 @@ impl DiskFingerprintSet {
     }
 
     /// Flushes, then writes every fingerprint, sorted, to a durable file at
-    /// `path` (the format of [`FingerprintTable::save`]).
+    /// `path` (the format of [`FingerprintTable::save`]; a symbolic link
+    /// there is refused).
     pub fn save(&mut self, path: &Path) -> io::Result<()> {
         self.flush()?;
-        match &self.run {
-            Some(run) => {
-                std::fs::copy(&run.path, path)?;
-                File::open(path)?.sync_all()
-            }
-            None => File::create(path)?.sync_all(),
+        let mut out = crate::guarded::create(path)?;
+        if let Some(run) = &self.run {
+            io::copy(&mut File::open(&run.path)?, &mut out)?;
         }
+        out.sync_all()
     }
 
     /// A set holding the fingerprints saved at `path` by [`save`](Self::save)
-    /// (sorted), with an empty in-memory table of `memory_capacity` slots.
+    /// (sorted; a symbolic link there is refused), with an empty in-memory
+    /// table of `memory_capacity` slots.
     pub fn load(path: &Path, memory_capacity: usize, dir: &Path) -> io::Result<DiskFingerprintSet> {
         let mut set = DiskFingerprintSet::new(memory_capacity, dir);
         set.flushes = 1;
         let run_path = dir.join("fingerprints-1.run");
-        std::fs::copy(path, &run_path)?;
+        io::copy(
+            &mut crate::guarded::open(path)?,
+            &mut File::create(&run_path)?,
+        )?;
         let run = SortedRun::open(run_path)?;
         let sorted = run
             .iter()

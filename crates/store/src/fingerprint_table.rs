@@ -222,10 +222,11 @@ impl FingerprintTable {
         })
     }
 
-    /// Writes every fingerprint to a durable file at `path` (16 bytes each).
+    /// Writes every fingerprint to a durable file at `path` (16 bytes each;
+    /// a symbolic link there is refused).
     pub fn save(&self, path: &std::path::Path) -> std::io::Result<()> {
         use std::io::Write;
-        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        let mut out = std::io::BufWriter::new(crate::guarded::create(path)?);
         for fingerprint in self.iter() {
             out.write_all(&fingerprint.high().to_le_bytes())?;
             out.write_all(&fingerprint.low().to_le_bytes())?;
@@ -233,11 +234,12 @@ impl FingerprintTable {
         out.into_inner().map_err(|e| e.into_error())?.sync_all()
     }
 
-    /// A table of `capacity` slots holding the fingerprints saved at `path`.
+    /// A table of `capacity` slots holding the fingerprints saved at `path`
+    /// (a symbolic link there is refused).
     pub fn load(path: &std::path::Path, capacity: usize) -> std::io::Result<FingerprintTable> {
         use std::io::Read;
         let invalid = |what: String| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
-        let file = std::fs::File::open(path)?;
+        let file = crate::guarded::open(path)?;
         let length = file.metadata()?.len();
         if length % SLOT_BYTES as u64 != 0 {
             return Err(invalid(format!(

@@ -12,6 +12,7 @@
 mod disk_fingerprint_set;
 mod fingerprint_table;
 mod frontier;
+pub mod guarded;
 mod insert_room;
 mod trace_log;
 mod visited_set;

@@ -78,26 +78,22 @@ impl TraceLog {
     }
 
     /// A trace log in a new file at `path` (kept after the log is dropped, so
-    /// that a checkpointed search can be resumed from it).
+    /// that a checkpointed search can be resumed from it; a symbolic link
+    /// there is refused).
     pub fn create_at(path: &Path) -> io::Result<TraceLog> {
+        let file = crate::guarded::open_rw(path, true)?;
+        file.set_len(0)?;
         Ok(TraceLog {
-            file: std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(path)?,
+            file,
             next_block: AtomicU64::new(0),
         })
     }
 
-    /// Reopens the log at `path` as it was when [`next_block`](Self::next_block)
-    /// returned `next_block`: records written after that are overwritten.
+    /// Reopens the log at `path` (not a symbolic link) as it was when
+    /// [`next_block`](Self::next_block) returned `next_block`: records
+    /// written after that are overwritten.
     pub fn reopen(path: &Path, next_block: u64) -> io::Result<TraceLog> {
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)?;
+        let file = crate::guarded::open_rw(path, false)?;
         let needed = next_block * RECORDS_PER_BLOCK * RECORD_BYTES;
         if file.metadata()?.len() < needed.saturating_sub(RECORDS_PER_BLOCK * RECORD_BYTES) {
             return Err(io::Error::new(
@@ -118,6 +114,30 @@ impl TraceLog {
     /// needs to reopen the log.
     pub fn next_block(&self) -> u64 {
         self.next_block.load(Ordering::Relaxed)
+    }
+
+    /// A checksum of blocks `blocks` of the log (each block zero-filled
+    /// beyond the end of the file, hashed with its index as seed, the hashes
+    /// summed), so that the checksum of a longer prefix is the checksum of a
+    /// shorter one plus that of the blocks after it. Blocks below
+    /// [`next_block`](Self::next_block) whose writers are gone never change.
+    pub fn digest_blocks(&self, blocks: std::ops::Range<u64>) -> io::Result<u128> {
+        let block_bytes = RECORDS_PER_BLOCK * RECORD_BYTES;
+        let mut buffer = vec![0u8; block_bytes as usize];
+        let mut sum = 0u128;
+        for block in blocks {
+            buffer.fill(0);
+            let mut filled = 0;
+            while filled < buffer.len() {
+                let offset = block * block_bytes + filled as u64;
+                match self.file.read_at(&mut buffer[filled..], offset)? {
+                    0 => break,
+                    read => filled += read,
+                }
+            }
+            sum = sum.wrapping_add(xxhash_rust::xxh3::xxh3_128_with_seed(&buffer, block));
+        }
+        Ok(sum)
     }
 
     /// Makes every flushed record durable.
