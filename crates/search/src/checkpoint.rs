@@ -12,7 +12,7 @@
 //!
 //! The manifest records the checkpoint format, the run's identity (cmc
 //! version, a checksum of the executable, the model's name and parameters,
-//! the settings that change what is explored), a run id, the counters, the
+//! the settings that change what is explored), the counters, the
 //! XXH3-128 checksum and length of every other file of the checkpoint, and a
 //! checksum of the trace log's records up to the checkpoint; its last line is
 //! the checksum of all the lines before it. A resume checks all of it and
@@ -168,8 +168,6 @@ struct FileChecksum {
 struct Manifest {
     format: u32,
     identity: RunIdentity,
-    /// Identifies the run (and its resumptions) that wrote the checkpoint.
-    run: String,
     counters: Counters,
     files: Vec<FileChecksum>,
     /// [`TraceLog::digest_blocks`] of blocks `0..counters.trace_next_block`.
@@ -260,7 +258,6 @@ pub(crate) struct CheckpointDir {
     /// Holds the exclusive lock on `DIR/lock`.
     _lock: fs::File,
     identity: RunIdentity,
-    run: String,
     /// Trace log blocks already checksummed, and their checksum.
     trace_checksum: Mutex<(u64, u128)>,
 }
@@ -353,7 +350,6 @@ impl CheckpointDir {
                 ),
             ));
         }
-        taken.run = manifest.run;
         taken.trace_checksum = Mutex::new((counters.trace_next_block, trace_checksum));
         let table_path = found.join(TABLE);
         let table = if taken.identity.fingerprints_on_disk {
@@ -419,23 +415,10 @@ impl CheckpointDir {
                     lock_path.display()
                 )
             })?;
-        let run = format!(
-            "{:032x}",
-            xxhash_rust::xxh3::xxh3_128(
-                format!(
-                    "{} {:?} {}",
-                    std::process::id(),
-                    std::time::SystemTime::now(),
-                    dir.display()
-                )
-                .as_bytes()
-            )
-        );
         Ok(CheckpointDir {
             dir: dir.to_path_buf(),
             _lock: lock,
             identity,
-            run,
             trace_checksum: Mutex::new((0, 0)),
         })
     }
@@ -507,7 +490,6 @@ impl CheckpointDir {
         let manifest = Manifest {
             format: CHECKPOINT_FORMAT,
             identity: self.identity.clone(),
-            run: self.run.clone(),
             counters: counters.clone(),
             files,
             trace_log_xxh3_128: format!("{checksum:032x}"),
