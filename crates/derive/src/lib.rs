@@ -49,10 +49,7 @@ fn expand(mut input: DeriveInput) -> syn::Result<TokenStream> {
                     ),
                 ));
             }
-            (
-                encode_enum(&variants),
-                decode_enum(&input.ident, &variants),
-            )
+            (encode_enum(&variants), decode_enum(&input.ident, &variants))
         }
         Data::Union(data) => {
             return Err(syn::Error::new_spanned(
@@ -232,8 +229,16 @@ mod tests {
 
     #[test]
     fn every_type_parameter_gets_an_encode_bound_and_existing_bounds_stay() {
-        let mut input: DeriveInput =
-            parse_quote!(struct Pair<'a, A: Clone, B, const N: usize> where B: Copy { a: A, b: [B; N], r: &'a () });
+        let mut input: DeriveInput = parse_quote!(
+            struct Pair<'a, A: Clone, B, const N: usize>
+            where
+                B: Copy,
+            {
+                a: A,
+                b: [B; N],
+                r: &'a (),
+            }
+        );
         add_encode_bounds(&mut input);
         let where_clause = input.generics.where_clause.expect("a where clause");
         let predicates: Vec<String> = where_clause

@@ -111,12 +111,20 @@ fn reordering_variants_changes_tags_never_the_decoded_value() {
     for phase in [InOrder::Working, InOrder::Prepared, InOrder::Committed] {
         round_trip(&phase);
     }
-    for phase in [Reordered::Working, Reordered::Prepared, Reordered::Committed] {
+    for phase in [
+        Reordered::Working,
+        Reordered::Prepared,
+        Reordered::Committed,
+    ] {
         round_trip(&phase);
     }
     assert_eq!(InOrder::Working.to_bytes(), [0]);
     assert_eq!(Reordered::Working.to_bytes(), [1]);
-    for (value, tag) in [(Shuffled::Two, 0u8), (Shuffled::Zero, 1), (Shuffled::One, 2)] {
+    for (value, tag) in [
+        (Shuffled::Two, 0u8),
+        (Shuffled::Zero, 1),
+        (Shuffled::One, 2),
+    ] {
         assert_eq!(value.to_bytes(), [tag]);
         round_trip(&value);
     }
@@ -155,7 +163,10 @@ fn a_tag_beyond_the_last_variant_is_an_unknown_variant_error() {
         tag: 255,
     }
     .to_string();
-    assert!(message.contains("Message has no variant number 255"), "{message}");
+    assert!(
+        message.contains("Message has no variant number 255"),
+        "{message}"
+    );
 }
 
 #[test]

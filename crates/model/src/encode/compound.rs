@@ -146,7 +146,18 @@ mod tests {
         round_trip((1u8,));
         round_trip((1u8, 2u16, 3u32, false));
         round_trip((
-            1u8, 2u16, 3u32, 4u64, 5i8, 6i16, 7i32, 8i64, 'x', true, (), 12usize,
+            1u8,
+            2u16,
+            3u32,
+            4u64,
+            5i8,
+            6i16,
+            7i32,
+            8i64,
+            'x',
+            true,
+            (),
+            12usize,
         ));
         round_trip([1u16, 2, 3]);
         round_trip([[true; 2]; 3]);
