@@ -142,6 +142,7 @@ fn encode_struct(fields: &Fields) -> TokenStream {
     }
 }
 
+/// Decodes every field of a struct, in declaration order.
 fn decode_struct(fields: &Fields) -> TokenStream {
     let value = decode_fields(quote!(Self), fields);
     quote!(::core::result::Result::Ok(#value))
