@@ -106,7 +106,8 @@ pub struct CheckArgs {
     #[arg(long)]
     pub no_deadlock: bool,
     /// Compute every step twice and compare: reports a model or core whose
-    /// steps depend on anything but the state (statics, time, uninitialised memory).
+    /// steps depend on anything but the state (statics, time, uninitialised memory);
+    /// also decode every new state's encoding and check it gives the state back.
     #[arg(long)]
     pub check_determinism: bool,
     /// Seed of the random walks.

@@ -6,8 +6,15 @@
 //! to disk, so they must not depend on addresses, hash seeds or insertion
 //! order. Collections are encoded in their iteration order, so use ordered
 //! ones (`BTreeSet`, sorted `Vec`, bit sets) for set-valued state.
+//!
+//! Decoding is total: bytes that no value encodes to (a truncated input, an
+//! enum tag that names no variant, a `bool` byte other than 0 or 1, an invalid
+//! `char`, a set out of order, a length beyond the input) give a
+//! [`DecodeError`], never a panic and never another value.
 
-use std::collections::{BTreeMap, BTreeSet};
+mod collections;
+mod compound;
+mod scalars;
 
 /// Why bytes could not be decoded into a state.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -19,6 +26,16 @@ pub enum DecodeError {
         offset: usize,
         /// How many more bytes were needed.
         needed: usize,
+    },
+    /// An enum's tag byte names no variant.
+    #[error("invalid state encoding at offset {offset}: {type_name} has no variant number {tag}")]
+    UnknownVariant {
+        /// Offset of the tag byte.
+        offset: usize,
+        /// The enum.
+        type_name: &'static str,
+        /// The tag read.
+        tag: u8,
     },
     /// A byte pattern that no value of the type encodes to.
     #[error("invalid state encoding at offset {offset}: {what}")]
@@ -51,7 +68,7 @@ impl<'a> Decoder<'a> {
 
     /// Takes the next `len` bytes, or fails with [`DecodeError::Truncated`].
     pub fn take(&mut self, len: usize) -> Result<&'a [u8], DecodeError> {
-        let rest = &self.bytes[self.offset..];
+        let rest = self.remaining();
         if rest.len() < len {
             return Err(DecodeError::Truncated {
                 offset: self.offset,
@@ -60,6 +77,11 @@ impl<'a> Decoder<'a> {
         }
         self.offset += len;
         Ok(&rest[..len])
+    }
+
+    /// The bytes not read yet.
+    fn remaining(&self) -> &'a [u8] {
+        &self.bytes[self.offset..]
     }
 
     /// Current offset into the input, for error messages.
@@ -77,7 +99,7 @@ impl<'a> Decoder<'a> {
 
     /// Succeeds only if every byte has been consumed.
     pub fn finish(self) -> Result<(), DecodeError> {
-        match self.bytes.len() - self.offset {
+        match self.remaining().len() {
             0 => Ok(()),
             extra => Err(DecodeError::Trailing { extra }),
         }
@@ -88,10 +110,29 @@ impl<'a> Decoder<'a> {
 ///
 /// Contract: `decode(encode(v)) == v`, and `encode(a) == encode(b)` exactly
 /// when `a` and `b` denote the same state. Integers are little-endian and
-/// fixed-width; sequences carry a `u32` length prefix.
+/// fixed-width (`usize` as `u64`); sequences carry a `u32` length prefix;
+/// enums a one-byte tag.
 ///
-/// For structs, [`encode_fields!`](crate::encode_fields) writes the
-/// implementation; for field-less enums, [`encode_enum!`](crate::encode_enum).
+/// Write it with `#[derive(Encode)]` (structs, tuple structs, enums with
+/// data, generics): encoding and decoding are then generated from the same
+/// declaration and cannot disagree. A derived struct is its fields in
+/// declaration order; a derived enum is the variant's position in the
+/// declaration as one byte, then its fields.
+///
+/// ```
+/// use cmc_model::Encode;
+///
+/// #[derive(Encode, Debug, PartialEq)]
+/// enum Phase { Working, Prepared { votes: u8 }, Committed(bool) }
+///
+/// #[derive(Encode, Debug, PartialEq)]
+/// struct Jugs { small: u8, big: u8, phase: Phase }
+///
+/// let jugs = Jugs { small: 3, big: 4, phase: Phase::Prepared { votes: 2 } };
+/// assert_eq!(jugs.to_bytes(), [3, 4, 1, 2]);
+/// assert_eq!(Jugs::decode_exact(&jugs.to_bytes()).unwrap(), jugs);
+/// assert!(Phase::decode_exact(&[7]).is_err());
+/// ```
 pub trait Encode: Sized {
     /// Appends the canonical encoding of `self` to `out`.
     fn encode(&self, out: &mut Vec<u8>);
@@ -115,263 +156,39 @@ pub trait Encode: Sized {
     }
 }
 
-macro_rules! encode_integers {
-    ($($ty:ty),*) => {$(
-        impl Encode for $ty {
-            #[inline]
-            fn encode(&self, out: &mut Vec<u8>) {
-                out.extend_from_slice(&self.to_le_bytes());
-            }
-            #[inline]
-            fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-                let bytes = decoder.take(std::mem::size_of::<$ty>())?;
-                Ok(<$ty>::from_le_bytes(bytes.try_into().expect("length checked by take")))
-            }
-        }
-    )*};
+/// How an encoding failed the round trip `decode(encode(v)) == v`.
+#[derive(Debug)]
+pub enum RoundTripFailure<T> {
+    /// The encoding does not decode.
+    Undecodable(DecodeError),
+    /// It decodes to a value whose own encoding is `encoding`: another state.
+    Changed {
+        /// The value decoded.
+        decoded: T,
+        /// Its encoding, which differs from the one decoded.
+        encoding: Vec<u8>,
+    },
 }
 
-encode_integers!(u8, u16, u32, u64, u128, i8, i16, i32, i64, i128);
-
-impl Encode for bool {
-    #[inline]
-    fn encode(&self, out: &mut Vec<u8>) {
-        out.push(u8::from(*self));
-    }
-    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        match u8::decode(decoder)? {
-            0 => Ok(false),
-            1 => Ok(true),
-            other => decoder.invalid(format!("bool byte {other}")),
-        }
-    }
-}
-
-impl<T: Encode, const N: usize> Encode for [T; N] {
-    fn encode(&self, out: &mut Vec<u8>) {
-        for item in self {
-            item.encode(out);
-        }
-    }
-    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        let mut items = Vec::with_capacity(N);
-        for _ in 0..N {
-            items.push(T::decode(decoder)?);
-        }
-        Ok(items
-            .try_into()
-            .unwrap_or_else(|_| unreachable!("exactly N items were pushed")))
-    }
-}
-
-fn encode_len(len: usize, out: &mut Vec<u8>) {
-    let len = u32::try_from(len).expect("a state collection holds at most u32::MAX items");
-    len.encode(out);
-}
-
-fn decode_len(decoder: &mut Decoder<'_>) -> Result<usize, DecodeError> {
-    let len = u32::decode(decoder)? as usize;
-    // Every item takes at least zero bytes, so only a generous sanity bound applies.
-    if len > decoder.bytes.len().saturating_mul(8) + 1024 {
-        return decoder.invalid(format!("collection length {len} exceeds the input"));
-    }
-    Ok(len)
-}
-
-/// Encodes a sequence of `len` items as its length, then each item.
-fn encode_items<'a, T: Encode + 'a>(
-    len: usize,
-    items: impl Iterator<Item = &'a T>,
-    out: &mut Vec<u8>,
-) {
-    encode_len(len, out);
-    for item in items {
-        item.encode(out);
-    }
-}
-
-/// Decodes a sequence written by [`encode_items`] into any collection.
-fn decode_items<T: Encode, C: FromIterator<T>>(
-    decoder: &mut Decoder<'_>,
-) -> Result<C, DecodeError> {
-    let len = decode_len(decoder)?;
-    (0..len).map(|_| T::decode(decoder)).collect()
-}
-
-impl<T: Encode> Encode for Vec<T> {
-    fn encode(&self, out: &mut Vec<u8>) {
-        encode_items(self.len(), self.iter(), out);
-    }
-    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        decode_items(decoder)
-    }
-}
-
-impl<T: Encode + Ord> Encode for BTreeSet<T> {
-    fn encode(&self, out: &mut Vec<u8>) {
-        encode_items(self.len(), self.iter(), out);
-    }
-    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        decode_items(decoder)
-    }
-}
-
-impl<K: Encode + Ord, V: Encode> Encode for BTreeMap<K, V> {
-    fn encode(&self, out: &mut Vec<u8>) {
-        encode_len(self.len(), out);
-        for (key, value) in self {
-            key.encode(out);
-            value.encode(out);
-        }
-    }
-    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        let len = decode_len(decoder)?;
-        (0..len)
-            .map(|_| Ok((K::decode(decoder)?, V::decode(decoder)?)))
-            .collect()
-    }
-}
-
-impl<T: Encode> Encode for Option<T> {
-    fn encode(&self, out: &mut Vec<u8>) {
-        match self {
-            None => out.push(0),
-            Some(value) => {
-                out.push(1);
-                value.encode(out);
-            }
-        }
-    }
-    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        match u8::decode(decoder)? {
-            0 => Ok(None),
-            1 => Ok(Some(T::decode(decoder)?)),
-            other => decoder.invalid(format!("option tag {other}")),
-        }
-    }
-}
-
-impl Encode for String {
-    fn encode(&self, out: &mut Vec<u8>) {
-        encode_len(self.len(), out);
-        out.extend_from_slice(self.as_bytes());
-    }
-    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        let len = decode_len(decoder)?;
-        let offset = decoder.offset();
-        let bytes = decoder.take(len)?;
-        String::from_utf8(bytes.to_vec()).map_err(|_| DecodeError::Invalid {
-            offset,
-            what: "string is not UTF-8".into(),
-        })
-    }
-}
-
-macro_rules! encode_tuples {
-    ($(($($name:ident),+)),*) => {$(
-        impl<$($name: Encode),+> Encode for ($($name,)+) {
-            #[allow(non_snake_case)]
-            fn encode(&self, out: &mut Vec<u8>) {
-                let ($($name,)+) = self;
-                $($name.encode(out);)+
-            }
-            fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-                Ok(($($name::decode(decoder)?,)+))
-            }
-        }
-    )*};
-}
-
-encode_tuples!((A), (A, B), (A, B, C), (A, B, C, D));
-
-/// Implements [`Encode`] for a struct by encoding the named fields in order.
+/// Checks the [`Encode`] contract on one encoding: `bytes` decodes exactly,
+/// to a value that encodes to `bytes` again.
 ///
-/// Every field of the struct must be listed (the generated `decode` builds the
-/// struct from exactly these fields, so a missing one is a compile error).
-///
-/// ```
-/// use cmc_model::{encode_fields, Encode};
-/// #[derive(Debug, PartialEq)]
-/// struct Jugs { small: u8, big: u8 }
-/// encode_fields!(Jugs { small, big });
-/// let jugs = Jugs { small: 3, big: 4 };
-/// assert_eq!(Jugs::decode_exact(&jugs.to_bytes()).unwrap(), jugs);
-/// ```
-#[macro_export]
-macro_rules! encode_fields {
-    ($ty:ident { $($field:ident),* $(,)? }) => {
-        impl $crate::Encode for $ty {
-            #[inline]
-            fn encode(&self, out: &mut Vec<u8>) {
-                $( $crate::Encode::encode(&self.$field, out); )*
-            }
-            fn decode(decoder: &mut $crate::Decoder<'_>) -> Result<Self, $crate::DecodeError> {
-                Ok($ty { $( $field: $crate::Encode::decode(decoder)?, )* })
-            }
-        }
-    };
-}
-
-/// Implements [`Encode`] for a field-less enum as one byte: the position of
-/// the variant in the list given (at most 256 variants).
-///
-/// ```
-/// use cmc_model::{encode_enum, Encode};
-/// #[derive(Debug, Clone, Copy, PartialEq)]
-/// enum Phase { Working, Prepared, Committed }
-/// encode_enum!(Phase { Working, Prepared, Committed });
-/// assert_eq!(Phase::Prepared.to_bytes(), vec![1]);
-/// assert!(Phase::decode_exact(&[7]).is_err());
-/// ```
-#[macro_export]
-macro_rules! encode_enum {
-    ($ty:ident { $($variant:ident),+ $(,)? }) => {
-        impl $crate::Encode for $ty {
-            #[inline]
-            fn encode(&self, out: &mut Vec<u8>) {
-                out.push(*self as u8);
-            }
-            fn decode(decoder: &mut $crate::Decoder<'_>) -> Result<Self, $crate::DecodeError> {
-                const VARIANTS: &[$ty] = &[$($ty::$variant),+];
-                let tag = <u8 as $crate::Encode>::decode(decoder)?;
-                match VARIANTS.get(tag as usize) {
-                    Some(variant) => Ok(*variant),
-                    None => decoder.invalid(format!(
-                        "{} has no variant number {}", stringify!($ty), tag
-                    )),
-                }
-            }
-        }
-    };
+/// Values are compared by their encodings (a state's identity), so `T` needs
+/// no `PartialEq`; a `decode` that returns another state shows as
+/// [`RoundTripFailure::Changed`] because that state encodes differently.
+pub fn check_round_trip<T: Encode>(bytes: &[u8]) -> Result<(), RoundTripFailure<T>> {
+    let decoded = T::decode_exact(bytes).map_err(RoundTripFailure::Undecodable)?;
+    let encoding = decoded.to_bytes();
+    if encoding == bytes {
+        Ok(())
+    } else {
+        Err(RoundTripFailure::Changed { decoded, encoding })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn round_trip<T: Encode + PartialEq + std::fmt::Debug>(value: T) {
-        let bytes = value.to_bytes();
-        assert_eq!(T::decode_exact(&bytes).unwrap(), value);
-    }
-
-    #[test]
-    fn values_round_trip() {
-        round_trip(7u8);
-        round_trip(-3i64);
-        round_trip(u128::MAX);
-        round_trip(true);
-        round_trip([1u16, 2, 3]);
-        round_trip(vec![Some(1u32), None]);
-        round_trip(BTreeSet::from([3u8, 1, 2]));
-        round_trip(BTreeMap::from([(1u8, "a".to_string())]));
-        round_trip((1u8, 2u16, 3u32, false));
-    }
-
-    #[test]
-    fn integers_are_little_endian_fixed_width() {
-        assert_eq!(0x0102u16.to_bytes(), vec![2, 1]);
-        assert_eq!(vec![5u8].to_bytes(), vec![1, 0, 0, 0, 5]);
-    }
 
     #[test]
     fn malformed_input_is_an_error_not_a_panic() {
@@ -380,13 +197,62 @@ mod tests {
             Err(DecodeError::Truncated { needed: 2, .. })
         ));
         assert!(matches!(
-            bool::decode_exact(&[2]),
-            Err(DecodeError::Invalid { .. })
-        ));
-        assert!(matches!(
             u8::decode_exact(&[1, 2]),
             Err(DecodeError::Trailing { extra: 1 })
         ));
-        assert!(Vec::<u8>::decode_exact(&[255, 255, 255, 255]).is_err());
+    }
+
+    /// Encodes a `u8` as itself but decodes every byte as 0.
+    #[derive(Debug)]
+    struct Forgetful(u8);
+
+    impl Encode for Forgetful {
+        fn encode(&self, out: &mut Vec<u8>) {
+            out.push(self.0);
+        }
+        fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+            u8::decode(decoder)?;
+            Ok(Forgetful(0))
+        }
+    }
+
+    /// Derived inside this crate: `extern crate self as cmc_model` resolves
+    /// the derive's `::cmc_model::Encode` here too.
+    #[derive(crate::Encode, Debug)]
+    enum Derived {
+        Empty,
+        Pair(u8, bool),
+    }
+
+    #[test]
+    fn the_round_trip_check_passes_a_correct_encoding() {
+        assert!(check_round_trip::<(u8, bool)>(&(7u8, true).to_bytes()).is_ok());
+        for value in [Derived::Empty, Derived::Pair(7, true)] {
+            assert!(check_round_trip::<Derived>(&value.to_bytes()).is_ok());
+        }
+    }
+
+    #[test]
+    fn the_round_trip_check_catches_a_decode_that_returns_another_value() {
+        match check_round_trip::<Forgetful>(&Forgetful(5).to_bytes()) {
+            Err(RoundTripFailure::Changed { decoded, encoding }) => {
+                assert_eq!(decoded.0, 0);
+                assert_eq!(encoding, [0]);
+            }
+            other => panic!("expected Changed, got {other:?}"),
+        }
+        assert!(check_round_trip::<Forgetful>(&[0]).is_ok());
+    }
+
+    #[test]
+    fn the_round_trip_check_catches_bytes_that_do_not_decode() {
+        assert!(matches!(
+            check_round_trip::<bool>(&[2]),
+            Err(RoundTripFailure::Undecodable(DecodeError::Invalid { .. }))
+        ));
+        assert!(matches!(
+            check_round_trip::<u8>(&[1, 2]),
+            Err(RoundTripFailure::Undecodable(DecodeError::Trailing { .. }))
+        ));
     }
 }

@@ -5,7 +5,7 @@
 //! `Next`. Invariants: `TypeOK` (the default) and `NotSolved` (`big # 4`),
 //! whose shortest counterexample is the puzzle's solution.
 
-use cmc_model::{encode_fields, Model, ModelParam, Property, StateView};
+use cmc_model::{Encode, Model, ModelParam, Property, StateView};
 
 use crate::params::choices_param;
 
@@ -15,15 +15,13 @@ const SMALL_CAPACITY_GALLONS: u8 = 3;
 const BIG_CAPACITY_GALLONS: u8 = 5;
 
 /// The jugs' contents.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Encode)]
 pub struct Jugs {
     /// Gallons in the 5-gallon jug.
     pub big: u8,
     /// Gallons in the 3-gallon jug.
     pub small: u8,
 }
-
-encode_fields!(Jugs { big, small });
 
 /// The actions of `Next`, in its order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

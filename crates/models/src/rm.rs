@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use cmc_model::{encode_enum, DecodeError, Decoder, Encode};
+use cmc_model::Encode;
 
 /// The largest `RM` set the packed representations hold.
 pub const RM_COUNT_MAX: usize = 16;
@@ -42,7 +42,7 @@ impl fmt::Debug for Rm {
 }
 
 /// A subset of `RM`, as a bit set (bit `i` is `r{i+1}`).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Encode)]
 pub struct RmSet(u16);
 
 impl RmSet {
@@ -112,18 +112,8 @@ impl fmt::Debug for RmSet {
     }
 }
 
-impl Encode for RmSet {
-    #[inline]
-    fn encode(&self, out: &mut Vec<u8>) {
-        self.0.encode(out);
-    }
-    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        Ok(RmSet(u16::decode(decoder)?))
-    }
-}
-
 /// The state of one resource manager: `{"working", "prepared", "committed", "aborted"}`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Encode)]
 pub enum RmState {
     /// `"working"`, the initial state.
     Working = 0,
@@ -134,13 +124,6 @@ pub enum RmState {
     /// `"aborted"`: decided to abort.
     Aborted = 3,
 }
-
-encode_enum!(RmState {
-    Working,
-    Prepared,
-    Committed,
-    Aborted
-});
 
 impl RmState {
     const ALL: [RmState; 4] = [
@@ -166,7 +149,7 @@ impl RmState {
 /// Bits above `2 * rm_count` stay zero, so equal functions have equal bits.
 /// The encoding of [`RmState`] makes the high bit "decided" and, among decided
 /// states, the low bit "aborted", which the set queries below exploit.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Encode)]
 pub struct RmStates(u32);
 
 /// Bit 0 of every RM's two-bit slot.
@@ -246,16 +229,6 @@ impl fmt::Debug for RmStates {
         f.debug_list()
             .entries(Rm::all(RM_COUNT_MAX).map(|rm| self.get(rm)))
             .finish()
-    }
-}
-
-impl Encode for RmStates {
-    #[inline]
-    fn encode(&self, out: &mut Vec<u8>) {
-        self.0.encode(out);
-    }
-    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        Ok(RmStates(u32::decode(decoder)?))
     }
 }
 

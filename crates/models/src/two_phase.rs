@@ -11,13 +11,13 @@
 //! sets. Receiving a Commit or Abort message twice is a stuttering step, kept
 //! as in the spec: it is what keeps the final states from being deadlocks.
 
-use cmc_model::{encode_enum, encode_fields, Model, ModelParam, Property, StateView};
+use cmc_model::{Encode, Model, ModelParam, Property, StateView};
 
 use crate::params::choices_param;
 use crate::rm::{Rm, RmSet, RmState, RmStates, RM_COUNT_MAX};
 
 /// `tmState`: `{"init", "committed", "aborted"}`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Encode)]
 pub enum TmState {
     /// `"init"`: collecting Prepared messages.
     Init,
@@ -38,14 +38,8 @@ impl TmState {
     }
 }
 
-encode_enum!(TmState {
-    Init,
-    Committed,
-    Aborted
-});
-
 /// `msgs`: the set of messages sent, a subset of `Message`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Encode)]
 pub struct TwoPhaseMsgs {
     /// The RMs `rm` with `[type |-> "Prepared", rm |-> rm] \in msgs`.
     pub prepared: RmSet,
@@ -55,14 +49,8 @@ pub struct TwoPhaseMsgs {
     pub abort: bool,
 }
 
-encode_fields!(TwoPhaseMsgs {
-    prepared,
-    commit,
-    abort
-});
-
 /// A state of TwoPhase.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Encode)]
 pub struct TwoPhaseState {
     /// `rmState`.
     pub rm_state: RmStates,
@@ -73,13 +61,6 @@ pub struct TwoPhaseState {
     /// `msgs`.
     pub msgs: TwoPhaseMsgs,
 }
-
-encode_fields!(TwoPhaseState {
-    rm_state,
-    tm_state,
-    tm_prepared,
-    msgs
-});
 
 /// An action of `TPNext`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

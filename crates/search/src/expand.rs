@@ -62,6 +62,8 @@ pub(crate) enum SearchError {
     Decode(#[from] cmc_model::DecodeError),
     #[error("the model is not deterministic: {0}")]
     NonDeterminism(String),
+    #[error("the model's state encoding is not a round trip (decode(encode(s)) != s); fix its Encode implementation: {0}")]
+    EncodingRoundTrip(String),
 }
 
 /// A successor computed but not yet inserted.
@@ -113,6 +115,7 @@ pub(crate) struct Expander<'a, M: Model> {
     pub table: &'a VisitedSet,
     pub check_deadlock: bool,
     pub check_determinism: bool,
+    pub check_round_trip: bool,
 }
 
 impl<'a, M: Model> Expander<'a, M> {
@@ -129,6 +132,7 @@ impl<'a, M: Model> Expander<'a, M> {
             table,
             check_deadlock: options.check_deadlock,
             check_determinism: options.check_determinism,
+            check_round_trip: crate::round_trip::enabled(options),
         }
     }
 
@@ -194,6 +198,10 @@ impl<'a, M: Model> Expander<'a, M> {
             }
             Some(Insertion::Present) => return Ok(()),
             Some(Insertion::New) => {}
+        }
+        if self.check_round_trip {
+            crate::round_trip::check(self.model, &state, bytes)
+                .map_err(SearchError::EncodingRoundTrip)?;
         }
         let trace_id = writer.append(TraceRecord {
             fingerprint,

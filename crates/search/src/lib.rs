@@ -8,14 +8,13 @@
 //! - and [`replay`] of a recorded action sequence ([`ReplayFile`]).
 //!
 //! ```
-//! use cmc_model::{encode_fields, Model, Property};
+//! use cmc_model::{Encode, Model, Property};
 //! use cmc_search::{Checker, Verdict};
 //!
 //! /// A counter that may be incremented up to a limit.
 //! struct Counter { limit: u8 }
-//! #[derive(Clone, Debug, PartialEq)]
+//! #[derive(Clone, Debug, PartialEq, Encode)]
 //! struct Count { value: u8 }
-//! encode_fields!(Count { value });
 //!
 //! impl Model for Counter {
 //!     type State = Count;
@@ -52,6 +51,7 @@ mod render;
 mod replay;
 mod replay_file;
 mod report;
+mod round_trip;
 mod simulate;
 
 /// The README's examples, compiled and run as doctests.

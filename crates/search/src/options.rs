@@ -87,7 +87,9 @@ pub struct SearchOptions {
     pub interrupt: Option<Arc<AtomicBool>>,
     /// Whether every successor is computed twice and the two encodings
     /// compared, so that a model whose steps depend on anything but the state
-    /// is reported as non-deterministic at the step that showed it.
+    /// is reported as non-deterministic at the step that showed it; and
+    /// whether every new state's encoding is decoded and checked to give the
+    /// state back (always done in builds with debug assertions).
     pub check_determinism: bool,
 }
 

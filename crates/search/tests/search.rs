@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cmc_model::{encode_fields, Model, Property};
+use cmc_model::{Encode, Model, Property};
 use cmc_search::{replay, Checker, ReplayFile, SearchOptions, Strategy, Verdict, ViolationKind};
 
 /// A walker on a `width` x `height` grid that steps right or up, and may
@@ -21,12 +21,11 @@ struct Grid {
     corner_is_terminal: bool,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Encode)]
 struct Position {
     x: u8,
     y: u8,
 }
-encode_fields!(Position { x, y });
 
 #[derive(Clone, Debug, PartialEq)]
 enum Move {
@@ -405,12 +404,11 @@ fn assert_properties_panics_with_the_readable_counterexample() {
 /// 65,536 states whose widest level (8 switches on) is 12,870 states, 2.8 MB.
 struct Switches;
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Encode)]
 struct Board {
     on: u16,
     padding: [u8; 200],
 }
-encode_fields!(Board { on, padding });
 
 impl Model for Switches {
     type State = Board;

@@ -6,7 +6,7 @@ use cmc_model::{DecodeError, Decoder, Encode};
 use crate::state::Payload;
 
 /// What happens to a message in flight.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
 pub enum NetOp {
     /// Hand it to the destination core (lost if the destination is down).
     Deliver,
@@ -15,7 +15,6 @@ pub enum NetOp {
     /// Add a copy (budget `dups`).
     Dup,
 }
-cmc_model::encode_enum!(NetOp { Deliver, Drop, Dup });
 
 impl NetOp {
     /// `DELIVER`, `DROP` or `DUP`.

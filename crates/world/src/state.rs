@@ -4,7 +4,7 @@
 //! in the environment interprets it. Only [`crate::inspect`] splits it into the
 //! durable and volatile parts for properties and descriptions.
 
-use cmc_model::{encode_fields, DecodeError, Decoder, Encode};
+use cmc_model::{DecodeError, Decoder, Encode};
 
 use crate::abi::PAYLOAD_MAX;
 
@@ -74,7 +74,7 @@ impl Encode for Payload {
 }
 
 /// Messages in flight with the same source, destination and bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Encode)]
 pub struct Packet {
     /// Sending node.
     pub src: u8,
@@ -85,25 +85,18 @@ pub struct Packet {
     /// Copies in flight (always 1 in FIFO and duplicating networks).
     pub count: u8,
 }
-encode_fields!(Packet {
-    src,
-    dst,
-    msg,
-    count
-});
 
 /// A PERSIST the core emitted that the environment has not flushed yet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
 pub struct Persist {
     /// Offset into the durable part.
     pub offset: u32,
     /// Bytes to write there.
     pub bytes: Payload,
 }
-encode_fields!(Persist { offset, bytes });
 
 /// One node: its core's bytes and what the environment holds for it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode)]
 pub struct NodeState {
     /// The core state: durable part, then volatile part. Opaque outside `inspect`.
     pub(crate) core: Vec<u8>,
@@ -118,17 +111,9 @@ pub struct NodeState {
     /// Unflushed persists, oldest first.
     pub persists: Vec<Persist>,
 }
-encode_fields!(NodeState {
-    core,
-    crashed,
-    clock,
-    timers,
-    wakes,
-    persists
-});
 
 /// What a ghost history entry records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
 pub enum GhostKind {
     /// The environment issued a client request.
     Invoke,
@@ -137,14 +122,9 @@ pub enum GhostKind {
     /// The environment failed the request locally.
     LocalFail,
 }
-cmc_model::encode_enum!(GhostKind {
-    Invoke,
-    Reply,
-    LocalFail
-});
 
 /// One entry of the ghost history of client requests and replies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
 pub struct GhostEntry {
     /// What happened.
     pub kind: GhostKind,
@@ -155,12 +135,6 @@ pub struct GhostEntry {
     /// Reply bytes (empty otherwise).
     pub payload: Payload,
 }
-encode_fields!(GhostEntry {
-    kind,
-    request,
-    node,
-    payload
-});
 
 /// Index of each fault budget in [`WorldState::budgets`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,7 +159,7 @@ pub enum Budget {
 pub const BUDGETS: usize = 7;
 
 /// The World's state. Its [`Encode`] bytes are its identity.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode)]
 pub struct WorldState {
     /// The nodes, by id.
     pub nodes: Vec<NodeState>,
@@ -201,14 +175,6 @@ pub struct WorldState {
     /// Client invocations and replies, in order.
     pub ghost: Vec<GhostEntry>,
 }
-encode_fields!(WorldState {
-    nodes,
-    net,
-    links_down,
-    budgets,
-    issued,
-    ghost
-});
 
 impl WorldState {
     /// Remaining budget of `kind`.

@@ -1,0 +1,212 @@
+//! Encodings of sequences and ordered collections: a `u32` item count, then
+//! the items in iteration order. Sets and maps must decode in strictly
+//! ascending order, as they encode: bytes listing items out of order or
+//! twice encode no set, and are refused rather than read as another one.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use super::{DecodeError, Decoder, Encode};
+
+fn encode_len(len: usize, out: &mut Vec<u8>) {
+    let len = u32::try_from(len).expect("a state collection holds at most u32::MAX items");
+    len.encode(out);
+}
+
+/// Reads an item count. Items are then read one by one (nothing is allocated
+/// for the count up front), so a count beyond the input ends in
+/// [`DecodeError::Truncated`]; a count far beyond it, which only items of
+/// zero bytes could fill, is refused at once so that it cannot spin.
+fn decode_len(decoder: &mut Decoder<'_>) -> Result<usize, DecodeError> {
+    let offset = decoder.offset();
+    let len = u32::decode(decoder)? as usize;
+    if len > decoder.remaining().len().saturating_mul(8) + 1024 {
+        return Err(DecodeError::Invalid {
+            offset,
+            what: format!(
+                "collection length {len} exceeds the {} byte(s) left",
+                decoder.remaining().len()
+            ),
+        });
+    }
+    Ok(len)
+}
+
+/// Encodes a sequence of `len` items as its length, then each item.
+fn encode_items<'a, T: Encode + 'a>(
+    len: usize,
+    items: impl Iterator<Item = &'a T>,
+    out: &mut Vec<u8>,
+) {
+    encode_len(len, out);
+    for item in items {
+        item.encode(out);
+    }
+}
+
+/// Decodes a sequence written by [`encode_items`] into any collection.
+fn decode_items<T: Encode, C: FromIterator<T>>(
+    decoder: &mut Decoder<'_>,
+) -> Result<C, DecodeError> {
+    let len = decode_len(decoder)?;
+    (0..len).map(|_| T::decode(decoder)).collect()
+}
+
+/// Decodes a counted sequence of items with `decode_item`, refusing any item
+/// whose `key` is not greater than the previous item's.
+fn decode_ascending<I, K: Ord, C: FromIterator<I>>(
+    decoder: &mut Decoder<'_>,
+    mut decode_item: impl FnMut(&mut Decoder<'_>) -> Result<I, DecodeError>,
+    key: impl Fn(&I) -> &K,
+) -> Result<C, DecodeError> {
+    let len = decode_len(decoder)?;
+    let mut items: Vec<I> = Vec::new();
+    for _ in 0..len {
+        let offset = decoder.offset();
+        let item = decode_item(decoder)?;
+        if items.last().is_some_and(|last| key(last) >= key(&item)) {
+            return Err(DecodeError::Invalid {
+                offset,
+                what: "set or map keys are not in strictly ascending order".into(),
+            });
+        }
+        items.push(item);
+    }
+    Ok(items.into_iter().collect())
+}
+
+impl<T: Encode> Encode for Vec<T> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        encode_items(self.len(), self.iter(), out);
+    }
+    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        decode_items(decoder)
+    }
+}
+
+impl<T: Encode> Encode for VecDeque<T> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        encode_items(self.len(), self.iter(), out);
+    }
+    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        decode_items(decoder)
+    }
+}
+
+impl<T: Encode + Ord> Encode for BTreeSet<T> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        encode_items(self.len(), self.iter(), out);
+    }
+    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        decode_ascending(decoder, T::decode, |item| item)
+    }
+}
+
+impl<K: Encode + Ord, V: Encode> Encode for BTreeMap<K, V> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        encode_len(self.len(), out);
+        for (key, value) in self {
+            key.encode(out);
+            value.encode(out);
+        }
+    }
+    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        decode_ascending(
+            decoder,
+            |decoder| Ok((K::decode(decoder)?, V::decode(decoder)?)),
+            |(key, _)| key,
+        )
+    }
+}
+
+impl Encode for String {
+    fn encode(&self, out: &mut Vec<u8>) {
+        encode_len(self.len(), out);
+        out.extend_from_slice(self.as_bytes());
+    }
+    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        let len = decode_len(decoder)?;
+        let offset = decoder.offset();
+        let bytes = decoder.take(len)?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| DecodeError::Invalid {
+            offset,
+            what: "string is not UTF-8".into(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip<T: Encode + PartialEq + std::fmt::Debug>(value: T) {
+        let bytes = value.to_bytes();
+        assert_eq!(T::decode_exact(&bytes).unwrap(), value);
+    }
+
+    #[test]
+    fn collections_round_trip() {
+        round_trip(vec![Some(1u32), None]);
+        round_trip(Vec::<u8>::new());
+        round_trip(VecDeque::from([3u8, 1, 2]));
+        round_trip(BTreeSet::from([3u8, 1, 2]));
+        round_trip(BTreeMap::from([(1u8, "a".to_string()), (0, "bc".into())]));
+        round_trip("état".to_string());
+        round_trip(vec![(); 3]);
+    }
+
+    #[test]
+    fn sequences_carry_a_u32_count() {
+        assert_eq!(vec![5u8].to_bytes(), [1, 0, 0, 0, 5]);
+        assert_eq!(VecDeque::from([5u8]).to_bytes(), vec![5u8].to_bytes());
+        assert_eq!(BTreeSet::from([6u8, 5]).to_bytes(), vec![5u8, 6].to_bytes());
+        assert_eq!("ab".to_string().to_bytes(), [2, 0, 0, 0, b'a', b'b']);
+    }
+
+    #[test]
+    fn a_count_beyond_the_input_is_an_error() {
+        // Four items announced, three present.
+        assert!(matches!(
+            Vec::<u8>::decode_exact(&[4, 0, 0, 0, 1, 2, 3]),
+            Err(DecodeError::Truncated { offset: 7, .. })
+        ));
+        assert!(matches!(
+            Vec::<u8>::decode_exact(&[255, 255, 255, 255]),
+            Err(DecodeError::Invalid { offset: 0, .. })
+        ));
+        assert!(matches!(
+            String::decode_exact(&[3, 0, 0, 0, b'a']),
+            Err(DecodeError::Truncated { .. })
+        ));
+        // Zero-byte items cannot make a huge count spin.
+        assert!(Vec::<()>::decode_exact(&[255, 255, 255, 255]).is_err());
+    }
+
+    #[test]
+    fn a_set_or_map_out_of_order_or_repeated_is_invalid() {
+        let unordered = vec![2u8, 1].to_bytes();
+        assert_eq!(
+            BTreeSet::<u8>::decode_exact(&unordered),
+            Err(DecodeError::Invalid {
+                offset: 5,
+                what: "set or map keys are not in strictly ascending order".into()
+            })
+        );
+        let repeated = vec![1u8, 1].to_bytes();
+        assert!(BTreeSet::<u8>::decode_exact(&repeated).is_err());
+        let repeated_key = vec![(1u8, 0u8), (1, 1)].to_bytes();
+        assert!(BTreeMap::<u8, u8>::decode_exact(&repeated_key).is_err());
+        let ordered = vec![(1u8, 9u8), (2, 0)].to_bytes();
+        assert_eq!(
+            BTreeMap::<u8, u8>::decode_exact(&ordered).unwrap(),
+            BTreeMap::from([(1, 9), (2, 0)])
+        );
+    }
+
+    #[test]
+    fn a_string_that_is_not_utf8_is_invalid() {
+        assert!(matches!(
+            String::decode_exact(&[1, 0, 0, 0, 0xff]),
+            Err(DecodeError::Invalid { offset: 4, .. })
+        ));
+    }
+}
