@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cmc_model::{encode_fields, Model, ModelParam, Property};
+use cmc_model::{Encode, Model, ModelParam, Property};
 use cmc_search::{Checker, Verdict};
 
 /// States 0..=length in a line, each with one successor (a wide first
@@ -16,11 +16,10 @@ struct Line {
     length: u32,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Encode)]
 struct At {
     n: u32,
 }
-encode_fields!(At { n });
 
 impl Model for Line {
     type State = At;

@@ -2,16 +2,15 @@
 //! with millions of successors, are counted exactly in every search mode,
 //! and a budget that cannot hold them is an error naming it.
 
-use cmc_model::{encode_fields, Model, Property};
+use cmc_model::{Encode, Model, Property};
 use cmc_search::{Checker, Outcome, Verdict};
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Encode)]
 struct Point {
     a: u32,
     b: u32,
     c: u32,
 }
-encode_fields!(Point { a, b, c });
 
 /// Initial states: every point of `side`^3 (a product over three variables,
 /// as a TLA+ Init such as `x \in 0..127 /\ y \in ... /\ z \in ...`); the
