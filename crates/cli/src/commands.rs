@@ -188,6 +188,7 @@ fn check(args: CheckArgs) -> Result<Status, String> {
         PathBuf::from(format!("{stem}.cmc-trace"))
     };
     let replay_path = args.replay_out.clone().unwrap_or_else(default_trace);
+    crate::inputs::check_replay_out(&replay_path, &crate::inputs::check_inputs(&args))?;
     if !args.cores.is_empty() && std::env::var_os(cmc_world::recorder::RECORDER_ENV).is_none() {
         // A core may crash or hang: run the search in a supervised child.
         let timeout = positive_seconds(args.step_timeout, "--step-timeout")?;
@@ -200,6 +201,10 @@ fn check(args: CheckArgs) -> Result<Status, String> {
     if options.strategy == Strategy::Bfs {
         options.interrupt = Some(interrupt_flag()?);
     }
+    if !args.json {
+        // Before the search, so that a long run shows at once what it checks.
+        println!("{}", cmc_search::run_header(&*model, &options));
+    }
     let report = model.check(&options);
     match report.verdict.as_str() {
         "error" => {
@@ -209,7 +214,7 @@ fn check(args: CheckArgs) -> Result<Status, String> {
                 .unwrap_or_else(|| "the search failed".into()))
         }
         "interrupted" => {
-            print_report(&report, args.json, None);
+            print_report(&report, args.json, None, false);
             return Ok(Status::Interrupted);
         }
         _ => {}
@@ -221,7 +226,7 @@ fn check(args: CheckArgs) -> Result<Status, String> {
         }
         None => None,
     };
-    print_report(&report, args.json, written.as_deref());
+    print_report(&report, args.json, written.as_deref(), false);
     Ok(if report.passed() {
         Status::Pass
     } else {
@@ -234,11 +239,13 @@ fn write_replay_file(path: &Path, file: &ReplayFile) -> Result<(), String> {
         .map_err(|problem| format!("cannot write the replay file {}: {problem}", path.display()))
 }
 
-fn print_report(report: &Report, json: bool, replay_path: Option<&Path>) {
+fn print_report(report: &Report, json: bool, replay_path: Option<&Path>, header: bool) {
     if json {
         println!("{}", report.to_json());
-    } else {
+    } else if header {
         print!("{}", report.render_text());
+    } else {
+        print!("{}", report.render_outcome());
         if let Some(path) = replay_path {
             println!(
                 "The trace is saved in {}; run it again with: cmc replay {}",
@@ -251,8 +258,7 @@ fn print_report(report: &Report, json: bool, replay_path: Option<&Path>) {
 
 fn replay(args: ReplayArgs) -> Result<Status, String> {
     let path = &args.file;
-    let text = std::fs::read_to_string(path)
-        .map_err(|problem| format!("cannot read the replay file {}: {problem}", path.display()))?;
+    let text = crate::inputs::read_replay_file(path)?;
     let in_file = |problem: String| format!("{}: {problem}", path.display());
     let file = ReplayFile::parse(&text).map_err(|e| in_file(e.to_string()))?;
     let params: Vec<(String, String)> = file
@@ -261,7 +267,8 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
         .map(|p| (p.name.clone(), p.value.clone()))
         .collect();
     let report = match world_args_of(&params).map_err(in_file)? {
-        Some(world_args) => {
+        Some(mut world_args) => {
+            world_args.check_determinism = file.settings.iter().any(|s| s == "check-determinism");
             // Through the real cores: each event, its outputs and the core's
             // own description of its state, then the message sequence chart.
             let world = cmc_world::build_world(&world_args).map_err(in_file)?;
@@ -279,7 +286,7 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
             model.replay(&file).map_err(|e| in_file(e.to_string()))?
         }
     };
-    print_report(&report, args.json, None);
+    print_report(&report, args.json, None, true);
     match (&file.violates, &report.property) {
         (Some(expected), Some(found)) if expected != found => {
             eprintln!(
