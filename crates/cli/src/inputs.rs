@@ -45,9 +45,7 @@ fn resolved(path: &Path) -> PathBuf {
         return path;
     }
     match (path.parent(), path.file_name()) {
-        (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => {
-            resolved(parent).join(name)
-        }
+        (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => resolved(parent).join(name),
         _ => std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
     }
 }
@@ -111,7 +109,10 @@ mod tests {
 
         for (target, why) in [
             (library.clone(), "overwrite the input"),
-            (dir.path().join(".").join("libcore.so"), "overwrite the input"),
+            (
+                dir.path().join(".").join("libcore.so"),
+                "overwrite the input",
+            ),
             (checkpoints.join("meta"), "overwrite the input"),
             (checkpoints.clone(), "overwrite the input"),
             (source, "not a cmc replay file"),
@@ -121,7 +122,10 @@ mod tests {
             assert!(error.contains(why), "{}: {error}", target.display());
         }
         assert_eq!(check_replay_out(&old_trace, &inputs), Ok(()));
-        assert_eq!(check_replay_out(&dir.path().join("new.cmc-trace"), &inputs), Ok(()));
+        assert_eq!(
+            check_replay_out(&dir.path().join("new.cmc-trace"), &inputs),
+            Ok(())
+        );
     }
 
     #[test]

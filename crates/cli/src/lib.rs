@@ -33,6 +33,13 @@ where
 {
     let cli = match args::Cli::try_parse_from(args) {
         Ok(cli) => cli,
+        Err(error) if error.kind() == clap::error::ErrorKind::ValueValidation => {
+            // A number out of range: one line, like every other bad input.
+            let text = error.to_string();
+            let line = text.lines().next().unwrap_or_default();
+            eprintln!("cmc: error: {}", line.trim_start_matches("error: "));
+            return EXIT_USAGE;
+        }
         Err(error) => {
             let code = if error.use_stderr() {
                 EXIT_USAGE

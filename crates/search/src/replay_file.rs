@@ -70,13 +70,22 @@ pub fn unescape(escaped: &str) -> Result<String, String> {
                     .filter(|(hex, _)| (1..=6).contains(&hex.len()))
                     .and_then(|(hex, _)| u32::from_str_radix(hex, 16).ok())
                     .and_then(char::from_u32)
-                    .ok_or_else(|| format!("bad escape `\\u{}`: expected \\u{{HEX}}", rest.chars().take(8).collect::<String>()))?;
+                    .ok_or_else(|| {
+                        format!(
+                            "bad escape `\\u{}`: expected \\u{{HEX}}",
+                            rest.chars().take(8).collect::<String>()
+                        )
+                    })?;
                 text.push(code);
                 let skip = rest.find('}').map_or(0, |at| at + 1);
                 chars = rest[skip..].chars();
             }
-            Some(other) => return Err(format!("bad escape `\\{other}` (use \\\\ for a backslash)")),
-            None => return Err("a backslash at the end of the line (use \\\\ for a backslash)".into()),
+            Some(other) => {
+                return Err(format!("bad escape `\\{other}` (use \\\\ for a backslash)"))
+            }
+            None => {
+                return Err("a backslash at the end of the line (use \\\\ for a backslash)".into())
+            }
         }
     }
     Ok(text)
@@ -194,7 +203,9 @@ impl ReplayFile {
             .filter(|(_, line)| !line.is_empty() && !line.starts_with('#'));
         let (line, header) = lines.next().ok_or_else(|| ReplayError {
             line: None,
-            message: format!("the file is empty: a replay file starts with `cmc-replay {REPLAY_FORMAT_VERSION}`"),
+            message: format!(
+                "the file is empty: a replay file starts with `cmc-replay {REPLAY_FORMAT_VERSION}`"
+            ),
         })?;
         let escaped = match header.strip_prefix("cmc-replay ").map(str::trim) {
             Some("1") => false,
@@ -388,5 +399,54 @@ mod tests {
             assert_eq!(error.line, line, "{text:?}: {error}");
             assert!(error.message.contains(needle), "{text:?}: {error}");
         }
+    }
+
+    #[test]
+    fn names_with_line_breaks_and_backslashes_read_back_unchanged() {
+        let file = ReplayFile {
+            model: "world(evil\nend)".into(),
+            params: vec![
+                ModelParam::new("core", "/tmp/x\nparam RM=9\r\\ "),
+                ModelParam::new("a=b", " lead"),
+            ],
+            settings: vec!["max-depth=3".into(), "no-deadlock".into()],
+            violates: Some("Bad\nend".into()),
+            init: (0, 2),
+            actions: vec![(0, "send \\u{41} \u{1b}[2J".into())],
+            model_line: 0,
+        };
+        let text = file.to_text();
+        assert_eq!(text.lines().filter(|l| *l == "end").count(), 1, "{text}");
+        assert!(!text.lines().any(|l| l.starts_with("param RM")), "{text}");
+        let again = ReplayFile::parse(&text).unwrap();
+        assert_eq!(again.model, file.model);
+        assert_eq!(again.params, file.params);
+        assert_eq!(again.settings, file.settings);
+        assert_eq!(again.violates, file.violates);
+        assert_eq!(again.actions[0].1, file.actions[0].1);
+    }
+
+    #[test]
+    fn bad_escapes_and_long_lines_name_the_line() {
+        let long = format!(
+            "cmc-replay 2\nmodel {}\n",
+            "m".repeat(REPLAY_LINE_MAX_BYTES)
+        );
+        let cases = [
+            ("cmc-replay 2\nmodel a\\q\nend\n", 2, "bad escape"),
+            ("cmc-replay 2\nmodel a\\u{110000}\nend\n", 2, "bad escape"),
+            ("cmc-replay 2\nmodel a\\u{41\nend\n", 2, "bad escape"),
+            ("cmc-replay 2\nmodel a\\\nend\n", 2, "backslash at the end"),
+            ("cmc-replay 2\nmodel m\nsetting\nend\n", 3, "NAME=VALUE"),
+            (long.as_str(), 2, "longer than"),
+        ];
+        for (text, line, needle) in cases {
+            let error = ReplayFile::parse(text).unwrap_err();
+            assert_eq!(error.line, Some(line), "{error}");
+            assert!(error.message.contains(needle), "{error}");
+        }
+        // Version 1 files are read without escapes.
+        let old = ReplayFile::parse("cmc-replay 1\nmodel a\\q\ninit 0\nend\n").unwrap();
+        assert_eq!(old.model, "a\\q");
     }
 }

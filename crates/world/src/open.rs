@@ -58,9 +58,7 @@ impl WorldArgs {
 fn node_count(text: &str) -> Result<usize, String> {
     match text.trim().parse::<usize>() {
         Ok(nodes) if (1..=NODES_MAX).contains(&nodes) => Ok(nodes),
-        _ => Err(format!(
-            "nodes={text}: a world has 1 to {NODES_MAX} nodes"
-        )),
+        _ => Err(format!("nodes={text}: a world has 1 to {NODES_MAX} nodes")),
     }
 }
 
@@ -99,11 +97,15 @@ pub fn check_regular_file(path: &Path, what: &str) -> Result<(), String> {
 /// larger file is refused). See [`check_regular_file`].
 pub fn read_regular_file(path: &Path, what: &str, max_bytes: u64) -> Result<Vec<u8>, String> {
     check_regular_file(path, what)?;
-    let cannot = |problem: std::io::Error| format!("cannot read the {what} {}: {problem}", path.display());
+    let cannot =
+        |problem: std::io::Error| format!("cannot read the {what} {}: {problem}", path.display());
     let file = std::fs::File::open(path).map_err(cannot)?;
     // The path may have been replaced between the check and the open.
     if !file.metadata().map_err(cannot)?.is_file() {
-        return Err(format!("the {what} {} is not a regular file", path.display()));
+        return Err(format!(
+            "the {what} {} is not a regular file",
+            path.display()
+        ));
     }
     let mut bytes = Vec::new();
     file.take(max_bytes.saturating_add(1))
@@ -147,8 +149,8 @@ fn open_core(name: &str) -> Result<Opened, String> {
     }
     let path = PathBuf::from(name);
     let bytes = read_regular_file(&path, "core library", CORE_LIBRARY_MAX_BYTES)?;
-    let absolute = std::path::absolute(&path)
-        .map_err(|problem| format!("core library {name}: {problem}"))?;
+    let absolute =
+        std::path::absolute(&path).map_err(|problem| format!("core library {name}: {problem}"))?;
     let core = CCore::load(&absolute).map_err(|e| e.to_string())?;
     Ok(Opened {
         core: Arc::new(core),
@@ -280,11 +282,15 @@ mod tests {
     #[test]
     fn node_counts_are_bounded_before_anything_is_allocated() {
         for nodes in [0, NODES_MAX + 1, usize::MAX, 1 << 40] {
-            let error = build_world(&args(&["rust:reqack"], nodes, &[])).err().unwrap();
+            let error = build_world(&args(&["rust:reqack"], nodes, &[]))
+                .err()
+                .unwrap();
             assert!(error.contains("1 to 8 nodes"), "{nodes}: {error}");
         }
         let huge = [ModelParam::new("nodes", "18446744073709551615")];
-        assert!(WorldArgs::from_params(&huge).unwrap_err().contains("1 to 8"));
+        assert!(WorldArgs::from_params(&huge)
+            .unwrap_err()
+            .contains("1 to 8"));
         assert!(build_world(&args(&["rust:reqack"], NODES_MAX, &[])).is_ok());
     }
 
