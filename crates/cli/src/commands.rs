@@ -120,9 +120,13 @@ fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
 }
 
 /// Makes SIGINT and SIGTERM stop the search gracefully (a second one ends
-/// the process at once).
+/// the process at once). Registered once per process, however many runs.
 fn interrupt_flag() -> Result<Arc<AtomicBool>, String> {
-    let flag = Arc::new(AtomicBool::new(false));
+    static REGISTERED: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+    if let Some(flag) = REGISTERED.get() {
+        return Ok(Arc::clone(flag));
+    }
+    let flag = Arc::clone(REGISTERED.get_or_init(|| Arc::new(AtomicBool::new(false))));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&flag))
             .and_then(|_| signal_hook::flag::register(signal, Arc::clone(&flag)))
