@@ -151,7 +151,7 @@ pub struct ReplayArgs {
 /// Most worker threads.
 pub const WORKERS_MAX: u64 = 1024;
 /// Most random walks.
-pub const WALKS_MAX: u64 = 1_000_000_000_000;
+pub const WALKS_MAX: u64 = 1_000_000_000;
 /// Most steps of one random walk.
 pub const WALK_LENGTH_MAX: u64 = 1_000_000;
 /// Deepest depth bound.

@@ -484,6 +484,14 @@ fn fuzz_in_process(seed: u64, count: u64, dir: &Path) -> Figures {
         let code = catch_unwind(AssertUnwindSafe(|| cmc_cli::run(args.clone())));
         watchdog.finished();
         figures.inputs += 1;
+        if figures.inputs % 100_000 == 0 {
+            let _ = writeln!(
+                saved_stderr(),
+                "fuzz: {} inputs, {} failures",
+                figures.inputs,
+                figures.failures.len()
+            );
+        }
         // Any thread's panic counts, even one the front end caught.
         let panicked = panics().lock().unwrap().get(panics_before).cloned();
         match (code, panicked) {
