@@ -246,10 +246,14 @@ fn write_replay_file(path: &Path, file: &ReplayFile) -> Result<(), String> {
 fn print_report(report: &Report, json: bool, replay_path: Option<&Path>, header: bool) {
     if json {
         println!("{}", report.to_json());
-    } else if header {
-        print!("{}", report.render_text());
     } else {
-        print!("{}", report.render_outcome());
+        // Without the header line when the run printed it as it started.
+        let text = if header {
+            report.render_text()
+        } else {
+            report.render_outcome()
+        };
+        print!("{text}");
         if let Some(path) = replay_path {
             println!(
                 "The trace is saved in {}; run it again with: cmc replay {}",
