@@ -40,14 +40,15 @@ where
             eprintln!("cmc: error: {}", line.trim_start_matches("error: "));
             return EXIT_USAGE;
         }
-        Err(error) => {
-            let code = if error.use_stderr() {
-                EXIT_USAGE
-            } else {
-                EXIT_PASS
-            };
-            let _ = error.print();
-            return code;
+        Err(error) if error.use_stderr() => {
+            // Through `eprint!` (not `Error::print`), so that a test running
+            // `run` in-process captures it like every other message.
+            eprint!("{}", error.render());
+            return EXIT_USAGE;
+        }
+        Err(help) => {
+            print!("{}", help.render());
+            return EXIT_PASS;
         }
     };
     match commands::run(cli) {
