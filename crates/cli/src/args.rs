@@ -1,5 +1,6 @@
 //! The command line's grammar.
 
+use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -37,7 +38,7 @@ pub struct GateArgs {
     #[arg(long, value_name = "DIR", default_value = "gate-evidence")]
     pub evidence: PathBuf,
     /// Worker threads [default: all cores].
-    #[arg(long)]
+    #[arg(long, value_parser = workers)]
     pub workers: Option<usize>,
 }
 
@@ -68,11 +69,11 @@ pub struct CheckArgs {
     /// a built-in Rust core (rust:reqack). Repeat for several roles.
     #[arg(long = "core", value_name = "PATH")]
     pub cores: Vec<String>,
-    /// Number of World nodes (with --core).
-    #[arg(long, default_value_t = 2)]
+    /// Number of World nodes (with --core), 1 to 8.
+    #[arg(long, default_value_t = 2, value_parser = nodes)]
     pub nodes: usize,
     /// Longest a core's step may take before it is reported as hung (with --core).
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
     pub step_timeout: f64,
     /// Save a checkpoint of the breadth-first search in DIR periodically and
     /// on SIGINT/SIGTERM.
@@ -82,7 +83,7 @@ pub struct CheckArgs {
     #[arg(long, requires = "checkpoint")]
     pub checkpoint_overwrite: bool,
     /// Seconds between two checkpoints.
-    #[arg(long, value_name = "SECS", default_value_t = 300.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 300.0, value_parser = seconds)]
     pub checkpoint_every: f64,
     /// Continue the search checkpointed in DIR (the model comes from there).
     #[arg(long, value_name = "DIR", conflicts_with_all = ["checkpoint", "cores"])]
@@ -96,11 +97,11 @@ pub struct CheckArgs {
     /// Random walks (see --walks, --walk-length, --seed).
     #[arg(long, group = "strategy")]
     pub simulate: bool,
-    /// Worker threads [default: all cores].
-    #[arg(long)]
+    /// Worker threads [default: all cores], 1 to 1024.
+    #[arg(long, value_parser = workers)]
     pub workers: Option<usize>,
     /// Deepest level to explore (initial states are depth 1).
-    #[arg(long)]
+    #[arg(long, value_parser = max_depth)]
     pub max_depth: Option<u64>,
     /// Do not report states without enabled actions as deadlocks.
     #[arg(long)]
@@ -114,10 +115,10 @@ pub struct CheckArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Number of random walks.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = walks)]
     pub walks: u64,
-    /// Most steps per random walk.
-    #[arg(long, default_value_t = 100)]
+    /// Most steps per random walk (a walk keeps its states in memory).
+    #[arg(long, default_value_t = 100, value_parser = walk_length)]
     pub walk_length: u64,
     /// Print the report as JSON on stdout.
     #[arg(long)]
@@ -151,8 +152,75 @@ pub struct ReplayArgs {
     pub json: bool,
 }
 
-/// Parses a size such as `512M`, `8G` or `1048576` (bytes).
+/// Most worker threads.
+pub const WORKERS_MAX: u64 = 1024;
+/// Most random walks.
+pub const WALKS_MAX: u64 = 1_000_000_000;
+/// Most steps of one random walk.
+pub const WALK_LENGTH_MAX: u64 = 1_000_000;
+/// Deepest depth bound.
+pub const MAX_DEPTH_MAX: u64 = u32::MAX as u64;
+/// Smallest and largest memory budget, in bytes.
+pub const MAX_MEMORY_RANGE: RangeInclusive<u64> = (1 << 20)..=(1 << 50);
+/// Shortest and longest time in seconds (a step timeout, a checkpoint interval).
+const SECONDS_RANGE: RangeInclusive<f64> = 0.001..=31_536_000.0;
+
+/// Parses an integer in `range`.
+fn integer_in(text: &str, range: RangeInclusive<u64>) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(value) if range.contains(&value) => Ok(value),
+        _ => Err(format!(
+            "`{text}` is not allowed: use an integer from {} to {}",
+            range.start(),
+            range.end()
+        )),
+    }
+}
+
+fn workers(text: &str) -> Result<usize, String> {
+    integer_in(text, 1..=WORKERS_MAX).map(|value| value as usize)
+}
+
+fn nodes(text: &str) -> Result<usize, String> {
+    integer_in(text, 1..=cmc_world::spec::NODES_MAX as u64).map(|value| value as usize)
+}
+
+fn max_depth(text: &str) -> Result<u64, String> {
+    integer_in(text, 1..=MAX_DEPTH_MAX)
+}
+
+fn walks(text: &str) -> Result<u64, String> {
+    integer_in(text, 1..=WALKS_MAX)
+}
+
+fn walk_length(text: &str) -> Result<u64, String> {
+    integer_in(text, 1..=WALK_LENGTH_MAX)
+}
+
+/// Parses a number of seconds from a millisecond to a year.
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(value) if SECONDS_RANGE.contains(&value) => Ok(value),
+        _ => Err(format!(
+            "`{text}` is not allowed: use a number of seconds from {} to {}",
+            SECONDS_RANGE.start(),
+            SECONDS_RANGE.end()
+        )),
+    }
+}
+
+/// Parses a size such as `512M`, `8G` or `1048576` (bytes), from 1M to 1P.
 fn parse_bytes(text: &str) -> Result<u64, String> {
+    let bytes = size(text)?;
+    if MAX_MEMORY_RANGE.contains(&bytes) {
+        Ok(bytes)
+    } else {
+        Err(format!("`{text}` is not allowed: use a size from 1M to 1P"))
+    }
+}
+
+/// Parses a size such as `512M`, `8G` or `1048576` (bytes).
+fn size(text: &str) -> Result<u64, String> {
     let text = text.trim();
     let (digits, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
         Some(at) => text.split_at(at),
@@ -168,6 +236,7 @@ fn parse_bytes(text: &str) -> Result<u64, String> {
         "M" => 20,
         "G" => 30,
         "T" => 40,
+        "P" => 50,
         _ => return Err(format!("`{text}` is not a size (use e.g. 512M or 8G)")),
     };
     let value: u64 = digits
@@ -180,7 +249,7 @@ fn parse_bytes(text: &str) -> Result<u64, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_bytes;
+    use super::*;
 
     #[test]
     fn sizes_parse_with_binary_units() {
@@ -190,5 +259,25 @@ mod tests {
         assert_eq!(parse_bytes("2GiB"), Ok(2 << 30));
         assert!(parse_bytes("lots").is_err());
         assert!(parse_bytes("5X").is_err());
+    }
+
+    #[test]
+    fn numbers_out_of_range_are_refused() {
+        for huge in ["0", "1025", "18446744073709551616", "-1", "1e3", ""] {
+            assert!(workers(huge).is_err(), "{huge}");
+        }
+        assert_eq!(workers("1024"), Ok(1024));
+        assert!(nodes("9").is_err() && nodes("0").is_err());
+        assert_eq!(nodes(" 8"), Ok(8));
+        assert!(walk_length("1000001").is_err());
+        assert!(walks("0").is_err());
+        assert!(max_depth("4294967296").is_err());
+        for size in ["1K", "1048575", "2P", "18446744073709551615"] {
+            assert!(parse_bytes(size).is_err(), "{size}");
+        }
+        for bad in ["0", "-1", "NaN", "inf", "1e30", "0.0001"] {
+            assert!(seconds(bad).is_err(), "{bad}");
+        }
+        assert_eq!(seconds("2.5"), Ok(2.5));
     }
 }

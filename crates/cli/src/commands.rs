@@ -121,9 +121,13 @@ fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
 }
 
 /// Makes SIGINT and SIGTERM stop the search gracefully (a second one ends
-/// the process at once).
+/// the process at once). Registered once per process, however many runs.
 fn interrupt_flag() -> Result<Arc<AtomicBool>, String> {
-    let flag = Arc::new(AtomicBool::new(false));
+    static REGISTERED: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+    if let Some(flag) = REGISTERED.get() {
+        return Ok(Arc::clone(flag));
+    }
+    let flag = Arc::clone(REGISTERED.get_or_init(|| Arc::new(AtomicBool::new(false))));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&flag))
             .and_then(|_| signal_hook::flag::register(signal, Arc::clone(&flag)))
@@ -189,6 +193,7 @@ fn check(args: CheckArgs) -> Result<Status, String> {
         PathBuf::from(format!("{stem}.cmc-trace"))
     };
     let replay_path = args.replay_out.clone().unwrap_or_else(default_trace);
+    crate::inputs::check_replay_out(&replay_path, &crate::inputs::check_inputs(&args))?;
     if !args.cores.is_empty() && std::env::var_os(cmc_world::recorder::RECORDER_ENV).is_none() {
         // A core may crash or hang: run the search in a supervised child.
         let timeout = positive_seconds(args.step_timeout, "--step-timeout")?;
@@ -201,6 +206,10 @@ fn check(args: CheckArgs) -> Result<Status, String> {
     if options.strategy == Strategy::Bfs {
         options.interrupt = Some(interrupt_flag()?);
     }
+    if !args.json {
+        // Before the search, so that a long run shows at once what it checks.
+        println!("{}", cmc_search::run_header(&*model, &options));
+    }
     let report = model.check(&options);
     match report.verdict.as_str() {
         "error" => {
@@ -210,7 +219,7 @@ fn check(args: CheckArgs) -> Result<Status, String> {
                 .unwrap_or_else(|| "the search failed".into()))
         }
         "interrupted" => {
-            print_report(&report, args.json, None);
+            print_report(&report, args.json, None, false);
             return Ok(Status::Interrupted);
         }
         _ => {}
@@ -222,7 +231,7 @@ fn check(args: CheckArgs) -> Result<Status, String> {
         }
         None => None,
     };
-    print_report(&report, args.json, written.as_deref());
+    print_report(&report, args.json, written.as_deref(), false);
     Ok(if report.passed() {
         Status::Pass
     } else {
@@ -235,11 +244,17 @@ fn write_replay_file(path: &Path, file: &ReplayFile) -> Result<(), String> {
         .map_err(|problem| format!("cannot write the replay file {}: {problem}", path.display()))
 }
 
-fn print_report(report: &Report, json: bool, replay_path: Option<&Path>) {
+fn print_report(report: &Report, json: bool, replay_path: Option<&Path>, header: bool) {
     if json {
         println!("{}", report.to_json());
     } else {
-        print!("{}", report.render_text());
+        // Without the header line when the run printed it as it started.
+        let text = if header {
+            report.render_text()
+        } else {
+            report.render_outcome()
+        };
+        print!("{text}");
         if let Some(path) = replay_path {
             println!(
                 "The trace is saved in {}; run it again with: cmc replay {}",
@@ -252,8 +267,7 @@ fn print_report(report: &Report, json: bool, replay_path: Option<&Path>) {
 
 fn replay(args: ReplayArgs) -> Result<Status, String> {
     let path = &args.file;
-    let text = std::fs::read_to_string(path)
-        .map_err(|problem| format!("cannot read the replay file {}: {problem}", path.display()))?;
+    let text = crate::inputs::read_replay_file(path)?;
     let in_file = |problem: String| format!("{}: {problem}", path.display());
     let file = ReplayFile::parse(&text).map_err(|e| in_file(e.to_string()))?;
     let params: Vec<(String, String)> = file
@@ -262,7 +276,8 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
         .map(|p| (p.name.clone(), p.value.clone()))
         .collect();
     let report = match world_args_of(&params).map_err(in_file)? {
-        Some(world_args) => {
+        Some(mut world_args) => {
+            world_args.check_determinism = file.settings.iter().any(|s| s == "check-determinism");
             // Through the real cores: each event, its outputs and the core's
             // own description of its state, then the message sequence chart.
             let world = cmc_world::build_world(&world_args).map_err(in_file)?;
@@ -280,7 +295,7 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
             model.replay(&file).map_err(|e| in_file(e.to_string()))?
         }
     };
-    print_report(&report, args.json, None);
+    print_report(&report, args.json, None, true);
     match (&file.violates, &report.property) {
         (Some(expected), Some(found)) if expected != found => {
             eprintln!(

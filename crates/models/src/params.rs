@@ -59,6 +59,7 @@ impl<'a> Params<'a> {
 
     /// The comma-separated list parameter `name`, each item one of `choices`
     /// (returned in the order given, without repeats), or `default` when absent.
+    /// An empty list is an error: `INVARIANTS=` would check nothing and pass.
     pub fn take_choices<T: Copy + PartialEq>(
         &mut self,
         name: &'static str,
@@ -84,6 +85,14 @@ impl<'a> Params<'a> {
             if !picked.contains(&choice) {
                 picked.push(choice);
             }
+        }
+        if picked.is_empty() {
+            let names: Vec<&str> = choices.iter().map(|(choice, _)| *choice).collect();
+            return Err(format!(
+                "{name}= lists nothing, so nothing would be checked; name at least one of {} \
+                 (or leave {name} out for the default)",
+                names.join(", ")
+            ));
         }
         Ok(picked)
     }
@@ -165,6 +174,13 @@ mod tests {
             .take_choices("INVARIANTS", &[0], &choices)
             .unwrap_err();
         assert!(error.contains("TypeOK, NotSolved"), "{error}");
+        for empty in ["", " , ,"] {
+            let pairs = given(&[("INVARIANTS", empty)]);
+            let error = Params::new(&pairs)
+                .take_choices("INVARIANTS", &[0], &choices)
+                .unwrap_err();
+            assert!(error.contains("INVARIANTS= lists nothing"), "{error}");
+        }
     }
 
     #[test]

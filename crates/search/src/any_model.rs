@@ -48,6 +48,7 @@ impl<M: Model + Send + 'static> AnyModel for M {
         };
         let mut report = Report::new(self, &options, &outcome);
         report.strategy = "replay".into();
+        report.settings = file.settings.clone();
         Ok(report)
     }
 }

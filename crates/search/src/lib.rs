@@ -70,6 +70,9 @@ pub fn checkpoint_model(dir: &std::path::Path) -> Result<(String, Vec<(String, S
 pub use counterexample::{Counterexample, TraceStep};
 pub use options::{CheckpointOptions, ProgressMode, SearchOptions, Strategy};
 pub use outcome::{Outcome, Stats, Verdict, ViolationKind};
+pub use render::run_header;
 pub use replay::replay;
-pub use replay_file::{ReplayError, ReplayFile, REPLAY_FORMAT_VERSION};
+pub use replay_file::{
+    escape, unescape, ReplayError, ReplayFile, REPLAY_FORMAT_VERSION, REPLAY_LINE_MAX_BYTES,
+};
 pub use report::{CounterexampleReport, FieldChangeReport, Report, StepReport};

@@ -159,6 +159,53 @@ impl SearchOptions {
 }
 
 impl SearchOptions {
+    /// The settings that can change a verdict, as `NAME` or `NAME=VALUE`
+    /// (`max-depth=N`, `no-deadlock`, `check-determinism`, and for random
+    /// walks `walks=N`, `walk-length=N`, `seed=N`): what a report's header
+    /// line and a replay file record beside the model and its parameters.
+    pub fn verdict_settings(&self) -> Vec<String> {
+        let mut settings = Vec::new();
+        if let Strategy::Simulate {
+            walks,
+            walk_length,
+            seed,
+        } = self.strategy
+        {
+            settings.push(format!("walks={walks}"));
+            settings.push(format!("walk-length={walk_length}"));
+            settings.push(format!("seed={seed}"));
+        }
+        if let Some(depth) = self.max_depth {
+            settings.push(format!("max-depth={depth}"));
+        }
+        if !self.check_deadlock {
+            settings.push("no-deadlock".into());
+        }
+        if self.check_determinism {
+            settings.push("check-determinism".into());
+        }
+        settings
+    }
+
+    /// What stops a search short of every reachable state, if anything
+    /// does: random walks, or a depth bound.
+    pub fn bound(&self) -> Option<String> {
+        match (&self.strategy, self.max_depth) {
+            (
+                Strategy::Simulate {
+                    walks, walk_length, ..
+                },
+                _,
+            ) => Some(format!(
+                "{walks} random walk{} of at most {walk_length} step{}",
+                if *walks == 1 { "" } else { "s" },
+                if *walk_length == 1 { "" } else { "s" }
+            )),
+            (_, Some(depth)) => Some(format!("depth {depth}")),
+            (_, None) => None,
+        }
+    }
+
     /// The strategy's name as reports print it.
     pub fn strategy_name(&self) -> &'static str {
         match self.strategy {

@@ -2,26 +2,75 @@
 
 use std::fmt::Write;
 
-use crate::{CounterexampleReport, Report};
+use crate::{AnyModel, CounterexampleReport, Report, SearchOptions, Strategy};
+
+/// The first line of a report: the model, its parameters, the strategy, the
+/// workers and every setting that can change the verdict.
+fn header(
+    model: &str,
+    params: &[(String, String)],
+    strategy: &str,
+    workers: usize,
+    settings: &[String],
+) -> String {
+    let mut line = format!("model {model}");
+    for (name, value) in params {
+        let _ = write!(line, " {name}={value}");
+    }
+    let _ = write!(
+        line,
+        " ({strategy}, {workers} worker{}",
+        if workers == 1 { "" } else { "s" }
+    );
+    if !settings.is_empty() {
+        let _ = write!(line, "; {}", settings.join(", "));
+    }
+    line.push(')');
+    // A name or value could hold a line break: the header stays one line.
+    line.replace(['\n', '\r'], " ")
+}
+
+/// The header line of a search of `model` with `options`, as the report of
+/// that search will start: what a front end prints before the search starts.
+pub fn run_header(model: &dyn AnyModel, options: &SearchOptions) -> String {
+    let params: Vec<(String, String)> = model
+        .params()
+        .into_iter()
+        .map(|param| (param.name, param.value))
+        .collect();
+    let workers = match options.strategy {
+        Strategy::Dfs => 1,
+        _ => options.workers,
+    };
+    header(
+        &model.name(),
+        &params,
+        options.strategy_name(),
+        workers,
+        &options.verdict_settings(),
+    )
+}
 
 impl Report {
-    /// The verdict, the counterexample (if any) and the summary, as text.
+    /// The header line, the verdict, the counterexample (if any) and the
+    /// summary, as text.
     pub fn render_text(&self) -> String {
-        let mut text = String::new();
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|(name, value)| format!("{name}={value}"))
-            .collect();
-        let _ = writeln!(
-            text,
-            "model {} {} ({}, {} worker{})",
-            self.model,
-            params.join(" "),
-            self.strategy,
+        let mut text = header(
+            &self.model,
+            &self.params,
+            &self.strategy,
             self.workers,
-            if self.workers == 1 { "" } else { "s" }
+            &self.settings,
         );
+        text.push('\n');
+        text.push_str(&self.render_outcome());
+        text
+    }
+
+    /// [`render_text`](Report::render_text) without the header line, for a
+    /// front end that printed [`run_header`] when the search started.
+    pub fn render_outcome(&self) -> String {
+        let mut text = String::new();
         match self.verdict.as_str() {
             "pass" if self.complete => {
                 let _ = writeln!(text, "Model checking completed. No error has been found.");
@@ -29,7 +78,8 @@ impl Report {
             "pass" => {
                 let _ = writeln!(
                     text,
-                    "No error has been found within the bounds (the search was not complete)."
+                    "No violation found within the bound ({}); the search was not complete.",
+                    self.bound.as_deref().unwrap_or("this run's limits")
                 );
             }
             "violated" => {

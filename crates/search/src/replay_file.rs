@@ -2,9 +2,10 @@
 //!
 //! ```text
 //! # comments and blank lines are ignored
-//! cmc-replay 1              <- format and version, first line that is not a comment
+//! cmc-replay 2              <- format and version, first line that is not a comment
 //! model two-phase           <- the model's name
 //! param RM=3                <- one line per parameter, in the model's order
+//! setting max-depth=12      <- one line per search setting that can change a verdict
 //! violates NoRMCommitted    <- optional: the property the trace violates
 //! init 0                    <- index of the initial state
 //! action TMCommit           <- one line per step: the action's text
@@ -12,7 +13,11 @@
 //! ```
 //!
 //! Actions are named by their [`cmc_model::Model::format_action`] text, so a
-//! file stays readable and can be written by hand.
+//! file stays readable and can be written by hand. Since version 2 every
+//! name and value is escaped ([`escape`]): a backslash is `\\`, a line
+//! break `\n`, other control characters and spaces at either end `\u{HEX}`,
+//! so no text (a core's name, a path) can break a line or add one. Version 1
+//! files (no escapes, no `setting` lines) are still read.
 
 use std::fmt::{self, Write};
 
@@ -20,8 +25,71 @@ use cmc_model::{Model, ModelParam};
 
 use crate::Counterexample;
 
-/// The version of the format this build reads and writes.
-pub const REPLAY_FORMAT_VERSION: u32 = 1;
+/// The version of the format this build writes (it also reads version 1).
+pub const REPLAY_FORMAT_VERSION: u32 = 2;
+
+/// Longest line a replay file may have, in bytes.
+pub const REPLAY_LINE_MAX_BYTES: usize = 1 << 16;
+
+/// `text` with backslashes, line breaks, control characters and spaces at either
+/// end escaped, so that it fits on one line of a replay file and reads back
+/// unchanged through [`unescape`].
+pub fn escape(text: &str) -> String {
+    let last = text.chars().count().saturating_sub(1);
+    let mut escaped = String::with_capacity(text.len());
+    for (index, c) in text.chars().enumerate() {
+        match c {
+            '\\' => escaped.push_str("\\\\"),
+            '\n' => escaped.push_str("\\n"),
+            c if c.is_control() || (c.is_whitespace() && (index == 0 || index == last)) => {
+                let _ = write!(escaped, "\\u{{{:x}}}", c as u32);
+            }
+            c => escaped.push(c),
+        }
+    }
+    escaped
+}
+
+/// The text that [`escape`] turned into `escaped`; `Err` names the bad escape.
+pub fn unescape(escaped: &str) -> Result<String, String> {
+    let mut text = String::with_capacity(escaped.len());
+    let mut chars = escaped.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            text.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('\\') => text.push('\\'),
+            Some('n') => text.push('\n'),
+            Some('u') => {
+                let rest = chars.as_str();
+                let code = rest
+                    .strip_prefix('{')
+                    .and_then(|rest| rest.split_once('}'))
+                    .filter(|(hex, _)| (1..=6).contains(&hex.len()))
+                    .and_then(|(hex, _)| u32::from_str_radix(hex, 16).ok())
+                    .and_then(char::from_u32)
+                    .ok_or_else(|| {
+                        format!(
+                            "bad escape `\\u{}`: expected \\u{{HEX}}",
+                            rest.chars().take(8).collect::<String>()
+                        )
+                    })?;
+                text.push(code);
+                let skip = rest.find('}').map_or(0, |at| at + 1);
+                chars = rest[skip..].chars();
+            }
+            Some(other) => {
+                return Err(format!("bad escape `\\{other}` (use \\\\ for a backslash)"))
+            }
+            None => {
+                return Err("a backslash at the end of the line (use \\\\ for a backslash)".into())
+            }
+        }
+    }
+    Ok(text)
+}
 
 /// Why a replay file could not be read or replayed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +128,10 @@ pub struct ReplayFile {
     pub model: String,
     /// The model's parameters.
     pub params: Vec<ModelParam>,
+    /// The search settings that can change a verdict, as `NAME` or
+    /// `NAME=VALUE` (e.g. `no-deadlock`, `max-depth=12`); see
+    /// [`crate::SearchOptions::verdict_settings`].
+    pub settings: Vec<String>,
     /// The property the trace is said to violate.
     pub violates: Option<String>,
     /// Index of the initial state, and its line.
@@ -81,6 +153,7 @@ impl ReplayFile {
         ReplayFile {
             model: model.name(),
             params: model.params(),
+            settings: Vec::new(),
             violates: violates.map(str::to_string),
             init: (0, counterexample.init_index),
             actions: counterexample
@@ -101,16 +174,21 @@ impl ReplayFile {
             "# cmc replay file: run it again with `cmc replay FILE`"
         );
         let _ = writeln!(text, "cmc-replay {REPLAY_FORMAT_VERSION}");
-        let _ = writeln!(text, "model {}", self.model);
+        let _ = writeln!(text, "model {}", escape(&self.model));
         for param in &self.params {
-            let _ = writeln!(text, "param {}={}", param.name, param.value);
+            // `=` ends the name: a name holding one is kept apart by `\u{3d}`.
+            let name = escape(&param.name).replace('=', "\\u{3d}");
+            let _ = writeln!(text, "param {name}={}", escape(&param.value));
+        }
+        for setting in &self.settings {
+            let _ = writeln!(text, "setting {}", escape(setting));
         }
         if let Some(property) = &self.violates {
-            let _ = writeln!(text, "violates {property}");
+            let _ = writeln!(text, "violates {}", escape(property));
         }
         let _ = writeln!(text, "init {}", self.init.1);
         for (_, action) in &self.actions {
-            let _ = writeln!(text, "action {action}");
+            let _ = writeln!(text, "action {}", escape(action));
         }
         let _ = writeln!(text, "end");
         text
@@ -125,28 +203,35 @@ impl ReplayFile {
             .filter(|(_, line)| !line.is_empty() && !line.starts_with('#'));
         let (line, header) = lines.next().ok_or_else(|| ReplayError {
             line: None,
-            message: "the file is empty: a replay file starts with `cmc-replay 1`".into(),
+            message: format!(
+                "the file is empty: a replay file starts with `cmc-replay {REPLAY_FORMAT_VERSION}`"
+            ),
         })?;
-        match header.strip_prefix("cmc-replay ") {
-            Some(version) if version.trim() == REPLAY_FORMAT_VERSION.to_string() => {}
+        let escaped = match header.strip_prefix("cmc-replay ").map(str::trim) {
+            Some("1") => false,
+            Some("2") => true,
             Some(version) => {
                 return Err(ReplayError::at(
                     line,
                     format!(
-                        "replay format version {} is not supported (this cmc reads version {REPLAY_FORMAT_VERSION})",
-                        version.trim()
+                        "replay format version {} is not supported (this cmc reads versions 1 and {REPLAY_FORMAT_VERSION})",
+                        version.chars().take(20).collect::<String>()
                     ),
                 ))
             }
             None => {
                 return Err(ReplayError::at(
                     line,
-                    format!("expected `cmc-replay {REPLAY_FORMAT_VERSION}`, found `{header}`: this is not a cmc replay file"),
+                    format!(
+                        "expected `cmc-replay {REPLAY_FORMAT_VERSION}`, found `{}`: this is not a cmc replay file",
+                        header.chars().take(40).collect::<String>()
+                    ),
                 ))
             }
-        }
+        };
         let mut model = None;
         let mut params = Vec::new();
+        let mut settings = Vec::new();
         let mut violates = None;
         let mut init = None;
         let mut actions = Vec::new();
@@ -155,8 +240,21 @@ impl ReplayFile {
             if ended {
                 return Err(ReplayError::at(line, "text after `end`"));
             }
+            if content.len() > REPLAY_LINE_MAX_BYTES {
+                return Err(ReplayError::at(
+                    line,
+                    format!("the line is longer than {REPLAY_LINE_MAX_BYTES} bytes"),
+                ));
+            }
             let (keyword, rest) = content.split_once(' ').unwrap_or((content, ""));
             let rest = rest.trim();
+            let text = |raw: &str| -> Result<String, ReplayError> {
+                if escaped {
+                    unescape(raw).map_err(|problem| ReplayError::at(line, problem))
+                } else {
+                    Ok(raw.to_string())
+                }
+            };
             let needs_model = |what: &str| -> Result<(), ReplayError> {
                 if model.is_none() {
                     Err(ReplayError::at(
@@ -174,15 +272,19 @@ impl ReplayFile {
                 "model" if rest.is_empty() => {
                     return Err(ReplayError::at(line, "`model` needs the model's name"))
                 }
-                "model" => model = Some((line, rest.to_string())),
+                "model" => model = Some((line, text(rest)?)),
                 "param" => {
                     needs_model("param")?;
                     let (name, value) = rest.split_once('=').ok_or_else(|| {
                         ReplayError::at(line, format!("expected `param NAME=VALUE`, found `param {rest}`"))
                     })?;
-                    params.push(ModelParam::new(name.trim(), value.trim()));
+                    params.push(ModelParam::new(text(name.trim())?, text(value.trim())?));
                 }
-                "violates" => violates = Some(rest.to_string()),
+                "setting" if escaped && !rest.is_empty() => settings.push(text(rest)?),
+                "setting" if escaped => {
+                    return Err(ReplayError::at(line, "`setting` needs NAME or NAME=VALUE"))
+                }
+                "violates" => violates = Some(text(rest)?),
                 "init" => {
                     needs_model("init")?;
                     if init.is_some() {
@@ -200,13 +302,16 @@ impl ReplayFile {
                     if rest.is_empty() {
                         return Err(ReplayError::at(line, "`action` needs the action's text"));
                     }
-                    actions.push((line, rest.to_string()));
+                    actions.push((line, text(rest)?));
                 }
                 "end" => ended = true,
                 other => {
                     return Err(ReplayError::at(
                         line,
-                        format!("unknown keyword `{other}` (expected model, param, violates, init, action or end)"),
+                        format!(
+                            "unknown keyword `{}` (expected model, param, setting, violates, init, action or end)",
+                            other.chars().take(40).collect::<String>()
+                        ),
                     ))
                 }
             }
@@ -228,6 +333,7 @@ impl ReplayFile {
         Ok(ReplayFile {
             model,
             params,
+            settings,
             violates,
             init,
             actions,
@@ -293,5 +399,54 @@ mod tests {
             assert_eq!(error.line, line, "{text:?}: {error}");
             assert!(error.message.contains(needle), "{text:?}: {error}");
         }
+    }
+
+    #[test]
+    fn names_with_line_breaks_and_backslashes_read_back_unchanged() {
+        let file = ReplayFile {
+            model: "world(evil\nend)".into(),
+            params: vec![
+                ModelParam::new("core", "/tmp/x\nparam RM=9\r\\ "),
+                ModelParam::new("a=b", " lead"),
+            ],
+            settings: vec!["max-depth=3".into(), "no-deadlock".into()],
+            violates: Some("Bad\nend".into()),
+            init: (0, 2),
+            actions: vec![(0, "send \\u{41} \u{1b}[2J".into())],
+            model_line: 0,
+        };
+        let text = file.to_text();
+        assert_eq!(text.lines().filter(|l| *l == "end").count(), 1, "{text}");
+        assert!(!text.lines().any(|l| l.starts_with("param RM")), "{text}");
+        let again = ReplayFile::parse(&text).unwrap();
+        assert_eq!(again.model, file.model);
+        assert_eq!(again.params, file.params);
+        assert_eq!(again.settings, file.settings);
+        assert_eq!(again.violates, file.violates);
+        assert_eq!(again.actions[0].1, file.actions[0].1);
+    }
+
+    #[test]
+    fn bad_escapes_and_long_lines_name_the_line() {
+        let long = format!(
+            "cmc-replay 2\nmodel {}\n",
+            "m".repeat(REPLAY_LINE_MAX_BYTES)
+        );
+        let cases = [
+            ("cmc-replay 2\nmodel a\\q\nend\n", 2, "bad escape"),
+            ("cmc-replay 2\nmodel a\\u{110000}\nend\n", 2, "bad escape"),
+            ("cmc-replay 2\nmodel a\\u{41\nend\n", 2, "bad escape"),
+            ("cmc-replay 2\nmodel a\\\nend\n", 2, "backslash at the end"),
+            ("cmc-replay 2\nmodel m\nsetting\nend\n", 3, "NAME=VALUE"),
+            (long.as_str(), 2, "longer than"),
+        ];
+        for (text, line, needle) in cases {
+            let error = ReplayFile::parse(text).unwrap_err();
+            assert_eq!(error.line, Some(line), "{error}");
+            assert!(error.message.contains(needle), "{error}");
+        }
+        // Version 1 files are read without escapes.
+        let old = ReplayFile::parse("cmc-replay 1\nmodel a\\q\ninit 0\nend\n").unwrap();
+        assert_eq!(old.model, "a\\q");
     }
 }

@@ -90,6 +90,12 @@ pub struct Report {
     pub strategy: String,
     /// Worker threads used.
     pub workers: usize,
+    /// The settings that can change a verdict (see
+    /// [`SearchOptions::verdict_settings`]), e.g. `no-deadlock`, `max-depth=12`.
+    pub settings: Vec<String>,
+    /// What kept the search short of every reachable state (random walks, a
+    /// depth bound), if anything did.
+    pub bound: Option<String>,
     /// `pass`, `violated`, `vacuous`, `interrupted` or `error`.
     pub verdict: String,
     /// The violated property, if any.
@@ -108,7 +114,9 @@ pub struct Report {
     pub states_left_on_queue: u64,
     /// Depth in TLC's convention.
     pub depth: u64,
-    /// Whether every reachable state was explored.
+    /// Whether every reachable state was explored: `false` for random walks,
+    /// a search cut by a depth bound, and a search that stopped early. A
+    /// `pass` with `complete: false` means "no violation within the bound".
     pub complete: bool,
     /// Wall time in seconds.
     pub wall_seconds: f64,
@@ -148,6 +156,8 @@ impl Report {
                 .collect(),
             strategy: options.strategy_name().into(),
             workers: stats.workers,
+            settings: options.verdict_settings(),
+            bound: options.bound(),
             verdict: outcome.verdict.as_str().into(),
             property: property.clone(),
             violation_kind,
@@ -189,10 +199,10 @@ impl Report {
                     .and_then(|state| model.explain_violation(property, state)),
                 _ => None,
             },
-            replay_file: outcome
-                .counterexample
-                .as_ref()
-                .map(|c| ReplayFile::from_counterexample(model, c, property.as_deref())),
+            replay_file: outcome.counterexample.as_ref().map(|c| ReplayFile {
+                settings: options.verdict_settings(),
+                ..ReplayFile::from_counterexample(model, c, property.as_deref())
+            }),
         }
     }
 

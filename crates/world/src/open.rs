@@ -1,7 +1,13 @@
 //! Building a World from command-line inputs: `--core PATH` (one or several),
 //! `--nodes N`, `NAME=VALUE` parameters and `--check-determinism`.
+//!
+//! A C core is recorded in the World's parameters (and so in replay files
+//! and checkpoints) by its absolute path, `core=/abs/libcore.so`, followed by
+//! a digest of the library's bytes, `core_digest=xxh3-128:HEX`. Building a
+//! World from recorded parameters refuses a library whose bytes changed.
 
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cmc_model::ModelParam;
@@ -10,8 +16,11 @@ use crate::core::Core;
 use crate::cores;
 use crate::loader::CCore;
 use crate::recorder::Recorder;
-use crate::spec::WorldSpec;
+use crate::spec::{WorldSpec, NODES_MAX};
 use crate::world::{FaultPolicy, World};
+
+/// The parameter that records a C core library's digest, after its `core=`.
+pub const CORE_DIGEST_PARAM: &str = "core_digest";
 
 /// What the command line says about the World to check.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -21,7 +30,8 @@ pub struct WorldArgs {
     pub cores: Vec<String>,
     /// `--nodes N`.
     pub nodes: usize,
-    /// `NAME=VALUE` parameters (see [`crate::spec::PARAM_HELP`]).
+    /// `NAME=VALUE` parameters (see [`crate::spec::PARAM_HELP`]), and the
+    /// `core_digest=` entries of recorded parameters (one per C core, in order).
     pub params: Vec<String>,
     /// `--check-determinism`.
     pub check_determinism: bool,
@@ -36,12 +46,7 @@ impl WorldArgs {
         for param in params {
             match param.name.as_str() {
                 "core" => args.cores.push(param.value.clone()),
-                "nodes" => {
-                    args.nodes = param
-                        .value
-                        .parse()
-                        .map_err(|_| format!("nodes={}: expected a number", param.value))?
-                }
+                "nodes" => args.nodes = node_count(&param.value)?,
                 _ => args.params.push(format!("{}={}", param.name, param.value)),
             }
         }
@@ -49,18 +54,159 @@ impl WorldArgs {
     }
 }
 
-fn open_core(name: &str) -> Result<Arc<dyn Core>, String> {
-    match name.strip_prefix("rust:") {
-        Some(builtin) => cores::any_rust_core(builtin).ok_or_else(|| {
+/// Parses a node count, `1..=NODES_MAX`.
+fn node_count(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(nodes) if (1..=NODES_MAX).contains(&nodes) => Ok(nodes),
+        _ => Err(format!("nodes={text}: a world has 1 to {NODES_MAX} nodes")),
+    }
+}
+
+/// Fails unless `path` names a regular file (after following symlinks),
+/// found without opening it: a FIFO, a device such as `/dev/zero` or a
+/// directory is refused before anything could block on it or read it forever.
+/// `what` names the file in the message (e.g. "core library").
+pub fn check_regular_file(path: &Path, what: &str) -> Result<(), String> {
+    let metadata = std::fs::metadata(path)
+        .map_err(|problem| format!("cannot read the {what} {}: {problem}", path.display()))?;
+    let kind = metadata.file_type();
+    if kind.is_file() {
+        return Ok(());
+    }
+    let is = if kind.is_dir() {
+        "a directory"
+    } else {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else {
+            "not a regular file"
+        }
+    };
+    Err(format!(
+        "the {what} {} is {is}: give a regular file",
+        path.display()
+    ))
+}
+
+/// The bytes of the regular file at `path`, at most `max_bytes` of them (a
+/// larger file is refused). See [`check_regular_file`].
+pub fn read_regular_file(path: &Path, what: &str, max_bytes: u64) -> Result<Vec<u8>, String> {
+    check_regular_file(path, what)?;
+    let cannot =
+        |problem: std::io::Error| format!("cannot read the {what} {}: {problem}", path.display());
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    // The path may have been replaced between the check and the open.
+    if !file.metadata().map_err(cannot)?.is_file() {
+        return Err(format!(
+            "the {what} {} is not a regular file",
+            path.display()
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(format!(
+            "the {what} {} is larger than {max_bytes} bytes",
+            path.display()
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Largest core library read to compute its digest.
+const CORE_LIBRARY_MAX_BYTES: u64 = 1 << 30;
+
+/// The digest recorded for a core library's bytes.
+fn digest(bytes: &[u8]) -> String {
+    format!("xxh3-128:{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
+}
+
+/// A loaded core, and the parameters that record it.
+struct Opened {
+    core: Arc<dyn Core>,
+    recorded: Vec<ModelParam>,
+}
+
+fn open_core(name: &str) -> Result<Opened, String> {
+    if let Some(builtin) = name.strip_prefix("rust:") {
+        let core = cores::any_rust_core(builtin).ok_or_else(|| {
             format!(
                 "unknown built-in core `{name}`; built-in cores: {}",
                 cores::any_rust_core_names().join(", ")
             )
-        }),
-        None => Ok(Arc::new(
-            CCore::load(&PathBuf::from(name)).map_err(|e| e.to_string())?,
-        )),
+        })?;
+        return Ok(Opened {
+            core,
+            recorded: vec![ModelParam::new("core", name)],
+        });
     }
+    let path = PathBuf::from(name);
+    let bytes = read_regular_file(&path, "core library", CORE_LIBRARY_MAX_BYTES)?;
+    let absolute =
+        std::path::absolute(&path).map_err(|problem| format!("core library {name}: {problem}"))?;
+    let core = CCore::load(&absolute).map_err(|e| e.to_string())?;
+    Ok(Opened {
+        core: Arc::new(core),
+        recorded: vec![
+            ModelParam::new("core", absolute.display().to_string()),
+            ModelParam::new(CORE_DIGEST_PARAM, digest(&bytes)),
+        ],
+    })
+}
+
+/// Splits the recorded `core_digest=` entries from the World parameters.
+fn split_digests(params: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut digests = Vec::new();
+    let mut rest = Vec::new();
+    for param in params {
+        match param.split_once('=') {
+            Some((name, value)) if name.trim() == CORE_DIGEST_PARAM => {
+                digests.push(value.trim().to_string())
+            }
+            _ => rest.push(param.clone()),
+        }
+    }
+    (digests, rest)
+}
+
+/// Fails if recorded digests are given and a C core's library is not the one
+/// they were recorded from.
+fn check_digests(opened: &[Opened], recorded: &[String]) -> Result<(), String> {
+    if recorded.is_empty() {
+        return Ok(());
+    }
+    let now: Vec<(&str, &str)> = opened
+        .iter()
+        .filter_map(|core| match core.recorded.as_slice() {
+            [path, digest] => Some((path.value.as_str(), digest.value.as_str())),
+            _ => None,
+        })
+        .collect();
+    if now.len() != recorded.len() {
+        return Err(format!(
+            "{} {CORE_DIGEST_PARAM} entries for {} core librar{}",
+            recorded.len(),
+            now.len(),
+            if now.len() == 1 { "y" } else { "ies" }
+        ));
+    }
+    for ((path, digest), expected) in now.iter().zip(recorded) {
+        if digest != expected {
+            return Err(format!(
+                "the core library {path} has changed since it was recorded \
+                 ({expected} then, {digest} now): rebuild it from the same source, \
+                 or record the trace again"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Loads the cores and builds the World, with the properties of known cores
@@ -70,29 +216,32 @@ pub fn build_world(args: &WorldArgs) -> Result<World, String> {
     if args.cores.is_empty() {
         return Err("no core given: pass --core ./libcore.so (or --core rust:reqack)".into());
     }
-    let cores = args
+    let nodes = node_count(&args.nodes.to_string())?;
+    let (digests, params) = split_digests(&args.params);
+    let opened = args
         .cores
         .iter()
         .map(|name| open_core(name))
         .collect::<Result<Vec<_>, _>>()?;
+    check_digests(&opened, &digests)?;
+    let cores: Vec<Arc<dyn Core>> = opened.iter().map(|core| Arc::clone(&core.core)).collect();
     let roles = if cores.len() == 1 {
-        vec![0; args.nodes]
-    } else if cores.len() == args.nodes {
-        (0..args.nodes).collect()
+        vec![0; nodes]
+    } else if cores.len() == nodes {
+        (0..nodes).collect()
     } else {
         // Placeholder roles; a `roles=` parameter must follow.
-        vec![0; args.nodes]
+        vec![0; nodes]
     };
     let mut spec = WorldSpec::with_cores(cores, roles)?;
     spec.applied
-        .extend(args.cores.iter().map(|core| ModelParam::new("core", core)));
-    spec.set_all(&args.params)?;
-    let many = spec.cores.len() > 1 && spec.cores.len() != args.nodes;
-    if many && !args.params.iter().any(|p| p.starts_with("roles=")) {
+        .extend(opened.into_iter().flat_map(|core| core.recorded));
+    spec.set_all(&params)?;
+    let many = spec.cores.len() > 1 && spec.cores.len() != nodes;
+    if many && !params.iter().any(|p| p.starts_with("roles=")) {
         return Err(format!(
-            "{} cores for {} nodes: say which node runs which with roles=I,J,.. (core indexes from 0)",
+            "{} cores for {nodes} nodes: say which node runs which with roles=I,J,.. (core indexes from 0)",
             spec.cores.len(),
-            args.nodes
         ));
     }
     spec.check_determinism = args.check_determinism;
@@ -115,4 +264,53 @@ pub fn build_model(args: &WorldArgs) -> Result<Box<dyn cmc_search::AnyModel>, St
         None => world.fault_policy(FaultPolicy::PrintAndExit),
     };
     Ok(Box::new(world))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(cores: &[&str], nodes: usize, params: &[&str]) -> WorldArgs {
+        WorldArgs {
+            cores: cores.iter().map(|c| c.to_string()).collect(),
+            nodes,
+            params: params.iter().map(|p| p.to_string()).collect(),
+            check_determinism: false,
+        }
+    }
+
+    #[test]
+    fn node_counts_are_bounded_before_anything_is_allocated() {
+        for nodes in [0, NODES_MAX + 1, usize::MAX, 1 << 40] {
+            let error = build_world(&args(&["rust:reqack"], nodes, &[]))
+                .err()
+                .unwrap();
+            assert!(error.contains("1 to 8 nodes"), "{nodes}: {error}");
+        }
+        let huge = [ModelParam::new("nodes", "18446744073709551615")];
+        assert!(WorldArgs::from_params(&huge)
+            .unwrap_err()
+            .contains("1 to 8"));
+        assert!(build_world(&args(&["rust:reqack"], NODES_MAX, &[])).is_ok());
+    }
+
+    #[test]
+    fn non_regular_files_are_refused_without_opening_them() {
+        let dir = std::env::temp_dir().join(format!("cmc-open-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("fifo");
+        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let cases = [
+            (fifo.to_str().unwrap().to_string(), "a FIFO"),
+            ("/dev/zero".to_string(), "a device"),
+            (dir.display().to_string(), "a directory"),
+        ];
+        for (path, is) in cases {
+            let error = build_world(&args(&[&path], 2, &[])).err().unwrap();
+            assert!(error.contains(is), "{path}: {error}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -249,6 +249,7 @@ pub fn path_to_fault(world: &World, fault: &Fault) -> Result<ReplayFile, String>
         ReplayFile {
             model: world.name(),
             params: world.params(),
+            settings: Vec::new(),
             violates: None,
             init: (0, 0),
             actions: Vec::new(),

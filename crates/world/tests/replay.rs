@@ -99,6 +99,7 @@ fn world_args_come_back_from_a_replay_file() {
         &ReplayFile {
             model: cmc_model::Model::name(&world),
             params: cmc_model::Model::params(&world),
+            settings: Vec::new(),
             violates: None,
             init: (0, 0),
             actions: Vec::new(),

@@ -1,0 +1,64 @@
+//! The `cmc` command line as a library, so that tests can run it in-process.
+//!
+//! [`run`] parses the arguments, runs the command and returns the exit code:
+//! 0 every property holds, 1 a property failed (a violation, or a witness
+//! never reached), 2 bad usage, bad input, a faulty core, or a search that
+//! could not be completed, 3 interrupted.
+
+pub mod args;
+mod commands;
+mod inputs;
+mod registry;
+
+use std::ffi::OsString;
+
+use clap::Parser;
+
+/// Exit code: every property holds.
+pub const EXIT_PASS: u8 = 0;
+/// Exit code: a property failed.
+pub const EXIT_FAIL: u8 = 1;
+/// Exit code: bad usage or bad input.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code: the search was interrupted.
+pub const EXIT_INTERRUPTED: u8 = 3;
+
+/// Runs the command line `args` (the program's name first, as in
+/// [`std::env::args_os`]) and returns its exit code. Errors are printed on
+/// stderr as one `cmc: error: ...` line.
+pub fn run<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match args::Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) if error.kind() == clap::error::ErrorKind::ValueValidation => {
+            // A number out of range: one line, like every other bad input.
+            let text = error.to_string();
+            let line = text.lines().next().unwrap_or_default();
+            eprintln!("cmc: error: {}", line.trim_start_matches("error: "));
+            return EXIT_USAGE;
+        }
+        Err(error) if error.use_stderr() => {
+            // Through `eprint!` (not `Error::print`), so that a test running
+            // `run` in-process captures it like every other message.
+            eprint!("{}", error.render());
+            return EXIT_USAGE;
+        }
+        Err(help) => {
+            print!("{}", help.render());
+            return EXIT_PASS;
+        }
+    };
+    match commands::run(cli) {
+        Ok(commands::Status::Pass) => EXIT_PASS,
+        Ok(commands::Status::Fail) => EXIT_FAIL,
+        Ok(commands::Status::Interrupted) => EXIT_INTERRUPTED,
+        Ok(commands::Status::Exit(code)) => u8::try_from(code).unwrap_or(EXIT_USAGE),
+        Err(message) => {
+            eprintln!("cmc: error: {message}");
+            EXIT_USAGE
+        }
+    }
+}
