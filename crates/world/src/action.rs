@@ -47,6 +47,11 @@ pub enum Action {
         dst: u8,
         /// Message bytes.
         msg: Payload,
+        /// Only for a packet with surplus copies (more than the network
+        /// bound tracks): `true` if surplus copies remain after this one
+        /// leaves, `false` if it was the last of them. The two outcomes are
+        /// separate actions so that both are explored.
+        surplus_stays: bool,
     },
     /// FLUSH(n): the oldest pending persist of `node` becomes durable.
     Flush {
@@ -116,10 +121,12 @@ impl Encode for Action {
                 src,
                 dst,
                 msg,
+                surplus_stays,
             } => {
                 out.push(0);
                 (op, index, src, dst).encode(out);
                 msg.encode(out);
+                surplus_stays.encode(out);
             }
             Action::Flush { node } => out.extend([1, node]),
             Action::Fire { node, timer } => out.extend([2, node, timer]),
@@ -144,6 +151,7 @@ impl Encode for Action {
                     src,
                     dst,
                     msg: Payload::decode(decoder)?,
+                    surplus_stays: bool::decode(decoder)?,
                 }
             }
             1 => Action::Flush {
@@ -197,6 +205,7 @@ mod tests {
                 src: 1,
                 dst: 2,
                 msg: Payload::new(b"m").unwrap(),
+                surplus_stays: true,
             },
             Action::Links {
                 a: 0,
