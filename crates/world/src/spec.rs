@@ -104,7 +104,7 @@ impl WorldSpec {
             crash_nodes: Vec::new(),
             core_params: [0; PARAMS_MAX],
             check_determinism: false,
-            net_bound: 2,
+            net_bound: 1,
             quiescence_steps: None,
             symmetric_nodes: Vec::new(),
             applied: Vec::new(),
