@@ -15,11 +15,11 @@
 //!   up to K; a send beyond K marks the packet as having a *surplus* (more
 //!   than K copies, number untracked). Each DELIVER or DROP of a surplus
 //!   packet is explored twice: surplus copies stay, or that was the last of
-//!   them. This over-approximates the network (a path may deliver more
-//!   copies than were sent, always through a step marked
-//!   `(surplus copy stays)`), so no behaviour of the real network is
-//!   missed. A FIFO link holds at most K runs; a send that would start
-//!   another is a capacity fault.
+//!   them. This over-approximates the network, so no behaviour of the real
+//!   network is missed; a path may deliver more copies than were sent, or
+//!   fewer when more than K+1 were sent, always through steps marked
+//!   `(surplus copy stays)` or `(last surplus copy)`. A FIFO link holds at most `link_bound` runs; a send that
+//!   would start another is a capacity fault.
 //! - [`NET_MAX`] packets in flight, [`PERSISTS_MAX`] unflushed persists per
 //!   node, [`GHOST_MAX`] ghost entries, outputs and payloads beyond the ABI
 //!   limits (a core that ignores `cmc_emit`'s error) and a clock at
@@ -28,7 +28,7 @@
 use crate::abi::{
     Config, Event, EventKind, OutputKind, Outputs, OUTPUTS_MAX, PAYLOAD_MAX, TIMERS_MAX,
 };
-use crate::action::{Action, NetOp};
+use crate::action::{Action, NetOp, Surplus};
 use crate::spec::{NetSemantics, WorldSpec};
 use crate::state::{
     link_bit, Budget, GhostEntry, GhostKind, NodeState, Packet, Payload, Persist, WorldState,
@@ -135,19 +135,19 @@ impl Env {
             if !head {
                 continue;
             }
-            let outcomes: &[bool] = if packet.surplus {
-                &[false, true]
+            let outcomes: &[Surplus] = if packet.surplus {
+                &[Surplus::Ends, Surplus::Stays]
             } else {
-                &[false]
+                &[Surplus::None]
             };
             let mut net = |op| {
-                out.extend(outcomes.iter().map(|&surplus_stays| Action::Net {
+                out.extend(outcomes.iter().map(|&surplus| Action::Net {
                     op,
                     index: index as u16,
                     src: packet.src,
                     dst: packet.dst,
                     msg: packet.msg,
-                    surplus_stays,
+                    surplus,
                 }))
             };
             let to_crashed = state.nodes[packet.dst as usize].crashed;
@@ -239,20 +239,20 @@ impl Env {
                 src,
                 dst,
                 msg,
-                surplus_stays,
+                surplus,
             } => {
                 let Some(packet) = next.net.get(index as usize).copied() else {
                     return Ok(None);
                 };
                 if (packet.src, packet.dst, packet.msg) != (src, dst, msg)
-                    || (surplus_stays && !packet.surplus)
+                    || packet.surplus != (surplus != Surplus::None)
                 {
                     return Ok(None);
                 }
                 match op {
                     NetOp::Deliver => {
                         if self.spec.net != NetSemantics::Duplicating {
-                            take_copy(&mut next.net, index as usize, surplus_stays);
+                            take_copy(&mut next.net, index as usize, surplus);
                         }
                         if live(dst) {
                             self.step(
@@ -270,7 +270,7 @@ impl Env {
                         if !spend(&mut next, Budget::Drops) {
                             return Ok(None);
                         }
-                        take_copy(&mut next.net, index as usize, surplus_stays);
+                        take_copy(&mut next.net, index as usize, surplus);
                     }
                     NetOp::Dup => {
                         if packet.surplus || !spend(&mut next, Budget::Dups) {
@@ -570,10 +570,11 @@ impl Env {
                     add_copy(&mut net[end - 1], bound);
                     return Ok(());
                 }
-                if end - start >= bound as usize {
+                let runs = self.spec.link_bound;
+                if end - start >= runs as usize {
                     return Err(format!(
-                        "net_bound={bound}: the FIFO link n{}->n{} already holds {bound} run(s) \
-                         of different messages and this SEND would start another (raise net_bound)",
+                        "link_bound={runs}: the FIFO link n{}->n{} already holds {runs} run(s) \
+                         of different messages and this SEND would start another (raise link_bound)",
                         packet.src, packet.dst
                     ));
                 }
@@ -625,12 +626,12 @@ fn take_bit(mask: &mut u32, bit: u8) -> bool {
 }
 
 /// One copy of the packet at `index` leaves the network. From a surplus
-/// packet, `surplus_stays` says whether surplus copies remain (otherwise
-/// exactly `count` do); from a counted one, the count drops by one.
-fn take_copy(net: &mut Vec<Packet>, index: usize, surplus_stays: bool) {
+/// packet, `surplus` says whether surplus copies remain (otherwise exactly
+/// `count` do); from a counted one, the count drops by one.
+fn take_copy(net: &mut Vec<Packet>, index: usize, surplus: Surplus) {
     let packet = &mut net[index];
     if packet.surplus {
-        packet.surplus = surplus_stays;
+        packet.surplus = surplus == Surplus::Stays;
     } else if packet.count > 1 {
         packet.count -= 1;
     } else {
@@ -688,4 +689,30 @@ fn push_ghost(
         payload,
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::cores::reqack::ReqAck;
+
+    #[test]
+    fn a_clock_at_its_maximum_is_a_capacity_fault() {
+        let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 1).unwrap();
+        spec.set("ticks", "1").unwrap();
+        let env = Env::new(spec);
+        let mut state = env.init(&mut ()).unwrap();
+        state.nodes[0].clock = u32::MAX - 1;
+        let tick = Action::Tick { node: 0 };
+        let next = env.next(&state, &tick, &mut ()).unwrap().unwrap();
+        assert_eq!(next.nodes[0].clock, u32::MAX);
+        state.nodes[0].clock = u32::MAX;
+        let fault = env.next(&state, &tick, &mut ()).unwrap_err();
+        assert!(
+            matches!(&fault.failure, EnvFailure::Capacity(why) if why == "the clock of n0 is at its maximum, 4294967295"),
+            "{fault:?}"
+        );
+    }
 }

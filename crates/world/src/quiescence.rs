@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use cmc_model::{Model, Property};
 
-use crate::action::{Action, NetOp};
+use crate::action::{Action, NetOp, Surplus};
 use crate::spec::NetSemantics;
 use crate::state::{Budget, GhostKind, WorldState};
 use crate::World;
@@ -118,7 +118,7 @@ fn fair_rank(action: &Action) -> Option<u8> {
         // The fair schedule drains surplus copies: it never assumes more stay.
         Action::Net {
             op: NetOp::Deliver,
-            surplus_stays: false,
+            surplus: Surplus::None | Surplus::Ends,
             ..
         } => Some(0),
         Action::Flush { .. } => Some(1),
@@ -150,13 +150,18 @@ fn relocated(state: &WorldState, action: &Action, fifo: bool) -> Option<Action> 
     if fifo && index != 0 {
         return None;
     }
+    let at = link_head + index;
     Some(Action::Net {
         op,
-        index: (link_head + index) as u16,
+        index: at as u16,
         src,
         dst,
         msg,
-        surplus_stays: false,
+        surplus: if state.net[at].surplus {
+            Surplus::Ends
+        } else {
+            Surplus::None
+        },
     })
 }
 

@@ -49,10 +49,12 @@ pub struct WorldSpec {
     pub check_determinism: bool,
     /// Copies of one message (unordered network; FIFO: of one run of equal
     /// consecutive messages on a link) counted exactly; more are a surplus
-    /// whose number is not tracked (see [`crate::env`]). A FIFO link holds at
-    /// most this many runs (more is a capacity fault). At least 1. Keeps
-    /// retransmission finite.
+    /// whose number is not tracked (see [`crate::env`]). At least 1. Keeps
+    /// retransmission finite without losing a message.
     pub net_bound: u8,
+    /// FIFO network: most runs of different messages queued on one link;
+    /// a SEND that would start another is a capacity fault. At least 1.
+    pub link_bound: u8,
     /// Bound of the quiescence check with the goal "every client replied"
     /// (`quiescence=K`; see [`crate::quiescence`]); `None`: no check.
     pub quiescence_steps: Option<u32>,
@@ -76,7 +78,8 @@ const BUDGET_NAMES: [(&str, Budget); BUDGETS] = [
 /// The parameters [`WorldSpec::set`] accepts, with their meaning (for `--help` texts).
 pub const PARAM_HELP: &str = "\
 net=unordered|dup|fifo   network semantics (default unordered)
-net_bound=K              copies of a message counted exactly, more are an untracked surplus; FIFO: also runs per link (1 to 255, default 2)
+net_bound=K              copies of a message counted exactly; more are an untracked surplus (1 to 255, default 1)
+link_bound=K             FIFO: runs of different messages queued per link; more is a capacity fault (1 to 255, default 2)
 drops=K dups=K crashes=K restarts=K partitions=K ticks=K local_fails=K   fault budgets (default 0)
 requests=K               client requests issued in total (0 to 32, default 0)
 clients=0,2              nodes that receive client requests (default 0)
@@ -105,6 +108,7 @@ impl WorldSpec {
             core_params: [0; PARAMS_MAX],
             check_determinism: false,
             net_bound: 1,
+            link_bound: 2,
             quiescence_steps: None,
             symmetric_nodes: Vec::new(),
             applied: Vec::new(),
@@ -235,6 +239,8 @@ impl WorldSpec {
             };
         } else if name == "net_bound" {
             self.net_bound = ranged(1, u8::MAX)?;
+        } else if name == "link_bound" {
+            self.link_bound = ranged(1, u8::MAX)?;
         } else if name == "symmetry" {
             self.symmetric_nodes = match value {
                 "off" => Vec::new(),

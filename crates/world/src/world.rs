@@ -376,16 +376,12 @@ impl Model for World {
                 src,
                 dst,
                 msg,
-                surplus_stays,
+                surplus,
             } => format!(
                 "{} n{src}->n{dst} #{index} {}{}",
                 op.name(),
                 self.describe_message(src, msg.as_bytes()),
-                if surplus_stays {
-                    " (surplus copy stays)"
-                } else {
-                    ""
-                }
+                surplus.note()
             ),
             Action::Flush { node } => format!("FLUSH n{node}"),
             Action::Fire { node, timer } => format!("FIRE n{node} timer={timer}"),

@@ -70,7 +70,9 @@ fn rust_and_c_agree_on_counts() {
             .into_iter()
             .map(|core| {
                 let world = world(core, nodes, params);
-                let outcome = Checker::new(world).workers(2).run();
+                let checker = Checker::new(world).workers(2);
+                let outcome = checker.run();
+                assert_eq!(checker.model().fault(), None, "{nodes} nodes {params:?}");
                 assert_eq!(outcome.verdict, Verdict::Pass, "{nodes} nodes {params:?}");
                 (outcome.stats.distinct_states, outcome.stats.depth)
             })
