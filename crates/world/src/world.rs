@@ -10,7 +10,7 @@ use crate::abi::{Event, EventKind, OutputKind, Outputs};
 use crate::action::Action;
 use crate::env::{Env, EnvFailure, Observer, StepFault};
 use crate::fault::{Fault, FaultKind};
-use crate::quiescence::{every_client_replied, lost_in_crash, Quiescence};
+use crate::quiescence::{answered, every_client_replied, lost_in_crash, Quiescence};
 use crate::recorder::Recorder;
 use crate::spec::WorldSpec;
 use crate::state::{hex, GhostKind, WorldState};
@@ -358,14 +358,23 @@ impl Model for World {
         self.properties.clone()
     }
 
-    /// A state is a legitimate end when every client request has been issued
-    /// and answered (a reply or a local failure); any other state without
-    /// enabled actions is a hang. After a fault, every state is terminal.
+    /// A state is a legitimate end when every client request issued has an
+    /// answer (a reply, a local failure, or its node crashed while it was
+    /// open: see [`crate::quiescence::answered`]) and every request was
+    /// issued, or the rest cannot be: every client node is down. Any other
+    /// state without enabled actions is a hang, reported with
+    /// [`World::explain_unanswered`]. After a fault, every state is terminal.
     fn is_terminal(&self, state: &WorldState) -> bool {
         if self.poisoned.load(Ordering::Relaxed) {
             return true;
         }
-        every_client_replied(self, state)
+        let clients_down = self
+            .spec()
+            .client_nodes
+            .iter()
+            .all(|&node| state.nodes[node as usize].crashed);
+        (0..state.issued as u32).all(|request| answered(state, request))
+            && (state.issued == self.spec().requests || clients_down)
     }
 
     fn format_action(&self, action: &Action) -> String {

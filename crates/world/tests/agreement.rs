@@ -112,12 +112,9 @@ fn planted_bugs_are_caught_in_both_languages() {
         let lengths: Vec<usize> = [rust, c]
             .into_iter()
             .map(|core| {
-                // A sender crash before its persist is flushed loses the request (a
-                // hang the protocol accepts: clients retry), so no deadlock check.
-                let outcome = Checker::new(world(core, 2, params))
-                    .workers(1)
-                    .check_deadlock(false)
-                    .run();
+                // A sender crash before its persist is flushed loses the request
+                // with the node: a legitimate end, so the deadlock check stays on.
+                let outcome = Checker::new(world(core, 2, params)).workers(1).run();
                 match &outcome.verdict {
                     Verdict::Violated {
                         property: found, ..
