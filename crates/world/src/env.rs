@@ -393,11 +393,7 @@ impl Env {
                     node,
                     Payload::default(),
                 )
-                .map_err(|why| {
-                    let clock = state.nodes[node as usize].clock as u64;
-                    let event = Event::new(EventKind::Client, 0, request as u32, &[], clock);
-                    StepFault::capacity(node, event, why)
-                })?;
+                .map_err(|why| client_fault(state, node, EventKind::Client, request, why))?;
                 self.step(
                     &mut next,
                     node,
@@ -422,11 +418,7 @@ impl Env {
                     node,
                     Payload::default(),
                 )
-                .map_err(|why| {
-                    let clock = state.nodes[node as usize].clock as u64;
-                    let event = Event::new(EventKind::LocalFail, 0, request as u32, &[], clock);
-                    StepFault::capacity(node, event, why)
-                })?;
+                .map_err(|why| client_fault(state, node, EventKind::LocalFail, request, why))?;
                 self.step(
                     &mut next,
                     node,
@@ -611,6 +603,19 @@ impl StepFault {
             failure: EnvFailure::Capacity(why),
         }
     }
+}
+
+/// The capacity fault of a client event (`kind` of `request` at `node`)
+/// that could not be recorded in the ghost history.
+fn client_fault(
+    state: &WorldState,
+    node: u8,
+    kind: EventKind,
+    request: u8,
+    why: String,
+) -> StepFault {
+    let clock = state.nodes[node as usize].clock as u64;
+    StepFault::capacity(node, Event::new(kind, 0, request as u32, &[], clock), why)
 }
 
 fn bits(mask: u32) -> impl Iterator<Item = u8> {
