@@ -492,8 +492,9 @@ impl Env {
                     kind.name()
                 )))
             };
-            let full =
-                |why: String| EnvFailure::Capacity(format!("output {index} ({}): {why}", kind.name()));
+            let full = |why: String| {
+                EnvFailure::Capacity(format!("output {index} ({}): {why}", kind.name()))
+            };
             let id_ok = || {
                 if item.id < TIMERS_MAX {
                     Ok(item.id as u8)

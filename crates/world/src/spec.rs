@@ -370,7 +370,8 @@ mod tests {
         );
         let mut spec = fresh();
         assert!(spec.set("drops", "x").is_err());
-        spec.set("drops", "1").expect("a refused value does not count as set");
+        spec.set("drops", "1")
+            .expect("a refused value does not count as set");
     }
 
     #[test]

@@ -56,14 +56,23 @@ fn capacity_fault(checker: &Checker<World>, capacity: &str) -> Fault {
         FaultKind::Capacity(why) => assert!(why.contains(capacity), "{why}"),
         other => panic!("expected a capacity fault naming {capacity}, got {other:?}"),
     }
-    assert!(fault.to_string().starts_with("CAPACITY REACHED: "), "{fault}");
+    assert!(
+        fault.to_string().starts_with("CAPACITY REACHED: "),
+        "{fault}"
+    );
     fault
 }
 
 /// Node 0 sends the same message three times at START; node 1 answers its
 /// client once it has received all three. With `bug`, the third receipt
 /// also answers a request nobody made.
-fn thrice(config: &Config, v: &mut Counters, event: &Event, out: &mut Outputs, bug: bool) -> Result<(), CoreError> {
+fn thrice(
+    config: &Config,
+    v: &mut Counters,
+    event: &Event,
+    out: &mut Outputs,
+    bug: bool,
+) -> Result<(), CoreError> {
     match (config.node, event.kind()) {
         (0, Some(EventKind::Start)) => {
             for _ in 0..3 {
@@ -122,9 +131,15 @@ fn a_bug_behind_the_third_copy_is_found() {
         outcome.verdict
     );
     let texts = action_texts(&checker, &outcome);
-    let deliveries: Vec<&String> = texts.iter().filter(|t| t.starts_with("DELIVER n0->n1")).collect();
+    let deliveries: Vec<&String> = texts
+        .iter()
+        .filter(|t| t.starts_with("DELIVER n0->n1"))
+        .collect();
     assert_eq!(deliveries.len(), 3, "{texts:?}");
-    assert!(deliveries.iter().any(|t| t.contains("surplus")), "{texts:?}");
+    assert!(
+        deliveries.iter().any(|t| t.contains("surplus")),
+        "{texts:?}"
+    );
 }
 
 #[test]
@@ -142,7 +157,10 @@ fn an_approximated_copy_count_is_marked_in_the_trace() {
         outcome.verdict
     );
     let texts = action_texts(&checker, &outcome);
-    assert!(texts.iter().any(|t| t.ends_with("(last surplus copy)")), "{texts:?}");
+    assert!(
+        texts.iter().any(|t| t.ends_with("(last surplus copy)")),
+        "{texts:?}"
+    );
 }
 
 /// Sends 15 new distinct messages to itself at START and at every timer.
@@ -169,7 +187,12 @@ fn too_many_messages_in_flight_is_a_capacity_fault() {
 }
 
 /// At a client request, node 0 sends A, B, A to node 1 (three runs).
-fn alternate(config: &Config, _: &mut Counters, event: &Event, out: &mut Outputs) -> Result<(), CoreError> {
+fn alternate(
+    config: &Config,
+    _: &mut Counters,
+    event: &Event,
+    out: &mut Outputs,
+) -> Result<(), CoreError> {
     if config.node == 0 && event.kind() == Some(EventKind::Client) {
         for message in [b"A", b"B", b"A"] {
             out.send(1, message)?;
@@ -207,7 +230,10 @@ fn hoard(_: &Config, _: &mut Counters, event: &Event, out: &mut Outputs) -> Resu
 fn too_many_unflushed_persists_is_a_capacity_fault() {
     let checker = checker(hoard, 1, &["requests=2"]);
     let _ = checker.run();
-    let fault = capacity_fault(&checker, "PERSISTS_MAX: n0 already has 16 unflushed persists");
+    let fault = capacity_fault(
+        &checker,
+        "PERSISTS_MAX: n0 already has 16 unflushed persists",
+    );
     assert_eq!(fault.action, "CLIENT r1 -> n0");
 }
 
@@ -227,12 +253,20 @@ fn outputs_refused_by_the_helpers_are_a_capacity_fault() {
     // Before: the 17th output and the long payload vanished without a word.
     let checker = checker(sloppy, 1, &["requests=1"]);
     let _ = checker.run();
-    let fault = capacity_fault(&checker, "OUTPUTS_MAX/PAYLOAD_MAX: the step tried to emit 2 output(s)");
+    let fault = capacity_fault(
+        &checker,
+        "OUTPUTS_MAX/PAYLOAD_MAX: the step tried to emit 2 output(s)",
+    );
     assert_eq!(fault.action, "CLIENT r0 -> n0");
 }
 
 /// Replies to request 0 sixteen times at every timer (a buggy core).
-fn chatter(_: &Config, _: &mut Counters, event: &Event, out: &mut Outputs) -> Result<(), CoreError> {
+fn chatter(
+    _: &Config,
+    _: &mut Counters,
+    event: &Event,
+    out: &mut Outputs,
+) -> Result<(), CoreError> {
     match event.kind() {
         Some(EventKind::Start) => out.set_timer(0)?,
         Some(EventKind::Timer) => {

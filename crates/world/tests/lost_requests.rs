@@ -70,7 +70,9 @@ fn a_fair_run_shows_the_repairs() {
         b: 1,
         cut: true,
     };
-    let state = world.next_state(&states[0], &cut).expect("a cut is enabled");
+    let state = world
+        .next_state(&states[0], &cut)
+        .expect("a cut is enabled");
     let run = world.fair_run(&state).expect("every fault budget is spent");
     assert!(run.reached, "{run}");
     assert_eq!(run.actions[0], "LINKS heal n0-n1", "{run}");
@@ -120,7 +122,10 @@ fn the_lost_request_is_explained() {
     let mut actions = Vec::new();
     world.actions(&restarted, &mut actions);
     assert!(actions.is_empty(), "{actions:?}");
-    assert!(world.is_terminal(&restarted), "a legitimate end, not a hang");
+    assert!(
+        world.is_terminal(&restarted),
+        "a legitimate end, not a hang"
+    );
     assert!(world
         .explain_unanswered(&restarted)
         .contains("restarted without answering it"));
