@@ -264,15 +264,15 @@ impl World {
                 .map(|node| format!("n{node}"))
                 .collect();
             let why = if down.len() == self.spec().client_nodes.len() {
-                format!("every client node is down ({})", down.join(", "))
+                format!(": every client node is down ({})", down.join(", "))
             } else {
-                "not issued yet".to_string()
+                String::new()
             };
-            text.push_str(&format!(
-                "  r{}..r{}: never issued: {why}\n",
-                state.issued,
-                requests - 1
-            ));
+            let range = match requests - state.issued {
+                1 => format!("r{}", state.issued),
+                _ => format!("r{}..r{}", state.issued, requests - 1),
+            };
+            text.push_str(&format!("  {range}: not issued{why}\n"));
         }
         if text.is_empty() {
             String::new()

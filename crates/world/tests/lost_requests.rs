@@ -154,3 +154,26 @@ fn a_hang_names_the_unanswered_request() {
         Some(world.explain_unanswered(&state))
     );
 }
+
+#[test]
+fn requests_that_cannot_be_issued_are_explained() {
+    // Before: the client node crashed for good before any request, and the
+    // World reported a deadlock it could not explain.
+    let world = world(0, 2, &["requests=2", "crashes=1"]);
+    let mut states = Vec::new();
+    world.init_states(&mut states);
+    assert_eq!(
+        world.explain_unanswered(&states[0]),
+        "unanswered client requests:\n  r0..r1: not issued\n"
+    );
+    assert!(!world.is_terminal(&states[0]));
+    let crashed = world
+        .next_state(&states[0], &Action::Crash { node: 0 })
+        .expect("enabled");
+    assert_eq!(
+        world.explain_unanswered(&crashed),
+        "unanswered client requests:\n  r0..r1: not issued: every client node is down (n0)\n"
+    );
+    assert!(world.is_terminal(&crashed), "nobody can send a request");
+    assert_eq!(verdict(0, 2, &["requests=1", "crashes=1"]), Verdict::Pass);
+}
