@@ -99,7 +99,7 @@ typedef struct cmc_output {
 /* The outputs of one step, in order. `count` starts at 0; use the helpers below. */
 typedef struct cmc_outputs {
     uint32_t count;
-    uint32_t reserved;
+    uint32_t reserved; /* outputs the helpers refused (over the limits): nonzero is a capacity fault */
     cmc_output items[CMC_OUTPUTS_MAX];
 } cmc_outputs;
 
@@ -135,7 +135,10 @@ const cmc_core *cmc_core_entry(void);
 /* Appends an output; returns 0, or -1 if the outputs or the payload are full. */
 static inline int cmc_emit(cmc_outputs *out, uint32_t kind, uint32_t dst, uint32_t id,
                            const void *payload, uint32_t len) {
-    if (out->count >= CMC_OUTPUTS_MAX || len > CMC_PAYLOAD_MAX) return -1;
+    if (out->count >= CMC_OUTPUTS_MAX || len > CMC_PAYLOAD_MAX) {
+        out->reserved++; /* the checker stops at a refused output even if the error is ignored */
+        return -1;
+    }
     cmc_output *o = &out->items[out->count++];
     memset(o, 0, sizeof *o);
     o->kind = kind;

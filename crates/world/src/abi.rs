@@ -196,7 +196,9 @@ impl Output {
 pub struct Outputs {
     /// Number of valid entries in `items`.
     pub count: u32,
-    /// Zero.
+    /// Outputs the emit helpers refused (beyond [`OUTPUTS_MAX`] or with a
+    /// payload over [`PAYLOAD_MAX`]); nonzero stops the run with a capacity
+    /// fault even if the core ignored the error.
     pub reserved: u32,
     /// The outputs; entries past `count` are ignored.
     pub items: [Output; OUTPUTS_MAX],
@@ -245,6 +247,7 @@ impl Outputs {
     ) -> Result<(), CoreError> {
         let index = self.count as usize;
         if index >= OUTPUTS_MAX || payload.len() > PAYLOAD_MAX {
+            self.reserved = self.reserved.saturating_add(1);
             return Err(CoreError::OutputsFull);
         }
         let mut item = Output {
@@ -374,6 +377,7 @@ mod tests {
             out.wake(1).unwrap();
         }
         assert_eq!(out.wake(1), Err(CoreError::OutputsFull));
+        assert_eq!(out.reserved, 1, "a refused output is counted");
         assert_eq!(
             Outputs::default().send(0, &[0; PAYLOAD_MAX + 1]),
             Err(CoreError::OutputsFull)

@@ -27,6 +27,29 @@ impl NetOp {
     }
 }
 
+/// Which copies of a packet a DELIVER or DROP leaves (see [`crate::env`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Surplus {
+    /// The packet's copies are counted: one fewer remains.
+    None,
+    /// The packet has surplus copies and some remain after this one.
+    Stays,
+    /// The packet has surplus copies and this was the last of them: exactly
+    /// the counted copies remain.
+    Ends,
+}
+
+impl Surplus {
+    /// What an action's text says about it (empty for counted copies).
+    pub fn note(self) -> &'static str {
+        match self {
+            Surplus::None => "",
+            Surplus::Stays => " (surplus copy stays)",
+            Surplus::Ends => " (last surplus copy)",
+        }
+    }
+}
+
 /// One step of the World.
 ///
 /// Message actions carry the message's position in the state's network and
@@ -46,6 +69,10 @@ pub enum Action {
         dst: u8,
         /// Message bytes.
         msg: Payload,
+        /// For a packet with surplus copies (more than the network bound
+        /// counts), whether surplus copies remain after this one: the two
+        /// outcomes are separate actions so that both are explored.
+        surplus: Surplus,
     },
     /// FLUSH(n): the oldest pending persist of `node` becomes durable.
     Flush {
@@ -115,10 +142,12 @@ impl Encode for Action {
                 src,
                 dst,
                 msg,
+                surplus,
             } => {
                 out.push(0);
                 (op, index, src, dst).encode(out);
                 msg.encode(out);
+                out.push(surplus as u8);
             }
             Action::Flush { node } => out.extend([1, node]),
             Action::Fire { node, timer } => out.extend([2, node, timer]),
@@ -143,6 +172,12 @@ impl Encode for Action {
                     src,
                     dst,
                     msg: Payload::decode(decoder)?,
+                    surplus: match u8::decode(decoder)? {
+                        0 => Surplus::None,
+                        1 => Surplus::Stays,
+                        2 => Surplus::Ends,
+                        tag => return decoder.invalid(format!("surplus tag {tag}")),
+                    },
                 }
             }
             1 => Action::Flush {
@@ -196,6 +231,7 @@ mod tests {
                 src: 1,
                 dst: 2,
                 msg: Payload::new(b"m").unwrap(),
+                surplus: Surplus::Ends,
             },
             Action::Links {
                 a: 0,

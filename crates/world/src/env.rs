@@ -4,9 +4,31 @@
 //! only as the byte slice it hands to [`crate::step::run`]. An action is
 //! enabled only by something a core emitted (a message, a timer, a persist, a
 //! wake-up) or by a fault budget, never by what a core's state contains.
+//!
+//! Capacities. Nothing a core emits is lost without a budget: every fixed
+//! capacity is either explored faithfully or stops the run with a
+//! [`EnvFailure::Capacity`] fault naming it, the node and the step.
+//!
+//! - The network bound (`net_bound=K`) keeps retransmission finite without
+//!   losing messages. Copies of one message (unordered network) or of one
+//!   run of equal consecutive messages on a link (FIFO) are counted exactly
+//!   up to K; a send beyond K marks the packet as having a *surplus* (more
+//!   than K copies, number untracked). Each DELIVER or DROP of a surplus
+//!   packet is explored twice: surplus copies stay, or that was the last of
+//!   them. This over-approximates the network, so no behaviour of the real
+//!   network is missed; a path may deliver more copies than were sent, or
+//!   fewer when more than K+1 were sent, always through steps marked
+//!   `(surplus copy stays)` or `(last surplus copy)`. A FIFO link holds at most `link_bound` runs; a send that
+//!   would start another is a capacity fault.
+//! - [`NET_MAX`] packets in flight, [`PERSISTS_MAX`] unflushed persists per
+//!   node, [`GHOST_MAX`] ghost entries, outputs and payloads beyond the ABI
+//!   limits (a core that ignores `cmc_emit`'s error) and a clock at
+//!   `u32::MAX`: capacity faults.
 
-use crate::abi::{Config, Event, EventKind, OutputKind, Outputs, TIMERS_MAX};
-use crate::action::{Action, NetOp};
+use crate::abi::{
+    Config, Event, EventKind, OutputKind, Outputs, OUTPUTS_MAX, PAYLOAD_MAX, TIMERS_MAX,
+};
+use crate::action::{Action, NetOp, Surplus};
 use crate::spec::{NetSemantics, WorldSpec};
 use crate::state::{
     link_bit, Budget, GhostEntry, GhostKind, NodeState, Packet, Payload, Persist, WorldState,
@@ -20,15 +42,24 @@ pub const GHOST_MAX: usize = 128;
 /// Most packets in flight.
 pub const NET_MAX: usize = 256;
 
-/// A core step that failed, with the node and event it failed on.
+/// Why the environment could not carry out an action.
+#[derive(Debug, Clone)]
+pub enum EnvFailure {
+    /// The core's step failed.
+    Step(StepFailure),
+    /// A fixed capacity of the World was reached; the text names it.
+    Capacity(String),
+}
+
+/// A step that failed, with the node and event it failed on.
 #[derive(Debug, Clone)]
 pub struct StepFault {
-    /// The node whose core failed.
+    /// The node whose step failed.
     pub node: u8,
     /// The event it was handling (boxed: faults are rare, results stay small).
     pub event: Box<Event>,
     /// What went wrong.
-    pub failure: StepFailure,
+    pub failure: EnvFailure,
 }
 
 /// Sees every core step the environment runs (replay uses it to print them).
@@ -86,6 +117,7 @@ impl Env {
             budgets: self.spec.budgets,
             issued: 0,
             ghost: Vec::new(),
+            lost_in_crash: 0,
         };
         for node in 0..self.spec.nodes() as u8 {
             self.step(&mut state, node, EventKind::Start, 0, 0, &[], observer)?;
@@ -103,14 +135,20 @@ impl Env {
             if !head {
                 continue;
             }
+            let outcomes: &[Surplus] = if packet.surplus {
+                &[Surplus::Ends, Surplus::Stays]
+            } else {
+                &[Surplus::None]
+            };
             let mut net = |op| {
-                out.push(Action::Net {
+                out.extend(outcomes.iter().map(|&surplus| Action::Net {
                     op,
                     index: index as u16,
                     src: packet.src,
                     dst: packet.dst,
                     msg: packet.msg,
-                })
+                    surplus,
+                }))
             };
             let to_crashed = state.nodes[packet.dst as usize].crashed;
             let duplicating = self.spec.net == NetSemantics::Duplicating;
@@ -120,7 +158,8 @@ impl Env {
             if state.budget(Budget::Drops) > 0 {
                 net(NetOp::Drop);
             }
-            if state.budget(Budget::Dups) > 0 && !duplicating {
+            // A copy more of a surplus packet changes nothing.
+            if state.budget(Budget::Dups) > 0 && !duplicating && !packet.surplus {
                 net(NetOp::Dup);
             }
         }
@@ -171,16 +210,11 @@ impl Env {
             }
         }
         if state.budget(Budget::LocalFails) > 0 {
-            for entry in &state.ghost {
-                let open = entry.kind == GhostKind::Invoke
-                    && !state.nodes[entry.node as usize].crashed
-                    && !state.ghost.iter().any(|later| {
-                        later.request == entry.request && later.kind != GhostKind::Invoke
-                    });
-                if open {
+            for (request, node) in open_requests(state) {
+                if !state.nodes[node as usize].crashed {
                     out.push(Action::LocalFail {
-                        request: entry.request as u8,
-                        node: entry.node,
+                        request: request as u8,
+                        node,
                     });
                 }
             }
@@ -205,17 +239,20 @@ impl Env {
                 src,
                 dst,
                 msg,
+                surplus,
             } => {
                 let Some(packet) = next.net.get(index as usize).copied() else {
                     return Ok(None);
                 };
-                if (packet.src, packet.dst, packet.msg) != (src, dst, msg) {
+                if (packet.src, packet.dst, packet.msg) != (src, dst, msg)
+                    || packet.surplus != (surplus != Surplus::None)
+                {
                     return Ok(None);
                 }
                 match op {
                     NetOp::Deliver => {
                         if self.spec.net != NetSemantics::Duplicating {
-                            remove_copy(&mut next.net, index as usize);
+                            take_copy(&mut next.net, index as usize, surplus);
                         }
                         if live(dst) {
                             self.step(
@@ -233,17 +270,13 @@ impl Env {
                         if !spend(&mut next, Budget::Drops) {
                             return Ok(None);
                         }
-                        remove_copy(&mut next.net, index as usize);
+                        take_copy(&mut next.net, index as usize, surplus);
                     }
                     NetOp::Dup => {
-                        if !spend(&mut next, Budget::Dups) {
+                        if packet.surplus || !spend(&mut next, Budget::Dups) {
                             return Ok(None);
                         }
-                        if self.spec.net == NetSemantics::Fifo {
-                            next.net.insert(index as usize + 1, packet);
-                        } else {
-                            next.net[index as usize].count = packet.count.saturating_add(1);
-                        }
+                        add_copy(&mut next.net[index as usize], u8::MAX);
                     }
                 }
             }
@@ -300,7 +333,15 @@ impl Env {
                 if !spend(&mut next, Budget::Ticks) {
                     return Ok(None);
                 }
-                next.nodes[node as usize].clock += 1;
+                let clock = &mut next.nodes[node as usize].clock;
+                *clock = clock.checked_add(1).ok_or_else(|| {
+                    let event = Event::new(EventKind::Tick, 0, 0, &[], u32::MAX as u64);
+                    StepFault::capacity(
+                        node,
+                        event,
+                        format!("the clock of n{node} is at its maximum, {}", u32::MAX),
+                    )
+                })?;
                 self.step(&mut next, node, EventKind::Tick, 0, 0, &[], observer)?;
             }
             Action::Crash { node } => {
@@ -309,6 +350,9 @@ impl Env {
                 }
                 if !spend(&mut next, Budget::Crashes) {
                     return Ok(None);
+                }
+                for (request, _) in open_requests(state).filter(|(_, at)| *at == node) {
+                    next.lost_in_crash |= 1 << request;
                 }
                 let durable = self.spec.core_of(node as usize).durable_size();
                 let ns = &mut next.nodes[node as usize];
@@ -348,7 +392,8 @@ impl Env {
                     request as u32,
                     node,
                     Payload::default(),
-                );
+                )
+                .map_err(|why| client_fault(state, node, EventKind::Client, request, why))?;
                 self.step(
                     &mut next,
                     node,
@@ -372,7 +417,8 @@ impl Env {
                     request as u32,
                     node,
                     Payload::default(),
-                );
+                )
+                .map_err(|why| client_fault(state, node, EventKind::LocalFail, request, why))?;
                 self.step(
                     &mut next,
                     node,
@@ -421,19 +467,34 @@ impl Env {
             &mut out,
             self.spec.check_determinism,
         )
-        .map_err(fault)?;
+        .map_err(|failure| fault(EnvFailure::Step(failure)))?;
         observer.on_step(node, &event, &out);
-        self.apply(state, node, &out)
-            .map_err(|why| fault(StepFailure::BadOutput(why)))
+        self.apply(state, node, &out).map_err(fault)
     }
 
     /// Carries out validated outputs of `node`, in order.
-    fn apply(&self, state: &mut WorldState, node: u8, out: &Outputs) -> Result<(), String> {
+    fn apply(&self, state: &mut WorldState, node: u8, out: &Outputs) -> Result<(), EnvFailure> {
+        if out.reserved != 0 {
+            return Err(EnvFailure::Capacity(format!(
+                "OUTPUTS_MAX/PAYLOAD_MAX: the step tried to emit {} output(s) beyond \
+                 {OUTPUTS_MAX} per step or with a payload over {PAYLOAD_MAX} bytes \
+                 (refused by the emit helpers, whose error the core ignored)",
+                out.reserved
+            )));
+        }
         let durable_size = self.spec.core_of(node as usize).durable_size();
         for (index, item) in out.as_slice().iter().enumerate() {
             let kind = OutputKind::from_raw(item.kind).expect("validated by step::run");
             let payload = Payload::new(item.payload()).expect("validated by step::run");
-            let bad = |why: String| format!("output {index} ({}): {why}", kind.name());
+            let bad = |why: String| {
+                EnvFailure::Step(StepFailure::BadOutput(format!(
+                    "output {index} ({}): {why}",
+                    kind.name()
+                )))
+            };
+            let full = |why: String| {
+                EnvFailure::Capacity(format!("output {index} ({}): {why}", kind.name()))
+            };
             let id_ok = || {
                 if item.id < TIMERS_MAX {
                     Ok(item.id as u8)
@@ -456,8 +517,9 @@ impl Env {
                         dst: item.dst as u8,
                         msg: payload,
                         count: 1,
+                        surplus: false,
                     };
-                    self.send(&mut state.net, packet).map_err(bad)?;
+                    self.send(&mut state.net, packet).map_err(full)?;
                 }
                 OutputKind::SetTimer => ns.timers |= 1 << id_ok()?,
                 OutputKind::CancelTimer => ns.timers &= !(1 << id_ok()?),
@@ -470,7 +532,9 @@ impl Env {
                         )));
                     }
                     if ns.persists.len() >= PERSISTS_MAX {
-                        return Err(bad(format!("more than {PERSISTS_MAX} unflushed persists")));
+                        return Err(full(format!(
+                            "PERSISTS_MAX: n{node} already has {PERSISTS_MAX} unflushed persists"
+                        )));
                     }
                     ns.persists.push(Persist {
                         offset: item.id,
@@ -478,27 +542,34 @@ impl Env {
                     });
                 }
                 OutputKind::Reply => {
-                    if state.ghost.len() >= GHOST_MAX {
-                        return Err(bad(format!(
-                            "the ghost history is full ({GHOST_MAX} entries): too many replies"
-                        )));
-                    }
-                    push_ghost(state, GhostKind::Reply, item.id, node, payload);
+                    push_ghost(state, GhostKind::Reply, item.id, node, payload).map_err(full)?
                 }
             }
         }
         Ok(())
     }
 
-    /// Puts `packet` in flight, or loses it if the network bound is reached.
+    /// Puts `packet` in flight: a copy more of an equal packet (unordered:
+    /// anywhere on its link; FIFO: the link's last run), counted up to
+    /// `net_bound` and beyond that a surplus, or a new packet.
     fn send(&self, net: &mut Vec<Packet>, packet: Packet) -> Result<(), String> {
+        let bound = self.spec.net_bound;
         let link = (packet.src, packet.dst);
         let position = match self.spec.net {
             NetSemantics::Fifo => {
                 let start = net.partition_point(|p| (p.src, p.dst) < link);
                 let end = net.partition_point(|p| (p.src, p.dst) <= link);
-                if end - start >= self.spec.net_bound as usize {
+                if end > start && net[end - 1].msg == packet.msg {
+                    add_copy(&mut net[end - 1], bound);
                     return Ok(());
+                }
+                let runs = self.spec.link_bound;
+                if end - start >= runs as usize {
+                    return Err(format!(
+                        "link_bound={runs}: the FIFO link n{}->n{} already holds {runs} run(s) \
+                         of different messages and this SEND would start another (raise link_bound)",
+                        packet.src, packet.dst
+                    ));
                 }
                 end
             }
@@ -506,10 +577,8 @@ impl Env {
                 let key = |p: &Packet| (p.src, p.dst, p.msg);
                 match net.binary_search_by_key(&key(&packet), key) {
                     Ok(found) => {
-                        let copies = &mut net[found].count;
-                        if self.spec.net == NetSemantics::Unordered && *copies < self.spec.net_bound
-                        {
-                            *copies += 1;
+                        if self.spec.net == NetSemantics::Unordered {
+                            add_copy(&mut net[found], bound);
                         }
                         return Ok(());
                     }
@@ -518,11 +587,36 @@ impl Env {
             }
         };
         if net.len() >= NET_MAX {
-            return Err(format!("more than {NET_MAX} messages in flight"));
+            return Err(format!(
+                "NET_MAX: {NET_MAX} different messages are already in flight"
+            ));
         }
         net.insert(position, packet);
         Ok(())
     }
+}
+
+impl StepFault {
+    fn capacity(node: u8, event: Event, why: String) -> StepFault {
+        StepFault {
+            node,
+            event: Box::new(event),
+            failure: EnvFailure::Capacity(why),
+        }
+    }
+}
+
+/// The capacity fault of a client event (`kind` of `request` at `node`)
+/// that could not be recorded in the ghost history.
+fn client_fault(
+    state: &WorldState,
+    node: u8,
+    kind: EventKind,
+    request: u8,
+    why: String,
+) -> StepFault {
+    let clock = state.nodes[node as usize].clock as u64;
+    StepFault::capacity(node, Event::new(kind, 0, request as u32, &[], clock), why)
 }
 
 fn bits(mask: u32) -> impl Iterator<Item = u8> {
@@ -537,12 +631,41 @@ fn take_bit(mask: &mut u32, bit: u8) -> bool {
     set
 }
 
-fn remove_copy(net: &mut Vec<Packet>, index: usize) {
-    if net[index].count > 1 {
-        net[index].count -= 1;
+/// One copy of the packet at `index` leaves the network. From a surplus
+/// packet, `surplus` says whether surplus copies remain (otherwise exactly
+/// `count` do); from a counted one, the count drops by one.
+fn take_copy(net: &mut Vec<Packet>, index: usize, surplus: Surplus) {
+    let packet = &mut net[index];
+    if packet.surplus {
+        packet.surplus = surplus == Surplus::Stays;
+    } else if packet.count > 1 {
+        packet.count -= 1;
     } else {
         net.remove(index);
     }
+}
+
+/// One copy more of `packet`: counted while the count is below `bound`,
+/// a surplus beyond it.
+fn add_copy(packet: &mut Packet, bound: u8) {
+    if packet.count < bound {
+        packet.count += 1;
+    } else {
+        packet.surplus = true;
+    }
+}
+
+/// The requests invoked and not yet answered (no reply or local failure),
+/// with the node each went to.
+pub fn open_requests(state: &WorldState) -> impl Iterator<Item = (u32, u8)> + '_ {
+    state.ghost.iter().filter_map(|entry| {
+        let open = entry.kind == GhostKind::Invoke
+            && !state
+                .ghost
+                .iter()
+                .any(|later| later.request == entry.request && later.kind != GhostKind::Invoke);
+        open.then_some((entry.request, entry.node))
+    })
 }
 
 /// Spends one unit of `kind`; `false` (nothing spent) if the budget is exhausted.
@@ -553,11 +676,49 @@ fn spend(state: &mut WorldState, kind: Budget) -> bool {
     available
 }
 
-fn push_ghost(state: &mut WorldState, kind: GhostKind, request: u32, node: u8, payload: Payload) {
+fn push_ghost(
+    state: &mut WorldState,
+    kind: GhostKind,
+    request: u32,
+    node: u8,
+    payload: Payload,
+) -> Result<(), String> {
+    if state.ghost.len() >= GHOST_MAX {
+        return Err(format!(
+            "GHOST_MAX: the ghost history already holds {GHOST_MAX} client events"
+        ));
+    }
     state.ghost.push(GhostEntry {
         kind,
         request,
         node,
         payload,
     });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::cores::reqack::ReqAck;
+
+    #[test]
+    fn a_clock_at_its_maximum_is_a_capacity_fault() {
+        let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 1).unwrap();
+        spec.set("ticks", "1").unwrap();
+        let env = Env::new(spec);
+        let mut state = env.init(&mut ()).unwrap();
+        state.nodes[0].clock = u32::MAX - 1;
+        let tick = Action::Tick { node: 0 };
+        let next = env.next(&state, &tick, &mut ()).unwrap().unwrap();
+        assert_eq!(next.nodes[0].clock, u32::MAX);
+        state.nodes[0].clock = u32::MAX;
+        let fault = env.next(&state, &tick, &mut ()).unwrap_err();
+        assert!(
+            matches!(&fault.failure, EnvFailure::Capacity(why) if why == "the clock of n0 is at its maximum, 4294967295"),
+            "{fault:?}"
+        );
+    }
 }

@@ -16,6 +16,8 @@ pub enum FaultKind {
     Signal(i32),
     /// The step did not return within this many milliseconds (see `supervise`).
     Hang(u64),
+    /// A fixed capacity of the World was reached; the text names it.
+    Capacity(String),
 }
 
 impl FaultKind {
@@ -27,6 +29,7 @@ impl FaultKind {
             FaultKind::BadOutput(_) => "BAD OUTPUT",
             FaultKind::Signal(_) => "CORE CRASHED",
             FaultKind::Hang(_) => "CORE HUNG",
+            FaultKind::Capacity(_) => "CAPACITY REACHED",
         }
     }
 }
@@ -64,6 +67,7 @@ impl std::fmt::Display for Fault {
                 signal_name(*signal)
             ),
             FaultKind::Hang(millis) => format!("a step did not return within {millis} ms"),
+            FaultKind::Capacity(why) => why.clone(),
         };
         writeln!(f, "{}: {detail}", self.kind.headline())?;
         writeln!(f, "  action: {}", self.action)?;

@@ -2,8 +2,11 @@
 //!
 //! From every reachable state whose fault budgets are spent (drops, dups,
 //! crashes, restarts, partitions, local failures: ticks are time, not a
-//! fault), the fair schedule must reach a goal within a bound of steps. The
-//! fair schedule runs in rounds: each round takes the fair actions enabled at
+//! fault), the fair schedule must reach a goal within a bound of steps.
+//! Progress is judged once the faults are over: the fair schedule first
+//! heals every cut link and restarts every crashed node (without spending
+//! budgets; these steps count towards the bound). It then runs in rounds:
+//! each round takes the fair actions enabled at
 //! its start (DELIVER of every message, FLUSH, WAKE, CLIENT, FIRE of every
 //! armed timer, and TICK of every node when the World has a tick budget, the
 //! clock then being free) and runs each that is still enabled, in that order.
@@ -19,7 +22,7 @@ use std::sync::Arc;
 
 use cmc_model::{Model, Property};
 
-use crate::action::{Action, NetOp};
+use crate::action::{Action, NetOp, Surplus};
 use crate::spec::NetSemantics;
 use crate::state::{Budget, GhostKind, WorldState};
 use crate::World;
@@ -42,15 +45,27 @@ pub struct Quiescence {
 }
 
 /// The goal "every client request was issued and answered (a reply or a
-/// local failure)".
+/// local failure) or lost with its node" (see [`answered`]).
 pub fn every_client_replied(world: &World, state: &WorldState) -> bool {
     state.issued == world.spec().requests
-        && (0..state.issued as u32).all(|request| {
-            state
-                .ghost
-                .iter()
-                .any(|entry| entry.request == request && entry.kind != GhostKind::Invoke)
-        })
+        && (0..state.issued as u32).all(|request| answered(state, request))
+}
+
+/// Whether the client of `request` got an answer: a reply, a local failure,
+/// or the crash of the node it was sent to while it was open (the client
+/// saw its connection break: a request lost with its node is not owed a
+/// reply; [`crate::World::explain_unanswered`] names such requests).
+pub fn answered(state: &WorldState, request: u32) -> bool {
+    lost_in_crash(state, request)
+        || state
+            .ghost
+            .iter()
+            .any(|entry| entry.request == request && entry.kind != GhostKind::Invoke)
+}
+
+/// Whether `request` was open at its node when that node crashed.
+pub fn lost_in_crash(state: &WorldState, request: u32) -> bool {
+    request < 32 && state.lost_in_crash & (1 << request) != 0
 }
 
 /// Whether every fault budget of `state` is spent (ticks are not a fault).
@@ -100,8 +115,11 @@ impl fmt::Display for FairRun {
 /// The rank of a fair action in a round; `None` for a fault.
 fn fair_rank(action: &Action) -> Option<u8> {
     match action {
+        // The fair schedule drains surplus copies: it never assumes more stay.
         Action::Net {
-            op: NetOp::Deliver, ..
+            op: NetOp::Deliver,
+            surplus: Surplus::None | Surplus::Ends,
+            ..
         } => Some(0),
         Action::Flush { .. } => Some(1),
         Action::Wake { .. } => Some(2),
@@ -132,12 +150,18 @@ fn relocated(state: &WorldState, action: &Action, fifo: bool) -> Option<Action> 
     if fifo && index != 0 {
         return None;
     }
+    let at = link_head + index;
     Some(Action::Net {
         op,
-        index: (link_head + index) as u16,
+        index: at as u16,
         src,
         dst,
         msg,
+        surplus: if state.net[at].surplus {
+            Surplus::Ends
+        } else {
+            Surplus::None
+        },
     })
 }
 
@@ -168,17 +192,18 @@ impl World {
         if !faults_spent(state) {
             return None;
         }
-        let mut current = state.clone();
-        if self.spec().budgets[Budget::Ticks as usize] > 0 {
-            current.budgets[Budget::Ticks as usize] = u8::MAX;
-        }
-        let mut actions = Vec::new();
         let mut taken = Vec::new();
+        let mut current = self.end_faults(state.clone(), &mut taken);
+        let free_time = self.spec().budgets[Budget::Ticks as usize] > 0;
+        let mut actions = Vec::new();
         let steps_max = quiescence.steps_max as usize;
         let fifo = self.spec().net == NetSemantics::Fifo;
         loop {
             if (quiescence.goal)(self, &current) {
                 return Some(self.fair_end(quiescence, taken, true, false, current));
+            }
+            if free_time {
+                current.budgets[Budget::Ticks as usize] = u8::MAX;
             }
             actions.clear();
             self.actions(&current, &mut actions);
@@ -203,6 +228,33 @@ impl World {
                 return Some(self.fair_end(quiescence, taken, reached, true, current));
             }
         }
+    }
+
+    /// `state` after the faults end: every cut link healed, then every
+    /// crashed node restarted (with its START step), each step recorded in
+    /// `taken`. No budget is spent: those of the result are as in `state`.
+    fn end_faults(&self, state: WorldState, taken: &mut Vec<String>) -> WorldState {
+        let nodes = state.nodes.len() as u8;
+        let heals = (0..nodes)
+            .flat_map(|a| (a + 1..nodes).map(move |b| (a, b)))
+            .filter(|&(a, b)| !state.link_up(a, b))
+            .map(|(a, b)| Action::Links { a, b, cut: false });
+        let restarts = (0..nodes)
+            .filter(|&node| state.nodes[node as usize].crashed)
+            .map(|node| Action::Restart { node });
+        let repairs: Vec<Action> = heals.chain(restarts).collect();
+        let budgets = state.budgets;
+        let mut current = state;
+        current.budgets[Budget::Partitions as usize] = u8::MAX;
+        current.budgets[Budget::Restarts as usize] = u8::MAX;
+        for action in repairs {
+            if let Some(next) = self.next_state(&current, &action) {
+                taken.push(self.format_action(&action));
+                current = next;
+            }
+        }
+        current.budgets = budgets;
+        current
     }
 
     fn fair_end(

@@ -190,6 +190,7 @@ impl Recorder {
             FaultKind::BadOutput(why) => (2, why.clone()),
             FaultKind::Signal(signal) => (3, signal.to_string()),
             FaultKind::Hang(millis) => (4, millis.to_string()),
+            FaultKind::Capacity(why) => (5, why.clone()),
         };
         let record = (tag, detail, fault.action.clone(), fault.event.clone()).to_bytes();
         let fault_len = self.write(slot + SLOT_HEAD + ACTION_MAX, &record, FAULT_MAX);
@@ -233,6 +234,7 @@ impl Recorder {
                     1 => FaultKind::NonDeterminism(detail),
                     2 => FaultKind::BadOutput(detail),
                     3 => FaultKind::Signal(number as i32),
+                    5 => FaultKind::Capacity(detail),
                     _ => FaultKind::Hang(number),
                 };
                 (kind, action, event)

@@ -47,9 +47,14 @@ pub struct WorldSpec {
     pub core_params: [u64; PARAMS_MAX],
     /// Run each step twice from a copy and report any difference.
     pub check_determinism: bool,
-    /// Most copies of one message (unordered network) or messages per link
-    /// (FIFO) in flight; a SEND beyond that is lost. Keeps retransmission finite.
+    /// Copies of one message (unordered network; FIFO: of one run of equal
+    /// consecutive messages on a link) counted exactly; more are a surplus
+    /// whose number is not tracked (see [`crate::env`]). At least 1. Keeps
+    /// retransmission finite without losing a message.
     pub net_bound: u8,
+    /// FIFO network: most runs of different messages queued on one link;
+    /// a SEND that would start another is a capacity fault. At least 1.
+    pub link_bound: u8,
     /// Bound of the quiescence check with the goal "every client replied"
     /// (`quiescence=K`; see [`crate::quiescence`]); `None`: no check.
     pub quiescence_steps: Option<u32>,
@@ -73,12 +78,13 @@ const BUDGET_NAMES: [(&str, Budget); BUDGETS] = [
 /// The parameters [`WorldSpec::set`] accepts, with their meaning (for `--help` texts).
 pub const PARAM_HELP: &str = "\
 net=unordered|dup|fifo   network semantics (default unordered)
-net_bound=K              copies of a message (FIFO: messages per link) in flight, more are lost (default 2)
+net_bound=K              copies of a message counted exactly; more are an untracked surplus (1 to 255, default 1)
+link_bound=K             FIFO: runs of different messages queued per link; more is a capacity fault (1 to 255, default 2)
 drops=K dups=K crashes=K restarts=K partitions=K ticks=K local_fails=K   fault budgets (default 0)
-requests=K               client requests issued in total (default 0)
+requests=K               client requests issued in total (0 to 32, default 0)
 clients=0,2              nodes that receive client requests (default 0)
 crash_nodes=1,2          nodes the environment may crash (default all)
-roles=0,1,1              core index of each node when several --core are given
+roles=0,1,1              core index of each node when several --core are given (one per node)
 symmetry=off|1,2         interchangeable nodes: states are merged up to renaming them (default off)
 quiescence=K             with spent fault budgets, the fair schedule answers every client within K steps
 cfg0=V .. cfg7=V         values passed to every core in config.params";
@@ -101,12 +107,14 @@ impl WorldSpec {
             crash_nodes: Vec::new(),
             core_params: [0; PARAMS_MAX],
             check_determinism: false,
-            net_bound: 2,
+            net_bound: 1,
+            link_bound: 2,
             quiescence_steps: None,
             symmetric_nodes: Vec::new(),
             applied: Vec::new(),
         };
         spec.set_roles(roles)?;
+        spec.crash_nodes = (0..spec.nodes() as u8).collect();
         Ok(spec)
     }
 
@@ -143,7 +151,6 @@ impl WorldSpec {
                 roles.len()
             ));
         }
-        self.crash_nodes = (0..roles.len() as u8).collect();
         self.roles = roles;
         Ok(())
     }
@@ -194,13 +201,23 @@ impl WorldSpec {
         Ok(())
     }
 
-    /// Applies one `NAME=VALUE` parameter (see [`PARAM_HELP`]).
+    /// Applies one `NAME=VALUE` parameter (see [`PARAM_HELP`]); each may be
+    /// given once.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let count = || -> Result<u8, String> {
+        if let Some(earlier) = self.applied.iter().find(|param| param.name == name) {
+            return Err(format!(
+                "{name}={value}: {name} is already set (to {}); give each parameter once",
+                earlier.value
+            ));
+        }
+        let ranged = |min: u8, max: u8| -> Result<u8, String> {
             value
                 .parse::<u8>()
-                .map_err(|_| format!("{name}={value}: expected a count from 0 to 255"))
+                .ok()
+                .filter(|count| (min..=max).contains(count))
+                .ok_or_else(|| format!("{name}={value}: expected a count from {min} to {max}"))
         };
+        let count = || ranged(0, u8::MAX);
         let nodes = || -> Result<Vec<usize>, String> {
             value
                 .split(',')
@@ -221,7 +238,9 @@ impl WorldSpec {
                 _ => return Err(format!("net={value}: expected unordered, dup or fifo")),
             };
         } else if name == "net_bound" {
-            self.net_bound = count()?.max(1);
+            self.net_bound = ranged(1, u8::MAX)?;
+        } else if name == "link_bound" {
+            self.link_bound = ranged(1, u8::MAX)?;
         } else if name == "symmetry" {
             self.symmetric_nodes = match value {
                 "off" => Vec::new(),
@@ -241,11 +260,7 @@ impl WorldSpec {
                 .map_err(|_| format!("{name}={value}: expected a number of steps"))?;
             self.quiescence_steps = Some(steps);
         } else if name == "requests" {
-            let requests = count()?;
-            if requests > REQUESTS_MAX {
-                return Err(format!("requests={value}: at most {REQUESTS_MAX}"));
-            }
-            self.requests = requests;
+            self.requests = ranged(0, REQUESTS_MAX)?;
         } else if name == "clients" || name == "crash_nodes" {
             let list = nodes()?;
             if let Some(bad) = list.iter().find(|n| **n >= self.nodes()) {
@@ -261,7 +276,15 @@ impl WorldSpec {
                 self.crash_nodes = list;
             }
         } else if name == "roles" {
-            self.set_roles(nodes()?)?;
+            let roles = nodes()?;
+            if roles.len() != self.nodes() {
+                return Err(format!(
+                    "{name}={value}: {} role(s) for a {}-node world (--nodes): give one core index per node",
+                    roles.len(),
+                    self.nodes()
+                ));
+            }
+            self.set_roles(roles)?;
         } else if let Some(index) = name
             .strip_prefix("cfg")
             .and_then(|i| i.parse::<usize>().ok())
@@ -311,13 +334,66 @@ mod tests {
         assert_eq!(spec.budgets[Budget::Drops as usize], 2);
         assert_eq!(spec.client_nodes, vec![0, 2]);
         assert_eq!(spec.core_params[1], 7);
-        assert!(spec.set("clients", "5").unwrap_err().contains("node 5"));
+        assert!(fresh().set("clients", "5").unwrap_err().contains("node 5"));
         assert!(spec
             .set("bogus", "1")
             .unwrap_err()
             .contains("unknown world parameter"));
-        assert!(spec.set("drops", "-1").unwrap_err().contains("count"));
-        assert!(spec.set("roles", "0,1").unwrap_err().contains("role 1"));
+        assert!(spec.set("dups", "-1").unwrap_err().contains("count"));
+        assert!(spec.set("roles", "0,0,1").unwrap_err().contains("role 1"));
         assert!(WorldSpec::new(Arc::new(ReqAck::default()), 9).is_err());
+    }
+
+    fn fresh() -> WorldSpec {
+        WorldSpec::new(Arc::new(ReqAck::default()), 3).unwrap()
+    }
+
+    #[test]
+    fn roles_must_name_every_node() {
+        let error = fresh().set("roles", "0,0").unwrap_err();
+        assert_eq!(
+            error,
+            "roles=0,0: 2 role(s) for a 3-node world (--nodes): give one core index per node"
+        );
+        let mut spec = fresh();
+        spec.set_all(&["crash_nodes=1", "roles=0,0,0"]).unwrap();
+        assert_eq!(spec.nodes(), 3);
+        assert_eq!(spec.crash_nodes, vec![1], "roles= keeps crash_nodes");
+    }
+
+    #[test]
+    fn a_parameter_given_twice_is_refused() {
+        let error = fresh().set_all(&["drops=1", "drops=2"]).unwrap_err();
+        assert_eq!(
+            error,
+            "drops=2: drops is already set (to 1); give each parameter once"
+        );
+        let mut spec = fresh();
+        assert!(spec.set("drops", "x").is_err());
+        spec.set("drops", "1")
+            .expect("a refused value does not count as set");
+    }
+
+    #[test]
+    fn net_bound_is_at_least_one() {
+        let error = fresh().set("net_bound", "0").unwrap_err();
+        assert_eq!(error, "net_bound=0: expected a count from 1 to 255");
+        let mut spec = fresh();
+        spec.set("net_bound", "1").unwrap();
+        assert_eq!(spec.net_bound, 1);
+    }
+
+    #[test]
+    fn requests_states_its_real_limit() {
+        for value in ["33", "255", "300", "-1"] {
+            let error = fresh().set("requests", value).unwrap_err();
+            assert_eq!(
+                error,
+                format!("requests={value}: expected a count from 0 to {REQUESTS_MAX}")
+            );
+        }
+        let mut spec = fresh();
+        spec.set("requests", "32").unwrap();
+        assert_eq!(spec.requests, 32);
     }
 }

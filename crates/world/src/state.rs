@@ -73,7 +73,9 @@ impl Encode for Payload {
     }
 }
 
-/// Messages in flight with the same source, destination and bytes.
+/// Copies of one message in flight: in an unordered network all copies with
+/// the same source, destination and bytes; in a FIFO network a run of equal
+/// consecutive messages on one link (see [`crate::env`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Encode)]
 pub struct Packet {
     /// Sending node.
@@ -82,8 +84,12 @@ pub struct Packet {
     pub dst: u8,
     /// Message bytes.
     pub msg: Payload,
-    /// Copies in flight (always 1 in FIFO and duplicating networks).
+    /// Copies in flight, counted exactly up to the network bound (always 1
+    /// in a duplicating network).
     pub count: u8,
+    /// More than `count` copies are in flight: the sends beyond the network
+    /// bound, whose number is not tracked (see [`crate::env`]).
+    pub surplus: bool,
 }
 
 /// A PERSIST the core emitted that the environment has not flushed yet.
@@ -174,6 +180,10 @@ pub struct WorldState {
     pub issued: u8,
     /// Client invocations and replies, in order.
     pub ghost: Vec<GhostEntry>,
+    /// Bit per request that was open (invoked, not answered) at its node
+    /// when that node crashed: the client saw its connection break, so the
+    /// request may never be answered (see [`crate::quiescence::answered`]).
+    pub lost_in_crash: u32,
 }
 
 impl WorldState {
@@ -217,11 +227,13 @@ mod tests {
                 dst: 1,
                 msg: Payload::new(b"hi").unwrap(),
                 count: 2,
+                surplus: true,
             }],
             links_down: link_bit(1, 0),
             budgets: [1; BUDGETS],
             issued: 1,
             ghost: vec![],
+            lost_in_crash: 1,
         };
         assert_eq!(WorldState::decode_exact(&state.to_bytes()).unwrap(), state);
         assert!(!state.link_up(0, 1) && state.link_up(1, 2));

@@ -8,9 +8,9 @@ use cmc_model::{Encode, Model, ModelParam, Property, StateView};
 
 use crate::abi::{Event, EventKind, OutputKind, Outputs};
 use crate::action::Action;
-use crate::env::{Env, Observer, StepFault};
+use crate::env::{Env, EnvFailure, Observer, StepFault};
 use crate::fault::{Fault, FaultKind};
-use crate::quiescence::{every_client_replied, Quiescence};
+use crate::quiescence::{answered, every_client_replied, lost_in_crash, Quiescence};
 use crate::recorder::Recorder;
 use crate::spec::WorldSpec;
 use crate::state::{hex, GhostKind, WorldState};
@@ -136,9 +136,10 @@ impl World {
 
     fn make_fault(&self, fault: StepFault, action: &str, pre_state: Vec<u8>) -> Fault {
         let kind = match fault.failure {
-            StepFailure::Error(error) => FaultKind::CoreError(error.to_string()),
-            StepFailure::NonDeterminism(why) => FaultKind::NonDeterminism(why),
-            StepFailure::BadOutput(why) => FaultKind::BadOutput(why),
+            EnvFailure::Step(StepFailure::Error(error)) => FaultKind::CoreError(error.to_string()),
+            EnvFailure::Step(StepFailure::NonDeterminism(why)) => FaultKind::NonDeterminism(why),
+            EnvFailure::Step(StepFailure::BadOutput(why)) => FaultKind::BadOutput(why),
+            EnvFailure::Capacity(why) => FaultKind::Capacity(why),
         };
         let core = self.spec().core_of(fault.node as usize).name().to_string();
         Fault {
@@ -231,6 +232,56 @@ impl World {
     }
 }
 
+impl World {
+    /// What became of each client request of `state` that has no answer
+    /// yet, one line each: which request, which node, what happened to it.
+    pub fn explain_unanswered(&self, state: &WorldState) -> String {
+        let mut text = String::new();
+        for (request, node) in crate::env::open_requests(state) {
+            let ns = &state.nodes[node as usize];
+            // A request open at a node when it crashes is marked lost, so an
+            // unmarked open request's node is up.
+            let what = match (lost_in_crash(state, request), ns.crashed) {
+                (true, true) => format!(
+                    "lost with n{node}, which crashed while it was open and is still down \
+                     (the client saw its connection break; no reply is owed)"
+                ),
+                (true, false) => format!(
+                    "lost with n{node}, which crashed while it was open and restarted without \
+                     answering it (the client saw its connection break; no reply is owed)"
+                ),
+                (false, _) => format!("n{node} is up and has not answered it"),
+            };
+            text.push_str(&format!("  r{request} sent to n{node}: {what}\n"));
+        }
+        let requests = self.spec().requests;
+        if state.issued < requests {
+            let down: Vec<String> = self
+                .spec()
+                .client_nodes
+                .iter()
+                .filter(|&&node| state.nodes[node as usize].crashed)
+                .map(|node| format!("n{node}"))
+                .collect();
+            let why = if down.len() == self.spec().client_nodes.len() {
+                format!(": every client node is down ({})", down.join(", "))
+            } else {
+                String::new()
+            };
+            let range = match requests - state.issued {
+                1 => format!("r{}", state.issued),
+                _ => format!("r{}..r{}", state.issued, requests - 1),
+            };
+            text.push_str(&format!("  {range}: not issued{why}\n"));
+        }
+        if text.is_empty() {
+            String::new()
+        } else {
+            format!("unanswered client requests:\n{text}")
+        }
+    }
+}
+
 fn builtin_properties() -> Vec<Property<World>> {
     vec![
         Property::always("AtMostOneReply", |world: &World, state: &WorldState| {
@@ -307,14 +358,23 @@ impl Model for World {
         self.properties.clone()
     }
 
-    /// A state is a legitimate end when every client request has been issued
-    /// and answered (a reply or a local failure); any other state without
-    /// enabled actions is a hang. After a fault, every state is terminal.
+    /// A state is a legitimate end when every client request issued has an
+    /// answer (a reply, a local failure, or its node crashed while it was
+    /// open: see [`crate::quiescence::answered`]) and every request was
+    /// issued, or the rest cannot be: every client node is down. Any other
+    /// state without enabled actions is a hang, reported with
+    /// [`World::explain_unanswered`]. After a fault, every state is terminal.
     fn is_terminal(&self, state: &WorldState) -> bool {
         if self.poisoned.load(Ordering::Relaxed) {
             return true;
         }
-        every_client_replied(self, state)
+        let clients_down = self
+            .spec()
+            .client_nodes
+            .iter()
+            .all(|&node| state.nodes[node as usize].crashed);
+        (0..state.issued as u32).all(|request| answered(state, request))
+            && (state.issued == self.spec().requests || clients_down)
     }
 
     fn format_action(&self, action: &Action) -> String {
@@ -325,10 +385,12 @@ impl Model for World {
                 src,
                 dst,
                 msg,
+                surplus,
             } => format!(
-                "{} n{src}->n{dst} #{index} {}",
+                "{} n{src}->n{dst} #{index} {}{}",
                 op.name(),
-                self.describe_message(src, msg.as_bytes())
+                self.describe_message(src, msg.as_bytes()),
+                surplus.note()
             ),
             Action::Flush { node } => format!("FLUSH n{node}"),
             Action::Fire { node, timer } => format!("FIRE n{node} timer={timer}"),
@@ -345,10 +407,14 @@ impl Model for World {
     }
 
     fn explain_violation(&self, property: &str, state: &WorldState) -> Option<String> {
-        (property == crate::quiescence::QUIESCENCE)
-            .then(|| self.fair_run(state))
-            .flatten()
-            .map(|run| run.to_string())
+        match property {
+            crate::quiescence::QUIESCENCE => {
+                let run = self.fair_run(state)?;
+                Some(format!("{run}{}", self.explain_unanswered(&run.end)))
+            }
+            "deadlock" => Some(self.explain_unanswered(state)),
+            _ => None,
+        }
     }
 
     fn describe_state(&self, state: &WorldState) -> StateView {
@@ -376,10 +442,10 @@ impl Model for World {
             .net
             .iter()
             .map(|p| {
-                let copies = if p.count > 1 {
-                    format!(" x{}", p.count)
-                } else {
-                    String::new()
+                let copies = match (p.count, p.surplus) {
+                    (count, true) => format!(" x{count}+"),
+                    (1, false) => String::new(),
+                    (count, false) => format!(" x{count}"),
                 };
                 format!(
                     "n{}->n{} {}{copies}",

@@ -70,7 +70,9 @@ fn rust_and_c_agree_on_counts() {
             .into_iter()
             .map(|core| {
                 let world = world(core, nodes, params);
-                let outcome = Checker::new(world).workers(2).run();
+                let checker = Checker::new(world).workers(2);
+                let outcome = checker.run();
+                assert_eq!(checker.model().fault(), None, "{nodes} nodes {params:?}");
                 assert_eq!(outcome.verdict, Verdict::Pass, "{nodes} nodes {params:?}");
                 (outcome.stats.distinct_states, outcome.stats.depth)
             })
@@ -110,12 +112,9 @@ fn planted_bugs_are_caught_in_both_languages() {
         let lengths: Vec<usize> = [rust, c]
             .into_iter()
             .map(|core| {
-                // A sender crash before its persist is flushed loses the request (a
-                // hang the protocol accepts: clients retry), so no deadlock check.
-                let outcome = Checker::new(world(core, 2, params))
-                    .workers(1)
-                    .check_deadlock(false)
-                    .run();
+                // A sender crash before its persist is flushed loses the request
+                // with the node: a legitimate end, so the deadlock check stays on.
+                let outcome = Checker::new(world(core, 2, params)).workers(1).run();
                 match &outcome.verdict {
                     Verdict::Violated {
                         property: found, ..

@@ -42,10 +42,15 @@ fn missed_retransmission_is_caught_by_quiescence() {
     assert!(!run.reached && !run.stuck);
     let text = run.to_string();
     let report = cmc_search::Report::new(checker.model(), checker.search_options(), &outcome);
+    let unanswered = checker.model().explain_unanswered(&run.end);
     assert_eq!(
-        report.explanation.as_deref(),
-        Some(text.as_str()),
-        "reports carry the fair run"
+        unanswered,
+        "unanswered client requests:\n  r0 sent to n0: n0 is up and has not answered it\n"
+    );
+    assert_eq!(
+        report.explanation,
+        Some(format!("{text}{unanswered}")),
+        "reports carry the fair run and the unanswered requests"
     );
     assert!(
         text.contains("did not reach (step bound hit) goal `every client replied`"),
