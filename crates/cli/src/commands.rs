@@ -8,6 +8,7 @@ use std::time::Duration;
 use cmc_search::{
     AnyModel, CheckpointOptions, ProgressMode, ReplayFile, Report, SearchOptions, Strategy,
 };
+use cmc_world::supervise::{self, Role};
 use cmc_world::WorldArgs;
 
 use crate::args::{CheckArgs, Cli, Command, GateArgs, ProgressArg, PurityArgs, ReplayArgs};
@@ -119,11 +120,14 @@ fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
     Ok(options)
 }
 
-/// Makes SIGINT and SIGTERM stop the search gracefully (a second one ends
-/// the process at once).
-fn interrupt_flag() -> Result<Arc<AtomicBool>, String> {
+/// The signals that stop a search gracefully.
+const STOP_SIGNALS: [i32; 2] = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM];
+
+/// Makes `signals` stop the search gracefully (a second one ends the
+/// process at once).
+fn interrupt_flag(signals: &[i32]) -> Result<Arc<AtomicBool>, String> {
     let flag = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    for &signal in signals {
         signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&flag))
             .and_then(|_| signal_hook::flag::register(signal, Arc::clone(&flag)))
             .map_err(|problem| format!("cannot install the signal handler: {problem}"))?;
@@ -131,23 +135,30 @@ fn interrupt_flag() -> Result<Arc<AtomicBool>, String> {
     Ok(flag)
 }
 
-/// The model `args` name: a bundled model, a World of cores, or the model of
-/// the checkpoint being resumed.
-fn open_model(args: &CheckArgs) -> Result<Box<dyn AnyModel>, String> {
+/// The World `args` name (with `--core`, or the checkpoint being resumed
+/// holds one), if any.
+fn world_of(args: &CheckArgs) -> Result<Option<WorldArgs>, String> {
     if let Some(dir) = &args.resume {
         if !args.words.is_empty() {
             return Err(
                 "--resume takes the model from the checkpoint: give no model or parameters".into(),
             );
         }
-        let (name, params) = cmc_search::checkpoint_model(dir)?;
-        return match world_args_of(&params)? {
-            Some(world) => cmc_world::build_model(&world),
-            None => registry::build(&name, &params),
-        };
+        let (_, params) = cmc_search::checkpoint_model(dir)?;
+        return world_args_of(&params);
     }
-    if !args.cores.is_empty() {
-        return cmc_world::build_model(&world_args(args));
+    Ok((!args.cores.is_empty()).then(|| world_args(args)))
+}
+
+/// The model `args` name: a bundled model, a World of cores, or the model of
+/// the checkpoint being resumed.
+fn open_model(args: &CheckArgs) -> Result<Box<dyn AnyModel>, String> {
+    if let Some(world) = world_of(args)? {
+        return cmc_world::build_model(&world);
+    }
+    if let Some(dir) = &args.resume {
+        let (name, params) = cmc_search::checkpoint_model(dir)?;
+        return registry::build(&name, &params);
     }
     let (name, words) = args
         .words
@@ -179,26 +190,76 @@ fn world_args_of(params: &[(String, String)]) -> Result<Option<WorldArgs>, Strin
 }
 
 fn check(args: CheckArgs) -> Result<Status, String> {
+    match supervise::child_from_env()? {
+        Some(Role::Check) => check_in_child(&args),
+        Some(Role::Explain) => {
+            let world = world_of(&args)?.ok_or("the explainer is for Worlds only")?;
+            supervise::explain(&cmc_world::build_world(&world)?)
+        }
+        None => {}
+    }
     let options = search_options(&args)?;
-    let default_trace = || {
+    if world_of(&args)?.is_some() {
+        // Cores may crash, hang or exit: the check runs in a supervised
+        // child, and the verdict comes from its report only.
+        let timeout = positive_seconds(args.step_timeout, "--step-timeout")?;
+        let interrupt = match options.strategy {
+            Strategy::Bfs => Some(interrupt_flag(&STOP_SIGNALS)?),
+            _ => None,
+        };
+        let code = supervise::check_supervised(timeout, &replay_path(&args), interrupt.as_deref());
+        return Ok(Status::Exit(code));
+    }
+    let mut out = String::new();
+    let status = check_here(&args, options, &STOP_SIGNALS, &mut out);
+    print!("{out}");
+    status
+}
+
+/// The check in a supervised child: its report goes to the supervisor,
+/// never to standard output (which the supervisor sends to standard error).
+fn check_in_child(args: &CheckArgs) -> ! {
+    // The supervisor forwards SIGINT and SIGTERM as one SIGTERM; a terminal's
+    // SIGINT, sent to the whole process group, must not count twice.
+    // SAFETY: ignoring a signal before any thread is started has no other effect.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+    }
+    let mut out = String::new();
+    let status = search_options(args)
+        .and_then(|options| check_here(args, options, &[signal_hook::consts::SIGTERM], &mut out));
+    let code = match status {
+        Ok(status) => crate::exit_code(status),
+        Err(message) => {
+            eprintln!("cmc: error: {message}");
+            crate::EXIT_USAGE
+        }
+    };
+    supervise::finish(i32::from(code), out.as_bytes())
+}
+
+/// Where the replay file of a violation or fault goes.
+fn replay_path(args: &CheckArgs) -> PathBuf {
+    args.replay_out.clone().unwrap_or_else(|| {
         let stem = match args.words.first() {
             Some(name) if args.cores.is_empty() && args.resume.is_none() => name.clone(),
             _ => "world".to_string(),
         };
         PathBuf::from(format!("{stem}.cmc-trace"))
-    };
-    let replay_path = args.replay_out.clone().unwrap_or_else(default_trace);
-    if !args.cores.is_empty() && std::env::var_os(cmc_world::recorder::RECORDER_ENV).is_none() {
-        // A core may crash or hang: run the search in a supervised child.
-        let timeout = positive_seconds(args.step_timeout, "--step-timeout")?;
-        let code =
-            cmc_world::supervise::check_supervised(&world_args(&args), timeout, &replay_path);
-        return Ok(Status::Exit(code));
-    }
-    let model = open_model(&args)?;
-    let mut options = options;
+    })
+}
+
+/// Runs the check in this process, appending what goes to standard output to
+/// `out`; `stop_signals` interrupt a breadth-first search gracefully.
+fn check_here(
+    args: &CheckArgs,
+    mut options: SearchOptions,
+    stop_signals: &[i32],
+    out: &mut String,
+) -> Result<Status, String> {
+    let model = open_model(args)?;
     if options.strategy == Strategy::Bfs {
-        options.interrupt = Some(interrupt_flag()?);
+        options.interrupt = Some(interrupt_flag(stop_signals)?);
     }
     let report = model.check(&options);
     match report.verdict.as_str() {
@@ -209,19 +270,25 @@ fn check(args: CheckArgs) -> Result<Status, String> {
                 .unwrap_or_else(|| "the search failed".into()))
         }
         "interrupted" => {
-            print_report(&report, args.json, None);
+            render_report(&report, args.json, None, out);
             return Ok(Status::Interrupted);
         }
         _ => {}
     }
+    let path = replay_path(args);
     let written = match &report.replay_file {
-        Some(file) => {
-            write_replay_file(&replay_path, file)?;
-            Some(replay_path)
-        }
+        Some(file) => match write_replay_file(&path, file) {
+            Ok(()) => Some(path),
+            Err(problem) => {
+                // The violation is reported all the same, with the trace in full.
+                render_report(&report, args.json, None, out);
+                eprintln!("cmc: error: {problem}; the trace above is the only copy");
+                return Ok(Status::Fail);
+            }
+        },
         None => None,
     };
-    print_report(&report, args.json, written.as_deref());
+    render_report(&report, args.json, written.as_deref(), out);
     Ok(if report.passed() {
         Status::Pass
     } else {
@@ -234,19 +301,27 @@ fn write_replay_file(path: &Path, file: &ReplayFile) -> Result<(), String> {
         .map_err(|problem| format!("cannot write the replay file {}: {problem}", path.display()))
 }
 
-fn print_report(report: &Report, json: bool, replay_path: Option<&Path>) {
+/// The report as standard output shows it, appended to `out`.
+fn render_report(report: &Report, json: bool, replay_path: Option<&Path>, out: &mut String) {
     if json {
-        println!("{}", report.to_json());
+        out.push_str(&report.to_json());
+        out.push('\n');
     } else {
-        print!("{}", report.render_text());
+        out.push_str(&report.render_text());
         if let Some(path) = replay_path {
-            println!(
-                "The trace is saved in {}; run it again with: cmc replay {}",
+            out.push_str(&format!(
+                "The trace is saved in {}; run it again with: cmc replay {}\n",
                 path.display(),
                 path.display()
-            );
+            ));
         }
     }
+}
+
+fn print_report(report: &Report, json: bool, replay_path: Option<&Path>) {
+    let mut out = String::new();
+    render_report(report, json, replay_path, &mut out);
+    print!("{out}");
 }
 
 fn replay(args: ReplayArgs) -> Result<Status, String> {

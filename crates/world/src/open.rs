@@ -9,9 +9,8 @@ use cmc_model::ModelParam;
 use crate::core::Core;
 use crate::cores;
 use crate::loader::CCore;
-use crate::recorder::Recorder;
 use crate::spec::WorldSpec;
-use crate::world::{FaultPolicy, World};
+use crate::world::World;
 
 /// What the command line says about the World to check.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -102,17 +101,9 @@ pub fn build_world(args: &WorldArgs) -> Result<World, String> {
         .fold(World::new(spec), World::with_property))
 }
 
-/// [`build_world`] for the command line: under a supervisor (the
-/// [`crate::recorder::RECORDER_ENV`] variable is set) the World writes the
-/// flight recorder and exits with [`crate::recorder::EXIT_FAULT`] on a fault;
-/// otherwise it prints the fault and exits with code 2.
+/// [`build_world`] behind the command line's model type. A core fault ends
+/// a supervised child (see [`crate::supervise`]); elsewhere it makes the
+/// search's verdict an error that names it.
 pub fn build_model(args: &WorldArgs) -> Result<Box<dyn cmc_search::AnyModel>, String> {
-    let world = build_world(args)?;
-    let world = match Recorder::from_env() {
-        Some(recorder) => {
-            world.with_recorder(recorder.map_err(|e| format!("flight recorder: {e}"))?)
-        }
-        None => world.fault_policy(FaultPolicy::PrintAndExit),
-    };
-    Ok(Box::new(world))
+    Ok(Box::new(build_world(args)?))
 }

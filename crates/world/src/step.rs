@@ -1,4 +1,8 @@
-//! Running one core step: output validation and the determinism gate.
+//! Running one core step: guarded buffers, output validation and the
+//! determinism gate.
+//!
+//! Every step runs on guarded copies of its buffers ([`crate::guarded`]): a
+//! write out of bounds or into the read-only durable part is a fault.
 //!
 //! With the gate on, the step runs twice, each time from a copy of the state,
 //! with the stack and the output buffer dirtied by a different byte pattern;
@@ -19,6 +23,8 @@ pub enum StepFailure {
     NonDeterminism(String),
     /// The core emitted an output the environment cannot carry out; the text says why.
     BadOutput(String),
+    /// The core wrote outside its buffers or into a read-only one; the text says where.
+    Memory(String),
 }
 
 thread_local! {
@@ -37,6 +43,9 @@ pub fn run(
 ) -> Result<(), StepFailure> {
     let durable_size = core.durable_size();
     debug_assert_eq!(state.len(), durable_size + core.volatile_size());
+    if let Some(recorder) = crate::recorder::installed() {
+        recorder.note_event(config.node, event);
+    }
     if check_determinism {
         SCRATCH.with(|scratch| {
             let mut copy = scratch.borrow_mut();
@@ -44,12 +53,10 @@ pub fn run(
             copy.extend_from_slice(state);
             let mut first = dirty_outputs(0xa5);
             dirty_stack(0xa5);
-            let (durable, volatile) = copy.split_at_mut(durable_size);
-            let first_result = core.step(config, durable, volatile, event, &mut first);
+            let first_result = guarded_step(core, config, &mut copy, event, &mut first)?;
             *out = dirty_outputs(0x5a);
             dirty_stack(0x5a);
-            let (durable, volatile) = state.split_at_mut(durable_size);
-            let second_result = core.step(config, durable, volatile, event, out);
+            let second_result = guarded_step(core, config, state, event, out)?;
             if let Some(difference) = compare(
                 durable_size,
                 &copy,
@@ -65,11 +72,19 @@ pub fn run(
         })?;
     } else {
         *out = Outputs::default();
-        let (durable, volatile) = state.split_at_mut(durable_size);
-        core.step(config, durable, volatile, event, out)
-            .map_err(StepFailure::Error)?;
+        guarded_step(core, config, state, event, out)?.map_err(StepFailure::Error)?;
     }
     validate(out)
+}
+
+fn guarded_step(
+    core: &dyn Core,
+    config: &Config,
+    state: &mut [u8],
+    event: &Event,
+    out: &mut Outputs,
+) -> Result<Result<(), CoreError>, StepFailure> {
+    crate::guarded::step(core, config, state, event, out).map_err(StepFailure::Memory)
 }
 
 fn dirty_outputs(pattern: u8) -> Outputs {
