@@ -267,7 +267,10 @@ fn a_replay_file_that_cannot_be_written_does_not_hide_the_violation() {
         stdout.contains("Invariant AckedIsDurable is violated"),
         "{stdout}"
     );
-    assert!(stdout.contains("CLIENT r0 -> n0"), "the trace is printed: {stdout}");
+    assert!(
+        stdout.contains("CLIENT r0 -> n0"),
+        "the trace is printed: {stdout}"
+    );
     assert!(
         stderr.contains("cannot write the replay file no/such/dir/bug2.cmc"),
         "{stderr}"

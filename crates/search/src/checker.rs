@@ -175,7 +175,10 @@ pub(crate) fn search<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M>
     }));
     let mut outcome = searched.unwrap_or_else(|payload| Outcome {
         verdict: Verdict::Error {
-            message: format!("the model panicked: {}", crate::expand::panic_text(&*payload)),
+            message: format!(
+                "the model panicked: {}",
+                crate::expand::panic_text(&*payload)
+            ),
         },
         stats: Stats::default(),
         counterexample: None,

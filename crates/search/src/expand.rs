@@ -68,7 +68,10 @@ pub(crate) enum SearchError {
 
 /// The message a panic carried, as text.
 pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    match (payload.downcast_ref::<&str>(), payload.downcast_ref::<String>()) {
+    match (
+        payload.downcast_ref::<&str>(),
+        payload.downcast_ref::<String>(),
+    ) {
         (Some(text), _) => text.to_string(),
         (_, Some(text)) => text.clone(),
         _ => "(a panic without a message)".to_string(),
@@ -78,9 +81,8 @@ pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 /// Runs `f`, a call into the model; a panic becomes [`SearchError::Panic`]
 /// whose text says `doing()` (the action, the state) and the panic's message.
 fn guard_panic<T>(doing: impl FnOnce() -> String, f: impl FnOnce() -> T) -> Result<T, SearchError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
-        SearchError::Panic(format!("{}: {}", doing(), panic_text(&*payload)))
-    })
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .map_err(|payload| SearchError::Panic(format!("{}: {}", doing(), panic_text(&*payload))))
 }
 
 /// `state` as its model describes it, on one line.
@@ -231,7 +233,12 @@ impl<'a, M: Model> Expander<'a, M> {
             step,
         })?;
         let checked = guard_panic(
-            || format!("checking the invariants of state {}", describe(self.model, &state)),
+            || {
+                format!(
+                    "checking the invariants of state {}",
+                    describe(self.model, &state)
+                )
+            },
             || self.properties.check_state(self.model, &state),
         )?;
         if let Some(failure) = checked {

@@ -127,7 +127,10 @@ impl std::fmt::Display for Fault {
                 self.place()
             ),
             FaultKind::Hang(millis) => {
-                format!("the core did not return within {millis} ms {}", self.place())
+                format!(
+                    "the core did not return within {millis} ms {}",
+                    self.place()
+                )
             }
             FaultKind::Exited(code) => format!(
                 "the core ended the checking process with exit code {code} {}; \

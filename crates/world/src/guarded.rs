@@ -49,7 +49,11 @@ impl Layout {
             (durable, "durable part"),
             (volatile, "volatile part"),
         ];
-        let needed: usize = sizes.iter().map(|(len, _)| len + CANARY + ALIGN).sum::<usize>() + CANARY;
+        let needed: usize = sizes
+            .iter()
+            .map(|(len, _)| len + CANARY + ALIGN)
+            .sum::<usize>()
+            + CANARY;
         let usable = needed.div_ceil(page) * page;
         let mut buffers = [(0, 0, ""); 5];
         let mut end = usable;
@@ -254,9 +258,17 @@ pub(crate) fn step(
             return Err(broken);
         }
         let read_only = [
-            (DURABLE, &*durable, "its read-only durable part (durable state changes only through PERSIST outputs)"),
+            (
+                DURABLE,
+                &*durable,
+                "its read-only durable part (durable state changes only through PERSIST outputs)",
+            ),
             (EVENT, bytemuck::bytes_of(event), "its read-only event"),
-            (CONFIG, bytemuck::bytes_of(config), "its read-only configuration"),
+            (
+                CONFIG,
+                bytemuck::bytes_of(config),
+                "its read-only configuration",
+            ),
         ];
         for (buffer, before, what) in read_only {
             if let Some((at, was, now)) = first_change(before, arena.buffer(buffer)) {

@@ -227,8 +227,10 @@ impl Recorder {
         } else {
             self.write(slot + SLOT_HEAD + TEXT_MAX, state, STATE_MAX)
         };
-        self.word(slot + 16)
-            .store(state_len as u64 | (action_len as u64) << 32, Ordering::Relaxed);
+        self.word(slot + 16).store(
+            state_len as u64 | (action_len as u64) << 32,
+            Ordering::Relaxed,
+        );
         self.mark(slot, Call::Step);
     }
 
@@ -253,8 +255,10 @@ impl Recorder {
         }
         let slot = self.slot_offset();
         let text_len = self.write(slot + SLOT_HEAD, text.as_bytes(), TEXT_MAX);
-        self.word(slot + 16)
-            .store(u32::MAX as u64 | (text_len as u64) << 32 | TEXT_FLAG, Ordering::Relaxed);
+        self.word(slot + 16).store(
+            u32::MAX as u64 | (text_len as u64) << 32 | TEXT_FLAG,
+            Ordering::Relaxed,
+        );
         self.mark(slot, call);
     }
 
@@ -264,7 +268,11 @@ impl Recorder {
             return;
         }
         let slot = self.slot_offset();
-        self.write(slot + EVENT_AT, bytemuck::bytes_of(event), SLOT_HEAD - EVENT_AT);
+        self.write(
+            slot + EVENT_AT,
+            bytemuck::bytes_of(event),
+            SLOT_HEAD - EVENT_AT,
+        );
         self.word(slot + 24)
             .store(1 << 32 | node as u64, Ordering::Release);
     }

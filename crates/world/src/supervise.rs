@@ -416,11 +416,17 @@ struct Question {
 
 impl Question {
     fn to_bytes(&self) -> Vec<u8> {
-        (self.pre_state.clone(), self.action.clone(), self.event.clone()).to_bytes()
+        (
+            self.pre_state.clone(),
+            self.action.clone(),
+            self.event.clone(),
+        )
+            .to_bytes()
     }
 
     fn from_bytes(bytes: &[u8]) -> Option<Question> {
-        let (pre_state, action, event) = <(Vec<u8>, Vec<u8>, Option<(u32, Vec<u8>)>)>::decode_exact(bytes).ok()?;
+        let (pre_state, action, event) =
+            <(Vec<u8>, Vec<u8>, Option<(u32, Vec<u8>)>)>::decode_exact(bytes).ok()?;
         Some(Question {
             pre_state,
             action,
@@ -519,9 +525,8 @@ pub fn check_supervised(
         }
         Ok(Ended::Died { kind, slot }) => fault_of_death(kind, slot),
     };
-    let explained = question.map(|question| {
-        rerun().and_then(|child| ask_explainer(child, &question, call_timeout))
-    });
+    let explained = question
+        .map(|question| rerun().and_then(|child| ask_explainer(child, &question, call_timeout)));
     let mut fault = fault;
     if let Some(Ok((action, event, _))) = &explained {
         // A death is known only by the recorder's raw action; the explainer names it.
@@ -566,7 +571,11 @@ fn fault_of_death(kind: FaultKind, slot: Option<SlotRecord>) -> (Fault, Option<Q
             };
             let question = Question {
                 pre_state: slot.pre_state.clone(),
-                action: slot.action.as_ref().map(Encode::to_bytes).unwrap_or_default(),
+                action: slot
+                    .action
+                    .as_ref()
+                    .map(Encode::to_bytes)
+                    .unwrap_or_default(),
                 event: slot
                     .event
                     .map(|(node, event)| (node, bytemuck::bytes_of(&event).to_vec())),

@@ -27,7 +27,10 @@ fn error_message(verdict: &Verdict) -> &str {
 fn a_core_error_code_is_a_failing_verdict_with_step_event_and_state() {
     let outcome = Checker::new(c_core_world("liberror_code.so")).run();
     let message = error_message(&outcome.verdict);
-    assert!(message.contains("CORE ERROR: the step returned error code 7"), "{message}");
+    assert!(
+        message.contains("CORE ERROR: the step returned error code 7"),
+        "{message}"
+    );
     assert!(message.contains("action: CLIENT r0 -> n0"), "{message}");
     assert!(message.contains("event:  n0 CLIENT id=0"), "{message}");
     assert!(message.contains("pre-state:\n    n0 = "), "{message}");

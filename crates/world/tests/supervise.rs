@@ -37,7 +37,10 @@ fn child_entry() {
     child_from_env().unwrap().expect("run under supervise");
     let world = build_world(&args(&core)).unwrap();
     let outcome = Checker::new(world).workers(2).run();
-    finish(0, format!("child verdict: {:?}", outcome.verdict).as_bytes())
+    finish(
+        0,
+        format!("child verdict: {:?}", outcome.verdict).as_bytes(),
+    )
 }
 
 /// Runs the child on `core` and returns how it ended.
@@ -123,7 +126,13 @@ fn a_child_that_reports_is_believed_and_one_that_does_not_is_not() {
     child.arg("ignored");
     let ended = supervise(child, "check", Duration::from_millis(500), None, &[]).unwrap();
     assert!(
-        matches!(ended, Ended::Died { kind: FaultKind::Exited(0), slot: None }),
+        matches!(
+            ended,
+            Ended::Died {
+                kind: FaultKind::Exited(0),
+                slot: None
+            }
+        ),
         "{ended:?}"
     );
 }
