@@ -66,11 +66,12 @@ impl Layout {
         Layout { buffers, usable }
     }
 
-    /// The canary ranges: before the first buffer, between buffers, after the last.
+    /// The canary ranges: `CANARY` bytes before the first buffer, between
+    /// buffers, after the last.
     fn gaps(&self) -> impl Iterator<Item = (std::ops::Range<usize>, usize)> + '_ {
         (0..=self.buffers.len()).map(|index| {
             let start = match index {
-                0 => 0,
+                0 => self.buffers[0].0 - CANARY,
                 _ => self.buffers[index - 1].0 + self.buffers[index - 1].1,
             };
             let end = self
@@ -158,8 +159,12 @@ impl Arena {
 
     /// The first canary that changed, as a sentence; the canaries are then restored.
     fn broken_canary(&self) -> Option<String> {
+        static INTACT: [u8; CANARY + ALIGN] = [PATTERN; CANARY + ALIGN];
         let broken = self.layout.gaps().find_map(|(range, index)| {
             let bytes = self.bytes(range.clone());
+            if bytes == &INTACT[..bytes.len()] {
+                return None;
+            }
             let first = bytes.iter().position(|b| *b != PATTERN)?;
             let last = bytes.iter().rposition(|b| *b != PATTERN)?;
             Some((range, index, first, last))
@@ -206,6 +211,9 @@ thread_local! {
 
 /// The first byte at which `now` differs from `before`, with both values.
 fn first_change(before: &[u8], now: &[u8]) -> Option<(usize, u8, u8)> {
+    if before == now {
+        return None;
+    }
     before
         .iter()
         .zip(now)
@@ -278,7 +286,12 @@ pub(crate) fn step(
             }
         }
         volatile.copy_from_slice(arena.buffer(VOLATILE));
-        bytemuck::bytes_of_mut(out).copy_from_slice(arena.buffer(OUTPUTS));
+        // SAFETY: the outputs buffer holds an `Outputs` (plain old data).
+        let written = unsafe { &*arena.at(OUTPUTS).cast::<Outputs>() };
+        out.count = written.count;
+        out.reserved = written.reserved;
+        let valid = (written.count as usize).min(written.items.len());
+        out.items[..valid].copy_from_slice(&written.items[..valid]);
         Ok(result)
     })
 }
