@@ -104,3 +104,18 @@ fn assert_properties_fails_on_a_panicking_model() {
     })
     .assert_properties();
 }
+
+#[test]
+fn a_panic_in_a_random_walk_keeps_its_message() {
+    let outcome = Checker::new(Fragile {
+        panic_at: 2,
+        in_invariant: false,
+    })
+    .simulate(4, 10, 7)
+    .workers(2)
+    .run();
+    let Verdict::Error { message } = outcome.verdict else {
+        panic!("a panicking model must not give {:?}", outcome.verdict)
+    };
+    assert_eq!(message, "the model panicked: cannot count past 2");
+}
