@@ -339,6 +339,7 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
         Some(world_args) => {
             // Through the real cores: each event, its outputs and the core's
             // own description of its state, then the message sequence chart.
+            let _exit_guard = supervise::ExitGuard::new();
             let world = cmc_world::build_world(&world_args).map_err(in_file)?;
             let steps = cmc_world::replay::run(&world, &file).map_err(in_file)?;
             let mut report = AnyModel::replay(&world, &file).map_err(|e| in_file(e.to_string()))?;

@@ -76,6 +76,13 @@ fn a_core_that_exits_inside_a_step_is_a_fault_not_a_verdict() {
         );
         let trace = std::fs::read_to_string(dir.path().join("fault.cmc")).expect("a replay file");
         assert!(trace.contains("action CLIENT r0 -> n0\nend"), "{trace}");
+        // The replay runs the core in-process (for gdb): an exit there is no verdict either.
+        let replay = cmc(&["replay", "fault.cmc"], dir.path());
+        let (stdout, stderr) = text(&replay);
+        if flag != "UNDERSCORE_EXIT" {
+            assert_eq!(replay.status.code(), Some(2), "{flag}: {stdout}{stderr}");
+            assert!(stderr.contains("CORE EXITED"), "{stderr}");
+        }
         std::fs::remove_file(dir.path().join("fault.cmc")).unwrap();
     }
 }
