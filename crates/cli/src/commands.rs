@@ -207,7 +207,12 @@ fn check(args: CheckArgs) -> Result<Status, String> {
             Strategy::Bfs => Some(interrupt_flag(&STOP_SIGNALS)?),
             _ => None,
         };
-        let code = supervise::check_supervised(timeout, &replay_path(&args), interrupt.as_deref());
+        let supervision = supervise::Supervision {
+            call_timeout: timeout,
+            threads: options.workers,
+            interrupt: interrupt.as_deref(),
+        };
+        let code = supervise::check_supervised(&supervision, &replay_path(&args));
         return Ok(Status::Exit(code));
     }
     let mut out = String::new();

@@ -177,16 +177,18 @@ impl Recorder {
         unsafe { &*(self.map.as_mut_ptr().add(offset) as *const AtomicU64) }
     }
 
-    fn slot_offset(&self) -> usize {
+    /// This thread's slot; `None` for threads beyond the slot count (they
+    /// are not recorded: a supervisor sizes the recorder for every thread).
+    fn slot_offset(&self) -> Option<usize> {
         let slot = SLOT.with(|slot| match slot.get() {
             Some(index) => index,
             None => {
-                let index = self.next_slot.fetch_add(1, Ordering::Relaxed) % self.slots;
+                let index = self.next_slot.fetch_add(1, Ordering::Relaxed);
                 slot.set(Some(index));
                 index
             }
         });
-        HEADER + slot * SLOT_SIZE
+        (slot < self.slots).then_some(HEADER + slot * SLOT_SIZE)
     }
 
     /// Writes `bytes` (truncated to `max`) at `offset`, returns the length written.
@@ -220,7 +222,9 @@ impl Recorder {
         if !self.enter() {
             return;
         }
-        let slot = self.slot_offset();
+        let Some(slot) = self.slot_offset() else {
+            return;
+        };
         let action_len = self.write(slot + SLOT_HEAD, action, TEXT_MAX);
         let state_len = if state.len() > STATE_MAX {
             u32::MAX
@@ -253,7 +257,9 @@ impl Recorder {
         if !self.enter() {
             return;
         }
-        let slot = self.slot_offset();
+        let Some(slot) = self.slot_offset() else {
+            return;
+        };
         let text_len = self.write(slot + SLOT_HEAD, text.as_bytes(), TEXT_MAX);
         self.word(slot + 16).store(
             u32::MAX as u64 | (text_len as u64) << 32 | TEXT_FLAG,
@@ -267,7 +273,9 @@ impl Recorder {
         if DEPTH.with(Cell::get) != 1 {
             return;
         }
-        let slot = self.slot_offset();
+        let Some(slot) = self.slot_offset() else {
+            return;
+        };
         self.write(
             slot + EVENT_AT,
             bytemuck::bytes_of(event),
@@ -283,8 +291,7 @@ impl Recorder {
             depth.set(depth.get().saturating_sub(1));
             depth.get() == 0
         });
-        if outermost {
-            let slot = self.slot_offset();
+        if let Some(slot) = self.slot_offset().filter(|_| outermost) {
             self.word(slot).store(0, Ordering::Relaxed);
             self.word(slot + 8).fetch_add(1, Ordering::Release);
         }

@@ -168,19 +168,33 @@ pub enum Ended {
     },
 }
 
-/// Runs `child` under supervision and waits for its end. A core call that
-/// lasts longer than `call_timeout` is a hang (the child is killed). When
-/// `interrupt` becomes true, the child is sent SIGTERM once (it then ends
-/// its search gracefully and reports). `inherit` lists further descriptors
-/// the child must inherit.
+/// How to supervise a child.
+#[derive(Debug, Clone, Copy)]
+pub struct Supervision<'a> {
+    /// A core call that lasts longer is a hang (the child is killed).
+    pub call_timeout: Duration,
+    /// Threads of the child that may call cores (its search workers; a few
+    /// more are added for its main thread).
+    pub threads: usize,
+    /// When this becomes true, the child is sent SIGTERM once (it then ends
+    /// its search gracefully and reports).
+    pub interrupt: Option<&'a AtomicBool>,
+}
+
+/// Runs `child` under supervision in the role `role` and waits for its end.
+/// `inherit` lists further descriptors the child must inherit.
 pub fn supervise(
     mut child: Command,
     role: &str,
-    call_timeout: Duration,
-    interrupt: Option<&AtomicBool>,
+    supervision: &Supervision<'_>,
     inherit: &[RawFd],
 ) -> Result<Ended, String> {
-    let slots = std::thread::available_parallelism().map_or(8, |n| n.get()) * 2 + 8;
+    let Supervision {
+        call_timeout,
+        threads,
+        interrupt,
+    } = *supervision;
+    let slots = threads.saturating_add(4).min(SLOTS_MAX);
     let recorder = Recorder::create(slots)
         .map_err(|e| format!("cannot create the flight recorder in memory: {e}"))?;
     let (reader, writer) = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
@@ -531,12 +545,8 @@ pub fn explain(world: &World) -> ! {
 /// report it sends to standard output and returns its exit code. A fault is
 /// printed to standard error, with a replay file of the path to it written
 /// to `replay_path` when it happened in a step, and the code is 2.
-/// `interrupt` (set by SIGINT/SIGTERM) is forwarded to the child.
-pub fn check_supervised(
-    call_timeout: Duration,
-    replay_path: &Path,
-    interrupt: Option<&AtomicBool>,
-) -> i32 {
+/// `supervision.interrupt` (set by SIGINT/SIGTERM) is forwarded to the child.
+pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i32 {
     let rerun = || -> Result<Command, String> {
         let exe = std::env::current_exe()
             .map_err(|e| format!("cannot find this executable to supervise it: {e}"))?;
@@ -544,7 +554,7 @@ pub fn check_supervised(
         child.args(std::env::args_os().skip(1));
         Ok(child)
     };
-    let ended = rerun().and_then(|child| supervise(child, "check", call_timeout, interrupt, &[]));
+    let ended = rerun().and_then(|child| supervise(child, "check", supervision, &[]));
     let (fault, question) = match ended {
         Err(problem) => {
             eprintln!("cmc: error: {problem}");
@@ -571,8 +581,9 @@ pub fn check_supervised(
         }
         Ok(Ended::Died { kind, slot }) => fault_of_death(kind, slot),
     };
-    let explained = question
-        .map(|question| rerun().and_then(|child| ask_explainer(child, &question, call_timeout)));
+    let explained = question.map(|question| {
+        rerun().and_then(|child| ask_explainer(child, &question, supervision.call_timeout))
+    });
     let mut fault = fault;
     if let Some(Ok((action, event, _))) = &explained {
         // A death is known only by the recorder's raw action; the explainer names it.
@@ -660,7 +671,12 @@ fn ask_explainer(
 ) -> Result<(String, String, Result<String, String>), String> {
     let input = Recorder::shared_file(&question.to_bytes())
         .map_err(|e| format!("cannot hand the step to the explainer: {e}"))?;
-    match supervise(child, "explain", call_timeout, None, &[input.as_raw_fd()])? {
+    let supervision = Supervision {
+        call_timeout,
+        threads: 1,
+        interrupt: None,
+    };
+    match supervise(child, "explain", &supervision, &[input.as_raw_fd()])? {
         Ended::Message(Message::Explained {
             action,
             event,

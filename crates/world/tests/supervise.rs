@@ -11,10 +11,18 @@ use std::time::Duration;
 use cmc_model::Model;
 use cmc_search::{Checker, ReplayFile};
 use cmc_world::recorder::Call;
-use cmc_world::supervise::{child_from_env, finish, path_to_fault, supervise, Ended, Message};
+use cmc_world::supervise::{
+    child_from_env, finish, path_to_fault, supervise, Ended, Message, Supervision,
+};
 use cmc_world::{build_world, Fault, FaultKind, WorldArgs};
 
 const CHILD_CORE: &str = "CMC_TEST_CHILD_CORE";
+
+const SUPERVISION: Supervision = Supervision {
+    call_timeout: Duration::from_millis(500),
+    threads: 2,
+    interrupt: None,
+};
 
 fn args(core: &str) -> WorldArgs {
     WorldArgs {
@@ -49,7 +57,7 @@ fn run_child(core: &str) -> Ended {
     child
         .args(["child_entry", "--exact", "--nocapture"])
         .env(CHILD_CORE, core);
-    supervise(child, "check", Duration::from_millis(500), None, &[]).unwrap()
+    supervise(child, "check", &SUPERVISION, &[]).unwrap()
 }
 
 /// The fault of a child that died in a step, named in-process, and its replay file.
@@ -124,7 +132,7 @@ fn a_child_that_reports_is_believed_and_one_that_does_not_is_not() {
     // A child that exits 0 without its report is a fault, not a pass.
     let mut child = Command::new("true");
     child.arg("ignored");
-    let ended = supervise(child, "check", Duration::from_millis(500), None, &[]).unwrap();
+    let ended = supervise(child, "check", &SUPERVISION, &[]).unwrap();
     assert!(
         matches!(
             ended,
