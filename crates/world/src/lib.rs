@@ -12,7 +12,9 @@
 //! - [`quiescence`]: bounded liveness (the fair schedule reaches a goal).
 //! - [`symmetry`]: symmetry reduction over interchangeable nodes.
 //! - [`purity`]: the purity gate for C object files.
-//! - [`recorder`] and [`supervise`]: crash and hang containment.
+//! - [`recorder`] and [`supervise`]: crash, hang and exit containment (the
+//!   verdict comes only from a process that never runs core code); private
+//!   `guarded`: every step's buffers between canaries and guard pages.
 //! - [`replay`]: counterexamples through the real cores, and message sequence charts.
 //! - [`cores`]: the example cores.
 

@@ -1,7 +1,7 @@
 //! Running one core step: guarded buffers, output validation and the
 //! determinism gate.
 //!
-//! Every step runs on guarded copies of its buffers ([`crate::guarded`]): a
+//! Every step runs on guarded copies of its buffers (module `guarded`): a
 //! write out of bounds or into the read-only durable part is a fault.
 //!
 //! With the gate on, the step runs twice, each time from a copy of the state,
