@@ -7,7 +7,8 @@
 //! use: it needs no directory, and a lack of memory is an error at creation,
 //! never a `SIGBUS` later.
 //!
-//! Layout: a 64-byte header (magic, version, slot count, slot size), then one
+//! Layout: a 64-byte header (magic, version, slot count, slot size, the
+//! culprit: the slot of the thread that took the process down), then one
 //! slot per thread: a 128-byte head (`call`, `calls`, the lengths, the event),
 //! the action bytes (or the call's text), the state bytes.
 
@@ -27,6 +28,8 @@ use crate::state::WorldState;
 const MAGIC: u64 = u64::from_le_bytes(*b"CMCFLREC");
 const VERSION: u64 = 2;
 const HEADER: usize = 64;
+/// Header word: 1 + the slot of the thread that ended the process (0: unknown).
+const CULPRIT: usize = 32;
 const SLOT_HEAD: usize = 128;
 const EVENT_AT: usize = 32;
 /// In the lengths word: the head holds a call's text, not a step's action.
@@ -295,6 +298,30 @@ impl Recorder {
             self.word(slot).store(0, Ordering::Relaxed);
             self.word(slot + 8).fetch_add(1, Ordering::Release);
         }
+    }
+
+    /// Records that this thread is ending the process (from a signal handler
+    /// or an exit handler: only async-signal-safe operations).
+    pub fn mark_culprit(&self) {
+        if let Ok(Some(index)) = SLOT.try_with(Cell::get) {
+            if index < self.slots {
+                self.word(CULPRIT).store(index as u64 + 1, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// The slot of the core call that ended the process: the culprit's if it
+    /// was inside a core call, else any thread's that was.
+    pub fn faulting_call(&self) -> Option<SlotRecord> {
+        let records = self.read();
+        let culprit = self.word(CULPRIT).load(Ordering::SeqCst) as usize;
+        let in_call = |record: &&SlotRecord| record.call.is_some();
+        records
+            .iter()
+            .filter(in_call)
+            .find(|record| record.index + 1 == culprit)
+            .or_else(|| records.iter().find(in_call))
+            .cloned()
     }
 
     /// Reads every slot that was used.

@@ -273,10 +273,7 @@ pub fn supervise(
         (Some(message), true) => Ended::Message(message),
         _ => Ended::Died {
             kind: death_kind(status),
-            slot: recorder
-                .read()
-                .into_iter()
-                .find(|record| record.call.is_some()),
+            slot: recorder.faulting_call(),
         },
     })
 }
@@ -363,6 +360,7 @@ pub fn child_from_env() -> Result<Option<Role>, String> {
     }
     let recorder = Recorder::open(recorder).map_err(|e| format!("flight recorder: {e}"))?;
     Recorder::install(recorder)?;
+    name_the_culprit_on_death();
     // SAFETY: the supervisor handed us this descriptor for our sole use.
     let channel = unsafe { File::from_raw_fd(channel) };
     // SAFETY: as above; the channel is ours alone, so others must not inherit it.
@@ -374,6 +372,42 @@ pub fn child_from_env() -> Result<Option<Role>, String> {
         })
         .map_err(|_| "the supervised child is set up already".to_string())?;
     Ok(Some(role))
+}
+
+/// Makes the thread that crashes the process (by a fault signal) or calls
+/// `exit` mark itself in the recorder first, so that the supervisor blames
+/// its core call and not another worker's.
+fn name_the_culprit_on_death() {
+    extern "C" fn on_signal(_: libc::c_int) {
+        if let Some(recorder) = crate::recorder::installed() {
+            recorder.mark_culprit();
+        }
+        // The handler was reset: the faulting instruction runs again and
+        // kills the process with the same signal (abort raises it again).
+    }
+    extern "C" fn on_exit() {
+        if let Some(recorder) = crate::recorder::installed() {
+            recorder.mark_culprit();
+        }
+    }
+    // SAFETY: the handlers only do async-signal-safe work (a thread-local
+    // read and an atomic store); sigaction is given a zeroed, filled struct.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        action.sa_flags = libc::SA_RESETHAND | libc::SA_NODEFER;
+        libc::sigemptyset(&mut action.sa_mask);
+        for signal in [
+            libc::SIGSEGV,
+            libc::SIGBUS,
+            libc::SIGILL,
+            libc::SIGFPE,
+            libc::SIGABRT,
+        ] {
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+        libc::atexit(on_exit);
+    }
 }
 
 /// Whether this process is a supervised child (see [`child_from_env`]).
