@@ -10,13 +10,12 @@ use std::time::{Duration, Instant};
 
 use common::{cmc, text};
 
-/// Compiles `cores/test/hostile.c` with `-D<flag>` for each space-separated
-/// flag into `dir`.
-fn hostile_core(dir: &Path, flags: &str) -> PathBuf {
+/// Compiles `cores/test/hostile.c` with `-D<flag>` into `dir`.
+fn hostile_core(dir: &Path, flag: &str) -> PathBuf {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = dir.join(format!("lib{}.so", flags.replace(['=', ' '], "_")));
+    let out = dir.join(format!("lib{}.so", flag.replace('=', "_")));
     let status = Command::new("cc")
-        .args(flags.split(' ').map(|flag| format!("-D{flag}")))
+        .arg(format!("-D{flag}"))
         .args(["-O0", "-shared", "-fPIC", "-I"])
         .arg(repo.join("include"))
         .arg(repo.join("cores/test/hostile.c"))
@@ -24,7 +23,7 @@ fn hostile_core(dir: &Path, flags: &str) -> PathBuf {
         .arg(&out)
         .status()
         .expect("a C compiler is installed (scripts/setup.sh)");
-    assert!(status.success(), "cc failed for {flags}");
+    assert!(status.success(), "cc failed for {flag}");
     out
 }
 
