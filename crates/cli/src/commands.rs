@@ -8,6 +8,7 @@ use std::time::Duration;
 use cmc_search::{
     AnyModel, CheckpointOptions, ProgressMode, ReplayFile, Report, SearchOptions, Strategy,
 };
+use cmc_world::supervise::{self, Role};
 use cmc_world::WorldArgs;
 
 use crate::args::{CheckArgs, Cli, Command, GateArgs, ProgressArg, PurityArgs, ReplayArgs};
@@ -120,15 +121,19 @@ fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
     Ok(options)
 }
 
-/// Makes SIGINT and SIGTERM stop the search gracefully (a second one ends
-/// the process at once). Registered once per process, however many runs.
-fn interrupt_flag() -> Result<Arc<AtomicBool>, String> {
+/// The signals that stop a search gracefully.
+const STOP_SIGNALS: [i32; 2] = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM];
+
+/// Makes `signals` stop the search gracefully (a second one ends the
+/// process at once). Registered once per process, however many runs (the
+/// signals of the first call count).
+fn interrupt_flag(signals: &[i32]) -> Result<Arc<AtomicBool>, String> {
     static REGISTERED: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
     if let Some(flag) = REGISTERED.get() {
         return Ok(Arc::clone(flag));
     }
     let flag = Arc::clone(REGISTERED.get_or_init(|| Arc::new(AtomicBool::new(false))));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    for &signal in signals {
         signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&flag))
             .and_then(|_| signal_hook::flag::register(signal, Arc::clone(&flag)))
             .map_err(|problem| format!("cannot install the signal handler: {problem}"))?;
@@ -136,23 +141,30 @@ fn interrupt_flag() -> Result<Arc<AtomicBool>, String> {
     Ok(flag)
 }
 
-/// The model `args` name: a bundled model, a World of cores, or the model of
-/// the checkpoint being resumed.
-fn open_model(args: &CheckArgs) -> Result<Box<dyn AnyModel>, String> {
+/// The World `args` name (with `--core`, or the checkpoint being resumed
+/// holds one), if any.
+fn world_of(args: &CheckArgs) -> Result<Option<WorldArgs>, String> {
     if let Some(dir) = &args.resume {
         if !args.words.is_empty() {
             return Err(
                 "--resume takes the model from the checkpoint: give no model or parameters".into(),
             );
         }
-        let (name, params) = cmc_search::checkpoint_model(dir)?;
-        return match world_args_of(&params)? {
-            Some(world) => cmc_world::build_model(&world),
-            None => registry::build(&name, &params),
-        };
+        let (_, params) = cmc_search::checkpoint_model(dir)?;
+        return world_args_of(&params);
     }
-    if !args.cores.is_empty() {
-        return cmc_world::build_model(&world_args(args));
+    Ok((!args.cores.is_empty()).then(|| world_args(args)))
+}
+
+/// The model `args` name: a bundled model, a World of cores, or the model of
+/// the checkpoint being resumed.
+fn open_model(args: &CheckArgs) -> Result<Box<dyn AnyModel>, String> {
+    if let Some(world) = world_of(args)? {
+        return cmc_world::build_model(&world);
+    }
+    if let Some(dir) = &args.resume {
+        let (name, params) = cmc_search::checkpoint_model(dir)?;
+        return registry::build(&name, &params);
     }
     let (name, words) = args
         .words
@@ -184,32 +196,106 @@ fn world_args_of(params: &[(String, String)]) -> Result<Option<WorldArgs>, Strin
 }
 
 fn check(args: CheckArgs) -> Result<Status, String> {
+    match supervise::child_from_env()? {
+        Some(Role::Check) => check_in_child(&args),
+        Some(Role::Explain) => {
+            let world = world_of(&args)?.ok_or("the explainer is for Worlds only")?;
+            supervise::explain(&cmc_world::build_world(&world)?)
+        }
+        None => {}
+    }
     let options = search_options(&args)?;
-    let default_trace = || {
+    crate::inputs::check_replay_out(&replay_path(&args), &crate::inputs::check_inputs(&args))?;
+    if world_of(&args)?.is_some() {
+        // Cores may crash, hang or exit: the check runs in a supervised
+        // child, and the verdict comes from its report only.
+        let timeout = positive_seconds(args.step_timeout, "--step-timeout")?;
+        let interrupt = match options.strategy {
+            Strategy::Bfs => Some(interrupt_flag(&STOP_SIGNALS)?),
+            _ => None,
+        };
+        let supervision = supervise::Supervision {
+            call_timeout: timeout,
+            threads: options.workers,
+            interrupt: interrupt.as_deref(),
+        };
+        let code = supervise::check_supervised(&supervision, &replay_path(&args));
+        return Ok(Status::Exit(code));
+    }
+    let mut out = String::new();
+    let status = check_here(&args, options, &STOP_SIGNALS, HeaderTo::Stdout, &mut out);
+    print!("{out}");
+    status
+}
+
+/// The check in a supervised child: its report goes to the supervisor,
+/// never to standard output (which the supervisor sends to standard error).
+fn check_in_child(args: &CheckArgs) -> ! {
+    // The supervisor forwards SIGINT and SIGTERM as one SIGTERM; a terminal's
+    // SIGINT, sent to the whole process group, must not count twice.
+    // SAFETY: ignoring a signal before any thread is started has no other effect.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+    }
+    let mut out = String::new();
+    let status = search_options(args)
+        .and_then(|options| {
+            let stop = [signal_hook::consts::SIGTERM];
+            check_here(args, options, &stop, HeaderTo::Stderr, &mut out)
+        });
+    let code = match status {
+        Ok(status) => crate::exit_code(status),
+        Err(message) => {
+            eprintln!("cmc: error: {message}");
+            crate::EXIT_USAGE
+        }
+    };
+    supervise::finish(i32::from(code), out.as_bytes())
+}
+
+/// Where the replay file of a violation or fault goes.
+fn replay_path(args: &CheckArgs) -> PathBuf {
+    args.replay_out.clone().unwrap_or_else(|| {
         let stem = match args.words.first() {
             Some(name) if args.cores.is_empty() && args.resume.is_none() => name.clone(),
             _ => "world".to_string(),
         };
         PathBuf::from(format!("{stem}.cmc-trace"))
-    };
-    let replay_path = args.replay_out.clone().unwrap_or_else(default_trace);
-    crate::inputs::check_replay_out(&replay_path, &crate::inputs::check_inputs(&args))?;
-    if !args.cores.is_empty() && std::env::var_os(cmc_world::recorder::RECORDER_ENV).is_none() {
-        // A core may crash or hang: run the search in a supervised child.
-        let timeout = positive_seconds(args.step_timeout, "--step-timeout")?;
-        let code =
-            cmc_world::supervise::check_supervised(&world_args(&args), timeout, &replay_path);
-        return Ok(Status::Exit(code));
-    }
-    let model = open_model(&args)?;
-    let mut options = options;
+    })
+}
+
+/// Where a check prints its header line as it starts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum HeaderTo {
+    /// Standard output, at once; the report then leaves it out.
+    Stdout,
+    /// Standard error (a supervised child, whose report reaches standard
+    /// output only at the end); the report then repeats it.
+    Stderr,
+}
+
+/// Runs the check in this process, appending what goes to standard output to
+/// `out`; `stop_signals` interrupt a breadth-first search gracefully.
+fn check_here(
+    args: &CheckArgs,
+    mut options: SearchOptions,
+    stop_signals: &[i32],
+    header_to: HeaderTo,
+    out: &mut String,
+) -> Result<Status, String> {
+    let model = open_model(args)?;
     if options.strategy == Strategy::Bfs {
-        options.interrupt = Some(interrupt_flag()?);
+        options.interrupt = Some(interrupt_flag(stop_signals)?);
     }
     if !args.json {
         // Before the search, so that a long run shows at once what it checks.
-        println!("{}", cmc_search::run_header(&*model, &options));
+        let header = cmc_search::run_header(&*model, &options);
+        match header_to {
+            HeaderTo::Stdout => println!("{header}"),
+            HeaderTo::Stderr => eprintln!("{header}"),
+        }
     }
+    let with_header = header_to == HeaderTo::Stderr;
     let report = model.check(&options);
     match report.verdict.as_str() {
         "error" => {
@@ -219,19 +305,25 @@ fn check(args: CheckArgs) -> Result<Status, String> {
                 .unwrap_or_else(|| "the search failed".into()))
         }
         "interrupted" => {
-            print_report(&report, args.json, None, false);
+            render_report(&report, args.json, None, with_header, out);
             return Ok(Status::Interrupted);
         }
         _ => {}
     }
+    let path = replay_path(args);
     let written = match &report.replay_file {
-        Some(file) => {
-            write_replay_file(&replay_path, file)?;
-            Some(replay_path)
-        }
+        Some(file) => match write_replay_file(&path, file) {
+            Ok(()) => Some(path),
+            Err(problem) => {
+                // The violation is reported all the same, with the trace in full.
+                render_report(&report, args.json, None, with_header, out);
+                eprintln!("cmc: error: {problem}; the trace above is the only copy");
+                return Ok(Status::Fail);
+            }
+        },
         None => None,
     };
-    print_report(&report, args.json, written.as_deref(), false);
+    render_report(&report, args.json, written.as_deref(), with_header, out);
     Ok(if report.passed() {
         Status::Pass
     } else {
@@ -244,25 +336,38 @@ fn write_replay_file(path: &Path, file: &ReplayFile) -> Result<(), String> {
         .map_err(|problem| format!("cannot write the replay file {}: {problem}", path.display()))
 }
 
-fn print_report(report: &Report, json: bool, replay_path: Option<&Path>, header: bool) {
+/// The report as standard output shows it, appended to `out`; `header`:
+/// with its header line (left out when the run printed it as it started).
+fn render_report(
+    report: &Report,
+    json: bool,
+    replay_path: Option<&Path>,
+    header: bool,
+    out: &mut String,
+) {
     if json {
-        println!("{}", report.to_json());
+        out.push_str(&report.to_json());
+        out.push('\n');
+    } else if header {
+        out.push_str(&report.render_text());
     } else {
-        // Without the header line when the run printed it as it started.
-        let text = if header {
-            report.render_text()
-        } else {
-            report.render_outcome()
-        };
-        print!("{text}");
+        out.push_str(&report.render_outcome());
+    }
+    if !json {
         if let Some(path) = replay_path {
-            println!(
-                "The trace is saved in {}; run it again with: cmc replay {}",
+            out.push_str(&format!(
+                "The trace is saved in {}; run it again with: cmc replay {}\n",
                 path.display(),
                 path.display()
-            );
+            ));
         }
     }
+}
+
+fn print_report(report: &Report, json: bool, replay_path: Option<&Path>) {
+    let mut out = String::new();
+    render_report(report, json, replay_path, true, &mut out);
+    print!("{out}");
 }
 
 fn replay(args: ReplayArgs) -> Result<Status, String> {
@@ -280,6 +385,7 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
             world_args.check_determinism = file.settings.iter().any(|s| s == "check-determinism");
             // Through the real cores: each event, its outputs and the core's
             // own description of its state, then the message sequence chart.
+            let _exit_guard = supervise::ExitGuard::new();
             let world = cmc_world::build_world(&world_args).map_err(in_file)?;
             let steps = cmc_world::replay::run(&world, &file).map_err(in_file)?;
             let mut report = AnyModel::replay(&world, &file).map_err(|e| in_file(e.to_string()))?;
@@ -295,7 +401,7 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
             model.replay(&file).map_err(|e| in_file(e.to_string()))?
         }
     };
-    print_report(&report, args.json, None, true);
+    print_report(&report, args.json, None);
     match (&file.violates, &report.property) {
         (Some(expected), Some(found)) if expected != found => {
             eprintln!(

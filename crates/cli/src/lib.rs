@@ -52,13 +52,20 @@ where
         }
     };
     match commands::run(cli) {
-        Ok(commands::Status::Pass) => EXIT_PASS,
-        Ok(commands::Status::Fail) => EXIT_FAIL,
-        Ok(commands::Status::Interrupted) => EXIT_INTERRUPTED,
-        Ok(commands::Status::Exit(code)) => u8::try_from(code).unwrap_or(EXIT_USAGE),
+        Ok(status) => exit_code(status),
         Err(message) => {
             eprintln!("cmc: error: {message}");
             EXIT_USAGE
         }
+    }
+}
+
+/// The exit code of a command that ended with `status`.
+fn exit_code(status: commands::Status) -> u8 {
+    match status {
+        commands::Status::Pass => EXIT_PASS,
+        commands::Status::Fail => EXIT_FAIL,
+        commands::Status::Interrupted => EXIT_INTERRUPTED,
+        commands::Status::Exit(code) => u8::try_from(code).unwrap_or(EXIT_USAGE),
     }
 }

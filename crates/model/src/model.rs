@@ -89,6 +89,14 @@ pub trait Model: Sync {
         None
     }
 
+    /// A fault of the code under the model (e.g. a core that returned an
+    /// error or crashed) that voids the search's verdict: the search then
+    /// ends with an error carrying this text (where, which step and event,
+    /// which state) instead of a pass or a violation. `None` by default.
+    fn fault_text(&self) -> Option<String> {
+        None
+    }
+
     /// The state as named fields, for counterexamples and per-step diffs.
     fn describe_state(&self, state: &Self::State) -> StateView {
         StateView::from_debug(state)

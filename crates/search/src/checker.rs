@@ -169,8 +169,34 @@ impl<M: Model> Checker<M> {
     }
 }
 
-/// Runs the search that `options` describe on `model`.
+/// Runs the search that `options` describe on `model`. A fault of the code
+/// under the model ([`Model::fault_text`]) or a panic voids the verdict: the
+/// outcome is then an error that says what happened.
 pub(crate) fn search<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
+    let searched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        search_strategy(model, options)
+    }));
+    let mut outcome = searched.unwrap_or_else(|payload| Outcome {
+        verdict: Verdict::Error {
+            message: format!(
+                "the model panicked: {}",
+                crate::expand::panic_text(&*payload)
+            ),
+        },
+        stats: Stats::default(),
+        counterexample: None,
+    });
+    if let Some(fault) = model.fault_text() {
+        outcome.verdict = Verdict::Error {
+            message: format!("the search was stopped by a fault; no verdict:\n{fault}"),
+        };
+        outcome.counterexample = None;
+        outcome.stats.complete = false;
+    }
+    outcome
+}
+
+fn search_strategy<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
     if options.checkpoint.is_some() && options.strategy != Strategy::Bfs {
         return Outcome {
             verdict: Verdict::Error {

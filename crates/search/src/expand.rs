@@ -64,6 +64,38 @@ pub(crate) enum SearchError {
     NonDeterminism(String),
     #[error("the model's state encoding is not a round trip (decode(encode(s)) != s); fix its Encode implementation: {0}")]
     EncodingRoundTrip(String),
+    #[error("the model panicked {0}")]
+    Panic(String),
+}
+
+/// The message a panic carried, as text.
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    match (
+        payload.downcast_ref::<&str>(),
+        payload.downcast_ref::<String>(),
+    ) {
+        (Some(text), _) => text.to_string(),
+        (_, Some(text)) => text.clone(),
+        _ => "(a panic without a message)".to_string(),
+    }
+}
+
+/// Runs `f`, a call into the model; a panic becomes [`SearchError::Panic`]
+/// whose text says `doing()` (the action, the state) and the panic's message.
+fn guard_panic<T>(doing: impl FnOnce() -> String, f: impl FnOnce() -> T) -> Result<T, SearchError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .map_err(|payload| SearchError::Panic(format!("{}: {}", doing(), panic_text(&*payload))))
+}
+
+/// `state` as its model describes it, on one line.
+fn describe<M: Model>(model: &M, state: &M::State) -> String {
+    let fields: Vec<String> = model
+        .describe_state(state)
+        .fields
+        .into_iter()
+        .map(|(name, value)| format!("{name} = {value}"))
+        .collect();
+    format!("[{}]", fields.join(", "))
 }
 
 /// A successor computed but not yet inserted.
@@ -208,7 +240,16 @@ impl<'a, M: Model> Expander<'a, M> {
             parent,
             step,
         })?;
-        if let Some(failure) = self.properties.check_state(self.model, &state) {
+        let checked = guard_panic(
+            || {
+                format!(
+                    "checking the invariants of state {}",
+                    describe(self.model, &state)
+                )
+            },
+            || self.properties.check_state(self.model, &state),
+        )?;
+        if let Some(failure) = checked {
             ViolationSite::keep_least(
                 violation,
                 ViolationSite {
@@ -279,14 +320,25 @@ impl<'a, M: Model> Expander<'a, M> {
             violation,
         } = scratch;
         actions.clear();
-        self.model.actions(state, actions);
+        let model = self.model;
+        guard_panic(
+            || format!("listing the actions of state {}", describe(model, state)),
+            || model.actions(state, actions),
+        )?;
         if self.check_determinism {
             self.recheck_actions(state, actions)?;
         }
         encoded.clear();
         successors.clear();
         for (index, action) in actions.iter().enumerate() {
-            let Some(next) = self.model.next_state(state, action) else {
+            let doing = || {
+                format!(
+                    "taking action {} from state {}",
+                    model.format_action(action),
+                    describe(model, state)
+                )
+            };
+            let Some(next) = guard_panic(doing, || model.next_state(state, action))? else {
                 continue;
             };
             if self.check_determinism {
@@ -311,7 +363,16 @@ impl<'a, M: Model> Expander<'a, M> {
             for successor in successors.iter() {
                 let action = &actions[successor.step as usize];
                 let next = &successor.state;
-                if let Some(failure) = self.properties.check_step(self.model, state, action, next) {
+                let doing = || {
+                    format!(
+                        "checking the step properties of action {} from state {}",
+                        model.format_action(action),
+                        describe(model, state)
+                    )
+                };
+                if let Some(failure) = guard_panic(doing, || {
+                    self.properties.check_step(model, state, action, next)
+                })? {
                     ViolationSite::keep_least(
                         violation,
                         ViolationSite {

@@ -111,7 +111,12 @@ pub(crate) fn run<M: Model>(
             .collect();
         handles
             .into_iter()
-            .map(|handle| handle.join().expect("a simulation worker panicked"))
+            // A worker's panic goes on with its own message (the checker reports it).
+            .map(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
             .collect()
     });
     drop(progress);

@@ -1,5 +1,6 @@
-//! Faults: a core that misbehaves inside a step. A fault is never a property
-//! verdict; it stops the run with the step, the event and the pre-state.
+//! Faults: a core that misbehaves inside a step (or while it is loaded or
+//! describes something). A fault is never a property verdict; it stops the
+//! run with the step, the event and the pre-state.
 
 use cmc_model::Fingerprint;
 
@@ -16,7 +17,13 @@ pub enum FaultKind {
     Signal(i32),
     /// The step did not return within this many milliseconds (see `supervise`).
     Hang(u64),
-    /// A fixed capacity of the World was reached; the text names it.
+    /// The process ended with this exit code, without its report (see `supervise`).
+    Exited(i32),
+    /// The step wrote outside the memory it was given, or into its read-only
+    /// durable part, event or configuration; the text says where.
+    Memory(String),
+    /// A fixed capacity of the World was reached; the text names it, the
+    /// node and what would have exceeded it.
     Capacity(String),
 }
 
@@ -29,8 +36,41 @@ impl FaultKind {
             FaultKind::BadOutput(_) => "BAD OUTPUT",
             FaultKind::Signal(_) => "CORE CRASHED",
             FaultKind::Hang(_) => "CORE HUNG",
+            FaultKind::Exited(_) => "CORE EXITED",
+            FaultKind::Memory(_) => "CORE MEMORY VIOLATION",
             FaultKind::Capacity(_) => "CAPACITY REACHED",
         }
+    }
+}
+
+impl FaultKind {
+    /// A tag and a text that [`from_parts`](Self::from_parts) turns back into the kind.
+    pub fn to_parts(&self) -> (u8, String) {
+        match self {
+            FaultKind::CoreError(why) => (0, why.clone()),
+            FaultKind::NonDeterminism(why) => (1, why.clone()),
+            FaultKind::BadOutput(why) => (2, why.clone()),
+            FaultKind::Signal(signal) => (3, signal.to_string()),
+            FaultKind::Hang(millis) => (4, millis.to_string()),
+            FaultKind::Exited(code) => (5, code.to_string()),
+            FaultKind::Memory(why) => (6, why.clone()),
+            FaultKind::Capacity(why) => (7, why.clone()),
+        }
+    }
+
+    /// The kind [`to_parts`](Self::to_parts) gave `tag` and `text` for.
+    pub fn from_parts(tag: u8, text: String) -> Option<FaultKind> {
+        Some(match tag {
+            0 => FaultKind::CoreError(text),
+            1 => FaultKind::NonDeterminism(text),
+            2 => FaultKind::BadOutput(text),
+            3 => FaultKind::Signal(text.parse().ok()?),
+            4 => FaultKind::Hang(text.parse().ok()?),
+            5 => FaultKind::Exited(text.parse().ok()?),
+            6 => FaultKind::Memory(text),
+            7 => FaultKind::Capacity(text),
+            _ => return None,
+        })
     }
 }
 
@@ -39,15 +79,40 @@ impl FaultKind {
 pub struct Fault {
     /// What went wrong.
     pub kind: FaultKind,
-    /// The World action whose step failed (`INIT` for the initial starts).
+    /// The World action whose step failed (`INIT` for the initial starts;
+    /// empty for a fault outside any step, which `event` then describes).
     pub action: String,
-    /// The node, core and event, as text (empty if unknown, e.g. after a crash).
+    /// The node, core and event, as text (empty if unknown); outside a step,
+    /// what the process was doing, e.g. `while loading the core ./libx.so`.
     pub event: String,
     /// Canonical bytes of the World state the action was taken from (empty for `INIT`).
     pub pre_state: Vec<u8>,
 }
 
 impl Fault {
+    /// A fault outside any step: `context` says what the process was doing.
+    pub fn outside_step(kind: FaultKind, context: impl Into<String>) -> Fault {
+        Fault {
+            kind,
+            action: String::new(),
+            event: context.into(),
+            pre_state: Vec::new(),
+        }
+    }
+
+    /// Whether the fault happened inside a step (or the initial starts).
+    pub fn in_step(&self) -> bool {
+        !self.action.is_empty()
+    }
+
+    fn place(&self) -> &'static str {
+        if self.in_step() {
+            "inside a step"
+        } else {
+            "outside any step"
+        }
+    }
+
     /// The fingerprint of the pre-state, as the search computes it.
     pub fn pre_state_fingerprint(&self) -> Fingerprint {
         Fingerprint::of_bytes(&self.pre_state)
@@ -63,16 +128,31 @@ impl std::fmt::Display for Fault {
             }
             FaultKind::BadOutput(why) => why.clone(),
             FaultKind::Signal(signal) => format!(
-                "the core died with signal {signal} ({}) inside a step",
-                signal_name(*signal)
+                "the core died with signal {signal} ({}) {}",
+                signal_name(*signal),
+                self.place()
             ),
-            FaultKind::Hang(millis) => format!("a step did not return within {millis} ms"),
-            FaultKind::Capacity(why) => why.clone(),
+            FaultKind::Hang(millis) => {
+                format!(
+                    "the core did not return within {millis} ms {}",
+                    self.place()
+                )
+            }
+            FaultKind::Exited(code) => format!(
+                "the core ended the checking process with exit code {code} {}; \
+                 the verdict is void (a core must never exit)",
+                self.place()
+            ),
+            FaultKind::Memory(why) | FaultKind::Capacity(why) => why.clone(),
         };
         writeln!(f, "{}: {detail}", self.kind.headline())?;
-        writeln!(f, "  action: {}", self.action)?;
-        if !self.event.is_empty() {
-            writeln!(f, "  event:  {}", self.event)?;
+        if self.action.is_empty() {
+            writeln!(f, "  {}", self.event)?;
+        } else {
+            writeln!(f, "  action: {}", self.action)?;
+            if !self.event.is_empty() {
+                writeln!(f, "  event:  {}", self.event)?;
+            }
         }
         if !self.pre_state.is_empty() {
             writeln!(
@@ -93,6 +173,8 @@ fn signal_name(signal: i32) -> &'static str {
         libc::SIGFPE => "SIGFPE",
         libc::SIGILL => "SIGILL",
         libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
         _ => "signal",
     }
 }

@@ -12,7 +12,9 @@
 //! - [`quiescence`]: bounded liveness (the fair schedule reaches a goal).
 //! - [`symmetry`]: symmetry reduction over interchangeable nodes.
 //! - [`purity`]: the purity gate for C object files.
-//! - [`recorder`] and [`supervise`]: crash and hang containment.
+//! - [`recorder`] and [`supervise`]: crash, hang and exit containment (the
+//!   verdict comes only from a process that never runs core code); private
+//!   `guarded`: every step's buffers between canaries and guard pages.
 //! - [`replay`]: counterexamples through the real cores, and message sequence charts.
 //! - [`cores`]: the example cores.
 
@@ -23,6 +25,7 @@ pub mod core;
 pub mod cores;
 pub mod env;
 pub mod fault;
+mod guarded;
 pub mod inspect;
 pub mod loader;
 pub mod open;
@@ -43,4 +46,4 @@ pub use fault::{Fault, FaultKind};
 pub use loader::{CCore, LoadError};
 pub use open::{build_model, build_world, WorldArgs};
 pub use spec::{NetSemantics, WorldSpec};
-pub use world::{FaultPolicy, World};
+pub use world::World;

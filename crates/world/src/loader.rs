@@ -13,6 +13,7 @@ use crate::abi::{
     STATE_MAX,
 };
 use crate::core::Core;
+use crate::recorder::{recorded, Call};
 
 /// Why a core could not be loaded; the text is the message for the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,10 +77,15 @@ impl CCore {
         };
         // SAFETY: as above; the descriptor comes from the entry point and
         // the library is kept loaded by the CCore.
-        unsafe {
-            let descriptor = entry();
-            CCore::from_descriptor(descriptor, &shown.to_string(), Some(Arc::new(library)))
-        }
+        // The entry point is core code: under a supervisor it is recorded
+        // (and timed) like a step.
+        let descriptor = recorded(
+            Call::Load,
+            || format!("the core {shown} (its `{ENTRY_SYMBOL}`)"),
+            || unsafe { entry() },
+        );
+        // SAFETY: as above.
+        unsafe { CCore::from_descriptor(descriptor, &shown.to_string(), Some(Arc::new(library))) }
     }
 
     /// Wraps the descriptor `descriptor` points to, after checking it; `origin`
@@ -209,15 +215,18 @@ impl Core for CCore {
 
     fn describe_state(&self, config: &Config, durable: &[u8], volatile: &[u8]) -> Option<String> {
         let describe = self.descriptor.describe_state?;
+        let what = || format!("the state of node n{} (core `{}`)", config.node, self.name);
         // SAFETY: as in step; the buffer is writable for `cap` + 1 bytes.
-        Some(CCore::describe(|buf, cap| unsafe {
-            describe(
-                config,
-                durable.as_ptr().cast(),
-                volatile.as_ptr().cast(),
-                buf,
-                cap,
-            )
+        Some(recorded(Call::Describe, what, || {
+            CCore::describe(|buf, cap| unsafe {
+                describe(
+                    config,
+                    durable.as_ptr().cast(),
+                    volatile.as_ptr().cast(),
+                    buf,
+                    cap,
+                )
+            })
         }))
     }
 
@@ -246,9 +255,12 @@ impl Core for CCore {
 
     fn describe_message(&self, config: &Config, message: &[u8]) -> Option<String> {
         let describe = self.descriptor.describe_message?;
+        let what = || format!("a message of node n{} (core `{}`)", config.node, self.name);
         // SAFETY: as in describe_state.
-        Some(CCore::describe(|buf, cap| unsafe {
-            describe(config, message.as_ptr(), message.len() as u32, buf, cap)
+        Some(recorded(Call::Describe, what, || {
+            CCore::describe(|buf, cap| unsafe {
+                describe(config, message.as_ptr(), message.len() as u32, buf, cap)
+            })
         }))
     }
 }

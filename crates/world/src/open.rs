@@ -15,9 +15,8 @@ use cmc_model::ModelParam;
 use crate::core::Core;
 use crate::cores;
 use crate::loader::CCore;
-use crate::recorder::Recorder;
 use crate::spec::{WorldSpec, NODES_MAX};
-use crate::world::{FaultPolicy, World};
+use crate::world::World;
 
 /// The parameter that records a C core library's digest, after its `core=`.
 pub const CORE_DIGEST_PARAM: &str = "core_digest";
@@ -251,19 +250,11 @@ pub fn build_world(args: &WorldArgs) -> Result<World, String> {
         .fold(World::new(spec), World::with_property))
 }
 
-/// [`build_world`] for the command line: under a supervisor (the
-/// [`crate::recorder::RECORDER_ENV`] variable is set) the World writes the
-/// flight recorder and exits with [`crate::recorder::EXIT_FAULT`] on a fault;
-/// otherwise it prints the fault and exits with code 2.
+/// [`build_world`] behind the command line's model type. A core fault ends
+/// a supervised child (see [`crate::supervise`]); elsewhere it makes the
+/// search's verdict an error that names it.
 pub fn build_model(args: &WorldArgs) -> Result<Box<dyn cmc_search::AnyModel>, String> {
-    let world = build_world(args)?;
-    let world = match Recorder::from_env() {
-        Some(recorder) => {
-            world.with_recorder(recorder.map_err(|e| format!("flight recorder: {e}"))?)
-        }
-        None => world.fault_policy(FaultPolicy::PrintAndExit),
-    };
-    Ok(Box::new(world))
+    Ok(Box::new(build_world(args)?))
 }
 
 #[cfg(test)]

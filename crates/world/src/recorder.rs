@@ -1,114 +1,175 @@
-//! The flight recorder: a shared memory-mapped file in which every worker of
-//! a supervised run writes the pre-state and action of the step it is about to
-//! take, and a step counter, so that a supervisor can tell, after the process
-//! died or hung, which step did it.
+//! The flight recorder: shared memory in which every thread of a supervised
+//! process writes which core function it is about to call (a step, with its
+//! pre-state, action and event; the entry point while loading; a description),
+//! so that the supervisor can tell, after the process died or hung, where.
 //!
-//! Layout: a 64-byte header (magic, version, slot count, slot size), then one
-//! slot per worker thread: `in_step: u64`, `steps: u64`, `state_len: u32`,
-//! `action_len: u32`, `fault_len: u32`, padding, the action bytes, the fault
-//! record, the state bytes.
+//! The memory is an anonymous shared file (`memfd`), allocated in full before
+//! use: it needs no directory, and a lack of memory is an error at creation,
+//! never a `SIGBUS` later.
+//!
+//! Layout: a 64-byte header (magic, version, slot count, slot size, the
+//! culprit: the slot of the thread that took the process down), then one
+//! slot per thread: a 128-byte head (`call`, `calls`, the lengths, the event),
+//! the action bytes (or the call's text), the state bytes.
 
 use std::cell::Cell;
-use std::fs::OpenOptions;
-use std::path::Path;
+use std::fs::File;
+use std::io::{Seek, Write};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
-use cmc_model::{Decoder, Encode};
+use cmc_model::Encode;
 
+use crate::abi::Event;
 use crate::action::Action;
-use crate::fault::{Fault, FaultKind};
 use crate::state::WorldState;
 
-/// The environment variable through which a supervisor hands the recorder's
-/// path to its child.
-pub const RECORDER_ENV: &str = "CMC_FLIGHT_RECORDER";
-/// The exit code of a supervised child that stopped at a recorded fault.
-pub const EXIT_FAULT: i32 = 86;
-
 const MAGIC: u64 = u64::from_le_bytes(*b"CMCFLREC");
-const VERSION: u64 = 1;
+const VERSION: u64 = 2;
 const HEADER: usize = 64;
-const SLOTS: usize = 32;
-const SLOT_HEAD: usize = 32;
-const ACTION_MAX: usize = 256;
-const FAULT_MAX: usize = 8192;
+/// Header word: 1 + the slot of the thread that ended the process (0: unknown).
+const CULPRIT: usize = 32;
+const SLOT_HEAD: usize = 128;
+const EVENT_AT: usize = 32;
+/// In the lengths word: the head holds a call's text, not a step's action.
+const TEXT_FLAG: u64 = 1 << 48;
+const TEXT_MAX: usize = 512;
 const STATE_MAX: usize = 1 << 20;
-const SLOT_SIZE: usize = SLOT_HEAD + ACTION_MAX + FAULT_MAX + STATE_MAX;
+const SLOT_SIZE: usize = SLOT_HEAD + TEXT_MAX + STATE_MAX;
+/// Most slots (threads) a recorder has.
+pub const SLOTS_MAX: usize = 256;
+
+/// Which core function a thread is inside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    /// A step (or the initial starts, with no action).
+    Step = 1,
+    /// A library's entry point, while loading it.
+    Load = 2,
+    /// A `describe_state` or `describe_message` function.
+    Describe = 3,
+}
+
+impl Call {
+    fn from_raw(raw: u64) -> Option<Call> {
+        [Call::Step, Call::Load, Call::Describe]
+            .into_iter()
+            .find(|call| *call as u64 == raw)
+    }
+}
 
 /// A flight recorder mapped into this process.
 pub struct Recorder {
+    file: File,
     map: memmap2::MmapRaw,
+    slots: usize,
     next_slot: AtomicUsize,
 }
 
 thread_local! {
     static SLOT: Cell<Option<usize>> = const { Cell::new(None) };
+    /// Core calls this thread is inside (only the outermost is recorded).
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
     static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// What one worker's slot held when it was read.
+static INSTALLED: OnceLock<Recorder> = OnceLock::new();
+
+/// What one thread's slot held when it was read.
 #[derive(Debug, Clone)]
 pub struct SlotRecord {
-    /// Whether the worker was inside a step.
-    pub in_step: bool,
-    /// Steps the worker completed.
-    pub steps: u64,
-    /// The pre-state of the last step begun (empty for the initial starts).
+    /// The slot's index.
+    pub index: usize,
+    /// The core function the thread was inside, if any.
+    pub call: Option<Call>,
+    /// Core calls the thread completed.
+    pub calls: u64,
+    /// The pre-state of the last step begun (empty for the initial starts,
+    /// or if it was too large to record).
     pub pre_state: Vec<u8>,
     /// The action of the last step begun (`None` for the initial starts).
     pub action: Option<Action>,
-    /// The fault the worker recorded before exiting, if any.
-    pub fault: Option<(FaultKind, String, String)>,
+    /// For a load or a description: what was being loaded or described.
+    pub text: String,
+    /// The last event handed to a core in the current step, with its node.
+    pub event: Option<(u32, Event)>,
 }
 
 impl Recorder {
-    /// Creates (or truncates) the recorder file at `path` and maps it.
-    pub fn create(path: &Path) -> std::io::Result<Recorder> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)?;
-        file.set_len((HEADER + SLOTS * SLOT_SIZE) as u64)?;
+    /// A new recorder with room for `slots` threads (at most [`SLOTS_MAX`]),
+    /// in anonymous shared memory allocated in full.
+    pub fn create(slots: usize) -> std::io::Result<Recorder> {
+        let slots = slots.clamp(1, SLOTS_MAX);
+        let file = memory_file(HEADER + slots * SLOT_SIZE)?;
         let recorder = Recorder {
             map: memmap2::MmapRaw::map_raw(&file)?,
+            file,
+            slots,
             next_slot: AtomicUsize::new(0),
         };
         recorder.word(0).store(MAGIC, Ordering::Relaxed);
         recorder.word(8).store(VERSION, Ordering::Relaxed);
-        recorder.word(16).store(SLOTS as u64, Ordering::Relaxed);
+        recorder.word(16).store(slots as u64, Ordering::Relaxed);
         recorder.word(24).store(SLOT_SIZE as u64, Ordering::Release);
         Ok(recorder)
     }
 
-    /// Maps an existing recorder file, checking its header.
-    pub fn open(path: &Path) -> std::io::Result<Recorder> {
-        let file = OpenOptions::new().read(true).write(true).open(path)?;
-        let recorder = Recorder {
-            map: memmap2::MmapRaw::map_raw(&file)?,
+    /// An anonymous shared file holding `bytes`, read from its start by a
+    /// child that inherits it (how a supervisor hands a child its input).
+    pub fn shared_file(bytes: &[u8]) -> std::io::Result<File> {
+        let mut file = memory_file(bytes.len())?;
+        file.write_all(bytes)?;
+        file.seek(std::io::SeekFrom::Start(0))?;
+        Ok(file)
+    }
+
+    /// The descriptor a child inherits to [`open`](Self::open) this recorder.
+    pub fn raw_fd(&self) -> RawFd {
+        self.file.as_raw_fd()
+    }
+
+    /// Maps the recorder behind the inherited descriptor `fd`, checking its header.
+    pub fn open(fd: RawFd) -> std::io::Result<Recorder> {
+        // SAFETY: duplicating a descriptor number is harmless; a bad one fails.
+        let own = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if own < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `own` is a fresh descriptor that nothing else owns.
+        let file = unsafe { File::from_raw_fd(own) };
+        let map = memmap2::MmapRaw::map_raw(&file)?;
+        let bad = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
+        if map.len() < HEADER {
+            return Err(bad("not a cmc flight recorder (too small)"));
+        }
+        let mut recorder = Recorder {
+            file,
+            map,
+            slots: 0,
             next_slot: AtomicUsize::new(0),
         };
-        let bad = |what: &str| {
-            std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("{}: {what}", path.display()),
-            )
-        };
-        if recorder.map.len() != HEADER + SLOTS * SLOT_SIZE {
-            return Err(bad("not a cmc flight recorder (wrong size)"));
-        }
         if recorder.word(0).load(Ordering::Acquire) != MAGIC
             || recorder.word(8).load(Ordering::Relaxed) != VERSION
+            || recorder.word(24).load(Ordering::Relaxed) != SLOT_SIZE as u64
         {
             return Err(bad("not a cmc flight recorder of this version"));
         }
+        let slots = recorder.word(16).load(Ordering::Relaxed) as usize;
+        if slots > SLOTS_MAX || recorder.map.len() != HEADER + slots * SLOT_SIZE {
+            return Err(bad("not a cmc flight recorder (wrong size)"));
+        }
+        recorder.slots = slots;
         Ok(recorder)
     }
 
-    /// The recorder named by [`RECORDER_ENV`], if the variable is set.
-    pub fn from_env() -> Option<std::io::Result<Recorder>> {
-        std::env::var_os(RECORDER_ENV).map(|path| Recorder::open(Path::new(&path)))
+    /// Makes `recorder` the one this process writes to (see [`installed`]).
+    /// Fails if one is installed already.
+    pub fn install(recorder: Recorder) -> Result<&'static Recorder, String> {
+        INSTALLED
+            .set(recorder)
+            .map_err(|_| "a flight recorder is installed already".to_string())?;
+        Ok(INSTALLED.get().expect("just set"))
     }
 
     fn word(&self, offset: usize) -> &AtomicU64 {
@@ -119,16 +180,18 @@ impl Recorder {
         unsafe { &*(self.map.as_mut_ptr().add(offset) as *const AtomicU64) }
     }
 
-    fn slot_offset(&self) -> usize {
+    /// This thread's slot; `None` for threads beyond the slot count (they
+    /// are not recorded: a supervisor sizes the recorder for every thread).
+    fn slot_offset(&self) -> Option<usize> {
         let slot = SLOT.with(|slot| match slot.get() {
             Some(index) => index,
             None => {
-                let index = self.next_slot.fetch_add(1, Ordering::Relaxed) % SLOTS;
+                let index = self.next_slot.fetch_add(1, Ordering::Relaxed);
                 slot.set(Some(index));
                 index
             }
         });
-        HEADER + slot * SLOT_SIZE
+        (slot < self.slots).then_some(HEADER + slot * SLOT_SIZE)
     }
 
     /// Writes `bytes` (truncated to `max`) at `offset`, returns the length written.
@@ -142,26 +205,43 @@ impl Recorder {
         len as u32
     }
 
-    fn set_lengths(&self, slot: usize, state: u32, action: u32, fault: u32) {
-        self.word(slot + 16)
-            .store(state as u64 | (action as u64) << 32, Ordering::Relaxed);
-        self.word(slot + 24).store(fault as u64, Ordering::Relaxed);
+    /// Records that this thread enters `call`; `false` if it is inside one
+    /// already (a nested call is part of the outer one and is not recorded).
+    fn enter(&self) -> bool {
+        DEPTH.with(|depth| {
+            depth.set(depth.get() + 1);
+            depth.get() == 1
+        })
     }
 
-    /// Records that this thread begins a step from encoded `state` with encoded `action`.
-    pub fn begin(&self, state: &[u8], action: &[u8]) {
-        let slot = self.slot_offset();
-        let action_len = self.write(slot + SLOT_HEAD, action, ACTION_MAX);
+    fn mark(&self, slot: usize, call: Call) {
+        self.word(slot + 24).store(0, Ordering::Relaxed);
+        self.word(slot).store(call as u64, Ordering::Release);
+    }
+
+    /// Records that this thread begins a step from encoded `state` with
+    /// encoded `action` (both empty for the initial starts).
+    pub fn begin_step(&self, state: &[u8], action: &[u8]) {
+        if !self.enter() {
+            return;
+        }
+        let Some(slot) = self.slot_offset() else {
+            return;
+        };
+        let action_len = self.write(slot + SLOT_HEAD, action, TEXT_MAX);
         let state_len = if state.len() > STATE_MAX {
             u32::MAX
         } else {
-            self.write(slot + SLOT_HEAD + ACTION_MAX + FAULT_MAX, state, STATE_MAX)
+            self.write(slot + SLOT_HEAD + TEXT_MAX, state, STATE_MAX)
         };
-        self.set_lengths(slot, state_len, action_len, 0);
-        self.word(slot).store(1, Ordering::Release);
+        self.word(slot + 16).store(
+            state_len as u64 | (action_len as u64) << 32,
+            Ordering::Relaxed,
+        );
+        self.mark(slot, Call::Step);
     }
 
-    /// [`begin`](Self::begin) for a World state and action.
+    /// [`begin_step`](Self::begin_step) for a World state and action.
     pub(crate) fn begin_state(&self, state: &WorldState, action: &Action) {
         SCRATCH.with(|scratch| {
             let mut bytes = scratch.borrow_mut();
@@ -170,45 +250,89 @@ impl Recorder {
             let state_len = bytes.len();
             action.encode(&mut bytes);
             let (state, action) = bytes.split_at(state_len);
-            self.begin(state, action);
+            self.begin_step(state, action);
         });
     }
 
-    /// Records that this thread's step returned.
-    pub fn end(&self) {
-        let slot = self.slot_offset();
-        self.word(slot).store(0, Ordering::Relaxed);
-        self.word(slot + 8).fetch_add(1, Ordering::Release);
+    /// Records that this thread calls a core function other than a step;
+    /// `text` says what for (e.g. the library being loaded).
+    pub fn begin_call(&self, call: Call, text: &str) {
+        if !self.enter() {
+            return;
+        }
+        let Some(slot) = self.slot_offset() else {
+            return;
+        };
+        let text_len = self.write(slot + SLOT_HEAD, text.as_bytes(), TEXT_MAX);
+        self.word(slot + 16).store(
+            u32::MAX as u64 | (text_len as u64) << 32 | TEXT_FLAG,
+            Ordering::Relaxed,
+        );
+        self.mark(slot, call);
     }
 
-    /// Records `fault` in this thread's slot and ends the process with [`EXIT_FAULT`].
-    pub(crate) fn fault_and_exit(&self, fault: &Fault) -> ! {
-        let slot = self.slot_offset();
-        let (tag, detail) = match &fault.kind {
-            FaultKind::CoreError(why) => (0u8, why.clone()),
-            FaultKind::NonDeterminism(why) => (1, why.clone()),
-            FaultKind::BadOutput(why) => (2, why.clone()),
-            FaultKind::Signal(signal) => (3, signal.to_string()),
-            FaultKind::Hang(millis) => (4, millis.to_string()),
-            FaultKind::Capacity(why) => (5, why.clone()),
+    /// Records the event node `node`'s core is about to handle, inside a step.
+    pub fn note_event(&self, node: u32, event: &Event) {
+        if DEPTH.with(Cell::get) != 1 {
+            return;
+        }
+        let Some(slot) = self.slot_offset() else {
+            return;
         };
-        let record = (tag, detail, fault.action.clone(), fault.event.clone()).to_bytes();
-        let fault_len = self.write(slot + SLOT_HEAD + ACTION_MAX, &record, FAULT_MAX);
+        self.write(
+            slot + EVENT_AT,
+            bytemuck::bytes_of(event),
+            SLOT_HEAD - EVENT_AT,
+        );
         self.word(slot + 24)
-            .store(fault_len as u64, Ordering::Release);
-        std::process::exit(EXIT_FAULT)
+            .store(1 << 32 | node as u64, Ordering::Release);
+    }
+
+    /// Records that this thread's current core call returned.
+    pub fn end(&self) {
+        let outermost = DEPTH.with(|depth| {
+            depth.set(depth.get().saturating_sub(1));
+            depth.get() == 0
+        });
+        if let Some(slot) = self.slot_offset().filter(|_| outermost) {
+            self.word(slot).store(0, Ordering::Relaxed);
+            self.word(slot + 8).fetch_add(1, Ordering::Release);
+        }
+    }
+
+    /// Records that this thread is ending the process (from a signal handler
+    /// or an exit handler: only async-signal-safe operations).
+    pub fn mark_culprit(&self) {
+        if let Ok(Some(index)) = SLOT.try_with(Cell::get) {
+            if index < self.slots {
+                self.word(CULPRIT).store(index as u64 + 1, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// The slot of the core call that ended the process: the culprit's if it
+    /// was inside a core call, else any thread's that was.
+    pub fn faulting_call(&self) -> Option<SlotRecord> {
+        let records = self.read();
+        let culprit = self.word(CULPRIT).load(Ordering::SeqCst) as usize;
+        let in_call = |record: &&SlotRecord| record.call.is_some();
+        records
+            .iter()
+            .filter(in_call)
+            .find(|record| record.index + 1 == culprit)
+            .or_else(|| records.iter().find(in_call))
+            .cloned()
     }
 
     /// Reads every slot that was used.
     pub fn read(&self) -> Vec<SlotRecord> {
-        (0..SLOTS)
-            .map(|index| HEADER + index * SLOT_SIZE)
-            .filter(|slot| {
-                self.word(*slot + 8).load(Ordering::Acquire) > 0
-                    || self.word(*slot).load(Ordering::Acquire) != 0
-                    || self.word(*slot + 24).load(Ordering::Relaxed) != 0
+        (0..self.slots)
+            .filter(|index| {
+                let slot = HEADER + index * SLOT_SIZE;
+                self.word(slot + 8).load(Ordering::Acquire) > 0
+                    || self.word(slot).load(Ordering::Acquire) != 0
             })
-            .map(|slot| self.read_slot(slot))
+            .map(|index| self.read_slot(index))
             .collect()
     }
 
@@ -217,44 +341,79 @@ impl Recorder {
         unsafe { std::slice::from_raw_parts(self.map.as_ptr().add(offset), len) }.to_vec()
     }
 
-    fn read_slot(&self, slot: usize) -> SlotRecord {
+    fn read_slot(&self, index: usize) -> SlotRecord {
+        let slot = HEADER + index * SLOT_SIZE;
+        let call = Call::from_raw(self.word(slot).load(Ordering::Acquire));
         let lengths = self.word(slot + 16).load(Ordering::Acquire);
-        let (state_len, action_len) = (lengths as u32, (lengths >> 32) as usize);
-        let fault_len = self.word(slot + 24).load(Ordering::Acquire) as usize;
-        let action_bytes = self.bytes(slot + SLOT_HEAD, action_len.min(ACTION_MAX));
-        let fault = (fault_len > 0)
-            .then(|| self.bytes(slot + SLOT_HEAD + ACTION_MAX, fault_len.min(FAULT_MAX)))
-            .and_then(|bytes| {
-                <(u8, String, String, String)>::decode(&mut Decoder::new(&bytes)).ok()
-            })
-            .map(|(tag, detail, action, event)| {
-                let number = detail.parse().unwrap_or(0);
-                let kind = match tag {
-                    0 => FaultKind::CoreError(detail),
-                    1 => FaultKind::NonDeterminism(detail),
-                    2 => FaultKind::BadOutput(detail),
-                    3 => FaultKind::Signal(number as i32),
-                    5 => FaultKind::Capacity(detail),
-                    _ => FaultKind::Hang(number),
-                };
-                (kind, action, event)
-            });
+        let (state_len, action_len) = (lengths as u32, (lengths >> 32) as u16 as usize);
+        let is_step = lengths & TEXT_FLAG == 0;
+        let head = self.bytes(slot + SLOT_HEAD, action_len.min(TEXT_MAX));
+        let event_word = self.word(slot + 24).load(Ordering::Acquire);
+        let event = (event_word >> 32 == 1).then(|| {
+            let bytes = self.bytes(slot + EVENT_AT, std::mem::size_of::<Event>());
+            (event_word as u32, bytemuck::pod_read_unaligned(&bytes))
+        });
         SlotRecord {
-            in_step: self.word(slot).load(Ordering::Acquire) != 0,
-            steps: self.word(slot + 8).load(Ordering::Acquire),
+            index,
+            call,
+            calls: self.word(slot + 8).load(Ordering::Acquire),
             pre_state: if state_len == u32::MAX {
                 Vec::new()
             } else {
                 self.bytes(
-                    slot + SLOT_HEAD + ACTION_MAX + FAULT_MAX,
+                    slot + SLOT_HEAD + TEXT_MAX,
                     (state_len as usize).min(STATE_MAX),
                 )
             },
-            action: (!action_bytes.is_empty())
-                .then(|| Action::decode_exact(&action_bytes).ok())
+            action: (is_step && !head.is_empty())
+                .then(|| Action::decode_exact(&head).ok())
                 .flatten(),
-            fault,
+            text: if is_step {
+                String::new()
+            } else {
+                String::from_utf8_lossy(&head).into_owned()
+            },
+            event,
         }
+    }
+}
+
+/// An anonymous file in memory of `len` bytes, allocated in full (so that
+/// a lack of memory is an error here, never a `SIGBUS` when it is used).
+fn memory_file(len: usize) -> std::io::Result<File> {
+    // SAFETY: a valid NUL-terminated name and flags; the result is checked.
+    let fd = unsafe { libc::memfd_create(c"cmc-flight-recorder".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a fresh descriptor that nothing else owns.
+    let file = unsafe { File::from_raw_fd(fd) };
+    if len > 0 {
+        // SAFETY: plain system call on a descriptor we own.
+        let error = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len as libc::off_t) };
+        if error != 0 {
+            return Err(std::io::Error::from_raw_os_error(error));
+        }
+    }
+    Ok(file)
+}
+
+/// The recorder this process writes to, if it runs under a supervisor.
+pub fn installed() -> Option<&'static Recorder> {
+    INSTALLED.get()
+}
+
+/// Runs `f`, a call of a core function other than a step, recorded as `call`
+/// with the text `what()` when a recorder is installed.
+pub fn recorded<T>(call: Call, what: impl FnOnce() -> String, f: impl FnOnce() -> T) -> T {
+    match installed() {
+        Some(recorder) => {
+            recorder.begin_call(call, &what());
+            let result = f();
+            recorder.end();
+            result
+        }
+        None => f(),
     }
 }
 

@@ -1,9 +1,13 @@
-//! Running one core step: output validation and the determinism gate.
+//! Running one core step: guarded buffers, output validation and the
+//! determinism gate.
+//!
+//! Every step runs on guarded copies of its buffers (module `guarded`): a
+//! write out of bounds or into the read-only durable part is a fault.
 //!
 //! With the gate on, the step runs twice, each time from a copy of the state,
 //! with the stack and the output buffer dirtied by a different byte pattern;
-//! any difference in the return value, the new state or the outputs, or a write
-//! to the read-only durable part, is non-determinism.
+//! any difference in the return value, the new state or the outputs is
+//! non-determinism.
 
 use std::cell::RefCell;
 
@@ -19,6 +23,8 @@ pub enum StepFailure {
     NonDeterminism(String),
     /// The core emitted an output the environment cannot carry out; the text says why.
     BadOutput(String),
+    /// The core wrote outside its buffers or into a read-only one; the text says where.
+    Memory(String),
 }
 
 thread_local! {
@@ -37,6 +43,9 @@ pub fn run(
 ) -> Result<(), StepFailure> {
     let durable_size = core.durable_size();
     debug_assert_eq!(state.len(), durable_size + core.volatile_size());
+    if let Some(recorder) = crate::recorder::installed() {
+        recorder.note_event(config.node, event);
+    }
     if check_determinism {
         SCRATCH.with(|scratch| {
             let mut copy = scratch.borrow_mut();
@@ -44,12 +53,10 @@ pub fn run(
             copy.extend_from_slice(state);
             let mut first = dirty_outputs(0xa5);
             dirty_stack(0xa5);
-            let (durable, volatile) = copy.split_at_mut(durable_size);
-            let first_result = core.step(config, durable, volatile, event, &mut first);
+            let first_result = guarded_step(core, config, &mut copy, event, &mut first)?;
             *out = dirty_outputs(0x5a);
             dirty_stack(0x5a);
-            let (durable, volatile) = state.split_at_mut(durable_size);
-            let second_result = core.step(config, durable, volatile, event, out);
+            let second_result = guarded_step(core, config, state, event, out)?;
             if let Some(difference) = compare(
                 durable_size,
                 &copy,
@@ -65,11 +72,19 @@ pub fn run(
         })?;
     } else {
         *out = Outputs::default();
-        let (durable, volatile) = state.split_at_mut(durable_size);
-        core.step(config, durable, volatile, event, out)
-            .map_err(StepFailure::Error)?;
+        guarded_step(core, config, state, event, out)?.map_err(StepFailure::Error)?;
     }
     validate(out)
+}
+
+fn guarded_step(
+    core: &dyn Core,
+    config: &Config,
+    state: &mut [u8],
+    event: &Event,
+    out: &mut Outputs,
+) -> Result<Result<(), CoreError>, StepFailure> {
+    crate::guarded::step(core, config, state, event, out).map_err(StepFailure::Memory)
 }
 
 fn dirty_outputs(pattern: u8) -> Outputs {
@@ -102,19 +117,20 @@ fn compare(
             "the step returned {first_result:?} the first time and {second_result:?} the second"
         ));
     }
-    if let Some(offset) = first_state
+    // The durable parts are equal: a step that writes its own is stopped by the guards.
+    let (first_volatile, second_volatile) =
+        (&first_state[durable_size..], &second_state[durable_size..]);
+    if let Some(offset) = first_volatile
         .iter()
-        .zip(second_state)
+        .zip(second_volatile)
         .position(|(a, b)| a != b)
     {
-        let part = if offset < durable_size {
-            "durable (the step wrote its read-only durable part)".to_string()
-        } else {
-            format!("volatile, offset {}", offset - durable_size)
-        };
         return Some(format!(
-            "the new state differs at byte {offset} ({part}): {:#04x} the first time, {:#04x} the second",
-            first_state[offset], second_state[offset]
+            "the new state differs at byte {} (volatile, offset {offset}): {:#04x} the first time, \
+             {:#04x} the second",
+            durable_size + offset,
+            first_volatile[offset],
+            second_volatile[offset]
         ));
     }
     if first.count != second.count {

@@ -11,36 +11,25 @@ use crate::action::Action;
 use crate::env::{Env, EnvFailure, Observer, StepFault};
 use crate::fault::{Fault, FaultKind};
 use crate::quiescence::{answered, every_client_replied, lost_in_crash, Quiescence};
-use crate::recorder::Recorder;
 use crate::spec::WorldSpec;
 use crate::state::{hex, GhostKind, WorldState};
 use crate::step::StepFailure;
 use crate::symmetry::Symmetry;
 
-/// What a World does when a core faults (without a flight recorder).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FaultPolicy {
-    /// Record the first fault for [`World::fault`] and disable further steps.
-    Record,
-    /// Print the fault to stderr and end the process with exit code 2
-    /// (for front ends that only see the World as a boxed model).
-    PrintAndExit,
-}
-
 /// N cores composed with a hostile environment; a [`Model`].
 ///
-/// A core fault (error code, non-determinism, bad output) is not a property
-/// verdict: the World records the first one ([`World::fault`]), disables
-/// every further step, and the caller must report the fault instead of the
-/// verdict. Under [`crate::supervise`], the process instead ends at once and
-/// the supervisor reports it.
+/// A core fault (error code, non-determinism, bad output, memory violation)
+/// is not a property verdict: the World records the first one
+/// ([`World::fault`]) and disables every further step, and the search's
+/// verdict is then an error that names the fault (see
+/// [`Model::fault_text`]), so a `#[test]` that checks a faulty core fails.
+/// In a supervised child ([`crate::supervise`]), the process instead ends at
+/// once and the supervisor reports it.
 pub struct World {
     env: Env,
-    policy: FaultPolicy,
     properties: Vec<Property<World>>,
     fault: Mutex<Option<Fault>>,
     poisoned: AtomicBool,
-    recorder: Option<Recorder>,
     pub(crate) quiescence: Option<Quiescence>,
     symmetry: Option<Symmetry>,
 }
@@ -60,11 +49,9 @@ impl World {
         let symmetry = Symmetry::new(&spec);
         let world = World {
             env: Env::new(spec),
-            policy: FaultPolicy::Record,
             properties: builtin_properties(),
             fault: Mutex::new(None),
             poisoned: AtomicBool::new(false),
-            recorder: None,
             quiescence: None,
             symmetry,
         };
@@ -79,19 +66,6 @@ impl World {
     /// Adds a property (builder style).
     pub fn with_property(mut self, property: Property<World>) -> World {
         self.properties.push(property);
-        self
-    }
-
-    /// Sets what happens on a fault (builder style).
-    pub fn fault_policy(mut self, policy: FaultPolicy) -> World {
-        self.policy = policy;
-        self
-    }
-
-    /// Writes every step's pre-state to `recorder` first, and ends the process
-    /// on a fault (the supervised child's mode; see [`crate::supervise`]).
-    pub fn with_recorder(mut self, recorder: Recorder) -> World {
-        self.recorder = Some(recorder);
         self
     }
 
@@ -139,6 +113,7 @@ impl World {
             EnvFailure::Step(StepFailure::Error(error)) => FaultKind::CoreError(error.to_string()),
             EnvFailure::Step(StepFailure::NonDeterminism(why)) => FaultKind::NonDeterminism(why),
             EnvFailure::Step(StepFailure::BadOutput(why)) => FaultKind::BadOutput(why),
+            EnvFailure::Step(StepFailure::Memory(why)) => FaultKind::Memory(why),
             EnvFailure::Capacity(why) => FaultKind::Capacity(why),
         };
         let core = self.spec().core_of(fault.node as usize).name().to_string();
@@ -153,14 +128,11 @@ impl World {
         }
     }
 
-    fn report(&self, fault: Fault) {
-        if let Some(recorder) = &self.recorder {
-            recorder.fault_and_exit(&fault);
-        }
-        if self.policy == FaultPolicy::PrintAndExit {
-            eprint!("{fault}");
-            eprintln!("  rerun under the supervisor for a replay file of the path to this step");
-            std::process::exit(2);
+    /// Records `fault` (of the step of `action`), or in a supervised child
+    /// sends it to the supervisor and ends the process.
+    fn report(&self, fault: Fault, action: Option<&Action>) {
+        if crate::supervise::is_child() {
+            crate::supervise::report_fault(&fault, action);
         }
         self.poisoned.store(true, Ordering::SeqCst);
         let mut slot = self.fault.lock().unwrap_or_else(|e| e.into_inner());
@@ -318,16 +290,17 @@ impl Model for World {
     }
 
     fn init_states(&self, out: &mut Vec<WorldState>) {
-        if let Some(recorder) = &self.recorder {
-            recorder.begin(&[], &[]);
+        let recorder = crate::recorder::installed();
+        if let Some(recorder) = recorder {
+            recorder.begin_step(&[], &[]);
         }
         let result = self.init_observed(&mut ());
-        if let Some(recorder) = &self.recorder {
+        if let Some(recorder) = recorder {
             recorder.end();
         }
         match result {
             Ok(state) => out.push(state),
-            Err(fault) => self.report(fault),
+            Err(fault) => self.report(fault, None),
         }
     }
 
@@ -341,17 +314,31 @@ impl Model for World {
         if self.poisoned.load(Ordering::Relaxed) {
             return None;
         }
-        if let Some(recorder) = &self.recorder {
+        let recorder = crate::recorder::installed();
+        if let Some(recorder) = recorder {
             recorder.begin_state(state, action);
         }
         let result = self.step_observed(state, action, &mut ());
-        if let Some(recorder) = &self.recorder {
+        if let Some(recorder) = recorder {
             recorder.end();
         }
         result.unwrap_or_else(|fault| {
-            self.report(fault);
+            self.report(fault, Some(action));
             None
         })
+    }
+
+    /// The first fault, with the pre-state described: it voids the verdict.
+    fn fault_text(&self) -> Option<String> {
+        let fault = self.fault()?;
+        let mut text = fault.to_string();
+        if let Ok(state) = WorldState::decode_exact(&fault.pre_state) {
+            text.push_str("  pre-state:\n");
+            for (name, value) in self.describe_state(&state).fields {
+                text.push_str(&format!("    {name} = {value}\n"));
+            }
+        }
+        Some(text)
     }
 
     fn properties(&self) -> Vec<Property<World>> {

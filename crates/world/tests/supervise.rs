@@ -8,12 +8,21 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use cmc_model::Model;
 use cmc_search::{Checker, ReplayFile};
-use cmc_world::recorder::Recorder;
-use cmc_world::supervise::{path_to_fault, supervise, Supervised};
-use cmc_world::{build_world, FaultKind, WorldArgs};
+use cmc_world::recorder::Call;
+use cmc_world::supervise::{
+    child_from_env, finish, path_to_fault, supervise, Ended, Message, Supervision,
+};
+use cmc_world::{build_world, Fault, FaultKind, WorldArgs};
 
 const CHILD_CORE: &str = "CMC_TEST_CHILD_CORE";
+
+const SUPERVISION: Supervision = Supervision {
+    call_timeout: Duration::from_millis(500),
+    threads: 2,
+    interrupt: None,
+};
 
 fn args(core: &str) -> WorldArgs {
     WorldArgs {
@@ -33,24 +42,38 @@ fn child_entry() {
     let Ok(core) = std::env::var(CHILD_CORE) else {
         return;
     };
-    let recorder = Recorder::from_env().expect("run under supervise").unwrap();
-    let world = build_world(&args(&core)).unwrap().with_recorder(recorder);
+    child_from_env().unwrap().expect("run under supervise");
+    let world = build_world(&args(&core)).unwrap();
     let outcome = Checker::new(world).workers(2).run();
-    println!("child verdict: {:?}", outcome.verdict);
+    finish(
+        0,
+        format!("child verdict: {:?}", outcome.verdict).as_bytes(),
+    )
 }
 
-fn supervised(core: &str) -> (cmc_world::Fault, ReplayFile) {
+/// Runs the child on `core` and returns how it ended.
+fn run_child(core: &str) -> Ended {
     let mut child = Command::new(std::env::current_exe().unwrap());
     child
         .args(["child_entry", "--exact", "--nocapture"])
         .env(CHILD_CORE, core);
-    let recorder = std::env::temp_dir().join(format!("cmc-world-test-{core}.rec"));
-    let outcome = supervise(child, &recorder, Duration::from_millis(500)).unwrap();
-    let Supervised::Fault(recorded) = outcome else {
-        panic!("{core}: the child finished: {outcome:?}")
+    supervise(child, "check", &SUPERVISION, &[]).unwrap()
+}
+
+/// The fault of a child that died in a step, named in-process, and its replay file.
+fn supervised(core: &str) -> (Fault, ReplayFile) {
+    let Ended::Died { kind, slot } = run_child(core) else {
+        panic!("{core}: the child reported")
     };
+    let slot = slot.expect("it died inside a core call");
+    assert_eq!(slot.call, Some(Call::Step));
     let world = build_world(&args(core)).unwrap();
-    let fault = recorded.into_fault(&world);
+    let fault = Fault {
+        kind,
+        action: world.format_action(slot.action.as_ref().expect("not the initial starts")),
+        event: String::new(),
+        pre_state: slot.pre_state,
+    };
     let replay = path_to_fault(&world, &fault).unwrap();
     (fault, replay)
 }
@@ -63,7 +86,7 @@ fn a_segfaulting_core_is_contained_and_replayable() {
     assert!(
         fault
             .to_string()
-            .starts_with("CORE CRASHED: the core died with signal 11 (SIGSEGV)"),
+            .starts_with("CORE CRASHED: the core died with signal 11 (SIGSEGV) inside a step"),
         "{fault}"
     );
     let text = replay.to_text();
@@ -80,7 +103,7 @@ fn a_hanging_core_is_killed_and_named() {
     assert!(
         fault
             .to_string()
-            .starts_with("CORE HUNG: a step did not return within 500 ms"),
+            .starts_with("CORE HUNG: the core did not return within 500 ms inside a step"),
         "{fault}"
     );
     assert_eq!(replay.actions.last().unwrap().1, "CLIENT r0 -> n1");
@@ -88,10 +111,36 @@ fn a_hanging_core_is_killed_and_named() {
 
 #[test]
 fn a_recorded_fault_comes_back_with_its_event() {
-    let (fault, _) = supervised("liberror_code.so");
+    let Ended::Message(Message::Fault { fault, action }) = run_child("liberror_code.so") else {
+        panic!("the child sent no fault")
+    };
     assert_eq!(
         fault.kind,
         FaultKind::CoreError("the step returned error code 7".into())
     );
     assert!(fault.event.contains("n1 CLIENT id=0"), "{fault}");
+    assert!(!action.is_empty());
+}
+
+#[test]
+fn a_child_that_reports_is_believed_and_one_that_does_not_is_not() {
+    let Ended::Message(Message::Report { code, stdout }) = run_child("libreqack.so") else {
+        panic!("a sound core's run reports")
+    };
+    assert_eq!(code, 0);
+    assert_eq!(String::from_utf8(stdout).unwrap(), "child verdict: Pass");
+    // A child that exits 0 without its report is a fault, not a pass.
+    let mut child = Command::new("true");
+    child.arg("ignored");
+    let ended = supervise(child, "check", &SUPERVISION, &[]).unwrap();
+    assert!(
+        matches!(
+            ended,
+            Ended::Died {
+                kind: FaultKind::Exited(0),
+                slot: None
+            }
+        ),
+        "{ended:?}"
+    );
 }

@@ -1,0 +1,74 @@
+/*
+ * A core that answers client requests correctly, and attacks its checker in
+ * the way its -D flag selects (for the supervisor's tests):
+ *   EXIT_IN_STEP=c    exit(c) on the first client request
+ *   UNDERSCORE_EXIT   _exit(0) on the first client request
+ *   EXIT_IN_ENTRY     exit(0) in cmc_core_entry
+ *   LOOP_IN_ENTRY     cmc_core_entry never returns
+ *   EXIT_IN_DESCRIBE  never replies (a deadlock) and exit(0)s in describe_state
+ *   PAST_VOLATILE     writes 8 bytes past the end of the volatile part
+ *   INTO_DURABLE      writes into the (const) durable part
+ *   INTO_EVENT        writes into the (const) event
+ *   PRINTS            printf()s to standard output in every step
+ *   SLOW              sleeps 2 ms in every step (to be interrupted)
+ */
+#include "cmc.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef struct { uint32_t replies; } volatile_state;
+
+static int step(const cmc_config *c, const void *d, void *v, const cmc_event *e, cmc_outputs *o) {
+    volatile_state *state = v;
+    (void)c; (void)d;
+#if defined(PRINTS)
+    printf("hostile core: event %u\n", e->kind);
+    fflush(stdout);
+#endif
+#if defined(SLOW)
+    usleep(2000);
+#endif
+    if (e->kind != CMC_EV_CLIENT) return 0;
+#if defined(EXIT_IN_STEP)
+    exit(EXIT_IN_STEP);
+#elif defined(UNDERSCORE_EXIT)
+    _exit(0);
+#elif defined(PAST_VOLATILE)
+    memset((char *)v + sizeof(volatile_state), 0, 8);
+#elif defined(INTO_DURABLE)
+    *(uint32_t *)d = 0xdead;
+#elif defined(INTO_EVENT)
+    ((cmc_event *)e)->id = 77;
+#elif defined(EXIT_IN_DESCRIBE)
+    return 0; /* never replies: a deadlock, whose trace describes the state */
+#endif
+    state->replies++;
+    return cmc_reply(o, e->id, &state->replies, sizeof state->replies);
+}
+
+static void describe_state(const cmc_config *c, const void *d, const void *v, char *buf, size_t cap) {
+    (void)c; (void)d;
+#if defined(EXIT_IN_DESCRIBE)
+    exit(0);
+#endif
+    snprintf(buf, cap, "replies=%u", ((const volatile_state *)v)->replies);
+}
+
+static const cmc_core core = {
+    .abi_version = CMC_ABI_VERSION,
+    .durable_size = 4,
+    .volatile_size = sizeof(volatile_state),
+    .name = "hostile",
+    .step = step,
+    .describe_state = describe_state,
+};
+
+const cmc_core *cmc_core_entry(void) {
+#if defined(EXIT_IN_ENTRY)
+    exit(0);
+#elif defined(LOOP_IN_ENTRY)
+    for (volatile int spin = 1; spin;) {}
+#endif
+    return &core;
+}

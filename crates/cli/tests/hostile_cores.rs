@@ -1,0 +1,285 @@
+//! `cmc check --core` against cores that attack their checker
+//! (`cores/test/hostile.c`): the verdict comes only from the supervisor, and
+//! every attack is reported as a core fault (exit 2), never as a verdict.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{cmc, text};
+
+/// Compiles `cores/test/hostile.c` with `-D<flag>` into `dir`.
+fn hostile_core(dir: &Path, flag: &str) -> PathBuf {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = dir.join(format!("lib{}.so", flag.replace('=', "_")));
+    let status = Command::new("cc")
+        .arg(format!("-D{flag}"))
+        .args(["-O0", "-shared", "-fPIC", "-I"])
+        .arg(repo.join("include"))
+        .arg(repo.join("cores/test/hostile.c"))
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .expect("a C compiler is installed (scripts/setup.sh)");
+    assert!(status.success(), "cc failed for {flag}");
+    out
+}
+
+fn check_args<'a>(core: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "check",
+        "--core",
+        core.to_str().unwrap(),
+        "--nodes",
+        "2",
+        "requests=1",
+        "--step-timeout",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
+/// Checks the core built with `flag`; asserts exit 2 and an empty standard
+/// output (no verdict at all), and returns standard error.
+fn core_fault(flag: &str, dir: &Path) -> String {
+    let core = hostile_core(dir, flag);
+    let output = cmc(&check_args(&core, &["--replay-out", "fault.cmc"]), dir);
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{flag}: {stdout}{stderr}");
+    assert_eq!(stdout, "", "{flag}: a fault gives no verdict");
+    stderr
+}
+
+#[test]
+fn a_core_that_exits_inside_a_step_is_a_fault_not_a_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, code) in [
+        ("EXIT_IN_STEP=0", 0),
+        ("EXIT_IN_STEP=1", 1),
+        ("EXIT_IN_STEP=3", 3),
+        ("UNDERSCORE_EXIT", 0),
+    ] {
+        let stderr = core_fault(flag, dir.path());
+        assert!(
+            stderr.contains(&format!(
+                "CORE EXITED: the core ended the checking process with exit code {code} inside a step"
+            )),
+            "{flag}: {stderr}"
+        );
+        assert!(stderr.contains("action: CLIENT r0 -> n0"), "{stderr}");
+        assert!(
+            stderr.contains("event:  n0 CLIENT id=0 (core `hostile`)"),
+            "{stderr}"
+        );
+        let trace = std::fs::read_to_string(dir.path().join("fault.cmc")).expect("a replay file");
+        assert!(trace.contains("action CLIENT r0 -> n0\nend"), "{trace}");
+        // The replay runs the core in-process (for gdb): an exit there is no verdict either.
+        let replay = cmc(&["replay", "fault.cmc"], dir.path());
+        let (stdout, stderr) = text(&replay);
+        if flag != "UNDERSCORE_EXIT" {
+            assert_eq!(replay.status.code(), Some(2), "{flag}: {stdout}{stderr}");
+            assert!(stderr.contains("CORE EXITED"), "{stderr}");
+        }
+        std::fs::remove_file(dir.path().join("fault.cmc")).unwrap();
+    }
+}
+
+#[test]
+fn a_core_that_exits_or_loops_while_loading_is_a_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let stderr = core_fault("EXIT_IN_ENTRY", dir.path());
+    assert!(stderr.contains("CORE EXITED"), "{stderr}");
+    assert!(stderr.contains("while loading the core"), "{stderr}");
+    assert!(stderr.contains("cmc_core_entry"), "{stderr}");
+
+    let started = Instant::now();
+    let stderr = core_fault("LOOP_IN_ENTRY", dir.path());
+    assert!(
+        stderr.contains("CORE HUNG: the core did not return within 1000 ms"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("while loading the core"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn a_core_that_exits_while_describing_is_a_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let stderr = core_fault("EXIT_IN_DESCRIBE", dir.path());
+    assert!(stderr.contains("CORE EXITED"), "{stderr}");
+    assert!(
+        stderr.contains("while describing the state of node"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn writes_out_of_bounds_or_into_read_only_buffers_are_faults() {
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, says) in [
+        (
+            "PAST_VOLATILE",
+            "the step wrote past the end of its volatile part",
+        ),
+        (
+            "INTO_DURABLE",
+            "the step wrote into its read-only durable part",
+        ),
+        ("INTO_EVENT", "the step wrote into its read-only event"),
+    ] {
+        let stderr = core_fault(flag, dir.path());
+        assert!(
+            stderr.contains(&format!("CORE MEMORY VIOLATION: {says}")),
+            "{flag}: {stderr}"
+        );
+        assert!(stderr.contains("action: CLIENT r0 -> n0"), "{stderr}");
+        assert!(dir.path().join("fault.cmc").exists(), "{stderr}");
+        std::fs::remove_file(dir.path().join("fault.cmc")).unwrap();
+    }
+}
+
+#[test]
+fn a_core_that_prints_never_reaches_standard_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = hostile_core(dir.path(), "PRINTS");
+    let output = cmc(&check_args(&core, &["--json"]), dir.path());
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("stdout is JSON");
+    assert_eq!(report["verdict"], "pass");
+    assert!(stderr.contains("hostile core: event"), "{stderr}");
+}
+
+/// The search child of the `cmc` process `pid`.
+fn child_of(pid: u32) -> u32 {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let children =
+            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        if let Some(child) = children.split_whitespace().next() {
+            return child.parse().unwrap();
+        }
+        assert!(Instant::now() < deadline, "cmc started no child");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether process `pid` is gone (or a zombie nobody waits for).
+fn gone(pid: u32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if status.is_empty() || status.contains(") Z ") {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn slow_check(dir: &Path) -> std::process::Child {
+    let core = hostile_core(dir, "SLOW");
+    Command::new(env!("CARGO_BIN_EXE_cmc"))
+        .args([
+            "check",
+            "--core",
+            core.to_str().unwrap(),
+            "--nodes",
+            "3",
+            "requests=3",
+            "clients=0,1,2",
+            "ticks=3",
+            "--checkpoint",
+            "saved",
+        ])
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn sigterm_to_cmc_interrupts_the_supervised_search_with_a_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let process = slow_check(dir.path());
+    let child = child_of(process.id());
+    std::thread::sleep(Duration::from_millis(700));
+    // SAFETY: signalling a process this test started.
+    unsafe { libc::kill(process.id() as i32, libc::SIGTERM) };
+    let output = process.wait_with_output().unwrap();
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(3), "{stdout}{stderr}");
+    assert!(stdout.contains("The search was interrupted"), "{stdout}");
+    assert!(dir.path().join("saved").read_dir().unwrap().count() > 0);
+    assert!(gone(child), "the search child outlived cmc");
+}
+
+#[test]
+fn the_search_child_never_outlives_a_killed_cmc() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut process = slow_check(dir.path());
+    let child = child_of(process.id());
+    process.kill().unwrap();
+    process.wait().unwrap();
+    assert!(gone(child), "the search child outlived cmc");
+}
+
+#[test]
+fn a_working_directory_that_cannot_be_written_is_no_obstacle() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = hostile_core(dir.path(), "NONE");
+    let gone_dir = dir.path().join("removed");
+    std::fs::create_dir(&gone_dir).unwrap();
+    // The working directory is removed under cmc: nothing can be created in it.
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "cd {gone} && rmdir {gone} && exec {cmc} check --core {core} --nodes 2 requests=1",
+            gone = gone_dir.display(),
+            cmc = env!("CARGO_BIN_EXE_cmc"),
+            core = core.display()
+        ))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("No error has been found"), "{stdout}");
+}
+
+#[test]
+fn a_replay_file_that_cannot_be_written_does_not_hide_the_violation() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = cmc(
+        &[
+            "check",
+            "--core",
+            "rust:reqack-bug2",
+            "--nodes",
+            "2",
+            "requests=2",
+            "--replay-out",
+            "no/such/dir/bug2.cmc",
+        ],
+        dir.path(),
+    );
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Invariant AckedIsDurable is violated"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("CLIENT r0 -> n0"),
+        "the trace is printed: {stdout}"
+    );
+    assert!(
+        stderr.contains("cannot write the replay file no/such/dir/bug2.cmc"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,318 @@
+//! Guarded memory for core steps.
+//!
+//! Every buffer handed to a core (its configuration, the event, the outputs,
+//! the durable and the volatile part) is copied into a per-thread arena where
+//! it sits between canary bytes, with an inaccessible page before the first
+//! and after the last. After the step, [`step`] checks that every canary is
+//! intact and that the read-only buffers (configuration, event, durable part)
+//! are unchanged: a core that writes out of bounds, or into what it may only
+//! read, is reported where it did it. A wild write far out of bounds hits a
+//! guard page and kills the process inside the step (reported by the
+//! supervisor as a crash in that step).
+
+use std::cell::RefCell;
+
+use crate::abi::{Config, CoreError, Event, Outputs};
+use crate::core::Core;
+
+/// Canary bytes at least, around every buffer.
+const CANARY: usize = 64;
+/// The byte canaries hold.
+const PATTERN: u8 = 0xcb;
+/// Alignment of every buffer.
+const ALIGN: usize = 16;
+
+/// Where each buffer is, as offsets into the arena's usable memory.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    /// `(start, length, name)` in address order.
+    buffers: [(usize, usize, &'static str); 5],
+    /// Usable bytes (a multiple of the page size).
+    usable: usize,
+}
+
+const CONFIG: usize = 0;
+const EVENT: usize = 1;
+const OUTPUTS: usize = 2;
+const DURABLE: usize = 3;
+const VOLATILE: usize = 4;
+
+impl Layout {
+    /// Buffers packed downwards from the end of the usable memory, so that
+    /// the volatile part ends `CANARY` bytes (or a little more) before the
+    /// guard page.
+    fn new(durable: usize, volatile: usize, page: usize) -> Layout {
+        let sizes = [
+            (std::mem::size_of::<Config>(), "configuration"),
+            (std::mem::size_of::<Event>(), "event"),
+            (std::mem::size_of::<Outputs>(), "outputs"),
+            (durable, "durable part"),
+            (volatile, "volatile part"),
+        ];
+        let needed: usize = sizes
+            .iter()
+            .map(|(len, _)| len + CANARY + ALIGN)
+            .sum::<usize>()
+            + CANARY;
+        let usable = needed.div_ceil(page) * page;
+        let mut buffers = [(0, 0, ""); 5];
+        let mut end = usable;
+        for (index, (len, name)) in sizes.iter().enumerate().rev() {
+            let start = (end - CANARY - len) / ALIGN * ALIGN;
+            buffers[index] = (start, *len, name);
+            end = start;
+        }
+        debug_assert!(buffers[CONFIG].0 >= CANARY);
+        Layout { buffers, usable }
+    }
+
+    /// The canary ranges: `CANARY` bytes before the first buffer, between
+    /// buffers, after the last.
+    fn gaps(&self) -> impl Iterator<Item = (std::ops::Range<usize>, usize)> + '_ {
+        (0..=self.buffers.len()).map(|index| {
+            let start = match index {
+                0 => self.buffers[0].0 - CANARY,
+                _ => self.buffers[index - 1].0 + self.buffers[index - 1].1,
+            };
+            let end = self
+                .buffers
+                .get(index)
+                .map_or(self.usable, |buffer| buffer.0);
+            (start..end, index)
+        })
+    }
+}
+
+/// One mapping: a guard page, the usable memory, a guard page.
+struct Arena {
+    base: *mut u8,
+    page: usize,
+    layout: Layout,
+    key: (usize, usize),
+}
+
+impl Arena {
+    fn new(durable: usize, volatile: usize) -> Arena {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let layout = Layout::new(durable, volatile, page);
+        let total = layout.usable + 2 * page;
+        // SAFETY: a fresh anonymous mapping; the result is checked.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                total,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert!(
+            base != libc::MAP_FAILED,
+            "cannot map {total} bytes for a core's buffers: {}",
+            std::io::Error::last_os_error()
+        );
+        let usable = base.cast::<u8>().wrapping_add(page);
+        // SAFETY: the range lies inside the mapping just made.
+        let status = unsafe {
+            libc::mprotect(
+                usable.cast(),
+                layout.usable,
+                libc::PROT_READ | libc::PROT_WRITE,
+            )
+        };
+        assert!(
+            status == 0,
+            "cannot make a core's buffers writable: {}",
+            std::io::Error::last_os_error()
+        );
+        // SAFETY: the usable memory is mapped read-write.
+        unsafe { std::ptr::write_bytes(usable, PATTERN, layout.usable) };
+        Arena {
+            base: usable,
+            page,
+            layout,
+            key: (durable, volatile),
+        }
+    }
+
+    fn at(&self, buffer: usize) -> *mut u8 {
+        self.base.wrapping_add(self.layout.buffers[buffer].0)
+    }
+
+    fn bytes(&self, range: std::ops::Range<usize>) -> &[u8] {
+        // SAFETY: ranges come from the layout, inside the usable memory.
+        unsafe { std::slice::from_raw_parts(self.base.add(range.start), range.len()) }
+    }
+
+    fn copy_in(&self, buffer: usize, bytes: &[u8]) {
+        debug_assert_eq!(bytes.len(), self.layout.buffers[buffer].1);
+        // SAFETY: the buffer has exactly `bytes.len()` bytes in the usable memory.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.at(buffer), bytes.len()) }
+    }
+
+    fn buffer(&self, buffer: usize) -> &[u8] {
+        let (start, len, _) = self.layout.buffers[buffer];
+        self.bytes(start..start + len)
+    }
+
+    /// The first canary that changed, as a sentence; the canaries are then restored.
+    fn broken_canary(&self) -> Option<String> {
+        static INTACT: [u8; CANARY + ALIGN] = [PATTERN; CANARY + ALIGN];
+        let broken = self.layout.gaps().find_map(|(range, index)| {
+            let bytes = self.bytes(range.clone());
+            if bytes == &INTACT[..bytes.len()] {
+                return None;
+            }
+            let first = bytes.iter().position(|b| *b != PATTERN)?;
+            let last = bytes.iter().rposition(|b| *b != PATTERN)?;
+            Some((range, index, first, last))
+        })?;
+        let (range, index, first, last) = broken;
+        let changed = last - first + 1;
+        let text = match index {
+            0 => format!(
+                "the step wrote before its {} ({} byte(s) before its start)",
+                self.layout.buffers[0].2,
+                range.len() - first
+            ),
+            _ => format!(
+                "the step wrote past the end of its {} (from byte {} after its end, \
+                 {changed} byte(s))",
+                self.layout.buffers[index - 1].2,
+                first
+            ),
+        };
+        for (range, _) in self.layout.gaps() {
+            // SAFETY: the range is inside the usable memory.
+            unsafe { std::ptr::write_bytes(self.base.add(range.start), PATTERN, range.len()) };
+        }
+        Some(text)
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly the mapping made in `new`.
+        unsafe {
+            libc::munmap(
+                self.base.wrapping_sub(self.page).cast(),
+                self.layout.usable + 2 * self.page,
+            )
+        };
+    }
+}
+
+thread_local! {
+    /// This thread's arenas, one per (durable, volatile) size.
+    static ARENAS: RefCell<Vec<Arena>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The first byte at which `now` differs from `before`, with both values.
+fn first_change(before: &[u8], now: &[u8]) -> Option<(usize, u8, u8)> {
+    if before == now {
+        return None;
+    }
+    before
+        .iter()
+        .zip(now)
+        .position(|(a, b)| a != b)
+        .map(|at| (at, before[at], now[at]))
+}
+
+/// Runs `core`'s step on `state` (durable then volatile part), `event` and
+/// `out` through guarded copies: the new volatile part and the outputs are
+/// copied back. `Err` says how the step broke its memory contract (then
+/// `state` and `out` are left as they were).
+pub(crate) fn step(
+    core: &dyn Core,
+    config: &Config,
+    state: &mut [u8],
+    event: &Event,
+    out: &mut Outputs,
+) -> Result<Result<(), CoreError>, String> {
+    let key = (core.durable_size(), core.volatile_size());
+    debug_assert_eq!(state.len(), key.0 + key.1);
+    ARENAS.with(|arenas| {
+        let mut arenas = arenas.borrow_mut();
+        let index = match arenas.iter().position(|arena| arena.key == key) {
+            Some(index) => index,
+            None => {
+                arenas.push(Arena::new(key.0, key.1));
+                arenas.len() - 1
+            }
+        };
+        let arena = &arenas[index];
+        let (durable, volatile) = state.split_at_mut(key.0);
+        arena.copy_in(CONFIG, bytemuck::bytes_of(config));
+        arena.copy_in(EVENT, bytemuck::bytes_of(event));
+        arena.copy_in(OUTPUTS, bytemuck::bytes_of(out));
+        arena.copy_in(DURABLE, durable);
+        arena.copy_in(VOLATILE, volatile);
+        // SAFETY: each buffer is aligned to 16 bytes and holds a copy of a
+        // valid value of its type (all of them plain old data); nothing else
+        // refers to the arena during the call.
+        let result = unsafe {
+            core.step(
+                &*arena.at(CONFIG).cast::<Config>(),
+                std::slice::from_raw_parts(arena.at(DURABLE), key.0),
+                std::slice::from_raw_parts_mut(arena.at(VOLATILE), key.1),
+                &*arena.at(EVENT).cast::<Event>(),
+                &mut *arena.at(OUTPUTS).cast::<Outputs>(),
+            )
+        };
+        if let Some(broken) = arena.broken_canary() {
+            return Err(broken);
+        }
+        let read_only = [
+            (
+                DURABLE,
+                &*durable,
+                "its read-only durable part (durable state changes only through PERSIST outputs)",
+            ),
+            (EVENT, bytemuck::bytes_of(event), "its read-only event"),
+            (
+                CONFIG,
+                bytemuck::bytes_of(config),
+                "its read-only configuration",
+            ),
+        ];
+        for (buffer, before, what) in read_only {
+            if let Some((at, was, now)) = first_change(before, arena.buffer(buffer)) {
+                return Err(format!(
+                    "the step wrote into {what}: byte {at} changed from {was:#04x} to {now:#04x}"
+                ));
+            }
+        }
+        volatile.copy_from_slice(arena.buffer(VOLATILE));
+        // SAFETY: the outputs buffer holds an `Outputs` (plain old data).
+        let written = unsafe { &*arena.at(OUTPUTS).cast::<Outputs>() };
+        out.count = written.count;
+        out.reserved = written.reserved;
+        let valid = (written.count as usize).min(written.items.len());
+        out.items[..valid].copy_from_slice(&written.items[..valid]);
+        Ok(result)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_are_aligned_apart_and_end_before_the_guard_page() {
+        for (durable, volatile) in [(0, 0), (4, 4), (3, 4093), (65536, 0), (100, 7)] {
+            let layout = Layout::new(durable, volatile, 4096);
+            assert_eq!(layout.usable % 4096, 0);
+            let mut end = 0;
+            for (index, (start, len, _)) in layout.buffers.iter().enumerate() {
+                assert_eq!(start % ALIGN, 0);
+                assert!(start - end >= CANARY || index == 0 && *start >= CANARY);
+                end = start + len;
+            }
+            let tail = layout.usable - end;
+            assert!((CANARY..CANARY + ALIGN).contains(&tail), "{tail}");
+        }
+    }
+}
