@@ -1,7 +1,7 @@
 //! Failure reports: what went wrong, the schedule and seed that replay it, and the
 //! interleaving as a table with one column per thread (Lincheck style).
 
-use crate::rt::{AtomicKind, Event, ExecState, Op, Stop, ThreadId, Value};
+use crate::rt::{AtomicKind, Event, ExecState, Op, Stop, SwitchReason, ThreadId, Value};
 use crate::schedule::Schedule;
 use std::fmt;
 
@@ -164,6 +164,7 @@ pub fn describe_event(st: &ExecState, e: &Event) -> String {
 fn trace_rows(st: &ExecState) -> Vec<TraceRow> {
     let mut rows = Vec::new();
     let mut notes = st.annotations.iter().peekable();
+    let mut switches = st.switches.iter().peekable();
     for (i, e) in st.trace.iter().enumerate() {
         while let Some((_, t, text)) = notes.next_if(|(step, _, _)| *step <= i) {
             rows.push(TraceRow {
@@ -171,15 +172,10 @@ fn trace_rows(st: &ExecState) -> Vec<TraceRow> {
                 text: text.clone(),
             });
         }
-        if i > 0
-            && st.trace[i - 1].thread != e.thread
-            && st.trace[i..]
-                .iter()
-                .any(|x| x.thread == st.trace[i - 1].thread)
-        {
+        while let Some(s) = switches.next_if(|s| s.step <= i) {
             rows.push(TraceRow {
-                thread: st.trace[i - 1].thread,
-                text: "switch".to_string(),
+                thread: s.thread,
+                text: format!("switch (reason: {})", describe_switch(st, s.reason)),
             });
         }
         if e.op != Op::Start {
@@ -196,6 +192,46 @@ fn trace_rows(st: &ExecState) -> Vec<TraceRow> {
         });
     }
     rows
+}
+
+/// Why a thread was switched away from, e.g. `waiting for thread 1 to finish`.
+fn describe_switch(st: &ExecState, reason: SwitchReason) -> String {
+    let name = |o: usize| {
+        if o < st.objects.len() {
+            st.object_name(o)
+        } else {
+            format!("object #{o}")
+        }
+    };
+    let held = |holder: Option<ThreadId>, verb: &str| match holder {
+        Some(t) => format!(" {verb} thread {t}"),
+        None => String::new(),
+    };
+    match reason {
+        SwitchReason::Preempted => "preempted".to_string(),
+        SwitchReason::Yielded => "yield_now".to_string(),
+        SwitchReason::Spinning(o) => {
+            format!("spinning on {} until another thread writes it", name(o))
+        }
+        SwitchReason::Blocked { op, holder } => match op {
+            Op::Join(t) => format!("waiting for thread {t} to finish"),
+            Op::Lock(o) | Op::ReadLock(o) => {
+                format!("waiting for {}{}", name(o), held(holder, "held by"))
+            }
+            Op::OnceEnter(o) => {
+                format!(
+                    "waiting for {}{}",
+                    name(o),
+                    held(holder, "being initialised by")
+                )
+            }
+            Op::CondWake(o, _) => format!("waiting for a notify on {}", name(o)),
+            Op::Send(o) => format!("waiting for room on {}", name(o)),
+            Op::Recv(o) => format!("waiting for a message on {}", name(o)),
+            Op::Park(_) => "waiting for an unpark".to_string(),
+            op => format!("waiting to {}", op.name()),
+        },
+    }
 }
 
 const CELL_MAX: usize = 64;

@@ -157,7 +157,7 @@ impl Driver {
                     return Some(stuck(&st));
                 }
                 match sched.choose(&st, enabled) {
-                    Ok(t) if t < 64 && enabled & (1 << t) != 0 => t,
+                    Ok(t) if t < 64 && enabled & (1 << t) != 0 => (t, enabled),
                     Ok(t) => {
                         return Some(Stop::Schedule(format!(
                             "thread {t} is not enabled at step {}",
@@ -167,7 +167,12 @@ impl Driver {
                     Err(stop) => return Some(stop),
                 }
             };
-            self.ctx.state.borrow_mut().begin_step(choice);
+            let (choice, enabled) = choice;
+            {
+                let mut st = self.ctx.state.borrow_mut();
+                st.note_switch(choice, enabled);
+                st.begin_step(choice);
+            }
             self.progress
                 .store(self.progress.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
             self.last_thread.store(choice, Ordering::Relaxed);

@@ -4,6 +4,7 @@
 use super::object::{ObjState, Object};
 use super::op::{Event, ObjId, Op, ThreadId, Value};
 use super::spin::SpinState;
+use super::switch::Switch;
 use corosensei::Yielder;
 use std::panic::Location;
 
@@ -49,6 +50,8 @@ pub struct ExecState {
     pub panic: Option<(ThreadId, String)>,
     /// Reads of unchanged locations before a thread counts as spinning.
     pub spin_limit: u32,
+    /// Every switch away from a thread that had not finished, in step order.
+    pub switches: Vec<Switch>,
 }
 
 impl ExecState {
@@ -65,6 +68,7 @@ impl ExecState {
             spawn_queue: Vec::new(),
             panic: None,
             spin_limit,
+            switches: Vec::new(),
         }
     }
 
@@ -172,8 +176,13 @@ impl ExecState {
         });
     }
 
-    /// Sets the value of the step the active thread is performing.
+    /// Sets the value of the step the active thread is performing. Ignored while the
+    /// execution is torn down: operations then run without a step of their own (destructors
+    /// of unwinding threads), and their values must not overwrite the last step's.
     pub fn set_value(&mut self, value: Value) {
+        if self.aborting {
+            return;
+        }
         if let Some(e) = self.trace.last_mut() {
             e.value = value;
         }
@@ -281,7 +290,7 @@ impl ExecState {
     pub fn spawn(&mut self, f: SpawnFn, location: &'static Location<'static>) -> Option<ThreadId> {
         let child = self.add_thread(location)?;
         self.spawn_queue.push(f);
-        if let Some(e) = self.trace.last_mut() {
+        if let (false, Some(e)) = (self.aborting, self.trace.last_mut()) {
             e.op = Op::Spawn(child);
         }
         Some(child)

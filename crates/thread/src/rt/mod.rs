@@ -8,11 +8,13 @@ mod execution;
 mod object;
 mod op;
 mod spin;
+mod switch;
 
 pub use driver::{Driver, Progress, Scheduler, Stop};
 pub use execution::{ExecState, SpawnFn, MAX_THREADS};
 pub use object::ObjState;
 pub use op::{Access, AtomicKind, Event, ObjId, Op, ThreadId, Value};
+pub use switch::SwitchReason;
 
 use std::cell::{Cell, RefCell};
 use std::panic::Location;
