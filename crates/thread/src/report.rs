@@ -58,23 +58,28 @@ impl Failure {
 
     /// The one-line headline, e.g. `deadlock`.
     pub fn headline(&self) -> String {
-        match &self.stop {
-            Stop::Panic { thread, message } => format!("thread {thread} panicked: {message}"),
-            Stop::Deadlock { .. } => "deadlock: every thread is blocked".to_string(),
-            Stop::Livelock { .. } => "livelock: no thread can make progress".to_string(),
-            Stop::StepLimit(n) => format!("an execution exceeded {n} steps (unbounded loop or livelock?)"),
-            Stop::Schedule(why) => format!("the schedule cannot be replayed: {why}"),
-            Stop::NonDeterminism { step, .. } => {
-                format!("non-determinism found at step {step}: the same schedule took a different branch")
-            }
-            Stop::Stalled { thread, timeout } => format!(
-                "thread {thread} ran for {timeout:?} without reaching a switch point: it is blocked or spinning \
-                 outside the checker (a std::sync primitive, a std atomic, sleep or I/O inside checked code?); \
-                 use the cmc_thread::shim types"
-            ),
-            Stop::OutOfMemory => "could not allocate a coroutine stack".to_string(),
-            Stop::Redundant => "an execution was cut as redundant (a bug in cmc-thread; please report it)".to_string(),
+        stop_headline(&self.stop)
+    }
+}
+
+/// The one-line description of why an execution stopped, e.g. `deadlock: ...`.
+pub fn stop_headline(stop: &Stop) -> String {
+    match stop {
+        Stop::Panic { thread, message } => format!("thread {thread} panicked: {message}"),
+        Stop::Deadlock { .. } => "deadlock: every thread is blocked".to_string(),
+        Stop::Livelock { .. } => "livelock: no thread can make progress".to_string(),
+        Stop::StepLimit(n) => format!("an execution exceeded {n} steps (unbounded loop or livelock?)"),
+        Stop::Schedule(why) => format!("the schedule cannot be replayed: {why}"),
+        Stop::NonDeterminism { step, .. } => {
+            format!("non-determinism found at step {step}: the same schedule took a different branch")
         }
+        Stop::Stalled { thread, timeout } => format!(
+            "thread {thread} ran for {timeout:?} without reaching a switch point: it is blocked or spinning \
+             outside the checker (a std::sync primitive, a std atomic, sleep or I/O inside checked code?); \
+             use the cmc_thread::shim types"
+        ),
+        Stop::OutOfMemory => "could not allocate a coroutine stack".to_string(),
+        Stop::Redundant => "an execution was cut as redundant (a bug in cmc-thread; please report it)".to_string(),
     }
 }
 
@@ -161,7 +166,7 @@ pub fn describe_event(st: &ExecState, e: &Event) -> String {
     format!("thread {} {}", e.thread, describe_op(st, e))
 }
 
-fn trace_rows(st: &ExecState) -> Vec<TraceRow> {
+pub(crate) fn trace_rows(st: &ExecState) -> Vec<TraceRow> {
     let mut rows = Vec::new();
     let mut notes = st.annotations.iter().peekable();
     let mut switches = st.switches.iter().peekable();

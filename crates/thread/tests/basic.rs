@@ -185,10 +185,15 @@ fn diverges_once() {
 #[test]
 fn a_prefix_carried_to_the_next_round_is_checked_for_non_determinism() {
     let bounded = |p| Checker::new().mode(Mode::Bounded { max_preemptions: p });
-    let round0 = bounded(0).check(diverges_once).unwrap().executions;
-    // The first execution of round 1 replays a prefix saved in round 0; make it diverge.
+    let round0 = bounded(0).check(diverges_once).unwrap();
+    // The first execution of round 1 replays a prefix saved in round 0; make it diverge
+    // (round 0 ran its executions and the sampled re-runs of some of them).
     RUN.store(0, std::sync::atomic::Ordering::SeqCst);
-    DIVERGE_AT.store(round0 as usize, std::sync::atomic::Ordering::SeqCst);
+    let first_of_round1 = round0.executions + round0.reruns;
+    DIVERGE_AT.store(
+        first_of_round1 as usize,
+        std::sync::atomic::Ordering::SeqCst,
+    );
     let f = bounded(1).check(diverges_once).unwrap_err();
     match &f.stop {
         Stop::NonDeterminism {
