@@ -42,6 +42,7 @@
 //! time and a switch costs a few nanoseconds. Thread-locals are therefore shared by all
 //! virtual threads of an execution, as in loom.
 
+pub mod cell;
 mod explore;
 pub mod lincheck;
 mod report;

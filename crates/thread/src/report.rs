@@ -78,6 +78,11 @@ pub fn stop_headline(stop: &Stop) -> String {
              outside the checker (a std::sync primitive, a std atomic, sleep or I/O inside checked code?); \
              use the cmc_thread::shim types"
         ),
+        Stop::DataRace { object, .. } => format!("data race on {object}"),
+        Stop::Leak { allocations } => format!(
+            "memory leak: {} Arc allocation(s) made in the execution outlived it",
+            allocations.len()
+        ),
         Stop::OutOfMemory => "could not allocate a coroutine stack".to_string(),
         Stop::Redundant => "an execution was cut as redundant (a bug in cmc-thread; please report it)".to_string(),
     }
@@ -98,6 +103,15 @@ impl fmt::Display for Failure {
                 }
                 for (t, why) in blocked {
                     writeln!(f, "  thread {t} waits: {why}")?;
+                }
+            }
+            Stop::DataRace { first, second, .. } => {
+                writeln!(f, "  {first}")?;
+                writeln!(f, "  {second}, with no happens-before between the two")?;
+            }
+            Stop::Leak { allocations } => {
+                for a in allocations {
+                    writeln!(f, "  {a}")?;
                 }
             }
             Stop::Livelock { blocked } => {
@@ -158,7 +172,11 @@ pub fn describe_op(st: &ExecState, e: &Event) -> String {
         (Op::Atomic(_, AtomicKind::Store), v) => format!(" <- {v}"),
         (_, v) => format!(": {v}"),
     };
-    format!("{target}{value} at {}", short_location(e.location))
+    match e.op {
+        // A destructor has no caller location; the one recorded is inside cmc.
+        Op::Atomic(_, AtomicKind::Count("drop")) => format!("{target}{value}"),
+        _ => format!("{target}{value} at {}", short_location(e.location)),
+    }
 }
 
 /// Describes one event with its thread, for messages.

@@ -87,18 +87,18 @@ fn the_last_row_shows_its_own_value_not_a_teardown_drop() {
         panics_while_joined,
         "\
 = The following interleaving leads to the error =
-|---------------------------------------------------------------------------------------|
-| Thread 0                                        | Thread 1                            |
-|---------------------------------------------------------------------------------------|
-|   clone(Arc#1): 1 -> 2 at reports.rs:13         |                                     |
-|   spawn(thread 1) at reports.rs:14              |                                     |
-|   lock(Mutex#3) at reports.rs:18                |                                     |
-|   unlock(Mutex#3) at reports.rs:18              |                                     |
-| switch (reason: waiting for thread 1 to finish) |                                     |
-|                                                 |   lock(Mutex#3) at reports.rs:15    |
-|                                                 |   unlock(Mutex#3) at reports.rs:15  |
-|                                                 |   drop(Arc#1): 2 -> 1 at arc.rs:138 |
-|---------------------------------------------------------------------------------------|
+|--------------------------------------------------------------------------------------|
+| Thread 0                                        | Thread 1                           |
+|--------------------------------------------------------------------------------------|
+|   clone(Arc#1): 1 -> 2 at reports.rs:13         |                                    |
+|   spawn(thread 1) at reports.rs:14              |                                    |
+|   lock(Mutex#3) at reports.rs:18                |                                    |
+|   unlock(Mutex#3) at reports.rs:18              |                                    |
+| switch (reason: waiting for thread 1 to finish) |                                    |
+|                                                 |   lock(Mutex#3) at reports.rs:15   |
+|                                                 |   unlock(Mutex#3) at reports.rs:15 |
+|                                                 |   drop(Arc#1): 2 -> 1              |
+|--------------------------------------------------------------------------------------|
 ",
     );
 }

@@ -89,6 +89,7 @@ pub struct Checker {
     stall_timeout: Duration,
     stack_size: usize,
     recheck_every: u64,
+    detect_leaks: bool,
 }
 
 impl Default for Checker {
@@ -101,6 +102,7 @@ impl Default for Checker {
             stall_timeout: Duration::from_secs(2),
             stack_size: 256 * 1024,
             recheck_every: 64,
+            detect_leaks: true,
         }
     }
 }
@@ -158,6 +160,13 @@ impl Checker {
     /// replays of the systematic modes are still compared).
     pub fn recheck_every(mut self, n: u64) -> Self {
         self.recheck_every = n;
+        self
+    }
+
+    /// Whether an execution that ends with `cmc_thread::sync::Arc` allocations it made still
+    /// alive (a reference cycle, a `mem::forget`) fails with a leak report (default: yes).
+    pub fn detect_leaks(mut self, on: bool) -> Self {
+        self.detect_leaks = on;
         self
     }
 
@@ -261,6 +270,7 @@ impl Checker {
     ) -> Result<Stats, Box<Failure>> {
         let start = Instant::now();
         let mut driver = Driver::new(self.stack_size, self.max_steps, self.spin_limit, progress);
+        driver.detect_leaks(self.detect_leaks);
         let mut executions = 0u64;
         let mut reruns = 0u64;
         let mut complete = !matches!(self.mode, Mode::Random { .. } | Mode::Pct { .. });

@@ -61,6 +61,20 @@ pub enum Stop {
         /// The stall timeout.
         timeout: std::time::Duration,
     },
+    /// Two accesses to a tracked cell, one a write, with no happens-before between them.
+    DataRace {
+        /// The cell, e.g. `UnsafeCell#3`.
+        object: String,
+        /// The earlier access: thread, kind and call site.
+        first: String,
+        /// The access that raced with it.
+        second: String,
+    },
+    /// `Arc` allocations made during the execution were still alive when it ended.
+    Leak {
+        /// Each leaked allocation: where it was created and its strong count.
+        allocations: Vec<String>,
+    },
     /// A coroutine stack could not be allocated.
     OutOfMemory,
     /// Not a failure: the strategy cut an execution whose continuations are all covered by
@@ -88,6 +102,7 @@ pub struct Driver {
     max_steps: usize,
     progress: Arc<AtomicU64>,
     last_thread: Arc<AtomicUsize>,
+    detect_leaks: bool,
 }
 
 impl Driver {
@@ -105,7 +120,14 @@ impl Driver {
             max_steps,
             progress: progress.steps.clone(),
             last_thread: progress.last_thread.clone(),
+            detect_leaks: true,
         }
+    }
+
+    /// Whether an execution that completes with `Arc` allocations it made still alive is
+    /// reported as a leak (default: yes).
+    pub fn detect_leaks(&mut self, on: bool) {
+        self.detect_leaks = on;
     }
 
     /// The state left by the last execution (trace, objects, annotations).
@@ -135,7 +157,10 @@ impl Driver {
     ) -> Option<Stop> {
         let root = model.clone();
         let root_fn: SpawnFn = Box::new(move || root());
-        self.ctx.state.borrow_mut().add_thread(Location::caller());
+        self.ctx
+            .state
+            .borrow_mut()
+            .add_thread(None, Location::caller());
         self.ctx.state.borrow_mut().spawn_queue.push(root_fn);
         loop {
             if let Some(stop) = self.start_spawned() {
@@ -143,11 +168,19 @@ impl Driver {
             }
             let choice = {
                 let st = self.ctx.state.borrow();
+                if let Some(stop) = st.failure.clone() {
+                    return Some(stop);
+                }
                 if let Some((thread, message)) = st.panic.clone() {
                     return Some(Stop::Panic { thread, message });
                 }
                 if st.all_finished() {
-                    return None;
+                    let leaks = if self.detect_leaks {
+                        st.leaks()
+                    } else {
+                        Vec::new()
+                    };
+                    return (!leaks.is_empty()).then_some(Stop::Leak { allocations: leaks });
                 }
                 if st.trace.len() >= self.max_steps {
                     return Some(Stop::StepLimit(self.max_steps));

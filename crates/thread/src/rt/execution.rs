@@ -1,6 +1,7 @@
 //! The state of one execution: virtual threads, objects, trace, and the rules that decide
 //! which announced operations are enabled.
 
+use super::clock::{ThreadClock, VClock};
 use super::object::{ObjState, Object};
 use super::op::{Event, ObjId, Op, ThreadId, Value};
 use super::spin::SpinState;
@@ -23,6 +24,8 @@ pub struct VThread {
     pub spin: SpinState,
     /// The park token object of this thread.
     pub park: ObjId,
+    /// What happens before this thread's next operation.
+    pub clock: ThreadClock,
 }
 
 /// A user closure queued for spawning as a new virtual thread.
@@ -52,6 +55,10 @@ pub struct ExecState {
     pub spin_limit: u32,
     /// Every switch away from a thread that had not finished, in step order.
     pub switches: Vec<Switch>,
+    /// A failure found by a runtime check (a data race), which ends the execution.
+    pub failure: Option<super::Stop>,
+    /// `Arc` allocations made during this execution, checked for leaks at its end.
+    pub allocations: Vec<ObjId>,
 }
 
 impl ExecState {
@@ -69,6 +76,8 @@ impl ExecState {
             panic: None,
             spin_limit,
             switches: Vec::new(),
+            failure: None,
+            allocations: Vec::new(),
         }
     }
 
@@ -79,24 +88,32 @@ impl ExecState {
         state: ObjState,
         created: &'static Location<'static>,
     ) -> ObjId {
-        let _ = created;
         self.objects.push(Object {
             type_name,
             version: 0,
             state,
+            sync: VClock::default(),
+            created,
         });
         self.objects.len() - 1
     }
 
-    /// Adds a virtual thread (its coroutine is created by the driver) and returns its id, or
-    /// `None` when `MAX_THREADS` is reached.
-    pub fn add_thread(&mut self, created: &'static Location<'static>) -> Option<ThreadId> {
+    /// Adds a virtual thread spawned by `parent` (`None` for the model's main thread; its
+    /// coroutine is created by the driver) and returns its id, or `None` when `MAX_THREADS`
+    /// is reached.
+    pub fn add_thread(
+        &mut self,
+        parent: Option<ThreadId>,
+        created: &'static Location<'static>,
+    ) -> Option<ThreadId> {
         let id = self.threads.len();
         if id >= MAX_THREADS {
             return None;
         }
         let park = self.register("Thread", ObjState::Park { token: false }, created);
+        let clock = self.fork_clock(parent, id);
         self.threads.push(VThread {
+            clock,
             pending: Some((Op::Start, created)),
             finished: false,
             yielder: std::ptr::null(),
@@ -168,6 +185,7 @@ impl ExecState {
             .take()
             .expect("chosen thread announced an operation");
         self.active = t;
+        self.synchronise(t, op);
         self.trace.push(Event {
             thread: t,
             op,
@@ -264,6 +282,22 @@ impl ExecState {
         format!("{what}{why} at {loc}")
     }
 
+    /// The `Arc` allocations made in this execution that are still alive, each as
+    /// `Arc#3 created at file:line:col, strong count 1`.
+    pub fn leaks(&self) -> Vec<String> {
+        self.allocations
+            .iter()
+            .filter_map(|&id| match self.objects[id].state {
+                ObjState::RefCount(n) if n > 0 => Some(format!(
+                    "{} created at {}, strong count {n} at the end of the execution",
+                    self.object_name(id),
+                    self.objects[id].created
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// A cycle of threads each waiting for the next, if the wait-for graph has one.
     pub fn wait_cycle(&self) -> Option<Vec<ThreadId>> {
         for start in 0..self.threads.len() {
@@ -288,7 +322,7 @@ impl ExecState {
     /// Performs the `Spawn` step of the active thread: creates the child and queues `f`.
     /// Returns `None` when `MAX_THREADS` is reached.
     pub fn spawn(&mut self, f: SpawnFn, location: &'static Location<'static>) -> Option<ThreadId> {
-        let child = self.add_thread(location)?;
+        let child = self.add_thread(Some(self.active), location)?;
         self.spawn_queue.push(f);
         if let (false, Some(e)) = (self.aborting, self.trace.last_mut()) {
             e.op = Op::Spawn(child);

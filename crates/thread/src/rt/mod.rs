@@ -3,10 +3,12 @@
 //! and hands control back to the driver; the driver asks the explorer which thread performs
 //! its announced operation next. User-facing types (`sync`, `thread`) only talk to this module.
 
+mod clock;
 mod driver;
 mod execution;
 mod object;
 mod op;
+mod race;
 mod spin;
 mod switch;
 
@@ -75,6 +77,24 @@ pub fn relabel(index: usize, text: String) {
             a.2 = text;
         }
     });
+}
+
+/// Ends the current execution with `failure`, found by a runtime check in the running
+/// thread at `location` (shown in its column of the table). Unwinds the running thread;
+/// outside an execution it panics with the failure.
+pub fn fail(failure: Stop, location: &'static Location<'static>) -> ! {
+    let recorded = with(|st| {
+        let (step, me) = (st.trace.len(), st.active);
+        let what = crate::report::stop_headline(&failure);
+        st.annotations
+            .push((step, me, format!("{what} at {location}")));
+        st.failure.get_or_insert(failure.clone());
+        st.aborting = true;
+    });
+    match recorded {
+        Some(()) => std::panic::resume_unwind(Box::new(Abort)),
+        None => panic!("{}", crate::report::stop_headline(&failure)),
+    }
 }
 
 /// Announces `op` by the running thread and yields to the scheduler; returns once the
@@ -176,21 +196,42 @@ impl Default for ObjCell {
     }
 }
 
-/// Runs one instrumented operation on `cell`'s object: [`announce`], then `body`, which
-/// performs the operation on the real data and returns its result, the value for the trace,
-/// and whether it wrote, then [`complete`]. Outside an execution `body` just runs.
-pub fn instrumented<R>(
+/// Runs one atomic access on `cell`'s atomic: [`announce`] `kind`, then `body`, which
+/// performs it on the real atomic and returns its result, the value for the trace, and
+/// whether it wrote; then its happens-before effect under `orders` (the ordering if it
+/// wrote, the ordering if it only read), then [`complete`]. Outside an execution `body`
+/// just runs.
+pub fn atomic_access<R>(
     cell: &ObjCell,
     type_name: &'static str,
-    state: fn() -> ObjState,
-    op: impl FnOnce(ObjId) -> Op,
+    kind: AtomicKind,
+    orders: (std::sync::atomic::Ordering, std::sync::atomic::Ordering),
     location: &'static Location<'static>,
     body: impl FnOnce() -> (R, Value, bool),
 ) -> R {
-    let id = announce(cell, type_name, state, op, location);
+    let plain = || ObjState::Plain;
+    let id = announce(cell, type_name, plain, |o| Op::Atomic(o, kind), location);
     let (result, value, wrote) = body();
+    sync_access(id, kind, if wrote { orders.0 } else { orders.1 }, wrote);
     complete(id, value, wrote);
     result
+}
+
+/// The happens-before effect of an atomic access announced on `id` (see `clock.rs`);
+/// nothing outside an execution or while it is torn down.
+pub fn sync_access(
+    id: Option<ObjId>,
+    kind: AtomicKind,
+    order: std::sync::atomic::Ordering,
+    wrote: bool,
+) {
+    if let Some(id) = id {
+        with(|st| {
+            if !st.aborting {
+                st.atomic_sync(id, kind, order, wrote)
+            }
+        });
+    }
 }
 
 /// Registers `cell`'s object if needed and announces `op(id)` (a switch point); returns the

@@ -1,6 +1,9 @@
 //! Per-execution state of instrumented objects (what decides whether an operation is enabled).
 
+use super::clock::VClock;
 use super::op::ThreadId;
+use super::race::CellHistory;
+use std::panic::Location;
 
 /// The synchronisation state the scheduler needs to know about an object.
 #[derive(Debug)]
@@ -52,6 +55,8 @@ pub enum ObjState {
         /// Whether an unpark is pending.
         token: bool,
     },
+    /// A tracked `UnsafeCell`: its accesses since the last write, for race detection.
+    Cell(CellHistory),
 }
 
 /// An instrumented object registered in the current execution.
@@ -63,4 +68,8 @@ pub struct Object {
     pub version: u64,
     /// Blocking state.
     pub state: ObjState,
+    /// What releases into this object carried (happens-before; see `clock.rs`).
+    pub sync: VClock,
+    /// Where the object was created or first used in the execution.
+    pub created: &'static Location<'static>,
 }

@@ -10,6 +10,7 @@ use crate::rt::{self, AtomicKind, ObjCell, ObjId, ObjState, Op, Value};
 use std::mem::ManuallyDrop;
 use std::ops::Deref;
 use std::panic::Location;
+use std::sync::atomic::Ordering;
 
 struct Inner<T: ?Sized> {
     id: ObjCell,
@@ -25,9 +26,12 @@ fn counted() -> ObjState {
     ObjState::RefCount(0)
 }
 
-/// Completes the count operation announced on `id`: records the count it left
-/// (`Update(_, new)`, `Int(n)` or `Failed(n)`) for the dependency relation, then the access.
-fn complete_count(id: Option<ObjId>, value: Value, wrote: bool) {
+/// Completes the count operation `kind` announced on `id`: its happens-before effect
+/// (acquire-release, as std's count updates with the acquire fence of the last drop), the
+/// count it left (`Update(_, new)`, `Int(n)` or `Failed(n)`) for the dependency relation
+/// and the leak check, then the access.
+fn complete_count(id: Option<ObjId>, kind: AtomicKind, value: Value, wrote: bool) {
+    rt::sync_access(id, kind, Ordering::AcqRel, wrote);
     if let (Some(id), Value::Update(_, n) | Value::Int(n) | Value::Failed(n)) = (id, value) {
         rt::with(|st| *st.state_mut(id) = ObjState::RefCount(n as usize));
     }
@@ -36,13 +40,24 @@ fn complete_count(id: Option<ObjId>, value: Value, wrote: bool) {
 
 impl<T> Arc<T> {
     /// Allocates `data` with a count of one (not a switch point: nobody else can see it).
+    /// Inside an execution the allocation is registered for the leak check at its end.
+    #[track_caller]
     pub fn new(data: T) -> Self {
-        Arc {
+        let arc = Arc {
             inner: std::sync::Arc::new(Inner {
                 id: ObjCell::new(),
                 data,
             }),
-        }
+        };
+        let location = Location::caller();
+        rt::with(|st| {
+            let id = arc
+                .inner
+                .id
+                .get(st, "Arc", || ObjState::RefCount(1), location);
+            st.allocations.push(id);
+        });
+        arc
     }
 
     /// Returns the value if this is the only reference, otherwise `Err(this)` (a switch point).
@@ -60,7 +75,7 @@ impl<T> Arc<T> {
             Ok(i) => (Ok(i.data), Value::Update(n, 0), true),
             Err(inner) => (Err(Arc { inner }), Value::Failed(n), false),
         };
-        complete_count(id, value, wrote);
+        complete_count(id, AtomicKind::Rmw("try_unwrap"), value, wrote);
         result
     }
 
@@ -86,7 +101,7 @@ impl<T: ?Sized> Arc<T> {
             location,
         );
         let (result, value, wrote) = body();
-        complete_count(id, value, wrote);
+        complete_count(id, kind, value, wrote);
         result
     }
 
