@@ -52,6 +52,7 @@ mod schedule;
 pub mod shim;
 pub mod sync;
 pub mod thread;
+pub mod time;
 
 pub use explore::{Checker, Mode, Stats};
 pub use report::{Failure, TraceRow};

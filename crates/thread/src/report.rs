@@ -232,7 +232,7 @@ fn describe_switch(st: &ExecState, reason: SwitchReason) -> String {
     };
     match reason {
         SwitchReason::Preempted => "preempted".to_string(),
-        SwitchReason::Yielded => "yield_now".to_string(),
+        SwitchReason::Yielded(op) => op.name().to_string(),
         SwitchReason::Spinning(o) => {
             format!("spinning on {} until another thread writes it", name(o))
         }
@@ -252,6 +252,11 @@ fn describe_switch(st: &ExecState, reason: SwitchReason) -> String {
             Op::Send(o) => format!("waiting for room on {}", name(o)),
             Op::Recv(o) => format!("waiting for a message on {}", name(o)),
             Op::Park(_) => "waiting for an unpark".to_string(),
+            Op::SendDone(o, _) => format!(
+                "waiting for the receiver to take its message on {}",
+                name(o)
+            ),
+            Op::BarrierLeave(o, _) => format!("waiting for the other threads at {}", name(o)),
             op => format!("waiting to {}", op.name()),
         },
     }

@@ -23,9 +23,9 @@
 //! `[lints.rust] unexpected_cfgs = { level = "warn", check-cfg = ["cfg(cmc)"] }`.
 
 #[cfg(cmc)]
-pub use crate::{sync, thread};
+pub use crate::{sync, thread, time};
 #[cfg(not(cmc))]
-pub use std::{sync, thread};
+pub use std::{sync, thread, time};
 
 /// Under `cfg(cmc)`: explores `f` with the default [`Checker`](crate::Checker) and panics
 /// with the failure report if one is found. Otherwise: runs `f` once.

@@ -1,6 +1,6 @@
 //! Happens-before as vector clocks, over the synchronisation the checker models: program
 //! order, spawn and join, lock release and acquire, condvar notify and wake, channel send
-//! and receive, `Once` completion, unpark and park, `Arc` counts (acquire-release), and
+//! and receive (both ways for a rendezvous), barriers, `Once` completion, unpark and park, `Arc` counts (acquire-release), and
 //! atomics by their `Ordering` (a release store or read-modify-write read by an acquire
 //! load; release sequences continued by read-modify-writes; fences). Used to report data
 //! races on [`crate::cell::UnsafeCell`].
@@ -98,13 +98,21 @@ impl ExecState {
             Op::Lock(o) | Op::ReadLock(o) | Op::CondWake(o, _) | Op::OnceEnter(o) => {
                 self.acquire(t, o)
             }
-            Op::OnceGet(o) | Op::Recv(o) | Op::TryRecv(o) | Op::Park(o) => self.acquire(t, o),
+            Op::OnceGet(o) | Op::Park(o) | Op::ParkTimeout(o) => self.acquire(t, o),
+            Op::SendDone(o, _) | Op::BarrierLeave(o, _) => self.acquire(t, o),
+            // A receive acquires the sends and releases to a rendezvous sender.
+            Op::Recv(o) | Op::TryRecv(o) | Op::RecvTimeout(o) => {
+                self.acquire(t, o);
+                self.release(t, o);
+            }
             Op::TryLock(o) if self.lock_free(o, false) => self.acquire(t, o),
             Op::TryReadLock(o) if self.lock_free(o, true) => self.acquire(t, o),
             Op::Unlock(o) | Op::CondWait(_, o) | Op::Notify(o, _) | Op::OnceDone(o) => {
                 self.release(t, o)
             }
-            Op::Send(o) | Op::Disconnect(o) | Op::Unpark(o) => self.release(t, o),
+            Op::Send(o) | Op::Disconnect(o) | Op::Unpark(o) | Op::BarrierWait(o) => {
+                self.release(t, o)
+            }
             _ => {}
         }
     }

@@ -224,12 +224,18 @@ impl Driver {
         let queued: Vec<SpawnFn> = std::mem::take(&mut self.ctx.state.borrow_mut().spawn_queue);
         for f in queued {
             let tid = self.coroutines.len();
-            let stack = match self.stacks.pop() {
-                Some(s) => s,
-                None => match DefaultStack::new(self.stack_size) {
-                    Ok(s) => s,
-                    Err(_) => return Some(Stop::OutOfMemory),
-                },
+            let asked = self.ctx.state.borrow().threads[tid].stack_size;
+            // A stack bigger than the pool's is allocated for the thread and then pooled
+            // (every pooled stack is at least `stack_size`).
+            let stack = match (asked.filter(|&n| n > self.stack_size), self.stacks.pop()) {
+                (None, Some(s)) => s,
+                (asked, popped) => {
+                    self.stacks.extend(popped);
+                    match DefaultStack::new(asked.unwrap_or(self.stack_size)) {
+                        Ok(s) => s,
+                        Err(_) => return Some(Stop::OutOfMemory),
+                    }
+                }
             };
             let ctx: *const Context = &*self.ctx;
             let co = Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {

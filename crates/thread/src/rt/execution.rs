@@ -26,6 +26,10 @@ pub struct VThread {
     pub park: ObjId,
     /// What happens before this thread's next operation.
     pub clock: ThreadClock,
+    /// The name given with `thread::Builder::name` ("main" for thread 0).
+    pub name: Option<std::sync::Arc<str>>,
+    /// The stack size asked for with `thread::Builder::stack_size`.
+    pub stack_size: Option<usize>,
 }
 
 /// A user closure queued for spawning as a new virtual thread.
@@ -59,6 +63,8 @@ pub struct ExecState {
     pub failure: Option<super::Stop>,
     /// `Arc` allocations made during this execution, checked for leaks at its end.
     pub allocations: Vec<ObjId>,
+    /// Virtual time: advanced by `thread::sleep` and by operations that time out.
+    pub elapsed: std::time::Duration,
 }
 
 impl ExecState {
@@ -78,6 +84,7 @@ impl ExecState {
             switches: Vec::new(),
             failure: None,
             allocations: Vec::new(),
+            elapsed: std::time::Duration::ZERO,
         }
     }
 
@@ -114,6 +121,8 @@ impl ExecState {
         let clock = self.fork_clock(parent, id);
         self.threads.push(VThread {
             clock,
+            name: parent.is_none().then(|| "main".into()),
+            stack_size: None,
             pending: Some((Op::Start, created)),
             finished: false,
             yielder: std::ptr::null(),
@@ -162,6 +171,14 @@ impl ExecState {
                 ObjState::Channel { len, senders, .. } if len > 0 || senders == 0
             ),
             Op::Park(p) => matches!(self.objects[p].state, ObjState::Park { token: true, .. }),
+            Op::SendDone(c, ticket) => matches!(
+                self.objects[c].state,
+                ObjState::Channel { taken, receiver, .. } if taken >= ticket || !receiver
+            ),
+            Op::BarrierLeave(b, gen) => matches!(
+                self.objects[b].state,
+                ObjState::Barrier { generation, .. } if generation > gen
+            ),
             _ => true,
         }
     }
@@ -277,6 +294,8 @@ impl ExecState {
             (Op::CondWake(..), None) => " with no notify".to_string(),
             (Op::Recv(_), None) => " on an empty channel".to_string(),
             (Op::Send(_), None) => " on a full channel".to_string(),
+            (Op::SendDone(..), None) => " with no receiver taking the message".to_string(),
+            (Op::BarrierLeave(..), None) => " with too few threads arriving".to_string(),
             _ => String::new(),
         };
         format!("{what}{why} at {loc}")

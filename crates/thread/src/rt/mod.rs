@@ -143,6 +143,11 @@ impl ObjCell {
         ObjCell(AtomicU64::new(0))
     }
 
+    /// A copy naming the same object (in the same execution).
+    pub fn snapshot(&self) -> Self {
+        ObjCell(AtomicU64::new(self.0.load(Ordering::Relaxed)))
+    }
+
     /// The object's id in `st`'s execution, registering it first if needed.
     pub fn get(
         &self,

@@ -49,6 +49,17 @@ pub enum ObjState {
         senders: usize,
         /// Whether the receiver is alive.
         receiver: bool,
+        /// Messages received so far (a rendezvous sender waits for its own).
+        taken: u64,
+    },
+    /// A barrier for `n` threads.
+    Barrier {
+        /// Threads it waits for.
+        n: usize,
+        /// Threads arrived in the current generation.
+        arrived: usize,
+        /// Completed generations.
+        generation: u64,
     },
     /// The park token of a thread.
     Park {

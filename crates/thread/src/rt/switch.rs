@@ -9,8 +9,8 @@ use super::op::{ObjId, Op, ThreadId};
 pub enum SwitchReason {
     /// It could run, and the scheduler picked another thread.
     Preempted,
-    /// It announced `yield_now` (or another plain yield point) and another thread ran.
-    Yielded,
+    /// It announced a yield point (`yield_now`, `sleep`) and another thread ran.
+    Yielded(Op),
     /// Its announced operation cannot run yet; `holder` is the thread it waits for, if known.
     Blocked {
         /// The announced operation.
@@ -45,7 +45,7 @@ impl ExecState {
         let th = &self.threads[from];
         let reason = if enabled & (1 << from) != 0 {
             match th.pending {
-                Some((Op::Yield, _)) => SwitchReason::Yielded,
+                Some((op, _)) if op.is_yield() => SwitchReason::Yielded(op),
                 _ => SwitchReason::Preempted,
             }
         } else if let (true, Some(o)) = (th.spin.blocked(), th.spin.locations().next()) {

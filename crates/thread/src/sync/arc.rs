@@ -1,5 +1,5 @@
-//! Instrumented `Arc`: `clone`, `drop`, `strong_count`, `get_mut`, `try_unwrap` and
-//! `into_inner` are switch points on the allocation's reference count, so races on the count
+//! Instrumented `Arc` and `Weak`: `clone`, `drop`, `strong_count`, `get_mut`, `try_unwrap`,
+//! `into_inner`, `downgrade` and `Weak::upgrade` are switch points on the allocation's reference count, so races on the count
 //! (a `strong_count` check, a `try_unwrap` that fails because a clone is still alive) are
 //! explored. For partial-order reduction clone and drop commute with each other (a thread
 //! that clones or drops holds a reference, so neither can reach zero by reordering); only
@@ -154,6 +154,95 @@ impl<T: ?Sized> Drop for Arc<T> {
             let n = std::sync::Arc::strong_count(&self.inner) as i128;
             ((), Value::Update(n, n - 1), true)
         })
+    }
+}
+
+impl<T: ?Sized> Arc<T> {
+    /// A weak reference to the allocation (a switch point that observes the count).
+    #[track_caller]
+    pub fn downgrade(this: &Self) -> Weak<T> {
+        this.count_op(AtomicKind::Observe("downgrade"), Location::caller(), || {
+            let n = std::sync::Arc::strong_count(&this.inner);
+            let weak = Weak {
+                id: this.inner.id.snapshot(),
+                inner: std::sync::Arc::downgrade(&this.inner),
+            };
+            (weak, Value::Int(n as i128), false)
+        })
+    }
+
+    /// The number of weak references (not a switch point).
+    pub fn weak_count(this: &Self) -> usize {
+        std::sync::Arc::weak_count(&this.inner)
+    }
+}
+
+/// A weak reference with the API of `std::sync::Weak`: `upgrade` is a switch point on the
+/// allocation's count (it races with the drop that frees it); clone and drop are not.
+pub struct Weak<T: ?Sized> {
+    /// The allocation's identity, copied at `downgrade` (the allocation's own copy is
+    /// dropped with the value).
+    id: ObjCell,
+    inner: std::sync::Weak<Inner<T>>,
+}
+
+impl<T> Weak<T> {
+    /// A weak reference to nothing: `upgrade` always returns `None`.
+    pub fn new() -> Self {
+        Weak {
+            id: ObjCell::new(),
+            inner: std::sync::Weak::new(),
+        }
+    }
+}
+
+impl<T> Default for Weak<T> {
+    fn default() -> Self {
+        Weak::new()
+    }
+}
+
+impl<T: ?Sized> Weak<T> {
+    /// A strong reference if the value is still alive (a switch point).
+    #[track_caller]
+    pub fn upgrade(&self) -> Option<Arc<T>> {
+        let location = Location::caller();
+        let kind = AtomicKind::Rmw("upgrade");
+        let id = rt::announce(&self.id, "Arc", counted, |o| Op::Atomic(o, kind), location);
+        let (result, value, wrote) = match self.inner.upgrade() {
+            Some(inner) => {
+                let n = std::sync::Arc::strong_count(&inner) as i128;
+                (Some(Arc { inner }), Value::Update(n - 1, n), true)
+            }
+            None => (None, Value::Failed(0), false),
+        };
+        complete_count(id, kind, value, wrote);
+        result
+    }
+
+    /// The number of strong references (not a switch point).
+    pub fn strong_count(&self) -> usize {
+        self.inner.strong_count()
+    }
+
+    /// The number of weak references (not a switch point).
+    pub fn weak_count(&self) -> usize {
+        self.inner.weak_count()
+    }
+}
+
+impl<T: ?Sized> Clone for Weak<T> {
+    fn clone(&self) -> Self {
+        Weak {
+            id: self.id.snapshot(),
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<T: ?Sized> std::fmt::Debug for Weak<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("(Weak)")
     }
 }
 

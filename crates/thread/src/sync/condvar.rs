@@ -131,6 +131,9 @@ impl Condvar {
                 }
                 _ => false,
             };
+            if timed_out {
+                st.elapsed += timeout.unwrap_or_default();
+            }
             st.set_value(Value::Bool(timed_out));
             st.note_access(cv, true);
             timed_out
