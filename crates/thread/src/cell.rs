@@ -58,10 +58,10 @@ impl<T: ?Sized> UnsafeCell<T> {
     }
 
     fn access(&self, write: bool, location: &'static Location<'static>) {
-        let raced = rt::with(|st| {
-            let id = self.id.get(st, "UnsafeCell", cell_state, location);
-            st.cell_access(id, write, location)
-        });
+        let Some(id) = rt::register(&self.id, "UnsafeCell", cell_state, location) else {
+            return;
+        };
+        let raced = rt::with(|st| st.cell_access(id, write, location));
         if let Some(Err(race)) = raced {
             rt::fail(race, location);
         }

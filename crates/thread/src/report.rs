@@ -83,6 +83,7 @@ pub fn stop_headline(stop: &Stop) -> String {
             "memory leak: {} Arc allocation(s) made in the execution outlived it",
             allocations.len()
         ),
+        Stop::Uncontrolled(message) => message.clone(),
         Stop::OutOfMemory => "could not allocate a coroutine stack".to_string(),
         Stop::Redundant => "an execution was cut as redundant (a bug in cmc-thread; please report it)".to_string(),
     }

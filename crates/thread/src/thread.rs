@@ -405,3 +405,75 @@ where
     }
     out
 }
+
+/// A thread-local key declared with [`thread_local!`](crate::thread_local): inside an
+/// execution every virtual thread has its own value, initialised on its first access and
+/// dropped when the execution ends (not when the thread finishes); outside one it is the
+/// std thread-local declared alongside.
+pub struct LocalKey<T: 'static> {
+    init: fn() -> T,
+    std: &'static std::thread::LocalKey<T>,
+}
+
+impl<T: 'static> LocalKey<T> {
+    #[doc(hidden)]
+    pub const fn new(init: fn() -> T, std: &'static std::thread::LocalKey<T>) -> Self {
+        LocalKey { init, std }
+    }
+
+    /// Runs `f` with the running thread's value (not a switch point).
+    pub fn with<F: FnOnce(&T) -> R, R>(&'static self, f: F) -> R {
+        let key = self as *const Self as usize;
+        let find = |st: &mut rt::ExecState| {
+            let me = st.active;
+            st.locals
+                .iter()
+                .find(|(t, k, _)| *t == me && *k == key)
+                .and_then(|(_, _, v)| v.downcast_ref::<T>())
+                .map(|v| v as *const T)
+        };
+        let Some(found) = rt::with(find) else {
+            return self.std.with(f);
+        };
+        let ptr = found.unwrap_or_else(|| {
+            // Initialised outside the borrow: the initialiser may use the runtime.
+            let value: Box<dyn std::any::Any> = Box::new((self.init)());
+            rt::with(|st| {
+                let me = st.active;
+                st.locals.push((me, key, value));
+                find(st).expect("just inserted")
+            })
+            .expect("in an execution")
+        });
+        // SAFETY: the value is boxed and stays in `locals` until the execution ends, after
+        // every thread (and so `f`) finished; only its own thread reaches it.
+        f(unsafe { &*ptr })
+    }
+}
+
+impl<T: 'static> std::fmt::Debug for LocalKey<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LocalKey { .. }")
+    }
+}
+
+/// Declares thread-local statics with [`LocalKey`]: one value per virtual thread inside
+/// an execution (std's `thread_local!` shares one among them, since they run on one OS
+/// thread), std's thread-local outside.
+#[macro_export]
+macro_rules! thread_local {
+    () => {};
+    ($(#[$attr:meta])* $vis:vis static $name:ident : $t:ty = $init:expr; $($rest:tt)*) => {
+        $crate::thread_local!($(#[$attr])* $vis static $name: $t = $init);
+        $crate::thread_local!($($rest)*);
+    };
+    ($(#[$attr:meta])* $vis:vis static $name:ident : $t:ty = $init:expr) => {
+        $(#[$attr])* $vis static $name: $crate::thread::LocalKey<$t> = {
+            fn init() -> $t {
+                $init
+            }
+            ::std::thread_local!(static STD: $t = init());
+            $crate::thread::LocalKey::new(init, &STD)
+        };
+    };
+}

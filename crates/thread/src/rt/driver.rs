@@ -3,7 +3,9 @@
 
 use super::execution::{ExecState, SpawnFn};
 use super::op::ThreadId;
-use super::{install_panic_hook, next_epoch, take_last_panic, Abort, Context, CURRENT};
+use super::{
+    install_panic_hook, next_epoch, take_last_panic, uncontrolled, Abort, Context, CURRENT,
+};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::RefCell;
@@ -75,6 +77,8 @@ pub enum Stop {
         /// Each leaked allocation: where it was created and its strong count.
         allocations: Vec<String>,
     },
+    /// A thread the checker does not control touched an object of the execution.
+    Uncontrolled(String),
     /// A coroutine stack could not be allocated.
     OutOfMemory,
     /// Not a failure: the strategy cut an execution whose continuations are all covered by
@@ -142,10 +146,17 @@ impl Driver {
         sched: &mut dyn Scheduler,
     ) -> Option<Stop> {
         let spin_limit = self.ctx.state.borrow().spin_limit;
-        *self.ctx.state.borrow_mut() = ExecState::new(next_epoch(), spin_limit);
+        let epoch = next_epoch();
+        *self.ctx.state.borrow_mut() = ExecState::new(epoch, spin_limit);
         CURRENT.with(|c| c.set(&*self.ctx as *const Context));
+        uncontrolled::enter(epoch);
         let stop = self.run_inner(model, sched);
+        let stop =
+            uncontrolled::take(epoch).map_or(stop, |message| Some(Stop::Uncontrolled(message)));
         self.teardown();
+        let locals = std::mem::take(&mut self.ctx.state.borrow_mut().locals);
+        drop(locals); // thread-local values, dropped with the runtime reachable
+        uncontrolled::leave(epoch);
         CURRENT.with(|c| c.set(std::ptr::null()));
         stop
     }
@@ -168,6 +179,9 @@ impl Driver {
             }
             let choice = {
                 let st = self.ctx.state.borrow();
+                if let Some(message) = uncontrolled::take(st.epoch) {
+                    return Some(Stop::Uncontrolled(message));
+                }
                 if let Some(stop) = st.failure.clone() {
                     return Some(stop);
                 }

@@ -65,6 +65,8 @@ pub struct ExecState {
     pub allocations: Vec<ObjId>,
     /// Virtual time: advanced by `thread::sleep` and by operations that time out.
     pub elapsed: std::time::Duration,
+    /// Thread-local values: (thread, key address, value); see `thread::LocalKey`.
+    pub locals: Vec<(ThreadId, usize, Box<dyn std::any::Any>)>,
 }
 
 impl ExecState {
@@ -85,6 +87,7 @@ impl ExecState {
             failure: None,
             allocations: Vec::new(),
             elapsed: std::time::Duration::ZERO,
+            locals: Vec::new(),
         }
     }
 

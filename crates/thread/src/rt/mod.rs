@@ -11,6 +11,7 @@ mod op;
 mod race;
 mod spin;
 mod switch;
+pub(crate) mod uncontrolled;
 
 pub use driver::{Driver, Progress, Scheduler, Stop};
 pub use execution::{ExecState, SpawnFn, MAX_THREADS};
@@ -143,6 +144,11 @@ impl ObjCell {
         ObjCell(AtomicU64::new(0))
     }
 
+    /// The execution the object was last registered in (0: never).
+    fn epoch(&self) -> u64 {
+        self.0.load(Ordering::Relaxed) >> ID_BITS
+    }
+
     /// A copy naming the same object (in the same execution).
     pub fn snapshot(&self) -> Self {
         ObjCell(AtomicU64::new(self.0.load(Ordering::Relaxed)))
@@ -239,6 +245,28 @@ pub fn sync_access(
     }
 }
 
+/// The id of `cell`'s object in the current execution, registering it first if needed;
+/// `None` outside an execution. An access from a thread the checker does not control to an
+/// object of a running execution panics (see `uncontrolled.rs`).
+pub fn register(
+    cell: &ObjCell,
+    type_name: &'static str,
+    state: fn() -> ObjState,
+    location: &'static Location<'static>,
+) -> Option<ObjId> {
+    let found = with(|st| cell.get(st, type_name, state, location));
+    if found.is_none() {
+        uncontrolled::check(cell.epoch(), type_name, location);
+    }
+    found
+}
+
+/// For a type whose fallback path does not go through [`register`]: reports an access from
+/// a thread the checker does not control to an object of a running execution.
+pub fn check_outside(cell: &ObjCell, type_name: &str, location: &'static Location<'static>) {
+    uncontrolled::check(cell.epoch(), type_name, location);
+}
+
 /// Registers `cell`'s object if needed and announces `op(id)` (a switch point); returns the
 /// id, or `None` outside an execution.
 pub fn announce(
@@ -248,7 +276,7 @@ pub fn announce(
     op: impl FnOnce(ObjId) -> Op,
     location: &'static Location<'static>,
 ) -> Option<ObjId> {
-    let id = with(|st| cell.get(st, type_name, state, location))?;
+    let id = register(cell, type_name, state, location)?;
     schedule(op(id), location);
     Some(id)
 }

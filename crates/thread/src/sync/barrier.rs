@@ -53,6 +53,7 @@ impl Barrier {
             }
             b
         }) else {
+            rt::check_outside(&self.id, "Barrier", location);
             return BarrierWaitResult(self.fallback.wait().is_leader());
         };
         rt::schedule(Op::BarrierWait(b), location);

@@ -45,7 +45,7 @@ impl Condvar {
     }
 
     fn obj_id(&self, location: &'static Location<'static>) -> Option<ObjId> {
-        rt::with(|st| self.id.get(st, "Condvar", condvar_state, location))
+        rt::register(&self.id, "Condvar", condvar_state, location)
     }
 
     /// Releases `guard`'s mutex, waits for a notification, and re-acquires the mutex

@@ -123,6 +123,7 @@ impl<T> Chan<T> {
             Err(SendError(back))
         };
         if !rt::in_execution() {
+            rt::check_outside(&self.id, "Channel", location);
             let mut q = self.queue();
             while self.capacity.is_some_and(|c| q.len() >= c)
                 && self.receiver.load(Ordering::Relaxed)
@@ -167,6 +168,7 @@ impl<T> Chan<T> {
             (v.ok_or(RecvError), got)
         };
         if !rt::in_execution() {
+            rt::check_outside(&self.id, "Channel", location);
             let mut q = self.queue();
             while q.is_empty() && self.senders.load(Ordering::Relaxed) > 0 {
                 q = self.changed.wait(q).unwrap_or_else(|e| e.into_inner());
@@ -207,6 +209,7 @@ impl<T> Chan<T> {
             Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
         };
         if !rt::in_execution() {
+            rt::check_outside(&self.id, "Channel", location);
             let deadline = std::time::Instant::now() + timeout;
             let mut q = self.queue();
             while q.is_empty() && self.senders.load(Ordering::Relaxed) > 0 {

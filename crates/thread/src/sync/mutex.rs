@@ -44,7 +44,7 @@ impl<T> Mutex<T> {
 
 impl<T: ?Sized> Mutex<T> {
     pub(crate) fn obj_id(&self, location: &'static Location<'static>) -> Option<ObjId> {
-        rt::with(|st| self.id.get(st, "Mutex", mutex_state, location))
+        rt::register(&self.id, "Mutex", mutex_state, location)
     }
 
     /// Acquires the lock, blocking the virtual thread while another holds it (a switch point).

@@ -35,7 +35,7 @@ impl Once {
     }
 
     fn obj_id(&self, location: &'static Location<'static>) -> Option<ObjId> {
-        rt::with(|st| self.id.get(st, "Once", once_state, location))
+        rt::register(&self.id, "Once", once_state, location)
     }
 
     /// Runs `f` if no thread ran it yet; blocks while another thread runs it (switch

@@ -53,7 +53,7 @@ impl<T> RwLock<T> {
 
 impl<T: ?Sized> RwLock<T> {
     fn obj_id(&self, location: &'static Location<'static>) -> Option<ObjId> {
-        rt::with(|st| self.id.get(st, "RwLock", rwlock_state, location))
+        rt::register(&self.id, "RwLock", rwlock_state, location)
     }
 
     /// Acquires the lock, shared or exclusive, blocking until it is free
