@@ -76,7 +76,8 @@ pub struct Stats {
     pub reruns: u64,
 }
 
-/// Configures and runs explorations. Defaults: preemption bound 2, 100,000 executions,
+/// Configures and runs explorations. Defaults: exhaustive with DPOR, 100,000 executions
+/// (a run the budget stops is reported with `complete: false`),
 /// 10,000 steps per execution, spin limit 3, 2 s stall timeout, 256 KiB stacks, every
 /// 64th execution (and the first) re-run to detect non-determinism.
 #[derive(Clone, Debug)]
@@ -95,7 +96,7 @@ pub struct Checker {
 impl Default for Checker {
     fn default() -> Self {
         Checker {
-            mode: Mode::Bounded { max_preemptions: 2 },
+            mode: Mode::Dpor,
             max_executions: 100_000,
             max_steps: 10_000,
             spin_limit: 3,
