@@ -31,6 +31,14 @@ impl<T> UnsafeCell<T> {
         }
     }
 
+    /// Like `new`; reports show the cell as `name#id`.
+    pub const fn named(name: &'static str, data: T) -> Self {
+        UnsafeCell {
+            id: ObjCell::named(name),
+            data: std::cell::UnsafeCell::new(data),
+        }
+    }
+
     /// The value (the cell is consumed, so no access can race with this one).
     pub fn into_inner(self) -> T {
         self.data.into_inner()

@@ -198,3 +198,22 @@ fn a_switch_names_the_lock_holder_and_a_yield() {
 ";
     assert_eq!(table(&f), expected, "{f}");
 }
+
+#[test]
+fn named_objects_are_shown_by_name() {
+    let f = Checker::new()
+        .check(|| {
+            let head = std::sync::Arc::new(AtomicUsize::named("head", 0));
+            let h2 = head.clone();
+            let t = thread::spawn(move || h2.store(1, Ordering::SeqCst));
+            let lock = Mutex::named("queue_lock", ());
+            drop(lock.lock().unwrap());
+            assert_eq!(head.load(Ordering::SeqCst), 0, "saw the store");
+            t.join().unwrap();
+        })
+        .unwrap_err();
+    let text = table(&f);
+    assert!(text.contains("lock(queue_lock#"), "{f}");
+    assert!(text.contains("store(head#"), "{f}");
+    assert!(text.contains("load(head#"), "{f}");
+}

@@ -103,6 +103,7 @@ impl ExecState {
             version: 0,
             state,
             sync: VClock::default(),
+            name: None,
             created,
         });
         self.objects.len() - 1
@@ -250,9 +251,10 @@ impl ExecState {
         &mut self.objects[obj].state
     }
 
-    /// Display name of an object: `Type#id`.
+    /// Display name of an object: `name#id` if the user named it, else `Type#id`.
     pub fn object_name(&self, obj: ObjId) -> String {
-        format!("{}#{}", self.objects[obj].type_name, obj)
+        let o = &self.objects[obj];
+        format!("{}#{}", o.name.unwrap_or(o.type_name), obj)
     }
 
     /// The thread that holds or must release what blocked thread `t` waits for, if known.

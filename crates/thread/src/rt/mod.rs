@@ -134,14 +134,19 @@ fn next_epoch() -> u64 {
 /// Lazily assigned identity of an instrumented object within the current execution.
 /// Packs `(epoch << 24) | (id + 1)`; an object from an earlier execution is re-registered.
 #[derive(Debug)]
-pub struct ObjCell(AtomicU64);
+pub struct ObjCell(AtomicU64, Option<&'static str>);
 
 const ID_BITS: u32 = 24;
 
 impl ObjCell {
     /// An identity not yet registered; it is registered on first use in each execution.
     pub const fn new() -> Self {
-        ObjCell(AtomicU64::new(0))
+        ObjCell(AtomicU64::new(0), None)
+    }
+
+    /// An identity whose object is shown as `name#id` in reports.
+    pub const fn named(name: &'static str) -> Self {
+        ObjCell(AtomicU64::new(0), Some(name))
     }
 
     /// The execution the object was last registered in (0: never).
@@ -151,7 +156,7 @@ impl ObjCell {
 
     /// A copy naming the same object (in the same execution).
     pub fn snapshot(&self) -> Self {
-        ObjCell(AtomicU64::new(self.0.load(Ordering::Relaxed)))
+        ObjCell(AtomicU64::new(self.0.load(Ordering::Relaxed)), self.1)
     }
 
     /// The object's id in `st`'s execution, registering it first if needed.
@@ -167,6 +172,7 @@ impl ObjCell {
             return (packed & ((1 << ID_BITS) - 1)) as usize - 1;
         }
         let id = st.register(type_name, state(), location);
+        st.objects[id].name = self.1;
         self.0
             .store(st.epoch << ID_BITS | (id as u64 + 1), Ordering::Relaxed);
         id

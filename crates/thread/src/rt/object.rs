@@ -81,6 +81,8 @@ pub struct Object {
     pub state: ObjState,
     /// What releases into this object carried (happens-before; see `clock.rs`).
     pub sync: VClock,
+    /// The name the user gave the object, if any.
+    pub name: Option<&'static str>,
     /// Where the object was created or first used in the execution.
     pub created: &'static Location<'static>,
 }

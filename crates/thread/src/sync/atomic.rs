@@ -35,6 +35,14 @@ macro_rules! common_methods {
                 }
             }
 
+            /// Like `new`; reports show the atomic as `name#id`.
+            pub const fn named(name: &'static str, v: $t) -> Self {
+                $name {
+                    v: <$std>::new(v),
+                    id: ObjCell::named(name),
+                }
+            }
+
             fn run<R>(
                 &self,
                 kind: AtomicKind,

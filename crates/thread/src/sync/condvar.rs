@@ -44,6 +44,14 @@ impl Condvar {
         }
     }
 
+    /// Like `new`; reports show the condition variable as `name#id`.
+    pub const fn named(name: &'static str) -> Self {
+        Condvar {
+            id: ObjCell::named(name),
+            fallback: std::sync::Condvar::new(),
+        }
+    }
+
     fn obj_id(&self, location: &'static Location<'static>) -> Option<ObjId> {
         rt::register(&self.id, "Condvar", condvar_state, location)
     }

@@ -36,6 +36,15 @@ impl<T> Mutex<T> {
         }
     }
 
+    /// Like `new`; reports show the mutex as `name#id`.
+    pub const fn named(name: &'static str, t: T) -> Self {
+        Mutex {
+            id: ObjCell::named(name),
+            fallback: std::sync::Mutex::new(()),
+            data: UnsafeCell::new(t),
+        }
+    }
+
     /// Consumes the mutex and returns the data.
     pub fn into_inner(self) -> LockResult<T> {
         Ok(self.data.into_inner())

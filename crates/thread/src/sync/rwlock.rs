@@ -45,6 +45,15 @@ impl<T> RwLock<T> {
         }
     }
 
+    /// Like `new`; reports show the lock as `name#id`.
+    pub const fn named(name: &'static str, t: T) -> Self {
+        RwLock {
+            id: ObjCell::named(name),
+            fallback: std::sync::RwLock::new(()),
+            data: UnsafeCell::new(t),
+        }
+    }
+
     /// Consumes the lock and returns the data.
     pub fn into_inner(self) -> LockResult<T> {
         Ok(self.data.into_inner())
