@@ -3,10 +3,11 @@
 
 use super::execution::{ExecState, SpawnFn};
 use super::op::ThreadId;
+use super::overflow::{self, Running};
 use super::{
     install_panic_hook, next_epoch, take_last_panic, uncontrolled, Abort, Context, CURRENT,
 };
-use corosensei::stack::DefaultStack;
+use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe, Location};
@@ -101,6 +102,8 @@ type Co = Coroutine<(), (), (), DefaultStack>;
 pub struct Driver {
     ctx: Box<Context>,
     coroutines: Vec<Option<Co>>,
+    /// Per coroutine: its stack's bounds, for the stack-overflow report.
+    bounds: Vec<Running>,
     stacks: Vec<DefaultStack>,
     stack_size: usize,
     max_steps: usize,
@@ -114,11 +117,13 @@ impl Driver {
     /// and a [`Progress`] updated at every step (watched by the stall detector).
     pub fn new(stack_size: usize, max_steps: usize, spin_limit: u32, progress: &Progress) -> Self {
         install_panic_hook();
+        overflow::install();
         Driver {
             ctx: Box::new(Context {
                 state: RefCell::new(ExecState::new(0, spin_limit)),
             }),
             coroutines: Vec::new(),
+            bounds: Vec::new(),
             stacks: Vec::new(),
             stack_size,
             max_steps,
@@ -226,7 +231,10 @@ impl Driver {
             let co = self.coroutines[choice]
                 .as_mut()
                 .expect("an enabled thread has a coroutine");
-            if let CoroutineResult::Return(()) = co.resume(()) {
+            overflow::set_running(Some(self.bounds[choice]));
+            let result = co.resume(());
+            overflow::set_running(None);
+            if let CoroutineResult::Return(()) = result {
                 let co = self.coroutines[choice].take().expect("coroutine present");
                 self.stacks.push(co.into_stack());
             }
@@ -252,6 +260,12 @@ impl Driver {
                 }
             };
             let ctx: *const Context = &*self.ctx;
+            let (limit, base) = (stack.limit().get(), stack.base().get());
+            self.bounds.push(Running {
+                limit,
+                size: base - limit,
+                thread: tid,
+            });
             let co = Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
                 // SAFETY: the context outlives every coroutine (see `current`).
                 let ctx = unsafe { &*ctx };
@@ -275,16 +289,19 @@ impl Driver {
     /// Unwinds every unfinished thread so its destructors run, and recycles the stacks.
     fn teardown(&mut self) {
         self.ctx.state.borrow_mut().aborting = true;
-        for slot in self.coroutines.iter_mut() {
+        for (slot, bounds) in self.coroutines.iter_mut().zip(&self.bounds) {
             let Some(mut co) = slot.take() else { continue };
             if co.started() && !co.done() {
+                overflow::set_running(Some(*bounds));
                 let _ = co.resume(());
+                overflow::set_running(None);
             }
             if co.done() {
                 self.stacks.push(co.into_stack());
             }
         }
         self.coroutines.clear();
+        self.bounds.clear();
     }
 }
 

@@ -8,6 +8,7 @@ mod driver;
 mod execution;
 mod object;
 mod op;
+mod overflow;
 mod race;
 mod spin;
 mod switch;
