@@ -45,6 +45,7 @@
 pub mod cell;
 mod explore;
 pub mod lincheck;
+pub mod random;
 mod report;
 mod rng;
 mod rt;

@@ -91,6 +91,7 @@ pub struct Checker {
     stack_size: usize,
     recheck_every: u64,
     detect_leaks: bool,
+    random_seed: u64,
 }
 
 impl Default for Checker {
@@ -104,6 +105,7 @@ impl Default for Checker {
             stack_size: 256 * 1024,
             recheck_every: 64,
             detect_leaks: true,
+            random_seed: 0,
         }
     }
 }
@@ -168,6 +170,13 @@ impl Checker {
     /// alive (a reference cycle, a `mem::forget`) fails with a leak report (default: yes).
     pub fn detect_leaks(mut self, on: bool) -> Self {
         self.detect_leaks = on;
+        self
+    }
+
+    /// Seeds the generator behind `cmc_thread::random` (the same in every execution, so
+    /// runs replay; default 0). Try other seeds to explore other random values.
+    pub fn random_seed(mut self, seed: u64) -> Self {
+        self.random_seed = seed;
         self
     }
 
@@ -272,6 +281,7 @@ impl Checker {
         let start = Instant::now();
         let mut driver = Driver::new(self.stack_size, self.max_steps, self.spin_limit, progress);
         driver.detect_leaks(self.detect_leaks);
+        driver.random_seed(self.random_seed);
         let mut executions = 0u64;
         let mut reruns = 0u64;
         let mut complete = !matches!(self.mode, Mode::Random { .. } | Mode::Pct { .. });

@@ -110,6 +110,7 @@ pub struct Driver {
     progress: Arc<AtomicU64>,
     last_thread: Arc<AtomicUsize>,
     detect_leaks: bool,
+    random_seed: u64,
 }
 
 impl Driver {
@@ -130,7 +131,13 @@ impl Driver {
             progress: progress.steps.clone(),
             last_thread: progress.last_thread.clone(),
             detect_leaks: true,
+            random_seed: 0,
         }
+    }
+
+    /// The seed of every execution's random generator (`crate::random`).
+    pub fn random_seed(&mut self, seed: u64) {
+        self.random_seed = seed;
     }
 
     /// Whether an execution that completes with `Arc` allocations it made still alive is
@@ -153,6 +160,7 @@ impl Driver {
         let spin_limit = self.ctx.state.borrow().spin_limit;
         let epoch = next_epoch();
         *self.ctx.state.borrow_mut() = ExecState::new(epoch, spin_limit);
+        self.ctx.state.borrow_mut().random = crate::rng::Rng::new(self.random_seed);
         CURRENT.with(|c| c.set(&*self.ctx as *const Context));
         uncontrolled::enter(epoch);
         let stop = self.run_inner(model, sched);

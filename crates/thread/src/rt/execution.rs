@@ -65,6 +65,8 @@ pub struct ExecState {
     pub allocations: Vec<ObjId>,
     /// Virtual time: advanced by `thread::sleep` and by operations that time out.
     pub elapsed: std::time::Duration,
+    /// The execution's random generator (`crate::random`), seeded by the checker.
+    pub random: crate::rng::Rng,
     /// Thread-local values: (thread, key address, value); see `thread::LocalKey`.
     pub locals: Vec<(ThreadId, usize, Box<dyn std::any::Any>)>,
 }
@@ -88,6 +90,7 @@ impl ExecState {
             allocations: Vec::new(),
             elapsed: std::time::Duration::ZERO,
             locals: Vec::new(),
+            random: crate::rng::Rng::new(0),
         }
     }
 
