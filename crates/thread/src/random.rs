@@ -1,4 +1,4 @@
-//! Controlled randomness: inside an execution [`u64`] draws from a generator owned by the
+//! Controlled randomness: inside an execution [`u64()`] draws from a generator owned by the
 //! execution and seeded by the checker ([`Checker::random_seed`](crate::Checker::random_seed),
 //! default 0), so every execution, and every re-run of a schedule, draws the same
 //! sequence. Outside an execution the bits come from std's randomly seeded hasher.
