@@ -184,26 +184,40 @@ fn take_last_panic() -> Option<String> {
     LAST_PANIC.with(|p| p.borrow_mut().take())
 }
 
-fn install_panic_hook() {
+/// Panic messages seen outside executions while a stress run is active: (active runs,
+/// first message). See `crate::stress`.
+pub(crate) static STRESS_PANICS: std::sync::Mutex<(usize, Option<String>)> =
+    std::sync::Mutex::new((0, None));
+
+/// `message (at file:line:col)` of a panic.
+fn panic_text(info: &std::panic::PanicHookInfo<'_>) -> String {
+    let payload = info.payload();
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic payload".to_string());
+    match info.location() {
+        Some(l) => format!("{msg} (at {l})"),
+        None => msg,
+    }
+}
+
+pub(crate) fn install_panic_hook() {
     static HOOK: std::sync::Once = std::sync::Once::new();
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             if in_execution() {
-                let payload = info.payload();
-                let msg = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "non-string panic payload".to_string());
-                let text = match info.location() {
-                    Some(l) => format!("{msg} (at {l})"),
-                    None => msg,
-                };
-                LAST_PANIC.with(|p| *p.borrow_mut() = Some(text));
-            } else {
-                previous(info)
+                LAST_PANIC.with(|p| *p.borrow_mut() = Some(panic_text(info)));
+                return;
             }
+            if let Ok(mut stress) = STRESS_PANICS.lock() {
+                if stress.0 > 0 && stress.1.is_none() {
+                    stress.1 = Some(panic_text(info));
+                }
+            }
+            previous(info)
         }));
     });
 }
