@@ -190,14 +190,13 @@ pub(crate) static STRESS_PANICS: std::sync::Mutex<(usize, Option<String>)> =
     std::sync::Mutex::new((0, None));
 
 /// `message (at file:line:col)` of a panic.
-fn panic_text(info: &std::panic::PanicHookInfo<'_>) -> String {
-    let payload = info.payload();
+fn panic_text(payload: &(dyn std::any::Any + Send), location: Option<&Location<'_>>) -> String {
     let msg = payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "non-string panic payload".to_string());
-    match info.location() {
+    match location {
         Some(l) => format!("{msg} (at {l})"),
         None => msg,
     }
@@ -209,12 +208,13 @@ pub(crate) fn install_panic_hook() {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             if in_execution() {
-                LAST_PANIC.with(|p| *p.borrow_mut() = Some(panic_text(info)));
+                LAST_PANIC
+                    .with(|p| *p.borrow_mut() = Some(panic_text(info.payload(), info.location())));
                 return;
             }
             if let Ok(mut stress) = STRESS_PANICS.lock() {
                 if stress.0 > 0 && stress.1.is_none() {
-                    stress.1 = Some(panic_text(info));
+                    stress.1 = Some(panic_text(info.payload(), info.location()));
                 }
             }
             previous(info)
