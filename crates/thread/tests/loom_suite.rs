@@ -1,15 +1,22 @@
 //! loom's own tests (loom 0.7.3, `tests/` folder: `arc.rs`, `condvar.rs`, `mutex.rs`,
-//! `deadlock.rs`, `unsafe_cell.rs`), rewritten against cmc's API with each test's expected
+//! `deadlock.rs`, `unsafe_cell.rs`, `mpsc.rs`, `smoke.rs`, `yield.rs`, `atomic_relaxed.rs`,
+//! `litmus.rs`), rewritten against cmc's API with each test's expected
 //! outcome kept: a loom `#[should_panic]` test must fail here with the kind of failure
 //! named, every other one must pass. Adaptations: `Rc` becomes `Arc` (cmc's `spawn` needs
-//! `Send`), and loom's `Notify` becomes `thread::park`/`unpark`. The README's table lists
+//! `Send`), loom's `Notify` becomes `thread::park`/`unpark`, the deprecated
+//! `compare_and_swap` becomes `compare_exchange`. Where loom's expected outcome depends on
+//! weak memory (relaxed reorderings, which cmc does not explore: it is sequentially
+//! consistent), the test asserts cmc's outcome and says so; the README counts it as a
+//! difference. The README's table lists
 //! every test ported and the ones not ported yet.
 
 use cmc_thread::cell::UnsafeCell;
 use cmc_thread::sync::atomic::{AtomicBool, AtomicUsize};
+use cmc_thread::sync::mpsc::channel;
 use cmc_thread::sync::{Arc, Condvar, Mutex};
 use cmc_thread::{thread, Checker, Stop};
-use std::sync::atomic::Ordering::{Acquire, Release, SeqCst};
+use std::collections::BTreeSet;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 
 fn passes(model: impl Fn() + Send + Sync + 'static) {
     let stats = Checker::new()
@@ -516,4 +523,193 @@ fn unsafe_cell_access_after_sync() {
         },
         race,
     );
+}
+
+// ---- mpsc.rs ----
+
+#[test]
+fn mpsc_basic_sequential_usage() {
+    passes(|| {
+        let (s, r) = channel();
+        s.send(5).unwrap();
+        assert_eq!(r.recv().unwrap(), 5);
+    });
+}
+
+#[test]
+fn mpsc_basic_parallel_usage() {
+    passes(|| {
+        let (s, r) = channel();
+        thread::spawn(move || s.send(5).unwrap());
+        assert_eq!(r.recv().unwrap(), 5);
+    });
+}
+
+#[test]
+fn mpsc_commutative_senders() {
+    passes(|| {
+        let (s, r) = channel();
+        let s2 = s.clone();
+        thread::spawn(move || s.send(5).unwrap());
+        thread::spawn(move || s2.send(6).unwrap());
+        let mut val = r.recv().unwrap();
+        val += r.recv().unwrap();
+        assert_eq!(val, 11);
+    });
+}
+
+/// loom's `non_commutative_senders{1,2}`: asserting which message comes first fails.
+fn first_message_is(expected: i32) -> impl Fn() + Send + Sync + 'static {
+    move || {
+        let (s, r) = channel();
+        let s2 = s.clone();
+        thread::spawn(move || drop(s.send(5)));
+        thread::spawn(move || drop(s2.send(6)));
+        assert_eq!(r.recv().unwrap(), expected);
+        let _ = r.recv();
+    }
+}
+
+#[test]
+fn mpsc_non_commutative_senders1() {
+    fails(first_message_is(5), |s| matches!(s, Stop::Panic { .. }));
+}
+
+#[test]
+fn mpsc_non_commutative_senders2() {
+    fails(first_message_is(6), |s| matches!(s, Stop::Panic { .. }));
+}
+
+#[test]
+fn mpsc_drop_receiver() {
+    passes(|| {
+        let (s, r) = channel();
+        s.send(1).unwrap();
+        s.send(2).unwrap();
+        assert_eq!(r.recv().unwrap(), 1);
+    });
+}
+
+// ---- smoke.rs, yield.rs ----
+
+#[test]
+fn smoke_checks_fail() {
+    fails(
+        || {
+            let num = std::sync::Arc::new(AtomicUsize::new(0));
+            let ths: Vec<_> = (0..2)
+                .map(|_| {
+                    let num = num.clone();
+                    thread::spawn(move || {
+                        let curr = num.load(Acquire);
+                        num.store(curr + 1, Release);
+                    })
+                })
+                .collect();
+            for th in ths {
+                th.join().unwrap();
+            }
+            assert_eq!(2, num.load(Relaxed));
+        },
+        |s| matches!(s, Stop::Panic { .. }),
+    );
+}
+
+#[test]
+fn yield_completes() {
+    passes(|| {
+        let inc = std::sync::Arc::new(AtomicUsize::new(0));
+        let i = inc.clone();
+        thread::spawn(move || i.store(1, Relaxed));
+        while inc.load(Relaxed) != 1 {
+            thread::yield_now();
+        }
+    });
+}
+
+// ---- atomic_relaxed.rs ----
+
+#[test]
+fn atomic_relaxed_compare_and_swap() {
+    passes(|| {
+        let num = std::sync::Arc::new(AtomicUsize::new(0));
+        let ths: Vec<_> = (0..2)
+            .map(|_| {
+                let num = num.clone();
+                thread::spawn(move || {
+                    let mut curr = num.load(Relaxed);
+                    while let Err(actual) = num.compare_exchange(curr, curr + 1, Relaxed, Relaxed) {
+                        curr = actual;
+                    }
+                })
+            })
+            .collect();
+        for th in ths {
+            th.join().unwrap();
+        }
+        assert_eq!(2, num.load(Relaxed));
+    });
+}
+
+/// loom's `check_ordering_*`: `n1.0 = 1` then `n1.1 = 1` with `second_store`; the reader
+/// checks `n1.0` once it saw `n1.1` with `flag_load`.
+fn message_passing(
+    second_store: std::sync::atomic::Ordering,
+    flag_load: std::sync::atomic::Ordering,
+) -> impl Fn() + Send + Sync + 'static {
+    move || {
+        let n1 = std::sync::Arc::new((AtomicUsize::new(0), AtomicUsize::new(0)));
+        let n2 = n1.clone();
+        thread::spawn(move || {
+            n1.0.store(1, Relaxed);
+            n1.1.store(1, second_store);
+        });
+        if n2.1.load(flag_load) == 1 {
+            assert_eq!(1, n2.0.load(Relaxed));
+        }
+    }
+}
+
+#[test]
+fn atomic_relaxed_check_ordering_valid() {
+    passes(message_passing(Release, Acquire));
+}
+
+#[test]
+fn atomic_relaxed_check_ordering_invalid_1_differs_sc_only() {
+    // loom: should_panic (a relaxed flag load may see the flag and a stale `n1.0`).
+    // cmc is sequentially consistent: the stale value is never read, so it passes. Issue
+    // 14 item 5 (weak memory) would make it fail; not done.
+    passes(message_passing(Release, Relaxed));
+}
+
+#[test]
+fn atomic_relaxed_check_ordering_invalid_2_differs_sc_only() {
+    // As above, with both stores relaxed.
+    passes(message_passing(Relaxed, Relaxed));
+}
+
+// ---- litmus.rs ----
+
+#[test]
+fn litmus_store_buffering_differs_sc_only() {
+    // loom reaches (0, 0) with relaxed accesses; under sequential consistency (cmc) it is
+    // unreachable, and the three SC outcomes are all reached.
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(BTreeSet::new()));
+    let s = seen.clone();
+    passes(move || {
+        let x = std::sync::Arc::new(AtomicUsize::new(0));
+        let y = std::sync::Arc::new(AtomicUsize::new(0));
+        let (x1, y1) = (x.clone(), y.clone());
+        let a = thread::spawn(move || {
+            x1.store(1, Relaxed);
+            y1.load(Relaxed)
+        });
+        y.store(1, Relaxed);
+        let b = x.load(Relaxed);
+        let a = a.join().unwrap();
+        s.lock().unwrap().insert((a, b));
+    });
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen, BTreeSet::from([(0, 1), (1, 0), (1, 1)]));
 }
