@@ -563,8 +563,12 @@ fn first_message_is(expected: i32) -> impl Fn() + Send + Sync + 'static {
     move || {
         let (s, r) = channel();
         let s2 = s.clone();
-        thread::spawn(move || drop(s.send(5)));
-        thread::spawn(move || drop(s2.send(6)));
+        thread::spawn(move || {
+            let _ = s.send(5);
+        });
+        thread::spawn(move || {
+            let _ = s2.send(6);
+        });
         assert_eq!(r.recv().unwrap(), expected);
         let _ = r.recv();
     }
