@@ -29,8 +29,8 @@ impl Thread {
         self.id
     }
 
-    /// The thread's name: the one given to [`Builder::name`], `"main"` for the model's
-    /// thread 0.
+    /// The thread's name: the one given to [`Builder::name`] (none for the model's thread
+    /// 0, as in loom).
     pub fn name(&self) -> Option<&str> {
         match &self.std {
             Some(t) => t.name(),
@@ -408,7 +408,7 @@ where
 
 /// A thread-local key declared with [`thread_local!`](crate::thread_local): inside an
 /// execution every virtual thread has its own value, initialised on its first access and
-/// dropped when the execution ends (not when the thread finishes); outside one it is the
+/// dropped when the thread finishes (its destructor may take steps); outside one it is the
 /// std thread-local declared alongside.
 pub struct LocalKey<T: 'static> {
     init: fn() -> T,
@@ -445,8 +445,8 @@ impl<T: 'static> LocalKey<T> {
             })
             .expect("in an execution")
         });
-        // SAFETY: the value is boxed and stays in `locals` until the execution ends, after
-        // every thread (and so `f`) finished; only its own thread reaches it.
+        // SAFETY: the value is boxed and stays in `locals` until its thread's closure
+        // returned (so after `f`); only its own thread reaches it.
         f(unsafe { &*ptr })
     }
 }

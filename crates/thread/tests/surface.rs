@@ -33,7 +33,7 @@ fn outcomes<T: Ord + Send + 'static>(
 fn builder_names_threads_and_gives_them_the_stack_asked_for() {
     dpor()
         .check(|| {
-            assert_eq!(thread::current().name(), Some("main"));
+            assert_eq!(thread::current().name(), None);
             let h = thread::Builder::new()
                 .name("worker".to_string())
                 .stack_size(8 << 20)

@@ -167,8 +167,6 @@ impl Driver {
         let stop =
             uncontrolled::take(epoch).map_or(stop, |message| Some(Stop::Uncontrolled(message)));
         self.teardown();
-        let locals = std::mem::take(&mut self.ctx.state.borrow_mut().locals);
-        drop(locals); // thread-local values, dropped with the runtime reachable
         uncontrolled::leave(epoch);
         CURRENT.with(|c| c.set(std::ptr::null()));
         stop
@@ -278,7 +276,14 @@ impl Driver {
                 // SAFETY: the context outlives every coroutine (see `current`).
                 let ctx = unsafe { &*ctx };
                 ctx.state.borrow_mut().threads[tid].yielder = y as *const _;
-                let result = catch_unwind(AssertUnwindSafe(f));
+                let mut result = catch_unwind(AssertUnwindSafe(f));
+                // The thread's thread-local values die with it, as in std; their
+                // destructors may still take steps.
+                let locals = ctx.state.borrow_mut().take_locals(tid);
+                let dropped = catch_unwind(AssertUnwindSafe(move || drop(locals)));
+                if result.is_ok() {
+                    result = dropped;
+                }
                 let mut st = ctx.state.borrow_mut();
                 st.threads[tid].finished = true;
                 st.threads[tid].pending = None;

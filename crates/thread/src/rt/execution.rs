@@ -26,7 +26,7 @@ pub struct VThread {
     pub park: ObjId,
     /// What happens before this thread's next operation.
     pub clock: ThreadClock,
-    /// The name given with `thread::Builder::name` ("main" for thread 0).
+    /// The name given with `thread::Builder::name`.
     pub name: Option<std::sync::Arc<str>>,
     /// The stack size asked for with `thread::Builder::stack_size`.
     pub stack_size: Option<usize>,
@@ -128,7 +128,7 @@ impl ExecState {
         let clock = self.fork_clock(parent, id);
         self.threads.push(VThread {
             clock,
-            name: parent.is_none().then(|| "main".into()),
+            name: None,
             stack_size: None,
             pending: Some((Op::Start, created)),
             finished: false,
@@ -323,6 +323,16 @@ impl ExecState {
                 _ => None,
             })
             .collect()
+    }
+
+    /// Removes and returns thread `t`'s thread-local values (dropped by the caller, outside
+    /// the state's borrow).
+    pub fn take_locals(&mut self, t: ThreadId) -> Vec<Box<dyn std::any::Any>> {
+        let (mine, others) = std::mem::take(&mut self.locals)
+            .into_iter()
+            .partition(|(owner, _, _)| *owner == t);
+        self.locals = others;
+        mine.into_iter().map(|(_, _, v)| v).collect()
     }
 
     /// A cycle of threads each waiting for the next, if the wait-for graph has one.
