@@ -1,6 +1,7 @@
 //! loom's own tests (loom 0.7.3, `tests/` folder: `arc.rs`, `condvar.rs`, `mutex.rs`,
 //! `deadlock.rs`, `unsafe_cell.rs`, `mpsc.rs`, `smoke.rs`, `yield.rs`, `atomic_relaxed.rs`,
-//! `litmus.rs`, `thread_api.rs`, `thread_local.rs`), rewritten against cmc's API with each test's expected
+//! `litmus.rs`, `thread_api.rs`, `thread_local.rs`, `rwlock.rs`, `rwlock_regression1.rs`),
+//! rewritten against cmc's API with each test's expected
 //! outcome kept: a loom `#[should_panic]` test must fail here with the kind of failure
 //! named, every other one must pass. Adaptations: `Rc` becomes `Arc` (cmc's `spawn` needs
 //! `Send`), loom's `Notify` becomes `thread::park`/`unpark`, the deprecated
@@ -908,4 +909,148 @@ fn thread_local_drop() {
     });
     // The model's main thread's copy was dropped when it finished.
     assert_eq!(DROPS.load(Acquire), 3);
+}
+
+// ---- rwlock.rs, rwlock_regression1.rs ----
+
+use cmc_thread::sync::{RwLock, TryLockError};
+
+fn would_block<G>(r: Result<G, TryLockError<G>>) -> bool {
+    matches!(r, Err(TryLockError::WouldBlock))
+}
+
+#[test]
+fn rwlock_read_one() {
+    passes(|| {
+        let lock = Arc::new(RwLock::new(1));
+        let c_lock = lock.clone();
+        let n = lock.read().unwrap();
+        assert_eq!(*n, 1);
+        thread::spawn(move || assert!(c_lock.read().is_ok()))
+            .join()
+            .unwrap();
+    });
+}
+
+/// Two threads take the lock (`read` or not), yield, release; the main thread writes.
+fn two_then_write(read: bool) -> impl Fn() + Send + Sync + 'static {
+    move || {
+        let lock = Arc::new(RwLock::new(1));
+        for _ in 0..2 {
+            let lock = lock.clone();
+            thread::spawn(move || {
+                if read {
+                    let _l = lock.read().unwrap();
+                    thread::yield_now();
+                } else {
+                    let _l = lock.write().unwrap();
+                    thread::yield_now();
+                }
+            });
+        }
+        let _l = lock.write().unwrap();
+        thread::yield_now();
+    }
+}
+
+#[test]
+fn rwlock_read_two_write_one() {
+    passes(two_then_write(true));
+}
+
+#[test]
+fn rwlock_write_three() {
+    passes(two_then_write(false));
+}
+
+#[test]
+fn rwlock_write_then_try_write() {
+    passes(|| {
+        let lock = Arc::new(RwLock::new(1));
+        let _l1 = lock.write().unwrap();
+        assert!(would_block(lock.try_write()));
+    });
+}
+
+#[test]
+fn rwlock_write_then_try_read() {
+    passes(|| {
+        let lock = Arc::new(RwLock::new(1));
+        let _l1 = lock.write().unwrap();
+        assert!(would_block(lock.try_read()));
+    });
+}
+
+#[test]
+fn rwlock_read_then_try_write() {
+    // As in loom, whose body takes a write lock despite the name.
+    passes(|| {
+        let lock = Arc::new(RwLock::new(1));
+        let _l1 = lock.write().unwrap();
+        assert!(would_block(lock.try_write()));
+    });
+}
+
+#[test]
+fn rwlock_try_read() {
+    passes(|| {
+        let lock = RwLock::new(1);
+        assert_eq!(*lock.try_read().unwrap(), 1);
+    });
+}
+
+#[test]
+fn rwlock_write() {
+    passes(|| {
+        let lock = RwLock::new(1);
+        let mut n = lock.write().unwrap();
+        *n = 2;
+        assert!(lock.try_read().is_err());
+    });
+}
+
+#[test]
+fn rwlock_try_write() {
+    passes(|| {
+        let lock = RwLock::new(1);
+        let n = lock.read().unwrap();
+        assert_eq!(*n, 1);
+        assert!(lock.try_write().is_err());
+    });
+}
+
+#[test]
+fn rwlock_into_inner() {
+    passes(|| {
+        let lock = Arc::new(RwLock::new(0));
+        let ths: Vec<_> = (0..2)
+            .map(|_| {
+                let lock = lock.clone();
+                thread::spawn(move || *lock.write().unwrap() += 1)
+            })
+            .collect();
+        for th in ths {
+            th.join().unwrap();
+        }
+        let lock = Arc::try_unwrap(lock).unwrap().into_inner().unwrap();
+        assert_eq!(lock, 2);
+    });
+}
+
+#[test]
+fn rwlock_two_writers() {
+    passes(|| {
+        let lock = Arc::new(RwLock::new(1));
+        let (c_lock, c_lock2) = (lock.clone(), lock);
+        let atomic = Arc::new(AtomicUsize::new(0));
+        let (c_atomic, c_atomic2) = (atomic.clone(), atomic);
+        thread::spawn(move || {
+            *c_lock.write().unwrap() += 1;
+            c_atomic.fetch_add(1, Relaxed);
+        });
+        thread::spawn(move || {
+            *c_lock2.write().unwrap() += 1;
+            c_atomic2.fetch_add(1, Relaxed);
+        });
+    });
 }
