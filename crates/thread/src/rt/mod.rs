@@ -49,6 +49,20 @@ pub fn in_execution() -> bool {
     current().is_some()
 }
 
+/// Runs `f` as if outside any execution: instrumented objects it touches behave as std's
+/// and take no steps (used to drop values left by an earlier execution).
+pub fn outside_execution<R>(f: impl FnOnce() -> R) -> R {
+    let saved = CURRENT.with(|c| c.replace(std::ptr::null()));
+    struct Restore(*const Context);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CURRENT.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(saved);
+    f()
+}
+
 /// Runs `f` on the execution state, or returns `None` outside an execution.
 /// `f` must not call back into the runtime.
 pub fn with<R>(f: impl FnOnce(&mut ExecState) -> R) -> Option<R> {

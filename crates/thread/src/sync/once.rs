@@ -161,7 +161,10 @@ impl<T> OnceLock<T> {
             || {
                 let v = f();
                 // SAFETY: only the thread running the initialiser writes, once.
-                unsafe { *self.value.get() = Some(v) };
+                let stale = unsafe { (*self.value.get()).replace(v) };
+                // A value left by an earlier execution (a static initialised again) is
+                // dropped outside the checker: it takes no step in this execution.
+                rt::outside_execution(move || drop(stale));
             },
             location,
         );
