@@ -36,24 +36,31 @@
 //! Atomics are sequentially consistent whatever `Ordering` is passed: a load returns the
 //! latest store in the explored total order. Weak-memory behaviours (relaxed,
 //! acquire/release reorderings) are a documented later extension and are not explored.
+//! The `Ordering` does decide happens-before, which data-race detection on
+//! [`cell::UnsafeCell`] uses: a relaxed flag does not publish the data it guards.
 //!
 //! ## Runtime
 //! Virtual threads are coroutines on one OS thread (the explorer's), so exactly one runs at a
-//! time and a switch costs a few nanoseconds. Thread-locals are therefore shared by all
-//! virtual threads of an execution, as in loom.
+//! time and a switch costs a few nanoseconds. std's thread-locals are therefore shared by
+//! all virtual threads of an execution; [`thread_local!`] gives each its own.
 
+pub mod cell;
 mod explore;
 pub mod lincheck;
+pub mod random;
 mod report;
 mod rng;
 mod rt;
 mod schedule;
 pub mod shim;
+mod stress;
 pub mod sync;
 pub mod thread;
+pub mod time;
 
 pub use explore::{Checker, Mode, Stats};
 pub use report::{Failure, TraceRow};
 pub use rng::Rng;
 pub use rt::{Event, Op, Stop, Value};
 pub use schedule::{Schedule, ScheduleParseError};
+pub use stress::{stress, StressFailure};

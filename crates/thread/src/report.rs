@@ -1,7 +1,7 @@
 //! Failure reports: what went wrong, the schedule and seed that replay it, and the
 //! interleaving as a table with one column per thread (Lincheck style).
 
-use crate::rt::{AtomicKind, Event, ExecState, Op, Stop, ThreadId, Value};
+use crate::rt::{AtomicKind, Event, ExecState, Op, Stop, SwitchReason, ThreadId, Value};
 use crate::schedule::Schedule;
 use std::fmt;
 
@@ -58,23 +58,34 @@ impl Failure {
 
     /// The one-line headline, e.g. `deadlock`.
     pub fn headline(&self) -> String {
-        match &self.stop {
-            Stop::Panic { thread, message } => format!("thread {thread} panicked: {message}"),
-            Stop::Deadlock { .. } => "deadlock: every thread is blocked".to_string(),
-            Stop::Livelock { .. } => "livelock: no thread can make progress".to_string(),
-            Stop::StepLimit(n) => format!("an execution exceeded {n} steps (unbounded loop or livelock?)"),
-            Stop::Schedule(why) => format!("the schedule cannot be replayed: {why}"),
-            Stop::NonDeterminism { step, .. } => {
-                format!("non-determinism found at step {step}: the same schedule took a different branch")
-            }
-            Stop::Stalled { thread, timeout } => format!(
-                "thread {thread} ran for {timeout:?} without reaching a switch point: it is blocked or spinning \
-                 outside the checker (a std::sync primitive, a std atomic, sleep or I/O inside checked code?); \
-                 use the cmc_thread::shim types"
-            ),
-            Stop::OutOfMemory => "could not allocate a coroutine stack".to_string(),
-            Stop::Redundant => "an execution was cut as redundant (a bug in cmc-thread; please report it)".to_string(),
+        stop_headline(&self.stop)
+    }
+}
+
+/// The one-line description of why an execution stopped, e.g. `deadlock: ...`.
+pub fn stop_headline(stop: &Stop) -> String {
+    match stop {
+        Stop::Panic { thread, message } => format!("thread {thread} panicked: {message}"),
+        Stop::Deadlock { .. } => "deadlock: every thread is blocked".to_string(),
+        Stop::Livelock { .. } => "livelock: no thread can make progress".to_string(),
+        Stop::StepLimit(n) => format!("an execution exceeded {n} steps (unbounded loop or livelock?)"),
+        Stop::Schedule(why) => format!("the schedule cannot be replayed: {why}"),
+        Stop::NonDeterminism { step, .. } => {
+            format!("non-determinism found at step {step}: the same schedule took a different branch")
         }
+        Stop::Stalled { thread, timeout } => format!(
+            "thread {thread} ran for {timeout:?} without reaching a switch point: it is blocked or spinning \
+             outside the checker (a std::sync primitive, a std atomic, sleep or I/O inside checked code?); \
+             use the cmc_thread::shim types"
+        ),
+        Stop::DataRace { object, .. } => format!("data race on {object}"),
+        Stop::Leak { allocations } => format!(
+            "memory leak: {} Arc allocation(s) made in the execution outlived it",
+            allocations.len()
+        ),
+        Stop::Uncontrolled(message) => message.clone(),
+        Stop::OutOfMemory => "could not allocate a coroutine stack".to_string(),
+        Stop::Redundant => "an execution was cut as redundant (a bug in cmc-thread; please report it)".to_string(),
     }
 }
 
@@ -93,6 +104,15 @@ impl fmt::Display for Failure {
                 }
                 for (t, why) in blocked {
                     writeln!(f, "  thread {t} waits: {why}")?;
+                }
+            }
+            Stop::DataRace { first, second, .. } => {
+                writeln!(f, "  {first}")?;
+                writeln!(f, "  {second}, with no happens-before between the two")?;
+            }
+            Stop::Leak { allocations } => {
+                for a in allocations {
+                    writeln!(f, "  {a}")?;
                 }
             }
             Stop::Livelock { blocked } => {
@@ -153,7 +173,11 @@ pub fn describe_op(st: &ExecState, e: &Event) -> String {
         (Op::Atomic(_, AtomicKind::Store), v) => format!(" <- {v}"),
         (_, v) => format!(": {v}"),
     };
-    format!("{target}{value} at {}", short_location(e.location))
+    match e.op {
+        // A destructor has no caller location; the one recorded is inside cmc.
+        Op::Atomic(_, AtomicKind::Count("drop")) => format!("{target}{value}"),
+        _ => format!("{target}{value} at {}", short_location(e.location)),
+    }
 }
 
 /// Describes one event with its thread, for messages.
@@ -161,9 +185,10 @@ pub fn describe_event(st: &ExecState, e: &Event) -> String {
     format!("thread {} {}", e.thread, describe_op(st, e))
 }
 
-fn trace_rows(st: &ExecState) -> Vec<TraceRow> {
+pub(crate) fn trace_rows(st: &ExecState) -> Vec<TraceRow> {
     let mut rows = Vec::new();
     let mut notes = st.annotations.iter().peekable();
+    let mut switches = st.switches.iter().peekable();
     for (i, e) in st.trace.iter().enumerate() {
         while let Some((_, t, text)) = notes.next_if(|(step, _, _)| *step <= i) {
             rows.push(TraceRow {
@@ -171,15 +196,10 @@ fn trace_rows(st: &ExecState) -> Vec<TraceRow> {
                 text: text.clone(),
             });
         }
-        if i > 0
-            && st.trace[i - 1].thread != e.thread
-            && st.trace[i..]
-                .iter()
-                .any(|x| x.thread == st.trace[i - 1].thread)
-        {
+        while let Some(s) = switches.next_if(|s| s.step <= i) {
             rows.push(TraceRow {
-                thread: st.trace[i - 1].thread,
-                text: "switch".to_string(),
+                thread: s.thread,
+                text: format!("switch (reason: {})", describe_switch(st, s.reason)),
             });
         }
         if e.op != Op::Start {
@@ -196,6 +216,51 @@ fn trace_rows(st: &ExecState) -> Vec<TraceRow> {
         });
     }
     rows
+}
+
+/// Why a thread was switched away from, e.g. `waiting for thread 1 to finish`.
+fn describe_switch(st: &ExecState, reason: SwitchReason) -> String {
+    let name = |o: usize| {
+        if o < st.objects.len() {
+            st.object_name(o)
+        } else {
+            format!("object #{o}")
+        }
+    };
+    let held = |holder: Option<ThreadId>, verb: &str| match holder {
+        Some(t) => format!(" {verb} thread {t}"),
+        None => String::new(),
+    };
+    match reason {
+        SwitchReason::Preempted => "preempted".to_string(),
+        SwitchReason::Yielded(op) => op.name().to_string(),
+        SwitchReason::Spinning(o) => {
+            format!("spinning on {} until another thread writes it", name(o))
+        }
+        SwitchReason::Blocked { op, holder } => match op {
+            Op::Join(t) => format!("waiting for thread {t} to finish"),
+            Op::Lock(o) | Op::ReadLock(o) => {
+                format!("waiting for {}{}", name(o), held(holder, "held by"))
+            }
+            Op::OnceEnter(o) => {
+                format!(
+                    "waiting for {}{}",
+                    name(o),
+                    held(holder, "being initialised by")
+                )
+            }
+            Op::CondWake(o, _) => format!("waiting for a notify on {}", name(o)),
+            Op::Send(o) => format!("waiting for room on {}", name(o)),
+            Op::Recv(o) => format!("waiting for a message on {}", name(o)),
+            Op::Park(_) => "waiting for an unpark".to_string(),
+            Op::SendDone(o, _) => format!(
+                "waiting for the receiver to take its message on {}",
+                name(o)
+            ),
+            Op::BarrierLeave(o, _) => format!("waiting for the other threads at {}", name(o)),
+            op => format!("waiting to {}", op.name()),
+        },
+    }
 }
 
 const CELL_MAX: usize = 64;

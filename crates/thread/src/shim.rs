@@ -23,9 +23,15 @@
 //! `[lints.rust] unexpected_cfgs = { level = "warn", check-cfg = ["cfg(cmc)"] }`.
 
 #[cfg(cmc)]
-pub use crate::{sync, thread};
+pub use crate::{sync, thread, time};
 #[cfg(not(cmc))]
-pub use std::{sync, thread};
+pub use std::{sync, thread, time};
+
+/// `thread_local!`: cmc's (one value per virtual thread) under the cfg, std's otherwise.
+#[cfg(cmc)]
+pub use crate::thread_local;
+#[cfg(not(cmc))]
+pub use std::thread_local;
 
 /// Under `cfg(cmc)`: explores `f` with the default [`Checker`](crate::Checker) and panics
 /// with the failure report if one is found. Otherwise: runs `f` once.

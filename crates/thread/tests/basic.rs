@@ -144,7 +144,10 @@ fn spin_wait_that_terminates_passes() {
 
 #[test]
 fn std_mutex_contention_is_reported_as_a_stall() {
+    // The preemption-bounded mode switches at `yield_now`; DPOR sees no conflicting
+    // instrumented step (the std lock is invisible to it) and runs a single schedule.
     let f = Checker::new()
+        .mode(Mode::Bounded { max_preemptions: 2 })
         .stall_timeout(std::time::Duration::from_millis(300))
         .check(|| {
             let m = Arc::new(std::sync::Mutex::new(0));
@@ -185,10 +188,15 @@ fn diverges_once() {
 #[test]
 fn a_prefix_carried_to_the_next_round_is_checked_for_non_determinism() {
     let bounded = |p| Checker::new().mode(Mode::Bounded { max_preemptions: p });
-    let round0 = bounded(0).check(diverges_once).unwrap().executions;
-    // The first execution of round 1 replays a prefix saved in round 0; make it diverge.
+    let round0 = bounded(0).check(diverges_once).unwrap();
+    // The first execution of round 1 replays a prefix saved in round 0; make it diverge
+    // (round 0 ran its executions and the sampled re-runs of some of them).
     RUN.store(0, std::sync::atomic::Ordering::SeqCst);
-    DIVERGE_AT.store(round0 as usize, std::sync::atomic::Ordering::SeqCst);
+    let first_of_round1 = round0.executions + round0.reruns;
+    DIVERGE_AT.store(
+        first_of_round1 as usize,
+        std::sync::atomic::Ordering::SeqCst,
+    );
     let f = bounded(1).check(diverges_once).unwrap_err();
     match &f.stop {
         Stop::NonDeterminism {
@@ -204,4 +212,24 @@ fn a_prefix_carried_to_the_next_round_is_checked_for_non_determinism() {
         }
         other => panic!("expected non-determinism, got {other:?}\n{f}"),
     }
+}
+
+#[test]
+fn the_default_mode_is_exhaustive_dpor() {
+    let f = Checker::new().check(lost_update).unwrap_err();
+    assert_eq!(f.mode, "exhaustive with DPOR", "{f}");
+    // The bounded mode's iterative deepening needs 4 executions here (README benchmark).
+    assert!(f.executions <= 2, "{f}");
+    let stats = Checker::new()
+        .check(|| {
+            let n = Arc::new(AtomicUsize::new(0));
+            let n2 = n.clone();
+            let h = thread::spawn(move || n2.fetch_add(1, Ordering::SeqCst));
+            n.fetch_add(1, Ordering::SeqCst);
+            h.join().unwrap();
+        })
+        .unwrap();
+    // Complete: both orders of the two increments, nothing else.
+    assert!(stats.complete, "{stats:?}");
+    assert_eq!(stats.executions, 2, "{stats:?}");
 }

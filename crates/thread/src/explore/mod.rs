@@ -5,6 +5,7 @@ mod bounded;
 mod dpor;
 mod random;
 mod replay;
+mod rerun;
 mod strategy;
 
 use crate::report::Failure;
@@ -14,6 +15,7 @@ use bounded::Bounded;
 use dpor::Dpor;
 use random::Randomized;
 use replay::Replay;
+use rerun::{rerun, FirstRun};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -69,10 +71,15 @@ pub struct Stats {
     pub complete: bool,
     /// Wall time.
     pub elapsed: Duration,
+    /// Executions re-run and compared with their first run to detect non-determinism
+    /// (not counted in `executions`); see [`Checker::recheck_every`].
+    pub reruns: u64,
 }
 
-/// Configures and runs explorations. Defaults: preemption bound 2, 100,000 executions,
-/// 10,000 steps per execution, spin limit 3, 2 s stall timeout, 256 KiB stacks.
+/// Configures and runs explorations. Defaults: exhaustive with DPOR, 100,000 executions
+/// (a run the budget stops is reported with `complete: false`),
+/// 10,000 steps per execution, spin limit 3, 2 s stall timeout, 256 KiB stacks, every
+/// 64th execution (and the first) re-run to detect non-determinism.
 #[derive(Clone, Debug)]
 #[must_use]
 pub struct Checker {
@@ -82,17 +89,23 @@ pub struct Checker {
     spin_limit: u32,
     stall_timeout: Duration,
     stack_size: usize,
+    recheck_every: u64,
+    detect_leaks: bool,
+    random_seed: u64,
 }
 
 impl Default for Checker {
     fn default() -> Self {
         Checker {
-            mode: Mode::Bounded { max_preemptions: 2 },
+            mode: Mode::Dpor,
             max_executions: 100_000,
             max_steps: 10_000,
             spin_limit: 3,
             stall_timeout: Duration::from_secs(2),
             stack_size: 256 * 1024,
+            recheck_every: 64,
+            detect_leaks: true,
+            random_seed: 0,
         }
     }
 }
@@ -141,6 +154,34 @@ impl Checker {
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.stack_size = bytes;
         self
+    }
+
+    /// Non-determinism sampling: the first passing execution, then every `n`-th, is run a
+    /// second time with the same schedule and compared step by step (values included) and
+    /// by outcome; a difference is reported as non-determinism with both runs. Failing
+    /// executions are always re-run before being reported. `0` turns sampling off (prefix
+    /// replays of the systematic modes are still compared).
+    pub fn recheck_every(mut self, n: u64) -> Self {
+        self.recheck_every = n;
+        self
+    }
+
+    /// Whether an execution that ends with `cmc_thread::sync::Arc` allocations it made still
+    /// alive (a reference cycle, a `mem::forget`) fails with a leak report (default: yes).
+    pub fn detect_leaks(mut self, on: bool) -> Self {
+        self.detect_leaks = on;
+        self
+    }
+
+    /// Seeds the generator behind `cmc_thread::random` (the same in every execution, so
+    /// runs replay; default 0). Try other seeds to explore other random values.
+    pub fn random_seed(mut self, seed: u64) -> Self {
+        self.random_seed = seed;
+        self
+    }
+
+    fn is_sampled(&self, execution: u64) -> bool {
+        self.recheck_every != 0 && (execution == 1 || execution % self.recheck_every == 0)
     }
 
     /// Explores `model` (run as thread 0 of every execution). Returns the first failure:
@@ -239,7 +280,10 @@ impl Checker {
     ) -> Result<Stats, Box<Failure>> {
         let start = Instant::now();
         let mut driver = Driver::new(self.stack_size, self.max_steps, self.spin_limit, progress);
+        driver.detect_leaks(self.detect_leaks);
+        driver.random_seed(self.random_seed);
         let mut executions = 0u64;
+        let mut reruns = 0u64;
         let mut complete = !matches!(self.mode, Mode::Random { .. } | Mode::Pct { .. });
         loop {
             if executions >= self.max_executions {
@@ -250,73 +294,42 @@ impl Checker {
                 break;
             }
             executions += 1;
-            let stop = match driver.run(model, &mut *strategy) {
-                None | Some(Stop::Redundant) => strategy.finish_execution(&driver.state()),
-                stop => stop,
+            let (stop, completed) = match driver.run(model, &mut *strategy) {
+                None => (strategy.finish_execution(&driver.state()), true),
+                Some(Stop::Redundant) => (strategy.finish_execution(&driver.state()), false),
+                stop => (stop, false),
             };
+            let (mode, seed) = (self.mode.to_string(), strategy.seed());
             if let Some(stop) = stop {
+                if matches!(stop, Stop::NonDeterminism { .. } | Stop::Schedule(_)) {
+                    let failure = Failure::new(stop, &driver.state(), executions, mode, seed);
+                    return Err(Box::new(failure));
+                }
+                // Confirm the failure by re-running it; a different run is reported instead.
                 let failure = Failure::new(
-                    stop,
+                    stop.clone(),
                     &driver.state(),
                     executions,
-                    self.mode.to_string(),
-                    strategy.seed(),
+                    mode.clone(),
+                    seed,
                 );
-                return Err(Box::new(self.confirm(model, &mut driver, failure)));
+                let first = FirstRun::capture(&driver, Some(stop));
+                let diverged = rerun(&mut driver, model, first, executions, mode, seed);
+                return Err(Box::new(diverged.unwrap_or(failure)));
+            }
+            if completed && self.is_sampled(executions) {
+                reruns += 1;
+                let first = FirstRun::capture(&driver, None);
+                if let Some(f) = rerun(&mut driver, model, first, executions, mode, seed) {
+                    return Err(Box::new(f));
+                }
             }
         }
         Ok(Stats {
             executions,
             complete,
             elapsed: start.elapsed(),
+            reruns,
         })
-    }
-
-    /// Re-runs a failing schedule; a run that diverges turns the report into a
-    /// non-determinism report naming the first differing step.
-    fn confirm(&self, model: &Model, driver: &mut Driver, failure: Failure) -> Failure {
-        if matches!(
-            failure.stop,
-            Stop::NonDeterminism { .. } | Stop::Schedule(_)
-        ) {
-            return failure;
-        }
-        let first: Vec<crate::rt::Event> = driver.state().trace.clone();
-        let mut replay = Replay::new(failure.schedule.0.clone());
-        let stop = driver.run(model, &mut replay);
-        let st = driver.state();
-        let diverged = first
-            .iter()
-            .zip(st.trace.iter())
-            .position(|(a, b)| !a.same_as(b));
-        let step = match (diverged, stop.as_ref()) {
-            (Some(step), _) => step,
-            (None, Some(Stop::Schedule(_))) => first.len().min(st.trace.len()),
-            (None, s)
-                if s.map(std::mem::discriminant) != Some(std::mem::discriminant(&failure.stop)) =>
-            {
-                st.trace.len()
-            }
-            _ => return failure,
-        };
-        let show = |t: &[crate::rt::Event]| {
-            t.get(step).map_or("the execution ended".to_string(), |e| {
-                crate::report::describe_event(&st, e)
-            })
-        };
-        let stop = Stop::NonDeterminism {
-            step,
-            first: show(&first),
-            second: show(&st.trace),
-        };
-        let mut nd = Failure::new(
-            stop,
-            &st,
-            failure.executions,
-            failure.mode.clone(),
-            failure.seed,
-        );
-        nd.preamble = Some(format!("first run ended with: {}\n", failure.headline()));
-        nd
     }
 }

@@ -2,7 +2,7 @@
 //! check shared by the systematic strategies (which detects non-determinism).
 
 use crate::report::describe_event;
-use crate::rt::{Event, ExecState, Op, Scheduler, Stop, ThreadId};
+use crate::rt::{Event, ExecState, Scheduler, Stop, ThreadId};
 
 /// A search strategy: a scheduler that also decides which execution comes next.
 pub trait Strategy: Scheduler {
@@ -17,11 +17,13 @@ pub trait Strategy: Scheduler {
 }
 
 /// Whether switching away from `current` at this point is a preemption: it is enabled and its
-/// announced operation is not a `yield_now`.
+/// announced operation is not a yield point (`yield_now`, `sleep`).
 pub fn is_preemption(st: &ExecState, enabled: u64, current: ThreadId, chosen: ThreadId) -> bool {
     chosen != current
         && enabled & (1 << current) != 0
-        && !matches!(st.threads[current].pending, Some((Op::Yield, _)))
+        && !st.threads[current]
+            .pending
+            .is_some_and(|(op, _)| op.is_yield())
 }
 
 /// What a systematic strategy remembers of a step, to check that a replay takes the same path.

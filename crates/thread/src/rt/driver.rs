@@ -3,8 +3,11 @@
 
 use super::execution::{ExecState, SpawnFn};
 use super::op::ThreadId;
-use super::{install_panic_hook, next_epoch, take_last_panic, Abort, Context, CURRENT};
-use corosensei::stack::DefaultStack;
+use super::overflow::{self, Running};
+use super::{
+    install_panic_hook, next_epoch, take_last_panic, uncontrolled, Abort, Context, CURRENT,
+};
+use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe, Location};
@@ -61,6 +64,22 @@ pub enum Stop {
         /// The stall timeout.
         timeout: std::time::Duration,
     },
+    /// Two accesses to a tracked cell, one a write, with no happens-before between them.
+    DataRace {
+        /// The cell, e.g. `UnsafeCell#3`.
+        object: String,
+        /// The earlier access: thread, kind and call site.
+        first: String,
+        /// The access that raced with it.
+        second: String,
+    },
+    /// `Arc` allocations made during the execution were still alive when it ended.
+    Leak {
+        /// Each leaked allocation: where it was created and its strong count.
+        allocations: Vec<String>,
+    },
+    /// A thread the checker does not control touched an object of the execution.
+    Uncontrolled(String),
     /// A coroutine stack could not be allocated.
     OutOfMemory,
     /// Not a failure: the strategy cut an execution whose continuations are all covered by
@@ -83,11 +102,15 @@ type Co = Coroutine<(), (), (), DefaultStack>;
 pub struct Driver {
     ctx: Box<Context>,
     coroutines: Vec<Option<Co>>,
+    /// Per coroutine: its stack's bounds, for the stack-overflow report.
+    bounds: Vec<Running>,
     stacks: Vec<DefaultStack>,
     stack_size: usize,
     max_steps: usize,
     progress: Arc<AtomicU64>,
     last_thread: Arc<AtomicUsize>,
+    detect_leaks: bool,
+    random_seed: u64,
 }
 
 impl Driver {
@@ -95,17 +118,32 @@ impl Driver {
     /// and a [`Progress`] updated at every step (watched by the stall detector).
     pub fn new(stack_size: usize, max_steps: usize, spin_limit: u32, progress: &Progress) -> Self {
         install_panic_hook();
+        overflow::install();
         Driver {
             ctx: Box::new(Context {
                 state: RefCell::new(ExecState::new(0, spin_limit)),
             }),
             coroutines: Vec::new(),
+            bounds: Vec::new(),
             stacks: Vec::new(),
             stack_size,
             max_steps,
             progress: progress.steps.clone(),
             last_thread: progress.last_thread.clone(),
+            detect_leaks: true,
+            random_seed: 0,
         }
+    }
+
+    /// The seed of every execution's random generator (`crate::random`).
+    pub fn random_seed(&mut self, seed: u64) {
+        self.random_seed = seed;
+    }
+
+    /// Whether an execution that completes with `Arc` allocations it made still alive is
+    /// reported as a leak (default: yes).
+    pub fn detect_leaks(&mut self, on: bool) {
+        self.detect_leaks = on;
     }
 
     /// The state left by the last execution (trace, objects, annotations).
@@ -120,10 +158,16 @@ impl Driver {
         sched: &mut dyn Scheduler,
     ) -> Option<Stop> {
         let spin_limit = self.ctx.state.borrow().spin_limit;
-        *self.ctx.state.borrow_mut() = ExecState::new(next_epoch(), spin_limit);
+        let epoch = next_epoch();
+        *self.ctx.state.borrow_mut() = ExecState::new(epoch, spin_limit);
+        self.ctx.state.borrow_mut().random = crate::rng::Rng::new(self.random_seed);
         CURRENT.with(|c| c.set(&*self.ctx as *const Context));
+        uncontrolled::enter(epoch);
         let stop = self.run_inner(model, sched);
+        let stop =
+            uncontrolled::take(epoch).map_or(stop, |message| Some(Stop::Uncontrolled(message)));
         self.teardown();
+        uncontrolled::leave(epoch);
         CURRENT.with(|c| c.set(std::ptr::null()));
         stop
     }
@@ -135,7 +179,10 @@ impl Driver {
     ) -> Option<Stop> {
         let root = model.clone();
         let root_fn: SpawnFn = Box::new(move || root());
-        self.ctx.state.borrow_mut().add_thread(Location::caller());
+        self.ctx
+            .state
+            .borrow_mut()
+            .add_thread(None, Location::caller());
         self.ctx.state.borrow_mut().spawn_queue.push(root_fn);
         loop {
             if let Some(stop) = self.start_spawned() {
@@ -143,11 +190,22 @@ impl Driver {
             }
             let choice = {
                 let st = self.ctx.state.borrow();
+                if let Some(message) = uncontrolled::take(st.epoch) {
+                    return Some(Stop::Uncontrolled(message));
+                }
+                if let Some(stop) = st.failure.clone() {
+                    return Some(stop);
+                }
                 if let Some((thread, message)) = st.panic.clone() {
                     return Some(Stop::Panic { thread, message });
                 }
                 if st.all_finished() {
-                    return None;
+                    let leaks = if self.detect_leaks {
+                        st.leaks()
+                    } else {
+                        Vec::new()
+                    };
+                    return (!leaks.is_empty()).then_some(Stop::Leak { allocations: leaks });
                 }
                 if st.trace.len() >= self.max_steps {
                     return Some(Stop::StepLimit(self.max_steps));
@@ -157,7 +215,7 @@ impl Driver {
                     return Some(stuck(&st));
                 }
                 match sched.choose(&st, enabled) {
-                    Ok(t) if t < 64 && enabled & (1 << t) != 0 => t,
+                    Ok(t) if t < 64 && enabled & (1 << t) != 0 => (t, enabled),
                     Ok(t) => {
                         return Some(Stop::Schedule(format!(
                             "thread {t} is not enabled at step {}",
@@ -167,14 +225,22 @@ impl Driver {
                     Err(stop) => return Some(stop),
                 }
             };
-            self.ctx.state.borrow_mut().begin_step(choice);
+            let (choice, enabled) = choice;
+            {
+                let mut st = self.ctx.state.borrow_mut();
+                st.note_switch(choice, enabled);
+                st.begin_step(choice);
+            }
             self.progress
                 .store(self.progress.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
             self.last_thread.store(choice, Ordering::Relaxed);
             let co = self.coroutines[choice]
                 .as_mut()
                 .expect("an enabled thread has a coroutine");
-            if let CoroutineResult::Return(()) = co.resume(()) {
+            overflow::set_running(Some(self.bounds[choice]));
+            let result = co.resume(());
+            overflow::set_running(None);
+            if let CoroutineResult::Return(()) = result {
                 let co = self.coroutines[choice].take().expect("coroutine present");
                 self.stacks.push(co.into_stack());
             }
@@ -186,19 +252,38 @@ impl Driver {
         let queued: Vec<SpawnFn> = std::mem::take(&mut self.ctx.state.borrow_mut().spawn_queue);
         for f in queued {
             let tid = self.coroutines.len();
-            let stack = match self.stacks.pop() {
-                Some(s) => s,
-                None => match DefaultStack::new(self.stack_size) {
-                    Ok(s) => s,
-                    Err(_) => return Some(Stop::OutOfMemory),
-                },
+            let asked = self.ctx.state.borrow().threads[tid].stack_size;
+            // A stack bigger than the pool's is allocated for the thread and then pooled
+            // (every pooled stack is at least `stack_size`).
+            let stack = match (asked.filter(|&n| n > self.stack_size), self.stacks.pop()) {
+                (None, Some(s)) => s,
+                (asked, popped) => {
+                    self.stacks.extend(popped);
+                    match DefaultStack::new(asked.unwrap_or(self.stack_size)) {
+                        Ok(s) => s,
+                        Err(_) => return Some(Stop::OutOfMemory),
+                    }
+                }
             };
             let ctx: *const Context = &*self.ctx;
+            let (limit, base) = (stack.limit().get(), stack.base().get());
+            self.bounds.push(Running {
+                limit,
+                size: base - limit,
+                thread: tid,
+            });
             let co = Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
                 // SAFETY: the context outlives every coroutine (see `current`).
                 let ctx = unsafe { &*ctx };
                 ctx.state.borrow_mut().threads[tid].yielder = y as *const _;
-                let result = catch_unwind(AssertUnwindSafe(f));
+                let mut result = catch_unwind(AssertUnwindSafe(f));
+                // The thread's thread-local values die with it, as in std; their
+                // destructors may still take steps.
+                let locals = ctx.state.borrow_mut().take_locals(tid);
+                let dropped = catch_unwind(AssertUnwindSafe(move || drop(locals)));
+                if result.is_ok() {
+                    result = dropped;
+                }
                 let mut st = ctx.state.borrow_mut();
                 st.threads[tid].finished = true;
                 st.threads[tid].pending = None;
@@ -217,16 +302,19 @@ impl Driver {
     /// Unwinds every unfinished thread so its destructors run, and recycles the stacks.
     fn teardown(&mut self) {
         self.ctx.state.borrow_mut().aborting = true;
-        for slot in self.coroutines.iter_mut() {
+        for (slot, bounds) in self.coroutines.iter_mut().zip(&self.bounds) {
             let Some(mut co) = slot.take() else { continue };
             if co.started() && !co.done() {
+                overflow::set_running(Some(*bounds));
                 let _ = co.resume(());
+                overflow::set_running(None);
             }
             if co.done() {
                 self.stacks.push(co.into_stack());
             }
         }
         self.coroutines.clear();
+        self.bounds.clear();
     }
 }
 

@@ -1,9 +1,11 @@
 //! The state of one execution: virtual threads, objects, trace, and the rules that decide
 //! which announced operations are enabled.
 
+use super::clock::{ThreadClock, VClock};
 use super::object::{ObjState, Object};
 use super::op::{Event, ObjId, Op, ThreadId, Value};
 use super::spin::SpinState;
+use super::switch::Switch;
 use corosensei::Yielder;
 use std::panic::Location;
 
@@ -22,6 +24,12 @@ pub struct VThread {
     pub spin: SpinState,
     /// The park token object of this thread.
     pub park: ObjId,
+    /// What happens before this thread's next operation.
+    pub clock: ThreadClock,
+    /// The name given with `thread::Builder::name`.
+    pub name: Option<std::sync::Arc<str>>,
+    /// The stack size asked for with `thread::Builder::stack_size`.
+    pub stack_size: Option<usize>,
 }
 
 /// A user closure queued for spawning as a new virtual thread.
@@ -49,6 +57,18 @@ pub struct ExecState {
     pub panic: Option<(ThreadId, String)>,
     /// Reads of unchanged locations before a thread counts as spinning.
     pub spin_limit: u32,
+    /// Every switch away from a thread that had not finished, in step order.
+    pub switches: Vec<Switch>,
+    /// A failure found by a runtime check (a data race), which ends the execution.
+    pub failure: Option<super::Stop>,
+    /// `Arc` allocations made during this execution, checked for leaks at its end.
+    pub allocations: Vec<ObjId>,
+    /// Virtual time: advanced by `thread::sleep` and by operations that time out.
+    pub elapsed: std::time::Duration,
+    /// The execution's random generator (`crate::random`), seeded by the checker.
+    pub random: crate::rng::Rng,
+    /// Thread-local values: (thread, key address, value); see `thread::LocalKey`.
+    pub locals: Vec<(ThreadId, usize, Box<dyn std::any::Any>)>,
 }
 
 impl ExecState {
@@ -65,6 +85,12 @@ impl ExecState {
             spawn_queue: Vec::new(),
             panic: None,
             spin_limit,
+            switches: Vec::new(),
+            failure: None,
+            allocations: Vec::new(),
+            elapsed: std::time::Duration::ZERO,
+            locals: Vec::new(),
+            random: crate::rng::Rng::new(0),
         }
     }
 
@@ -75,24 +101,35 @@ impl ExecState {
         state: ObjState,
         created: &'static Location<'static>,
     ) -> ObjId {
-        let _ = created;
         self.objects.push(Object {
             type_name,
             version: 0,
             state,
+            sync: VClock::default(),
+            name: None,
+            created,
         });
         self.objects.len() - 1
     }
 
-    /// Adds a virtual thread (its coroutine is created by the driver) and returns its id, or
-    /// `None` when `MAX_THREADS` is reached.
-    pub fn add_thread(&mut self, created: &'static Location<'static>) -> Option<ThreadId> {
+    /// Adds a virtual thread spawned by `parent` (`None` for the model's main thread; its
+    /// coroutine is created by the driver) and returns its id, or `None` when `MAX_THREADS`
+    /// is reached.
+    pub fn add_thread(
+        &mut self,
+        parent: Option<ThreadId>,
+        created: &'static Location<'static>,
+    ) -> Option<ThreadId> {
         let id = self.threads.len();
         if id >= MAX_THREADS {
             return None;
         }
         let park = self.register("Thread", ObjState::Park { token: false }, created);
+        let clock = self.fork_clock(parent, id);
         self.threads.push(VThread {
+            clock,
+            name: None,
+            stack_size: None,
             pending: Some((Op::Start, created)),
             finished: false,
             yielder: std::ptr::null(),
@@ -141,6 +178,14 @@ impl ExecState {
                 ObjState::Channel { len, senders, .. } if len > 0 || senders == 0
             ),
             Op::Park(p) => matches!(self.objects[p].state, ObjState::Park { token: true, .. }),
+            Op::SendDone(c, ticket) => matches!(
+                self.objects[c].state,
+                ObjState::Channel { taken, receiver, .. } if taken >= ticket || !receiver
+            ),
+            Op::BarrierLeave(b, gen) => matches!(
+                self.objects[b].state,
+                ObjState::Barrier { generation, .. } if generation > gen
+            ),
             _ => true,
         }
     }
@@ -164,6 +209,7 @@ impl ExecState {
             .take()
             .expect("chosen thread announced an operation");
         self.active = t;
+        self.synchronise(t, op);
         self.trace.push(Event {
             thread: t,
             op,
@@ -172,8 +218,13 @@ impl ExecState {
         });
     }
 
-    /// Sets the value of the step the active thread is performing.
+    /// Sets the value of the step the active thread is performing. Ignored while the
+    /// execution is torn down: operations then run without a step of their own (destructors
+    /// of unwinding threads), and their values must not overwrite the last step's.
     pub fn set_value(&mut self, value: Value) {
+        if self.aborting {
+            return;
+        }
         if let Some(e) = self.trace.last_mut() {
             e.value = value;
         }
@@ -203,9 +254,10 @@ impl ExecState {
         &mut self.objects[obj].state
     }
 
-    /// Display name of an object: `Type#id`.
+    /// Display name of an object: `name#id` if the user named it, else `Type#id`.
     pub fn object_name(&self, obj: ObjId) -> String {
-        format!("{}#{}", self.objects[obj].type_name, obj)
+        let o = &self.objects[obj];
+        format!("{}#{}", o.name.unwrap_or(o.type_name), obj)
     }
 
     /// The thread that holds or must release what blocked thread `t` waits for, if known.
@@ -250,9 +302,37 @@ impl ExecState {
             (Op::CondWake(..), None) => " with no notify".to_string(),
             (Op::Recv(_), None) => " on an empty channel".to_string(),
             (Op::Send(_), None) => " on a full channel".to_string(),
+            (Op::SendDone(..), None) => " with no receiver taking the message".to_string(),
+            (Op::BarrierLeave(..), None) => " with too few threads arriving".to_string(),
             _ => String::new(),
         };
         format!("{what}{why} at {loc}")
+    }
+
+    /// The `Arc` allocations made in this execution that are still alive, each as
+    /// `Arc#3 created at file:line:col, strong count 1`.
+    pub fn leaks(&self) -> Vec<String> {
+        self.allocations
+            .iter()
+            .filter_map(|&id| match self.objects[id].state {
+                ObjState::RefCount(n) if n > 0 => Some(format!(
+                    "{} created at {}, strong count {n} at the end of the execution",
+                    self.object_name(id),
+                    self.objects[id].created
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Removes and returns thread `t`'s thread-local values (dropped by the caller, outside
+    /// the state's borrow).
+    pub fn take_locals(&mut self, t: ThreadId) -> Vec<Box<dyn std::any::Any>> {
+        let (mine, others) = std::mem::take(&mut self.locals)
+            .into_iter()
+            .partition(|(owner, _, _)| *owner == t);
+        self.locals = others;
+        mine.into_iter().map(|(_, _, v)| v).collect()
     }
 
     /// A cycle of threads each waiting for the next, if the wait-for graph has one.
@@ -279,9 +359,9 @@ impl ExecState {
     /// Performs the `Spawn` step of the active thread: creates the child and queues `f`.
     /// Returns `None` when `MAX_THREADS` is reached.
     pub fn spawn(&mut self, f: SpawnFn, location: &'static Location<'static>) -> Option<ThreadId> {
-        let child = self.add_thread(location)?;
+        let child = self.add_thread(Some(self.active), location)?;
         self.spawn_queue.push(f);
-        if let Some(e) = self.trace.last_mut() {
+        if let (false, Some(e)) = (self.aborting, self.trace.last_mut()) {
             e.op = Op::Spawn(child);
         }
         Some(child)

@@ -3,16 +3,22 @@
 //! and hands control back to the driver; the driver asks the explorer which thread performs
 //! its announced operation next. User-facing types (`sync`, `thread`) only talk to this module.
 
+mod clock;
 mod driver;
 mod execution;
 mod object;
 mod op;
+mod overflow;
+mod race;
 mod spin;
+mod switch;
+pub(crate) mod uncontrolled;
 
 pub use driver::{Driver, Progress, Scheduler, Stop};
 pub use execution::{ExecState, SpawnFn, MAX_THREADS};
 pub use object::ObjState;
 pub use op::{Access, AtomicKind, Event, ObjId, Op, ThreadId, Value};
+pub use switch::SwitchReason;
 
 use std::cell::{Cell, RefCell};
 use std::panic::Location;
@@ -41,6 +47,20 @@ fn current() -> Option<&'static Context> {
 /// Whether the calling code runs inside an execution of the checker.
 pub fn in_execution() -> bool {
     current().is_some()
+}
+
+/// Runs `f` as if outside any execution: instrumented objects it touches behave as std's
+/// and take no steps (used to drop values left by an earlier execution).
+pub fn outside_execution<R>(f: impl FnOnce() -> R) -> R {
+    let saved = CURRENT.with(|c| c.replace(std::ptr::null()));
+    struct Restore(*const Context);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CURRENT.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(saved);
+    f()
 }
 
 /// Runs `f` on the execution state, or returns `None` outside an execution.
@@ -73,6 +93,24 @@ pub fn relabel(index: usize, text: String) {
             a.2 = text;
         }
     });
+}
+
+/// Ends the current execution with `failure`, found by a runtime check in the running
+/// thread at `location` (shown in its column of the table). Unwinds the running thread;
+/// outside an execution it panics with the failure.
+pub fn fail(failure: Stop, location: &'static Location<'static>) -> ! {
+    let recorded = with(|st| {
+        let (step, me) = (st.trace.len(), st.active);
+        let what = crate::report::stop_headline(&failure);
+        st.annotations
+            .push((step, me, format!("{what} at {location}")));
+        st.failure.get_or_insert(failure.clone());
+        st.aborting = true;
+    });
+    match recorded {
+        Some(()) => std::panic::resume_unwind(Box::new(Abort)),
+        None => panic!("{}", crate::report::stop_headline(&failure)),
+    }
 }
 
 /// Announces `op` by the running thread and yields to the scheduler; returns once the
@@ -111,14 +149,29 @@ fn next_epoch() -> u64 {
 /// Lazily assigned identity of an instrumented object within the current execution.
 /// Packs `(epoch << 24) | (id + 1)`; an object from an earlier execution is re-registered.
 #[derive(Debug)]
-pub struct ObjCell(AtomicU64);
+pub struct ObjCell(AtomicU64, Option<&'static str>);
 
 const ID_BITS: u32 = 24;
 
 impl ObjCell {
     /// An identity not yet registered; it is registered on first use in each execution.
     pub const fn new() -> Self {
-        ObjCell(AtomicU64::new(0))
+        ObjCell(AtomicU64::new(0), None)
+    }
+
+    /// An identity whose object is shown as `name#id` in reports.
+    pub const fn named(name: &'static str) -> Self {
+        ObjCell(AtomicU64::new(0), Some(name))
+    }
+
+    /// The execution the object was last registered in (0: never).
+    fn epoch(&self) -> u64 {
+        self.0.load(Ordering::Relaxed) >> ID_BITS
+    }
+
+    /// A copy naming the same object (in the same execution).
+    pub fn snapshot(&self) -> Self {
+        ObjCell(AtomicU64::new(self.0.load(Ordering::Relaxed)), self.1)
     }
 
     /// The object's id in `st`'s execution, registering it first if needed.
@@ -134,6 +187,7 @@ impl ObjCell {
             return (packed & ((1 << ID_BITS) - 1)) as usize - 1;
         }
         let id = st.register(type_name, state(), location);
+        st.objects[id].name = self.1;
         self.0
             .store(st.epoch << ID_BITS | (id as u64 + 1), Ordering::Relaxed);
         id
@@ -144,26 +198,40 @@ fn take_last_panic() -> Option<String> {
     LAST_PANIC.with(|p| p.borrow_mut().take())
 }
 
-fn install_panic_hook() {
+/// Panic messages seen outside executions while a stress run is active: (active runs,
+/// first message). See `crate::stress`.
+pub(crate) static STRESS_PANICS: std::sync::Mutex<(usize, Option<String>)> =
+    std::sync::Mutex::new((0, None));
+
+/// `message (at file:line:col)` of a panic.
+fn panic_text(payload: &(dyn std::any::Any + Send), location: Option<&Location<'_>>) -> String {
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic payload".to_string());
+    match location {
+        Some(l) => format!("{msg} (at {l})"),
+        None => msg,
+    }
+}
+
+pub(crate) fn install_panic_hook() {
     static HOOK: std::sync::Once = std::sync::Once::new();
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             if in_execution() {
-                let payload = info.payload();
-                let msg = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "non-string panic payload".to_string());
-                let text = match info.location() {
-                    Some(l) => format!("{msg} (at {l})"),
-                    None => msg,
-                };
-                LAST_PANIC.with(|p| *p.borrow_mut() = Some(text));
-            } else {
-                previous(info)
+                LAST_PANIC
+                    .with(|p| *p.borrow_mut() = Some(panic_text(info.payload(), info.location())));
+                return;
             }
+            if let Ok(mut stress) = STRESS_PANICS.lock() {
+                if stress.0 > 0 && stress.1.is_none() {
+                    stress.1 = Some(panic_text(info.payload(), info.location()));
+                }
+            }
+            previous(info)
         }));
     });
 }
@@ -174,21 +242,64 @@ impl Default for ObjCell {
     }
 }
 
-/// Runs one instrumented operation on `cell`'s object: [`announce`], then `body`, which
-/// performs the operation on the real data and returns its result, the value for the trace,
-/// and whether it wrote, then [`complete`]. Outside an execution `body` just runs.
-pub fn instrumented<R>(
+/// Runs one atomic access on `cell`'s atomic: [`announce`] `kind`, then `body`, which
+/// performs it on the real atomic and returns its result, the value for the trace, and
+/// whether it wrote; then its happens-before effect under `orders` (the ordering if it
+/// wrote, the ordering if it only read), then [`complete`]. Outside an execution `body`
+/// just runs.
+pub fn atomic_access<R>(
     cell: &ObjCell,
     type_name: &'static str,
-    state: fn() -> ObjState,
-    op: impl FnOnce(ObjId) -> Op,
+    kind: AtomicKind,
+    orders: (std::sync::atomic::Ordering, std::sync::atomic::Ordering),
     location: &'static Location<'static>,
     body: impl FnOnce() -> (R, Value, bool),
 ) -> R {
-    let id = announce(cell, type_name, state, op, location);
+    let plain = || ObjState::Plain;
+    let id = announce(cell, type_name, plain, |o| Op::Atomic(o, kind), location);
     let (result, value, wrote) = body();
+    sync_access(id, kind, if wrote { orders.0 } else { orders.1 }, wrote);
     complete(id, value, wrote);
     result
+}
+
+/// The happens-before effect of an atomic access announced on `id` (see `clock.rs`);
+/// nothing outside an execution or while it is torn down.
+pub fn sync_access(
+    id: Option<ObjId>,
+    kind: AtomicKind,
+    order: std::sync::atomic::Ordering,
+    wrote: bool,
+) {
+    if let Some(id) = id {
+        with(|st| {
+            if !st.aborting {
+                st.atomic_sync(id, kind, order, wrote)
+            }
+        });
+    }
+}
+
+/// The id of `cell`'s object in the current execution, registering it first if needed;
+/// `None` outside an execution. An access from a thread the checker does not control to an
+/// object of a running execution panics (see `uncontrolled.rs`).
+pub fn register(
+    cell: &ObjCell,
+    type_name: &'static str,
+    state: fn() -> ObjState,
+    location: &'static Location<'static>,
+) -> Option<ObjId> {
+    let found = with(|st| cell.get(st, type_name, state, location));
+    if found.is_none() {
+        uncontrolled::check(cell.epoch(), type_name, location);
+    }
+    found
+}
+
+/// For a type whose fallback path does not go through [`register`]: reports an access from
+/// a thread the checker does not control to an object of a running execution.
+pub fn check_outside(cell: &ObjCell, type_name: &str, location: &'static Location<'static>) {
+    uncontrolled::check(cell.epoch(), type_name, location);
 }
 
 /// Registers `cell`'s object if needed and announces `op(id)` (a switch point); returns the
@@ -200,7 +311,7 @@ pub fn announce(
     op: impl FnOnce(ObjId) -> Op,
     location: &'static Location<'static>,
 ) -> Option<ObjId> {
-    let id = with(|st| cell.get(st, type_name, state, location))?;
+    let id = register(cell, type_name, state, location)?;
     schedule(op(id), location);
     Some(id)
 }

@@ -1,6 +1,9 @@
 //! Per-execution state of instrumented objects (what decides whether an operation is enabled).
 
+use super::clock::VClock;
 use super::op::ThreadId;
+use super::race::CellHistory;
+use std::panic::Location;
 
 /// The synchronisation state the scheduler needs to know about an object.
 #[derive(Debug)]
@@ -46,12 +49,25 @@ pub enum ObjState {
         senders: usize,
         /// Whether the receiver is alive.
         receiver: bool,
+        /// Messages received so far (a rendezvous sender waits for its own).
+        taken: u64,
+    },
+    /// A barrier for `n` threads.
+    Barrier {
+        /// Threads it waits for.
+        n: usize,
+        /// Threads arrived in the current generation.
+        arrived: usize,
+        /// Completed generations.
+        generation: u64,
     },
     /// The park token of a thread.
     Park {
         /// Whether an unpark is pending.
         token: bool,
     },
+    /// A tracked `UnsafeCell`: its accesses since the last write, for race detection.
+    Cell(CellHistory),
 }
 
 /// An instrumented object registered in the current execution.
@@ -63,4 +79,10 @@ pub struct Object {
     pub version: u64,
     /// Blocking state.
     pub state: ObjState,
+    /// What releases into this object carried (happens-before; see `clock.rs`).
+    pub sync: VClock,
+    /// The name the user gave the object, if any.
+    pub name: Option<&'static str>,
+    /// Where the object was created or first used in the execution.
+    pub created: &'static Location<'static>,
 }

@@ -96,6 +96,21 @@ pub enum Op {
     Unpark(ObjId),
     /// A plain preemption point with no shared effect (`yield_now`, `spin_loop`).
     Yield,
+    /// `thread::sleep`: a yield point that advances the execution's virtual time.
+    Sleep,
+    /// Parking with a timeout: takes the token if available, otherwise times out (never
+    /// blocks, so both outcomes are explored).
+    ParkTimeout(ObjId),
+    /// Receiving with a timeout: takes a message if one is queued, otherwise times out or
+    /// reports the disconnection (never blocks).
+    RecvTimeout(ObjId),
+    /// The second half of a rendezvous send (`sync_channel(0)`): blocks until message
+    /// number `.1` of channel `.0` was received.
+    SendDone(ObjId, u64),
+    /// Arriving at a barrier.
+    BarrierWait(ObjId),
+    /// Leaving barrier `.0`: blocks until generation `.1` is complete.
+    BarrierLeave(ObjId, u64),
 }
 
 impl Op {
@@ -103,7 +118,7 @@ impl Op {
     pub fn accesses(&self) -> [Option<(ObjId, Access)>; 2] {
         use Access::*;
         match *self {
-            Op::Start | Op::Spawn(_) | Op::Join(_) | Op::Yield => [None, None],
+            Op::Start | Op::Spawn(_) | Op::Join(_) | Op::Yield | Op::Sleep => [None, None],
             Op::Atomic(o, AtomicKind::Load | AtomicKind::Observe(_)) => [Some((o, Read)), None],
             Op::Atomic(o, AtomicKind::Count(_)) => [Some((o, Commute)), None],
             Op::Atomic(o, _) => [Some((o, Write)), None],
@@ -123,7 +138,12 @@ impl Op {
             | Op::Send(o)
             | Op::Recv(o)
             | Op::TryRecv(o)
-            | Op::Disconnect(o) => [Some((o, Write)), None],
+            | Op::Disconnect(o)
+            | Op::ParkTimeout(o)
+            | Op::RecvTimeout(o)
+            | Op::SendDone(o, _)
+            | Op::BarrierWait(o)
+            | Op::BarrierLeave(o, _) => [Some((o, Write)), None],
         }
     }
 
@@ -171,7 +191,19 @@ impl Op {
             Op::Park(_) => "park",
             Op::Unpark(_) => "unpark",
             Op::Yield => "yield_now",
+            Op::Sleep => "sleep",
+            Op::ParkTimeout(_) => "park_timeout",
+            Op::RecvTimeout(_) => "recv_timeout",
+            Op::SendDone(..) => "rendezvous",
+            Op::BarrierWait(_) => "barrier_wait",
+            Op::BarrierLeave(..) => "barrier_leave",
         }
+    }
+
+    /// Whether the operation gives way voluntarily (`yield_now`, `sleep`): switching away
+    /// from a thread there is not a preemption.
+    pub fn is_yield(&self) -> bool {
+        matches!(self, Op::Yield | Op::Sleep)
     }
 
     /// The primary object of the operation, if any.

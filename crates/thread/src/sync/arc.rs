@@ -1,5 +1,5 @@
-//! Instrumented `Arc`: `clone`, `drop`, `strong_count`, `get_mut`, `try_unwrap` and
-//! `into_inner` are switch points on the allocation's reference count, so races on the count
+//! Instrumented `Arc` and `Weak`: `clone`, `drop`, `strong_count`, `get_mut`, `try_unwrap`,
+//! `into_inner`, `downgrade` and `Weak::upgrade` are switch points on the allocation's reference count, so races on the count
 //! (a `strong_count` check, a `try_unwrap` that fails because a clone is still alive) are
 //! explored. For partial-order reduction clone and drop commute with each other (a thread
 //! that clones or drops holds a reference, so neither can reach zero by reordering); only
@@ -10,6 +10,7 @@ use crate::rt::{self, AtomicKind, ObjCell, ObjId, ObjState, Op, Value};
 use std::mem::ManuallyDrop;
 use std::ops::Deref;
 use std::panic::Location;
+use std::sync::atomic::Ordering;
 
 struct Inner<T: ?Sized> {
     id: ObjCell,
@@ -25,9 +26,12 @@ fn counted() -> ObjState {
     ObjState::RefCount(0)
 }
 
-/// Completes the count operation announced on `id`: records the count it left
-/// (`Update(_, new)`, `Int(n)` or `Failed(n)`) for the dependency relation, then the access.
-fn complete_count(id: Option<ObjId>, value: Value, wrote: bool) {
+/// Completes the count operation `kind` announced on `id`: its happens-before effect
+/// (acquire-release, as std's count updates with the acquire fence of the last drop), the
+/// count it left (`Update(_, new)`, `Int(n)` or `Failed(n)`) for the dependency relation
+/// and the leak check, then the access.
+fn complete_count(id: Option<ObjId>, kind: AtomicKind, value: Value, wrote: bool) {
+    rt::sync_access(id, kind, Ordering::AcqRel, wrote);
     if let (Some(id), Value::Update(_, n) | Value::Int(n) | Value::Failed(n)) = (id, value) {
         rt::with(|st| *st.state_mut(id) = ObjState::RefCount(n as usize));
     }
@@ -36,13 +40,24 @@ fn complete_count(id: Option<ObjId>, value: Value, wrote: bool) {
 
 impl<T> Arc<T> {
     /// Allocates `data` with a count of one (not a switch point: nobody else can see it).
+    /// Inside an execution the allocation is registered for the leak check at its end.
+    #[track_caller]
     pub fn new(data: T) -> Self {
-        Arc {
+        let arc = Arc {
             inner: std::sync::Arc::new(Inner {
                 id: ObjCell::new(),
                 data,
             }),
-        }
+        };
+        let location = Location::caller();
+        rt::with(|st| {
+            let id = arc
+                .inner
+                .id
+                .get(st, "Arc", || ObjState::RefCount(1), location);
+            st.allocations.push(id);
+        });
+        arc
     }
 
     /// Returns the value if this is the only reference, otherwise `Err(this)` (a switch point).
@@ -60,7 +75,7 @@ impl<T> Arc<T> {
             Ok(i) => (Ok(i.data), Value::Update(n, 0), true),
             Err(inner) => (Err(Arc { inner }), Value::Failed(n), false),
         };
-        complete_count(id, value, wrote);
+        complete_count(id, AtomicKind::Rmw("try_unwrap"), value, wrote);
         result
     }
 
@@ -86,7 +101,7 @@ impl<T: ?Sized> Arc<T> {
             location,
         );
         let (result, value, wrote) = body();
-        complete_count(id, value, wrote);
+        complete_count(id, kind, value, wrote);
         result
     }
 
@@ -139,6 +154,95 @@ impl<T: ?Sized> Drop for Arc<T> {
             let n = std::sync::Arc::strong_count(&self.inner) as i128;
             ((), Value::Update(n, n - 1), true)
         })
+    }
+}
+
+impl<T: ?Sized> Arc<T> {
+    /// A weak reference to the allocation (a switch point that observes the count).
+    #[track_caller]
+    pub fn downgrade(this: &Self) -> Weak<T> {
+        this.count_op(AtomicKind::Observe("downgrade"), Location::caller(), || {
+            let n = std::sync::Arc::strong_count(&this.inner);
+            let weak = Weak {
+                id: this.inner.id.snapshot(),
+                inner: std::sync::Arc::downgrade(&this.inner),
+            };
+            (weak, Value::Int(n as i128), false)
+        })
+    }
+
+    /// The number of weak references (not a switch point).
+    pub fn weak_count(this: &Self) -> usize {
+        std::sync::Arc::weak_count(&this.inner)
+    }
+}
+
+/// A weak reference with the API of `std::sync::Weak`: `upgrade` is a switch point on the
+/// allocation's count (it races with the drop that frees it); clone and drop are not.
+pub struct Weak<T: ?Sized> {
+    /// The allocation's identity, copied at `downgrade` (the allocation's own copy is
+    /// dropped with the value).
+    id: ObjCell,
+    inner: std::sync::Weak<Inner<T>>,
+}
+
+impl<T> Weak<T> {
+    /// A weak reference to nothing: `upgrade` always returns `None`.
+    pub fn new() -> Self {
+        Weak {
+            id: ObjCell::new(),
+            inner: std::sync::Weak::new(),
+        }
+    }
+}
+
+impl<T> Default for Weak<T> {
+    fn default() -> Self {
+        Weak::new()
+    }
+}
+
+impl<T: ?Sized> Weak<T> {
+    /// A strong reference if the value is still alive (a switch point).
+    #[track_caller]
+    pub fn upgrade(&self) -> Option<Arc<T>> {
+        let location = Location::caller();
+        let kind = AtomicKind::Rmw("upgrade");
+        let id = rt::announce(&self.id, "Arc", counted, |o| Op::Atomic(o, kind), location);
+        let (result, value, wrote) = match self.inner.upgrade() {
+            Some(inner) => {
+                let n = std::sync::Arc::strong_count(&inner) as i128;
+                (Some(Arc { inner }), Value::Update(n - 1, n), true)
+            }
+            None => (None, Value::Failed(0), false),
+        };
+        complete_count(id, kind, value, wrote);
+        result
+    }
+
+    /// The number of strong references (not a switch point).
+    pub fn strong_count(&self) -> usize {
+        self.inner.strong_count()
+    }
+
+    /// The number of weak references (not a switch point).
+    pub fn weak_count(&self) -> usize {
+        self.inner.weak_count()
+    }
+}
+
+impl<T: ?Sized> Clone for Weak<T> {
+    fn clone(&self) -> Self {
+        Weak {
+            id: self.id.snapshot(),
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<T: ?Sized> std::fmt::Debug for Weak<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("(Weak)")
     }
 }
 

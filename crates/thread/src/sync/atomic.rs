@@ -7,22 +7,21 @@
 //! spuriously. The `Ordering` is still passed to the real operation, so invalid orderings
 //! panic exactly as with std.
 
-use crate::rt::{self, AtomicKind, ObjCell, ObjState, Op, Value};
+use crate::rt::{self, AtomicKind, ObjCell, Value};
 use std::panic::Location;
 pub use std::sync::atomic::Ordering;
 
-/// A memory fence. Under the sequentially consistent model it has no further effect.
+/// A memory fence. Values stay sequentially consistent; for data-race detection an acquire
+/// fence acquires what the thread's earlier relaxed loads read, and a release fence makes
+/// the thread's later relaxed stores carry what happened before it. Not a switch point.
 pub fn fence(order: Ordering) {
-    std::sync::atomic::fence(order)
+    std::sync::atomic::fence(order);
+    rt::with(|st| st.fence(order));
 }
 
 /// A compiler fence; no effect on exploration.
 pub fn compiler_fence(order: Ordering) {
     std::sync::atomic::compiler_fence(order)
-}
-
-fn plain() -> ObjState {
-    ObjState::Plain
 }
 
 macro_rules! common_methods {
@@ -36,26 +35,30 @@ macro_rules! common_methods {
                 }
             }
 
+            /// Like `new`; reports show the atomic as `name#id`.
+            pub const fn named(name: &'static str, v: $t) -> Self {
+                $name {
+                    v: <$std>::new(v),
+                    id: ObjCell::named(name),
+                }
+            }
+
             fn run<R>(
                 &self,
                 kind: AtomicKind,
+                orders: (Ordering, Ordering),
                 location: &'static Location<'static>,
                 body: impl FnOnce(&$std) -> (R, Value, bool),
             ) -> R {
-                rt::instrumented(
-                    &self.id,
-                    stringify!($name),
-                    plain,
-                    |o| Op::Atomic(o, kind),
-                    location,
-                    || body(&self.v),
-                )
+                rt::atomic_access(&self.id, stringify!($name), kind, orders, location, || {
+                    body(&self.v)
+                })
             }
 
             /// Loads the value (a switch point).
             #[track_caller]
             pub fn load(&self, order: Ordering) -> $t {
-                self.run(AtomicKind::Load, Location::caller(), |a| {
+                self.run(AtomicKind::Load, (order, order), Location::caller(), |a| {
                     let v = a.load(order);
                     (v, $to(v), false)
                 })
@@ -64,7 +67,7 @@ macro_rules! common_methods {
             /// Stores `val` (a switch point).
             #[track_caller]
             pub fn store(&self, val: $t, order: Ordering) {
-                self.run(AtomicKind::Store, Location::caller(), |a| {
+                self.run(AtomicKind::Store, (order, order), Location::caller(), |a| {
                     a.store(val, order);
                     ((), $to(val), true)
                 })
@@ -73,10 +76,15 @@ macro_rules! common_methods {
             /// Swaps in `val`, returning the previous value (a switch point).
             #[track_caller]
             pub fn swap(&self, val: $t, order: Ordering) -> $t {
-                self.run(AtomicKind::Rmw("swap"), Location::caller(), |a| {
-                    let old = a.swap(val, order);
-                    (old, update($to(old), $to(val)), true)
-                })
+                self.run(
+                    AtomicKind::Rmw("swap"),
+                    (order, order),
+                    Location::caller(),
+                    |a| {
+                        let old = a.swap(val, order);
+                        (old, update($to(old), $to(val)), true)
+                    },
+                )
             }
 
             /// Stores `new` if the value is `current`; returns the previous value (a switch point).
@@ -111,12 +119,15 @@ macro_rules! common_methods {
                 failure: Ordering,
                 location: &'static Location<'static>,
             ) -> Result<$t, $t> {
-                self.run(AtomicKind::Rmw("compare_exchange"), location, |a| {
-                    match a.compare_exchange(current, new, success, failure) {
+                self.run(
+                    AtomicKind::Rmw("compare_exchange"),
+                    (success, failure),
+                    location,
+                    |a| match a.compare_exchange(current, new, success, failure) {
                         Ok(old) => (Ok(old), update($to(old), $to(new)), true),
                         Err(seen) => (Err(seen), failed($to(seen)), false),
-                    }
-                })
+                    },
+                )
             }
 
             /// Applies `f` until it succeeds, as a load followed by `compare_exchange_weak` retries.
@@ -132,7 +143,8 @@ macro_rules! common_methods {
                     let v = a.load(fetch_order);
                     (v, $to(v), false)
                 };
-                let mut prev = self.run(AtomicKind::Load, location, load);
+                let mut prev =
+                    self.run(AtomicKind::Load, (fetch_order, fetch_order), location, load);
                 while let Some(next) = f(prev) {
                     match self.cas(prev, next, set_order, fetch_order, location) {
                         Ok(v) => return Ok(v),
@@ -179,7 +191,7 @@ macro_rules! rmw {
                 #[doc = concat!("`", stringify!($method), "` as in std; returns the previous value (a switch point).")]
                 #[track_caller]
                 pub fn $method(&self, val: $t, order: Ordering) -> $t {
-                    self.run(AtomicKind::Rmw(stringify!($method)), Location::caller(), |a| {
+                    self.run(AtomicKind::Rmw(stringify!($method)), (order, order), Location::caller(), |a| {
                         let old = a.$method(val, order);
                         (old, update($to(old), $to(a.load(Ordering::Relaxed))), true)
                     })
@@ -285,23 +297,19 @@ impl<T> AtomicPtr<T> {
     fn run<R>(
         &self,
         kind: AtomicKind,
+        orders: (Ordering, Ordering),
         location: &'static Location<'static>,
         body: impl FnOnce(&std::sync::atomic::AtomicPtr<T>) -> (R, Value, bool),
     ) -> R {
-        rt::instrumented(
-            &self.id,
-            "AtomicPtr",
-            plain,
-            |o| Op::Atomic(o, kind),
-            location,
-            || body(&self.v),
-        )
+        rt::atomic_access(&self.id, "AtomicPtr", kind, orders, location, || {
+            body(&self.v)
+        })
     }
 
     /// Loads the pointer (a switch point).
     #[track_caller]
     pub fn load(&self, order: Ordering) -> *mut T {
-        self.run(AtomicKind::Load, Location::caller(), |a| {
+        self.run(AtomicKind::Load, (order, order), Location::caller(), |a| {
             let v = a.load(order);
             (v, ptr_value(v), false)
         })
@@ -310,7 +318,7 @@ impl<T> AtomicPtr<T> {
     /// Stores `p` (a switch point).
     #[track_caller]
     pub fn store(&self, p: *mut T, order: Ordering) {
-        self.run(AtomicKind::Store, Location::caller(), |a| {
+        self.run(AtomicKind::Store, (order, order), Location::caller(), |a| {
             a.store(p, order);
             ((), ptr_value(p), true)
         })
@@ -319,10 +327,15 @@ impl<T> AtomicPtr<T> {
     /// Swaps in `p`, returning the previous pointer (a switch point).
     #[track_caller]
     pub fn swap(&self, p: *mut T, order: Ordering) -> *mut T {
-        self.run(AtomicKind::Rmw("swap"), Location::caller(), |a| {
-            let old = a.swap(p, order);
-            (old, ptr_value(p), true)
-        })
+        self.run(
+            AtomicKind::Rmw("swap"),
+            (order, order),
+            Location::caller(),
+            |a| {
+                let old = a.swap(p, order);
+                (old, ptr_value(p), true)
+            },
+        )
     }
 
     /// Stores `new` if the pointer is `current` (a switch point).
@@ -357,12 +370,15 @@ impl<T> AtomicPtr<T> {
         failure: Ordering,
         location: &'static Location<'static>,
     ) -> Result<*mut T, *mut T> {
-        self.run(AtomicKind::Rmw("compare_exchange"), location, |a| {
-            match a.compare_exchange(current, new, success, failure) {
+        self.run(
+            AtomicKind::Rmw("compare_exchange"),
+            (success, failure),
+            location,
+            |a| match a.compare_exchange(current, new, success, failure) {
                 Ok(old) => (Ok(old), ptr_value(new), true),
                 Err(seen) => (Err(seen), Value::Busy, false),
-            }
-        })
+            },
+        )
     }
 
     /// Mutable access without a switch point.

@@ -44,8 +44,16 @@ impl Condvar {
         }
     }
 
+    /// Like `new`; reports show the condition variable as `name#id`.
+    pub const fn named(name: &'static str) -> Self {
+        Condvar {
+            id: ObjCell::named(name),
+            fallback: std::sync::Condvar::new(),
+        }
+    }
+
     fn obj_id(&self, location: &'static Location<'static>) -> Option<ObjId> {
-        rt::with(|st| self.id.get(st, "Condvar", condvar_state, location))
+        rt::register(&self.id, "Condvar", condvar_state, location)
     }
 
     /// Releases `guard`'s mutex, waits for a notification, and re-acquires the mutex
@@ -131,6 +139,9 @@ impl Condvar {
                 }
                 _ => false,
             };
+            if timed_out {
+                st.elapsed += timeout.unwrap_or_default();
+            }
             st.set_value(Value::Bool(timed_out));
             st.note_access(cv, true);
             timed_out

@@ -2,15 +2,17 @@
 
 mod arc;
 pub mod atomic;
+mod barrier;
 mod condvar;
 pub mod mpsc;
 mod mutex;
 mod once;
 mod rwlock;
 
-pub use arc::Arc;
+pub use arc::{Arc, Weak};
+pub use barrier::{Barrier, BarrierWaitResult};
 pub use condvar::{Condvar, WaitTimeoutResult};
 pub use mutex::{Mutex, MutexGuard};
-pub use once::{Once, OnceLock};
+pub use once::{LazyLock, Once, OnceLock};
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};

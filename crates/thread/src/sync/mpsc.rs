@@ -1,22 +1,31 @@
-//! Instrumented `std::sync::mpsc`: `channel` and `sync_channel` (capacity at least 1).
-//! `send`, `recv`, `try_recv` and dropping the last handle of either side are switch
-//! points; `recv` blocks while the channel is empty and a sender is alive, a `sync_channel`
-//! `send` while it is full and the receiver is alive. A `recv` nobody sends to shows up as a
-//! deadlock. Outside an execution the channel works as a std one.
+//! Instrumented `std::sync::mpsc`: `channel` and `sync_channel` (any bound, 0 included).
+//! `send`, `recv`, `try_recv`, `recv_timeout` and dropping the last handle of either side
+//! are switch points; `recv` blocks while the channel is empty and a sender is alive, a
+//! `sync_channel` `send` while it is full and the receiver is alive. A rendezvous send
+//! (`sync_channel(0)`) queues its message in one step and waits in a second one until it was
+//! received. `recv_timeout` never blocks: with nothing queued it may time out at any point,
+//! so both outcomes are explored. A `recv` nobody sends to shows up as a deadlock. Outside
+//! an execution the channel works as a std one.
 
 use crate::rt::{self, ExecState, ObjCell, ObjId, ObjState, Op, Value};
 use std::collections::VecDeque;
 use std::panic::Location;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-pub use std::sync::mpsc::{RecvError, SendError, TryRecvError};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+pub use std::sync::mpsc::{RecvError, RecvTimeoutError, SendError, TryRecvError};
 use std::sync::{Arc, Condvar as StdCondvar, Mutex as StdMutex};
+use std::time::Duration;
 
 struct Chan<T> {
     id: ObjCell,
     queue: StdMutex<VecDeque<T>>,
     capacity: Option<usize>,
+    /// `sync_channel(0)`: a send returns once its message was received.
+    rendezvous: bool,
     senders: AtomicUsize,
     receiver: AtomicBool,
+    /// Messages sent and received so far (a rendezvous send waits for its number).
+    sent: AtomicU64,
+    taken: AtomicU64,
     /// Wakes blocked std threads outside an execution.
     changed: StdCondvar,
 }
@@ -26,13 +35,19 @@ fn unregistered() -> ObjState {
 }
 
 impl<T> Chan<T> {
+    /// A channel holding at most `capacity` messages; `Some(0)` is a rendezvous (one
+    /// message in flight, its sender waiting until it is received).
     fn new(capacity: Option<usize>) -> Arc<Self> {
+        let rendezvous = capacity == Some(0);
         Arc::new(Chan {
             id: ObjCell::new(),
             queue: StdMutex::new(VecDeque::new()),
-            capacity,
+            capacity: if rendezvous { Some(1) } else { capacity },
+            rendezvous,
             senders: AtomicUsize::new(1),
             receiver: AtomicBool::new(true),
+            sent: AtomicU64::new(0),
+            taken: AtomicU64::new(0),
             changed: StdCondvar::new(),
         })
     }
@@ -49,8 +64,19 @@ impl<T> Chan<T> {
             capacity: self.capacity,
             senders: self.senders.load(Ordering::Relaxed),
             receiver: self.receiver.load(Ordering::Relaxed),
+            taken: self.taken.load(Ordering::Relaxed),
         };
         id
+    }
+
+    /// Takes the next message, counting it as received.
+    fn pop(&self) -> Option<T> {
+        let v = self.queue().pop_front();
+        if v.is_some() {
+            self.taken.fetch_add(1, Ordering::Relaxed);
+            self.changed.notify_all();
+        }
+        v
     }
 
     /// Runs one channel operation as a switch point: announces `op`, runs `body` (which
@@ -75,15 +101,29 @@ impl<T> Chan<T> {
     }
 
     fn send(&self, t: T, location: &'static Location<'static>) -> Result<(), SendError<T>> {
+        // Queues `t` and returns its number, or gives it back if the receiver is gone.
         let push = |t: T| {
             if !self.receiver.load(Ordering::Relaxed) {
                 return (Err(SendError(t)), false);
             }
             self.queue().push_back(t);
+            let ticket = self.sent.fetch_add(1, Ordering::Relaxed) + 1;
             self.changed.notify_all();
-            (Ok(()), true)
+            (Ok(ticket), true)
+        };
+        // A rendezvous message the receiver did not take before it was dropped comes back.
+        let taken_or_back = |ticket: u64| {
+            if self.taken.load(Ordering::Relaxed) >= ticket {
+                return Ok(());
+            }
+            let back = self
+                .queue()
+                .pop_back()
+                .expect("the untaken message is queued");
+            Err(SendError(back))
         };
         if !rt::in_execution() {
+            rt::check_outside(&self.id, "Channel", location);
             let mut q = self.queue();
             while self.capacity.is_some_and(|c| q.len() >= c)
                 && self.receiver.load(Ordering::Relaxed)
@@ -91,21 +131,44 @@ impl<T> Chan<T> {
                 q = self.changed.wait(q).unwrap_or_else(|e| e.into_inner());
             }
             drop(q);
-            return push(t).0;
+            let ticket = push(t).0?;
+            if !self.rendezvous {
+                return Ok(());
+            }
+            let mut q = self.queue();
+            while self.taken.load(Ordering::Relaxed) < ticket
+                && self.receiver.load(Ordering::Relaxed)
+            {
+                q = self.changed.wait(q).unwrap_or_else(|e| e.into_inner());
+            }
+            drop(q);
+            return taken_or_back(ticket);
         }
         let mut slot = Some(t);
-        self.step(Op::Send, location, || push(slot.take().expect("sent once")))
-            .expect("in an execution")
+        let ticket = self
+            .step(Op::Send, location, || push(slot.take().expect("sent once")))
+            .expect("in an execution")?;
+        if !self.rendezvous {
+            return Ok(());
+        }
+        let id = rt::with(|st| self.sync(st, location)).expect("in an execution");
+        rt::schedule(Op::SendDone(id, ticket), location);
+        let result = taken_or_back(ticket);
+        rt::with(|st| {
+            self.sync(st, location);
+            st.note_access(id, result.is_err());
+        });
+        result
     }
 
     fn recv(&self, location: &'static Location<'static>) -> Result<T, RecvError> {
         let pop = || {
-            let v = self.queue().pop_front();
-            self.changed.notify_all();
+            let v = self.pop();
             let got = v.is_some();
             (v.ok_or(RecvError), got)
         };
         if !rt::in_execution() {
+            rt::check_outside(&self.id, "Channel", location);
             let mut q = self.queue();
             while q.is_empty() && self.senders.load(Ordering::Relaxed) > 0 {
                 q = self.changed.wait(q).unwrap_or_else(|e| e.into_inner());
@@ -116,19 +179,62 @@ impl<T> Chan<T> {
         self.step(Op::Recv, location, pop).expect("in an execution")
     }
 
+    /// Takes a queued message, or says why there is none.
+    fn take(&self) -> Result<T, TryRecvError> {
+        match self.pop() {
+            Some(v) => Ok(v),
+            None if self.senders.load(Ordering::Relaxed) == 0 => Err(TryRecvError::Disconnected),
+            None => Err(TryRecvError::Empty),
+        }
+    }
+
     fn try_recv(&self, location: &'static Location<'static>) -> Result<T, TryRecvError> {
-        let pop = || match self.queue().pop_front() {
-            Some(v) => {
-                self.changed.notify_all();
-                (Ok(v), true)
-            }
-            None if self.senders.load(Ordering::Relaxed) == 0 => {
-                (Err(TryRecvError::Disconnected), false)
-            }
-            None => (Err(TryRecvError::Empty), false),
+        let pop = || {
+            let r = self.take();
+            let got = r.is_ok();
+            (r, got)
         };
         self.step(Op::TryRecv, location, pop)
             .unwrap_or_else(|| pop().0)
+    }
+
+    fn recv_timeout(
+        &self,
+        timeout: Duration,
+        location: &'static Location<'static>,
+    ) -> Result<T, RecvTimeoutError> {
+        let convert = |r: Result<T, TryRecvError>| match r {
+            Ok(v) => Ok(v),
+            Err(TryRecvError::Empty) => Err(RecvTimeoutError::Timeout),
+            Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
+        };
+        if !rt::in_execution() {
+            rt::check_outside(&self.id, "Channel", location);
+            let deadline = std::time::Instant::now() + timeout;
+            let mut q = self.queue();
+            while q.is_empty() && self.senders.load(Ordering::Relaxed) > 0 {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                q = self
+                    .changed
+                    .wait_timeout(q, left)
+                    .map_or_else(|e| e.into_inner().0, |r| r.0);
+            }
+            drop(q);
+            return convert(self.take());
+        }
+        let pop = || {
+            let r = self.take();
+            let got = r.is_ok();
+            if matches!(r, Err(TryRecvError::Empty)) {
+                rt::with(|st| st.elapsed += timeout);
+            }
+            (convert(r), got)
+        };
+        self.step(Op::RecvTimeout, location, pop)
+            .expect("in an execution")
     }
 
     /// A handle of one side is dropped; `last` tells whether it was the last one.
@@ -152,13 +258,9 @@ pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
     (Sender { chan: c.clone() }, Receiver { chan: c })
 }
 
-/// Creates a channel holding at most `bound` messages; `bound` 0 (rendezvous) is not
-/// supported and panics.
+/// Creates a channel holding at most `bound` messages; with `bound` 0 every send waits
+/// until its message was received (a rendezvous).
 pub fn sync_channel<T>(bound: usize) -> (SyncSender<T>, Receiver<T>) {
-    assert!(
-        bound > 0,
-        "cmc: sync_channel(0) (rendezvous) is not modelled; use a bound of at least 1"
-    );
     let c = Chan::new(Some(bound));
     (SyncSender(Sender { chan: c.clone() }), Receiver { chan: c })
 }
@@ -227,6 +329,13 @@ impl<T> Receiver<T> {
     #[track_caller]
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
         self.chan.try_recv(Location::caller())
+    }
+
+    /// Takes the next message, waiting at most `timeout` (a switch point). Under the
+    /// checker it never blocks: with no message queued it may time out at any point.
+    #[track_caller]
+    pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
+        self.chan.recv_timeout(timeout, Location::caller())
     }
 
     /// The messages until every sender is dropped.

@@ -36,6 +36,15 @@ impl<T> Mutex<T> {
         }
     }
 
+    /// Like `new`; reports show the mutex as `name#id`.
+    pub const fn named(name: &'static str, t: T) -> Self {
+        Mutex {
+            id: ObjCell::named(name),
+            fallback: std::sync::Mutex::new(()),
+            data: UnsafeCell::new(t),
+        }
+    }
+
     /// Consumes the mutex and returns the data.
     pub fn into_inner(self) -> LockResult<T> {
         Ok(self.data.into_inner())
@@ -44,7 +53,7 @@ impl<T> Mutex<T> {
 
 impl<T: ?Sized> Mutex<T> {
     pub(crate) fn obj_id(&self, location: &'static Location<'static>) -> Option<ObjId> {
-        rt::with(|st| self.id.get(st, "Mutex", mutex_state, location))
+        rt::register(&self.id, "Mutex", mutex_state, location)
     }
 
     /// Acquires the lock, blocking the virtual thread while another holds it (a switch point).

@@ -35,7 +35,7 @@ impl Once {
     }
 
     fn obj_id(&self, location: &'static Location<'static>) -> Option<ObjId> {
-        rt::with(|st| self.id.get(st, "Once", once_state, location))
+        rt::register(&self.id, "Once", once_state, location)
     }
 
     /// Runs `f` if no thread ran it yet; blocks while another thread runs it (switch
@@ -161,7 +161,10 @@ impl<T> OnceLock<T> {
             || {
                 let v = f();
                 // SAFETY: only the thread running the initialiser writes, once.
-                unsafe { *self.value.get() = Some(v) };
+                let stale = unsafe { (*self.value.get()).replace(v) };
+                // A value left by an earlier execution (a static initialised again) is
+                // dropped outside the checker: it takes no step in this execution.
+                rt::outside_execution(move || drop(stale));
             },
             location,
         );
@@ -181,5 +184,44 @@ impl<T> OnceLock<T> {
 impl<T: std::fmt::Debug> std::fmt::Debug for OnceLock<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("OnceLock { .. }")
+    }
+}
+
+/// A value initialised on first access, with the API of `std::sync::LazyLock` (built on
+/// [`OnceLock`], so first access is a switch point and concurrent first accesses block
+/// while one thread initialises). Inside the checker a `static` one is initialised again in
+/// every execution (as loom's `lazy_static!`), which is why the initialiser must be `Fn`.
+pub struct LazyLock<T, F = fn() -> T> {
+    cell: OnceLock<T>,
+    init: F,
+}
+
+impl<T, F: Fn() -> T> LazyLock<T, F> {
+    /// A lazy value computed by `init` on first access.
+    pub const fn new(init: F) -> Self {
+        LazyLock {
+            cell: OnceLock::new(),
+            init,
+        }
+    }
+
+    /// Initialises the value if needed and returns it.
+    #[track_caller]
+    pub fn force(this: &Self) -> &T {
+        this.cell.get_or_init(&this.init)
+    }
+}
+
+impl<T, F: Fn() -> T> std::ops::Deref for LazyLock<T, F> {
+    type Target = T;
+    #[track_caller]
+    fn deref(&self) -> &T {
+        LazyLock::force(self)
+    }
+}
+
+impl<T: std::fmt::Debug, F> std::fmt::Debug for LazyLock<T, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LazyLock { .. }")
     }
 }

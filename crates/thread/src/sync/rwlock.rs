@@ -45,6 +45,15 @@ impl<T> RwLock<T> {
         }
     }
 
+    /// Like `new`; reports show the lock as `name#id`.
+    pub const fn named(name: &'static str, t: T) -> Self {
+        RwLock {
+            id: ObjCell::named(name),
+            fallback: std::sync::RwLock::new(()),
+            data: UnsafeCell::new(t),
+        }
+    }
+
     /// Consumes the lock and returns the data.
     pub fn into_inner(self) -> LockResult<T> {
         Ok(self.data.into_inner())
@@ -53,7 +62,7 @@ impl<T> RwLock<T> {
 
 impl<T: ?Sized> RwLock<T> {
     fn obj_id(&self, location: &'static Location<'static>) -> Option<ObjId> {
-        rt::with(|st| self.id.get(st, "RwLock", rwlock_state, location))
+        rt::register(&self.id, "RwLock", rwlock_state, location)
     }
 
     /// Acquires the lock, shared or exclusive, blocking until it is free

@@ -1,0 +1,1106 @@
+//! loom's own tests (loom 0.7.3, `tests/` folder: `arc.rs`, `condvar.rs`, `mutex.rs`,
+//! `deadlock.rs`, `unsafe_cell.rs`, `mpsc.rs`, `smoke.rs`, `yield.rs`, `atomic_relaxed.rs`,
+//! `litmus.rs`, `thread_api.rs`, `thread_local.rs`, `rwlock.rs`, `rwlock_regression1.rs`,
+//! part of `atomic.rs`), rewritten against cmc's API with each test's expected
+//! outcome kept: a loom `#[should_panic]` test must fail here with the kind of failure
+//! named, every other one must pass. Adaptations: `Rc` becomes `Arc` (cmc's `spawn` needs
+//! `Send`), loom's `Notify` becomes `thread::park`/`unpark`, the deprecated
+//! `compare_and_swap` becomes `compare_exchange`. Where loom's expected outcome depends on
+//! weak memory (relaxed reorderings, which cmc does not explore: it is sequentially
+//! consistent), the test asserts cmc's outcome and says so; the README counts it as a
+//! difference. The README's table lists
+//! every test ported and the ones not ported yet.
+
+use cmc_thread::cell::UnsafeCell;
+use cmc_thread::sync::atomic::{AtomicBool, AtomicUsize};
+use cmc_thread::sync::mpsc::channel;
+use cmc_thread::sync::{Arc, Condvar, Mutex};
+use cmc_thread::{thread, Checker, Stop};
+use std::collections::BTreeSet;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
+
+fn passes(model: impl Fn() + Send + Sync + 'static) {
+    let stats = Checker::new()
+        .check(model)
+        .unwrap_or_else(|f| panic!("{f}"));
+    assert!(stats.complete, "{stats:?}");
+}
+
+/// The model fails, with a stop `is_expected` accepts.
+fn fails(model: impl Fn() + Send + Sync + 'static, is_expected: fn(&Stop) -> bool) {
+    let f = Checker::new().check(model).unwrap_err();
+    assert!(is_expected(&f.stop), "unexpected failure kind:\n{f}");
+}
+
+fn race(s: &Stop) -> bool {
+    matches!(s, Stop::DataRace { .. })
+}
+
+// ---- arc.rs ----
+
+struct State {
+    data: UnsafeCell<usize>,
+    guard: AtomicBool,
+}
+
+impl Drop for State {
+    fn drop(&mut self) {
+        self.data.with(|ptr| unsafe { assert_eq!(1, *ptr) });
+    }
+}
+
+fn state() -> Arc<State> {
+    Arc::new(State {
+        data: UnsafeCell::new(0),
+        guard: AtomicBool::new(false),
+    })
+}
+
+#[test]
+fn arc_basic_usage() {
+    passes(|| {
+        let num = state();
+        let num2 = num.clone();
+        thread::spawn(move || {
+            num2.data.with_mut(|ptr| unsafe { *ptr = 1 });
+            num2.guard.store(true, Release);
+        });
+        loop {
+            if num.guard.load(Acquire) {
+                num.data.with(|ptr| unsafe { assert_eq!(1, *ptr) });
+                break;
+            }
+            thread::yield_now();
+        }
+    });
+}
+
+#[test]
+fn arc_sync_in_drop() {
+    passes(|| {
+        let num = state();
+        let num2 = num.clone();
+        thread::spawn(move || {
+            num2.data.with_mut(|ptr| unsafe { *ptr = 1 });
+            num2.guard.store(true, Release);
+            drop(num2);
+        });
+        drop(num);
+    });
+}
+
+#[test]
+fn arc_detect_mem_leak() {
+    fails(
+        || std::mem::forget(state()),
+        |s| matches!(s, Stop::Leak { .. }),
+    );
+}
+
+#[test]
+fn arc_try_unwrap_succeeds() {
+    passes(|| {
+        let num = Arc::new(0usize);
+        let num2 = Arc::clone(&num);
+        drop(num2);
+        let _ = Arc::try_unwrap(num).unwrap();
+    });
+}
+
+#[test]
+fn arc_try_unwrap_fails() {
+    passes(|| {
+        let num = Arc::new(0usize);
+        let num2 = Arc::clone(&num);
+        let num = Arc::try_unwrap(num).unwrap_err();
+        drop(num2);
+        let _ = Arc::try_unwrap(num).unwrap();
+    });
+}
+
+#[test]
+fn arc_try_unwrap_multithreaded() {
+    passes(|| {
+        let num = Arc::new(0usize);
+        let num2 = Arc::clone(&num);
+        let thread = thread::spawn(move || {
+            thread::park(); // loom: `can_drop.wait()`
+            drop(num2);
+        });
+        let num = Arc::try_unwrap(num).unwrap_err();
+        thread.thread().unpark(); // loom: `can_drop.notify()`
+        thread.join().unwrap();
+        let _ = Arc::try_unwrap(num).unwrap();
+    });
+}
+
+// ---- condvar.rs ----
+
+struct Inc {
+    num: AtomicUsize,
+    mutex: Mutex<()>,
+    condvar: Condvar,
+}
+
+impl Inc {
+    fn new() -> Inc {
+        Inc {
+            num: AtomicUsize::new(0),
+            mutex: Mutex::new(()),
+            condvar: Condvar::new(),
+        }
+    }
+
+    fn wait(&self) {
+        let mut guard = self.mutex.lock().unwrap();
+        while self.num.load(SeqCst) != 1 {
+            guard = self.condvar.wait(guard).unwrap();
+        }
+    }
+
+    fn inc(&self, all: bool) {
+        self.num.store(1, SeqCst);
+        drop(self.mutex.lock().unwrap());
+        if all {
+            self.condvar.notify_all();
+        } else {
+            self.condvar.notify_one();
+        }
+    }
+}
+
+#[test]
+fn condvar_notify_one() {
+    passes(|| {
+        let inc = Arc::new(Inc::new());
+        let i = inc.clone();
+        thread::spawn(move || i.inc(false));
+        inc.wait();
+    });
+}
+
+#[test]
+fn condvar_notify_all() {
+    passes(|| {
+        let inc = Arc::new(Inc::new());
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let inc = inc.clone();
+                thread::spawn(move || inc.wait())
+            })
+            .collect();
+        thread::spawn(move || inc.inc(true)).join().expect("inc");
+        for th in waiters {
+            th.join().expect("waiter");
+        }
+    });
+}
+
+// ---- mutex.rs ----
+
+#[test]
+fn mutex_enforces_mutual_exclusion() {
+    passes(|| {
+        let data = Arc::new((Mutex::new(0), AtomicUsize::new(0)));
+        let ths: Vec<_> = (0..2)
+            .map(|_| {
+                let data = data.clone();
+                thread::spawn(move || {
+                    let mut locked = data.0.lock().unwrap();
+                    let prev = data.1.fetch_add(1, SeqCst);
+                    assert_eq!(prev, *locked);
+                    *locked += 1;
+                })
+            })
+            .collect();
+        for th in ths {
+            th.join().unwrap();
+        }
+        let locked = data.0.lock().unwrap();
+        assert_eq!(*locked, data.1.load(SeqCst));
+    });
+}
+
+#[test]
+fn mutex_establishes_seq_cst() {
+    passes(|| {
+        let data = Arc::new((UnsafeCell::new(0usize), Mutex::new(false)));
+        let d = data.clone();
+        thread::spawn(move || {
+            d.0.with_mut(|v| unsafe { *v = 1 });
+            *d.1.lock().unwrap() = true;
+        });
+        let flag = *data.1.lock().unwrap();
+        if flag {
+            assert_eq!(data.0.with(|v| unsafe { *v }), 1);
+        }
+    });
+}
+
+#[test]
+fn mutex_into_inner() {
+    passes(|| {
+        let lock = Arc::new(Mutex::new(0));
+        let ths: Vec<_> = (0..2)
+            .map(|_| {
+                let lock = lock.clone();
+                thread::spawn(move || *lock.lock().unwrap() += 1)
+            })
+            .collect();
+        for th in ths {
+            th.join().unwrap();
+        }
+        let lock = Arc::try_unwrap(lock).unwrap().into_inner().unwrap();
+        assert_eq!(lock, 2);
+    });
+}
+
+// ---- deadlock.rs ----
+
+#[test]
+fn deadlock_two_mutexes() {
+    fails(
+        || {
+            let a = Arc::new(Mutex::new(1));
+            let b = Arc::new(Mutex::new(2));
+            let (a1, b1) = (a.clone(), b.clone());
+            let th1 = thread::spawn(move || {
+                let a_lock = a1.lock().unwrap();
+                let b_lock = b1.lock().unwrap();
+                assert_eq!(*a_lock + *b_lock, 3);
+            });
+            let th2 = thread::spawn(move || {
+                let b_lock = b.lock().unwrap();
+                let a_lock = a.lock().unwrap();
+                assert_eq!(*a_lock + *b_lock, 3);
+            });
+            th1.join().unwrap();
+            th2.join().unwrap();
+        },
+        |s| matches!(s, Stop::Deadlock { .. }),
+    );
+}
+
+// ---- unsafe_cell.rs ----
+
+struct Chan {
+    data: UnsafeCell<usize>,
+    guard: AtomicUsize,
+}
+
+/// loom's `atomic_causality_*`: `set` writes then publishes with Release; `get` reads,
+/// after an Acquire check of the guard when `checked`.
+fn causality(checked: bool) -> impl Fn() + Send + Sync + 'static {
+    move || {
+        let chan = Arc::new(Chan {
+            data: UnsafeCell::new(0),
+            guard: AtomicUsize::new(0),
+        });
+        let get = |chan: &Chan| {
+            if checked && chan.guard.load(Acquire) == 0 {
+                return;
+            }
+            chan.data.with(|v| assert_eq!(unsafe { *v }, 123));
+        };
+        let c = chan.clone();
+        let th = thread::spawn(move || {
+            c.data.with_mut(|v| unsafe { *v += 123 });
+            c.guard.store(1, Release);
+        });
+        get(&chan);
+        th.join().unwrap();
+        get(&chan);
+    }
+}
+
+#[test]
+fn unsafe_cell_atomic_causality_success() {
+    passes(causality(true));
+}
+
+#[test]
+fn unsafe_cell_atomic_causality_fail() {
+    // loom expects a panic; it is a race (or, in the schedule where the read comes first,
+    // the assertion on the value).
+    fails(causality(false), |s| {
+        race(s) || matches!(s, Stop::Panic { .. })
+    });
+}
+
+#[derive(Clone)]
+struct Data(std::sync::Arc<UnsafeCell<usize>>);
+
+impl Data {
+    fn new(v: usize) -> Self {
+        Data(std::sync::Arc::new(UnsafeCell::new(v)))
+    }
+
+    fn get(&self) -> usize {
+        self.0.with(|v| unsafe { *v })
+    }
+
+    fn inc(&self) -> usize {
+        self.0.with_mut(|v| unsafe {
+            *v += 1;
+            *v
+        })
+    }
+}
+
+#[test]
+fn unsafe_cell_race_mut_mut_1() {
+    fails(
+        || {
+            let x = Data::new(1);
+            let y = x.clone();
+            let th1 = thread::spawn(move || x.inc());
+            y.inc();
+            th1.join().unwrap();
+            assert_eq!(4, y.inc());
+        },
+        race,
+    );
+}
+
+#[test]
+fn unsafe_cell_race_mut_mut_2() {
+    fails(
+        || {
+            let x = Data::new(1);
+            let (y, z) = (x.clone(), x.clone());
+            let th1 = thread::spawn(move || x.inc());
+            let th2 = thread::spawn(move || y.inc());
+            th1.join().unwrap();
+            th2.join().unwrap();
+            assert_eq!(4, z.inc());
+        },
+        race,
+    );
+}
+
+#[test]
+fn unsafe_cell_race_mut_immut_1() {
+    fails(
+        || {
+            let x = Data::new(1);
+            let y = x.clone();
+            let th1 = thread::spawn(move || assert_eq!(2, x.inc()));
+            y.get();
+            th1.join().unwrap();
+            assert_eq!(3, y.inc());
+        },
+        race,
+    );
+}
+
+#[test]
+fn unsafe_cell_race_mut_immut_2() {
+    fails(
+        || {
+            let x = Data::new(1);
+            let y = x.clone();
+            let th1 = thread::spawn(move || x.get());
+            assert_eq!(2, y.inc());
+            th1.join().unwrap();
+            assert_eq!(3, y.inc());
+        },
+        race,
+    );
+}
+
+#[test]
+fn unsafe_cell_race_mut_immut_3() {
+    fails(
+        || {
+            let x = Data::new(1);
+            let (y, z) = (x.clone(), x.clone());
+            let th1 = thread::spawn(move || assert_eq!(2, x.inc()));
+            let th2 = thread::spawn(move || y.get());
+            th1.join().unwrap();
+            th2.join().unwrap();
+            assert_eq!(3, z.inc());
+        },
+        race,
+    );
+}
+
+#[test]
+fn unsafe_cell_race_mut_immut_4() {
+    fails(
+        || {
+            let x = Data::new(1);
+            let (y, z) = (x.clone(), x.clone());
+            let th1 = thread::spawn(move || x.get());
+            let th2 = thread::spawn(move || assert_eq!(2, y.inc()));
+            th1.join().unwrap();
+            th2.join().unwrap();
+            assert_eq!(3, z.inc());
+        },
+        race,
+    );
+}
+
+#[test]
+fn unsafe_cell_race_mut_immut_5() {
+    fails(
+        || {
+            let x = Data::new(1);
+            let (y, z) = (x.clone(), x.clone());
+            let th1 = thread::spawn(move || x.get());
+            let th2 = thread::spawn(move || {
+                assert_eq!(1, y.get());
+                assert_eq!(2, y.inc());
+            });
+            th1.join().unwrap();
+            th2.join().unwrap();
+            assert_eq!(3, z.inc());
+        },
+        race,
+    );
+}
+
+#[test]
+fn unsafe_cell_ok_1() {
+    passes(|| {
+        let x = Data::new(1);
+        assert_eq!(2, x.inc());
+        let th1 = thread::spawn(move || {
+            assert_eq!(3, x.inc());
+            x
+        });
+        let x = th1.join().unwrap();
+        assert_eq!(4, x.inc());
+    });
+}
+
+#[test]
+fn unsafe_cell_ok_2() {
+    passes(|| {
+        let x = Data::new(1);
+        assert_eq!(1, x.get());
+        assert_eq!(2, x.inc());
+        let th1 = thread::spawn(move || {
+            assert_eq!(2, x.get());
+            assert_eq!(3, x.inc());
+            x
+        });
+        let x = th1.join().unwrap();
+        assert_eq!(3, x.get());
+        assert_eq!(4, x.inc());
+    });
+}
+
+#[test]
+fn unsafe_cell_ok_3() {
+    passes(|| {
+        let x = Data::new(1);
+        let y = x.clone();
+        let th1 = thread::spawn(move || {
+            assert_eq!(1, x.get());
+            let z = x.clone();
+            let th2 = thread::spawn(move || assert_eq!(1, z.get()));
+            assert_eq!(1, x.get());
+            th2.join().unwrap();
+        });
+        assert_eq!(1, y.get());
+        th1.join().unwrap();
+        assert_eq!(2, y.inc());
+    });
+}
+
+#[test]
+fn unsafe_cell_access_after_sync() {
+    fails(
+        || {
+            let s1 = std::sync::Arc::new((AtomicUsize::new(0), UnsafeCell::new(0)));
+            let s2 = s1.clone();
+            thread::spawn(move || {
+                s1.0.store(1, Release);
+                s1.1.with_mut(|ptr| unsafe { *ptr = 1 });
+            });
+            if 1 == s2.0.load(Acquire) {
+                s2.1.with_mut(|ptr| unsafe { *ptr = 2 });
+            }
+        },
+        race,
+    );
+}
+
+// ---- mpsc.rs ----
+
+#[test]
+fn mpsc_basic_sequential_usage() {
+    passes(|| {
+        let (s, r) = channel();
+        s.send(5).unwrap();
+        assert_eq!(r.recv().unwrap(), 5);
+    });
+}
+
+#[test]
+fn mpsc_basic_parallel_usage() {
+    passes(|| {
+        let (s, r) = channel();
+        thread::spawn(move || s.send(5).unwrap());
+        assert_eq!(r.recv().unwrap(), 5);
+    });
+}
+
+#[test]
+fn mpsc_commutative_senders() {
+    passes(|| {
+        let (s, r) = channel();
+        let s2 = s.clone();
+        thread::spawn(move || s.send(5).unwrap());
+        thread::spawn(move || s2.send(6).unwrap());
+        let mut val = r.recv().unwrap();
+        val += r.recv().unwrap();
+        assert_eq!(val, 11);
+    });
+}
+
+/// loom's `non_commutative_senders{1,2}`: asserting which message comes first fails.
+fn first_message_is(expected: i32) -> impl Fn() + Send + Sync + 'static {
+    move || {
+        let (s, r) = channel();
+        let s2 = s.clone();
+        thread::spawn(move || {
+            let _ = s.send(5);
+        });
+        thread::spawn(move || {
+            let _ = s2.send(6);
+        });
+        assert_eq!(r.recv().unwrap(), expected);
+        let _ = r.recv();
+    }
+}
+
+#[test]
+fn mpsc_non_commutative_senders1() {
+    fails(first_message_is(5), |s| matches!(s, Stop::Panic { .. }));
+}
+
+#[test]
+fn mpsc_non_commutative_senders2() {
+    fails(first_message_is(6), |s| matches!(s, Stop::Panic { .. }));
+}
+
+#[test]
+fn mpsc_drop_receiver() {
+    passes(|| {
+        let (s, r) = channel();
+        s.send(1).unwrap();
+        s.send(2).unwrap();
+        assert_eq!(r.recv().unwrap(), 1);
+    });
+}
+
+// ---- smoke.rs, yield.rs ----
+
+#[test]
+fn smoke_checks_fail() {
+    fails(
+        || {
+            let num = std::sync::Arc::new(AtomicUsize::new(0));
+            let ths: Vec<_> = (0..2)
+                .map(|_| {
+                    let num = num.clone();
+                    thread::spawn(move || {
+                        let curr = num.load(Acquire);
+                        num.store(curr + 1, Release);
+                    })
+                })
+                .collect();
+            for th in ths {
+                th.join().unwrap();
+            }
+            assert_eq!(2, num.load(Relaxed));
+        },
+        |s| matches!(s, Stop::Panic { .. }),
+    );
+}
+
+#[test]
+fn yield_completes() {
+    passes(|| {
+        let inc = std::sync::Arc::new(AtomicUsize::new(0));
+        let i = inc.clone();
+        thread::spawn(move || i.store(1, Relaxed));
+        while inc.load(Relaxed) != 1 {
+            thread::yield_now();
+        }
+    });
+}
+
+// ---- atomic_relaxed.rs ----
+
+#[test]
+fn atomic_relaxed_compare_and_swap() {
+    passes(|| {
+        let num = std::sync::Arc::new(AtomicUsize::new(0));
+        let ths: Vec<_> = (0..2)
+            .map(|_| {
+                let num = num.clone();
+                thread::spawn(move || {
+                    let mut curr = num.load(Relaxed);
+                    while let Err(actual) = num.compare_exchange(curr, curr + 1, Relaxed, Relaxed) {
+                        curr = actual;
+                    }
+                })
+            })
+            .collect();
+        for th in ths {
+            th.join().unwrap();
+        }
+        assert_eq!(2, num.load(Relaxed));
+    });
+}
+
+/// loom's `check_ordering_*`: `n1.0 = 1` then `n1.1 = 1` with `second_store`; the reader
+/// checks `n1.0` once it saw `n1.1` with `flag_load`.
+fn message_passing(
+    second_store: std::sync::atomic::Ordering,
+    flag_load: std::sync::atomic::Ordering,
+) -> impl Fn() + Send + Sync + 'static {
+    move || {
+        let n1 = std::sync::Arc::new((AtomicUsize::new(0), AtomicUsize::new(0)));
+        let n2 = n1.clone();
+        thread::spawn(move || {
+            n1.0.store(1, Relaxed);
+            n1.1.store(1, second_store);
+        });
+        if n2.1.load(flag_load) == 1 {
+            assert_eq!(1, n2.0.load(Relaxed));
+        }
+    }
+}
+
+#[test]
+fn atomic_relaxed_check_ordering_valid() {
+    passes(message_passing(Release, Acquire));
+}
+
+#[test]
+fn atomic_relaxed_check_ordering_invalid_1_differs_sc_only() {
+    // loom: should_panic (a relaxed flag load may see the flag and a stale `n1.0`).
+    // cmc is sequentially consistent: the stale value is never read, so it passes. Issue
+    // 14 item 5 (weak memory) would make it fail; not done.
+    passes(message_passing(Release, Relaxed));
+}
+
+#[test]
+fn atomic_relaxed_check_ordering_invalid_2_differs_sc_only() {
+    // As above, with both stores relaxed.
+    passes(message_passing(Relaxed, Relaxed));
+}
+
+// ---- litmus.rs ----
+
+#[test]
+fn litmus_store_buffering_differs_sc_only() {
+    // loom reaches (0, 0) with relaxed accesses; under sequential consistency (cmc) it is
+    // unreachable, and the three SC outcomes are all reached.
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(BTreeSet::new()));
+    let s = seen.clone();
+    passes(move || {
+        let x = std::sync::Arc::new(AtomicUsize::new(0));
+        let y = std::sync::Arc::new(AtomicUsize::new(0));
+        let (x1, y1) = (x.clone(), y.clone());
+        let a = thread::spawn(move || {
+            x1.store(1, Relaxed);
+            y1.load(Relaxed)
+        });
+        y.store(1, Relaxed);
+        let b = x.load(Relaxed);
+        let a = a.join().unwrap();
+        s.lock().unwrap().insert((a, b));
+    });
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen, BTreeSet::from([(0, 1), (1, 0), (1, 1)]));
+}
+
+// ---- thread_api.rs ----
+
+#[test]
+fn thread_api_initial_thread() {
+    passes(|| {
+        thread::current().id();
+        assert_eq!(None, thread::current().name());
+    });
+}
+
+#[test]
+fn thread_api_many_joins() {
+    passes(|| {
+        let mutex = Arc::new(Mutex::new(()));
+        let lock = mutex.lock().unwrap();
+        let handles: Vec<_> = (1..3)
+            .map(|_| {
+                let mutex = mutex.clone();
+                thread::spawn(move || drop(mutex.lock().unwrap()))
+            })
+            .collect();
+        drop(lock);
+        for handle in handles {
+            let _ = handle.join();
+        }
+    });
+}
+
+#[test]
+fn thread_api_alt_join() {
+    passes(|| {
+        let arcmut: Arc<Mutex<Option<thread::JoinHandle<()>>>> = Arc::new(Mutex::new(None));
+        let lock = arcmut.lock().unwrap();
+        let arcmut2 = arcmut.clone();
+        let th1 = thread::spawn(|| {});
+        let th2 = thread::spawn(move || {
+            drop(arcmut2.lock().unwrap());
+            let _ = th1.join();
+        });
+        let th3 = thread::spawn(move || {});
+        drop(lock);
+        let _ = th3.join();
+        let _ = th2.join();
+    });
+}
+
+#[test]
+fn thread_api_threads_have_unique_ids() {
+    passes(|| {
+        let (tx, rx) = channel();
+        let th1 = thread::spawn(move || tx.send(thread::current().id()));
+        let id1 = rx.recv().unwrap();
+        assert_eq!(th1.thread().id(), id1);
+        assert_ne!(thread::current().id(), id1);
+        let _ = th1.join();
+        let (tx, rx) = channel();
+        let th2 = thread::spawn(move || tx.send(thread::current().id()));
+        let id2 = rx.recv().unwrap();
+        assert_eq!(th2.thread().id(), id2);
+        assert_ne!(thread::current().id(), id2);
+        assert_ne!(id1, id2);
+        let _ = th2.join();
+    });
+}
+
+#[test]
+fn thread_api_thread_names() {
+    passes(|| {
+        let name = || thread::current().name().map(|s| s.to_string());
+        let (tx, rx) = channel();
+        let th = thread::spawn(move || tx.send(name()));
+        assert_eq!(None, rx.recv().unwrap());
+        assert_eq!(None, th.thread().name());
+        let _ = th.join();
+        let (tx, rx) = channel();
+        let th = thread::Builder::new()
+            .spawn(move || tx.send(name()))
+            .unwrap();
+        assert_eq!(None, rx.recv().unwrap());
+        assert_eq!(None, th.thread().name());
+        let _ = th.join();
+        let (tx, rx) = channel();
+        let th = thread::Builder::new()
+            .name("foobar".to_string())
+            .spawn(move || tx.send(name()))
+            .unwrap();
+        assert_eq!(Some("foobar".to_string()), rx.recv().unwrap());
+        assert_eq!(Some("foobar"), th.thread().name());
+        let _ = th.join();
+    });
+}
+
+#[test]
+fn thread_api_thread_stack_size() {
+    // Adaptation: loom asks for 2 x 2^16 bytes for a 2^16-word array (loom does not honour
+    // the size); cmc gives the thread the stack it asks for, so it asks for enough.
+    const STACK_SIZE: usize = 1 << 16;
+    passes(|| {
+        let body = || {
+            std::hint::black_box(&mut [0usize; STACK_SIZE]);
+        };
+        thread::Builder::new()
+            .stack_size(2 * STACK_SIZE * std::mem::size_of::<usize>())
+            .spawn(body)
+            .unwrap()
+            .join()
+            .unwrap()
+    });
+}
+
+#[test]
+fn thread_api_park_unpark() {
+    passes(|| {
+        thread::current().unpark();
+        thread::park();
+    });
+}
+
+// ---- thread_local.rs ----
+
+#[test]
+fn thread_local_per_thread() {
+    cmc_thread::thread_local! {
+        static THREAD_LOCAL: std::cell::RefCell<usize> = std::cell::RefCell::new(1);
+    }
+    fn do_test(n: usize) {
+        THREAD_LOCAL.with(|local| assert_eq!(*local.borrow(), 1));
+        THREAD_LOCAL.with(|local| {
+            assert_eq!(*local.borrow(), 1);
+            *local.borrow_mut() = n;
+            assert_eq!(*local.borrow(), n);
+        });
+        THREAD_LOCAL.with(|local| assert_eq!(*local.borrow(), n));
+    }
+    passes(|| {
+        let t1 = thread::spawn(|| do_test(2));
+        let t2 = thread::spawn(|| do_test(3));
+        do_test(4);
+        t1.join().unwrap();
+        t2.join().unwrap();
+    });
+}
+
+#[test]
+fn thread_local_nested_with() {
+    cmc_thread::thread_local! {
+        static LOCAL1: std::cell::RefCell<usize> = std::cell::RefCell::new(1);
+        static LOCAL2: std::cell::RefCell<usize> = std::cell::RefCell::new(2);
+    }
+    passes(|| {
+        LOCAL1.with(|l1| *l1.borrow_mut() = LOCAL2.with(|l2| *l2.borrow()));
+    });
+}
+
+#[test]
+fn thread_local_drop() {
+    use std::sync::atomic::AtomicUsize as StdAtomic;
+    static DROPS: StdAtomic = StdAtomic::new(0);
+    struct CountDrops(bool);
+    impl Drop for CountDrops {
+        fn drop(&mut self) {
+            DROPS.fetch_add(1, Release);
+        }
+    }
+    cmc_thread::thread_local! {
+        static DROPPED_LOCAL: CountDrops = CountDrops(true);
+    }
+    passes(|| {
+        // Adaptation: loom runs this model once; cmc also re-runs it to check determinism,
+        // so the std counter is reset at the start of each run.
+        DROPS.store(0, Release);
+        thread::spawn(|| {
+            DROPPED_LOCAL.with(|local| assert!(local.0));
+            assert_eq!(DROPS.load(Acquire), 0);
+        })
+        .join()
+        .unwrap();
+        // The first thread's copy was dropped when it finished.
+        assert_eq!(DROPS.load(Acquire), 1);
+        thread::spawn(|| {
+            DROPPED_LOCAL.with(|local| assert!(local.0));
+            assert_eq!(DROPS.load(Acquire), 1);
+        })
+        .join()
+        .unwrap();
+        assert_eq!(DROPS.load(Acquire), 2);
+        DROPPED_LOCAL.with(|local| assert!(local.0));
+    });
+    // The model's main thread's copy was dropped when it finished.
+    assert_eq!(DROPS.load(Acquire), 3);
+}
+
+// ---- rwlock.rs, rwlock_regression1.rs ----
+
+use cmc_thread::sync::{RwLock, TryLockError};
+
+fn would_block<G>(r: Result<G, TryLockError<G>>) -> bool {
+    matches!(r, Err(TryLockError::WouldBlock))
+}
+
+#[test]
+fn rwlock_read_one() {
+    passes(|| {
+        let lock = Arc::new(RwLock::new(1));
+        let c_lock = lock.clone();
+        let n = lock.read().unwrap();
+        assert_eq!(*n, 1);
+        thread::spawn(move || assert!(c_lock.read().is_ok()))
+            .join()
+            .unwrap();
+    });
+}
+
+/// Two threads take the lock (`read` or not), yield, release; the main thread writes.
+fn two_then_write(read: bool) -> impl Fn() + Send + Sync + 'static {
+    move || {
+        let lock = Arc::new(RwLock::new(1));
+        for _ in 0..2 {
+            let lock = lock.clone();
+            thread::spawn(move || {
+                if read {
+                    let _l = lock.read().unwrap();
+                    thread::yield_now();
+                } else {
+                    let _l = lock.write().unwrap();
+                    thread::yield_now();
+                }
+            });
+        }
+        let _l = lock.write().unwrap();
+        thread::yield_now();
+    }
+}
+
+#[test]
+fn rwlock_read_two_write_one() {
+    passes(two_then_write(true));
+}
+
+#[test]
+fn rwlock_write_three() {
+    passes(two_then_write(false));
+}
+
+#[test]
+fn rwlock_write_then_try_write() {
+    passes(|| {
+        let lock = Arc::new(RwLock::new(1));
+        let _l1 = lock.write().unwrap();
+        assert!(would_block(lock.try_write()));
+    });
+}
+
+#[test]
+fn rwlock_write_then_try_read() {
+    passes(|| {
+        let lock = Arc::new(RwLock::new(1));
+        let _l1 = lock.write().unwrap();
+        assert!(would_block(lock.try_read()));
+    });
+}
+
+#[test]
+fn rwlock_read_then_try_write() {
+    // As in loom, whose body takes a write lock despite the name.
+    passes(|| {
+        let lock = Arc::new(RwLock::new(1));
+        let _l1 = lock.write().unwrap();
+        assert!(would_block(lock.try_write()));
+    });
+}
+
+#[test]
+fn rwlock_try_read() {
+    passes(|| {
+        let lock = RwLock::new(1);
+        assert_eq!(*lock.try_read().unwrap(), 1);
+    });
+}
+
+#[test]
+fn rwlock_write() {
+    passes(|| {
+        let lock = RwLock::new(1);
+        let mut n = lock.write().unwrap();
+        *n = 2;
+        assert!(lock.try_read().is_err());
+    });
+}
+
+#[test]
+fn rwlock_try_write() {
+    passes(|| {
+        let lock = RwLock::new(1);
+        let n = lock.read().unwrap();
+        assert_eq!(*n, 1);
+        assert!(lock.try_write().is_err());
+    });
+}
+
+#[test]
+fn rwlock_into_inner() {
+    passes(|| {
+        let lock = Arc::new(RwLock::new(0));
+        let ths: Vec<_> = (0..2)
+            .map(|_| {
+                let lock = lock.clone();
+                thread::spawn(move || *lock.write().unwrap() += 1)
+            })
+            .collect();
+        for th in ths {
+            th.join().unwrap();
+        }
+        let lock = Arc::try_unwrap(lock).unwrap().into_inner().unwrap();
+        assert_eq!(lock, 2);
+    });
+}
+
+#[test]
+fn rwlock_two_writers() {
+    passes(|| {
+        let lock = Arc::new(RwLock::new(1));
+        let (c_lock, c_lock2) = (lock.clone(), lock);
+        let atomic = Arc::new(AtomicUsize::new(0));
+        let (c_atomic, c_atomic2) = (atomic.clone(), atomic);
+        thread::spawn(move || {
+            *c_lock.write().unwrap() += 1;
+            c_atomic.fetch_add(1, Relaxed);
+        });
+        thread::spawn(move || {
+            *c_lock2.write().unwrap() += 1;
+            c_atomic2.fetch_add(1, Relaxed);
+        });
+    });
+}
+
+// ---- atomic.rs (the tests that use no loom-only API) ----
+
+#[test]
+fn atomic_fetch_add_atomic() {
+    passes(|| {
+        let a1 = std::sync::Arc::new(AtomicUsize::new(0));
+        let a2 = a1.clone();
+        let th = thread::spawn(move || a2.fetch_add(1, Relaxed));
+        let v1 = a1.fetch_add(1, Relaxed);
+        let v2 = th.join().unwrap();
+        assert_ne!(v1, v2);
+    });
+}
+
+#[test]
+fn atomic_update_atomic() {
+    // loom's `update` is std's `fetch_update` that always succeeds.
+    passes(|| {
+        let a1 = std::sync::Arc::new(AtomicUsize::new(0));
+        let a2 = a1.clone();
+        let inc = |a: &AtomicUsize| a.fetch_update(Relaxed, Relaxed, |v| Some(v + 1)).unwrap();
+        let th = thread::spawn(move || inc(&a2));
+        let v1 = inc(&a1);
+        let v2 = th.join().unwrap();
+        assert_ne!(v1, v2);
+        assert_eq!(2, a1.load(Relaxed));
+    });
+}
+
+static SLOW_ARC: cmc_thread::sync::LazyLock<Arc<usize>> = cmc_thread::sync::LazyLock::new(|| {
+    thread::yield_now();
+    Arc::default()
+});
+
+#[test]
+fn atomic_lazy_static_arc_race_differs_leak() {
+    // loom's `lazy_static_arc_race` passes: loom drops lazy statics at the end of every
+    // execution. cmc keeps a static's value until it is initialised again in the next
+    // execution, so the `Arc` it holds is still alive when the execution ends and the
+    // leak check reports it. With the leak check off, the race itself passes as in loom.
+    let model = || {
+        let jh = thread::spawn(|| assert_eq!(**SLOW_ARC, 0));
+        assert_eq!(**SLOW_ARC, 0);
+        jh.join().unwrap();
+    };
+    fails(model, |s| matches!(s, Stop::Leak { .. }));
+    let stats = Checker::new().detect_leaks(false).check(model).unwrap();
+    assert!(stats.complete);
+}

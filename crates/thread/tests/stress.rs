@@ -1,0 +1,49 @@
+//! Stress mode (issue 14, item 8): the model on real OS threads, many iterations.
+
+use cmc_thread::sync::{mpsc, Mutex};
+use cmc_thread::{stress, thread};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[test]
+fn a_correct_model_passes_every_iteration_on_real_threads() {
+    let ran = stress(200, Duration::from_secs(10), || {
+        let n = Arc::new(Mutex::new(0));
+        let hs: Vec<_> = (0..3)
+            .map(|_| {
+                let n = n.clone();
+                // Real OS threads: outside an execution `spawn` is std's.
+                thread::spawn(move || *n.lock().unwrap() += 1)
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(*n.lock().unwrap(), 3);
+    })
+    .unwrap();
+    assert_eq!(ran, 200);
+}
+
+#[test]
+fn the_first_panic_is_reported_not_the_join_error() {
+    let f = stress(50, Duration::from_secs(10), || {
+        thread::spawn(|| panic!("boom in a worker")).join().unwrap();
+    })
+    .unwrap_err();
+    assert_eq!(f.iteration, 0);
+    assert!(f.message.starts_with("boom in a worker (at "), "{f}");
+    assert!(f.to_string().contains("cannot be replayed"), "{f}");
+}
+
+#[test]
+fn an_iteration_that_hangs_is_reported_after_the_timeout() {
+    let f = stress(5, Duration::from_millis(300), || {
+        let (tx, rx) = mpsc::channel::<()>();
+        let _keep = tx;
+        let _ = rx.recv(); // a sender is alive and never sends: blocks forever
+    })
+    .unwrap_err();
+    assert_eq!(f.iteration, 0);
+    assert!(f.message.contains("did not finish within"), "{f}");
+}
