@@ -6,6 +6,8 @@
 
 mod args;
 mod commands;
+mod gate;
+mod gate_file;
 mod registry;
 
 use std::process::ExitCode;
