@@ -52,7 +52,7 @@ pub fn command(args: GateArgs) -> Result<Status, String> {
         file.variants.retain(|variant| args.only.contains(&variant.core));
     }
     let options = Options {
-        evidence: args.evidence,
+        evidence: std::path::absolute(&args.evidence).unwrap_or(args.evidence),
         workers: args
             .workers
             .unwrap_or_else(|| cmc_search::SearchOptions::default().workers)

@@ -157,19 +157,21 @@ fn yes() -> bool {
 
 impl GateFile {
     /// Reads and checks the gate file at `path`; `evidence` is where build
-    /// commands write their libraries. Errors name the file and the line.
+    /// commands write their libraries (both made absolute from the current
+    /// folder). Errors name the file and the line.
     pub fn load(path: &Path, evidence: &Path) -> Result<GateFile, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|problem| format!("cannot read the gate file {}: {problem}", path.display()))?;
-        let dir = path
+        let dir = absolute(path)
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_default();
-        GateFile::parse(&text, &dir, evidence)
+        GateFile::parse(&text, &dir, &absolute(evidence))
             .map_err(|problem| format!("{}: {problem}", path.display()))
     }
 
-    /// Parses gate-file `text` whose relative paths are taken from `dir`.
+    /// Parses gate-file `text` whose relative paths are taken from `dir`
+    /// (absolute, as is `evidence`).
     pub fn parse(text: &str, dir: &Path, evidence: &Path) -> Result<GateFile, String> {
         let raw: RawFile = toml::from_str(text).map_err(|error| error.to_string())?;
         let default_timeout = seconds(raw.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS), "timeout")?;
@@ -291,7 +293,7 @@ impl RawSource {
             if !command.contains("{library}") {
                 return Err("the build command must write {library} (e.g. `-o {library}`)".into());
             }
-            let library = absolute(&evidence.join("build").join(format!("lib{core}-{label}.so")));
+            let library = evidence.join("build").join(format!("lib{core}-{label}.so"));
             let command = command
                 .replace("{bug}", &bug_text)
                 .replace("{library}", &shell_quote(&library.display().to_string()));
