@@ -47,9 +47,13 @@ pub fn command(args: GateArgs) -> Result<Status, String> {
             .iter()
             .find(|name| !file.variants.iter().any(|variant| &variant.core == *name))
         {
-            return Err(format!("--only {unknown}: no [[core]] of that name in {}", path.display()));
+            return Err(format!(
+                "--only {unknown}: no [[core]] of that name in {}",
+                path.display()
+            ));
         }
-        file.variants.retain(|variant| args.only.contains(&variant.core));
+        file.variants
+            .retain(|variant| args.only.contains(&variant.core));
     }
     let options = Options {
         evidence: std::path::absolute(&args.evidence).unwrap_or(args.evidence),
@@ -371,7 +375,9 @@ fn judge(variant: &Variant, report: &Report, line: &mut Line) {
             "error: {}",
             report.message.as_deref().unwrap_or("the search failed")
         )),
-        (None, "pass") if over_budget(line) => Verdict::Hole("passed beyond its state budget".into()),
+        (None, "pass") if over_budget(line) => {
+            Verdict::Hole("passed beyond its state budget".into())
+        }
         (None, "pass") => Verdict::Pass,
         (None, other) => Verdict::Hole(format!("control ended {}", describe(report, other))),
         (Some(expect), "violated") if report.property.as_deref() == Some(expect) => {

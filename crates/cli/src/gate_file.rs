@@ -150,7 +150,6 @@ struct RawSource {
     rust: Option<String>,
 }
 
-
 fn yes() -> bool {
     true
 }
@@ -160,8 +159,9 @@ impl GateFile {
     /// commands write their libraries (both made absolute from the current
     /// folder). Errors name the file and the line.
     pub fn load(path: &Path, evidence: &Path) -> Result<GateFile, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|problem| format!("cannot read the gate file {}: {problem}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|problem| {
+            format!("cannot read the gate file {}: {problem}", path.display())
+        })?;
         let dir = absolute(path)
             .parent()
             .map(Path::to_path_buf)
@@ -185,59 +185,81 @@ impl GateFile {
             let in_core = |problem: String| {
                 format!("line {}: core `{name}`: {problem}", at(core.name.span()))
             };
-            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            {
                 return Err(in_core(
-                    "the name must be letters, digits, `-`, `_` or `.` (it names evidence files)".into(),
+                    "the name must be letters, digits, `-`, `_` or `.` (it names evidence files)"
+                        .into(),
                 ));
             }
-            if raw.core[..index].iter().any(|other| other.name.get_ref() == name) {
+            if raw.core[..index]
+                .iter()
+                .any(|other| other.name.get_ref() == name)
+            {
                 return Err(in_core("a second [[core]] with this name".into()));
             }
             if core.nodes == 0 {
                 return Err(in_core("nodes must be at least 1".into()));
             }
             if core.max_depth == Some(0) {
-                return Err(in_core("max_depth must be at least 1 (initial states are depth 1)".into()));
+                return Err(in_core(
+                    "max_depth must be at least 1 (initial states are depth 1)".into(),
+                ));
             }
             let timeout = match core.timeout {
                 Some(secs) => seconds(secs, "timeout").map_err(in_core)?,
                 None => default_timeout,
             };
             let core_source = RawSource::of(&core.build, &core.library, &core.rust);
-            let variant = |label: String, bug: u32, source: &RawSource| -> Result<Variant, String> {
-                let source = source
-                    .or(&core_source)
-                    .resolve(bug, &label, name, dir, evidence)?;
-                Ok(Variant {
-                    core: name.clone(),
-                    variant: label,
-                    expect: None,
-                    summary: None,
-                    source,
-                    nodes: core.nodes,
-                    params: core.params.clone(),
-                    deadlock: core.deadlock,
-                    max_depth: core.max_depth,
-                    max_states: core.max_states,
-                    timeout,
-                })
-            };
+            let variant =
+                |label: String, bug: u32, source: &RawSource| -> Result<Variant, String> {
+                    let source = source
+                        .or(&core_source)
+                        .resolve(bug, &label, name, dir, evidence)?;
+                    Ok(Variant {
+                        core: name.clone(),
+                        variant: label,
+                        expect: None,
+                        summary: None,
+                        source,
+                        nodes: core.nodes,
+                        params: core.params.clone(),
+                        deadlock: core.deadlock,
+                        max_depth: core.max_depth,
+                        max_states: core.max_states,
+                        timeout,
+                    })
+                };
             variants.push(variant("control".into(), 0, &RawSource::default()).map_err(in_core)?);
             for (bug_index, bug) in core.bug.iter().enumerate() {
                 let number = *bug.bug.get_ref();
                 let in_bug = |problem: String| {
-                    format!("line {}: core `{name}`, bug {number}: {problem}", at(bug.bug.span()))
+                    format!(
+                        "line {}: core `{name}`, bug {number}: {problem}",
+                        at(bug.bug.span())
+                    )
                 };
                 if number == 0 {
                     return Err(in_bug("bug numbers start at 1 (0 is the control)".into()));
                 }
-                if core.bug[..bug_index].iter().any(|other| *other.bug.get_ref() == number) {
+                if core.bug[..bug_index]
+                    .iter()
+                    .any(|other| *other.bug.get_ref() == number)
+                {
                     return Err(in_bug("listed twice".into()));
                 }
                 if bug.max_depth == 0 {
                     return Err(in_bug("max_depth must be at least 1".into()));
                 }
-                let mut planted = variant(format!("bug{number}"), number, &RawSource::of(&bug.build, &bug.library, &bug.rust)).map_err(in_bug)?;
+                let mut planted = variant(
+                    format!("bug{number}"),
+                    number,
+                    &RawSource::of(&bug.build, &bug.library, &bug.rust),
+                )
+                .map_err(in_bug)?;
                 planted.expect = Some(bug.expect.clone());
                 planted.summary = bug.summary.clone();
                 planted.max_depth = Some(bug.max_depth);
@@ -300,7 +322,9 @@ impl RawSource {
             return Ok(Source::Build { command, library });
         }
         if let Some(library) = &self.library {
-            return Ok(Source::Library(dir.join(library.replace("{bug}", &bug_text))));
+            return Ok(Source::Library(
+                dir.join(library.replace("{bug}", &bug_text)),
+            ));
         }
         let name = self.rust.as_deref().unwrap_or_default();
         let name = name.strip_prefix("rust:").unwrap_or(name);
@@ -367,7 +391,10 @@ mod tests {
             panic!("{:?}", file.variants)
         };
         assert_eq!(control.source, Source::Rust("rust:paxos".into()));
-        assert_eq!((control.max_depth, control.expect.as_deref()), (Some(16), None));
+        assert_eq!(
+            (control.max_depth, control.expect.as_deref()),
+            (Some(16), None)
+        );
         assert_eq!(bug.source, Source::Rust("rust:paxos-bug2".into()));
         assert_eq!(bug.variant, "bug2");
         assert_eq!(bug.expect.as_deref(), Some("PromiseDurable"));
@@ -413,7 +440,10 @@ mod tests {
             file.variants[2].source,
             Source::Library("/gates/prebuilt/lib4.so".into())
         );
-        assert_eq!(file.variants[0].timeout, Duration::from_secs_f64(DEFAULT_TIMEOUT_SECS));
+        assert_eq!(
+            file.variants[0].timeout,
+            Duration::from_secs_f64(DEFAULT_TIMEOUT_SECS)
+        );
     }
 
     #[test]

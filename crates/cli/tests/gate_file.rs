@@ -34,7 +34,14 @@ fn cc(source: &str, defines: &str) -> String {
 fn gate(dir: &Path, file: &str) -> (Option<i32>, String, String) {
     std::fs::write(dir.join("gate.toml"), file).unwrap();
     let output = cmc(
-        &["gate", "gate.toml", "--evidence", "evidence", "--workers", "2"],
+        &[
+            "gate",
+            "gate.toml",
+            "--evidence",
+            "evidence",
+            "--workers",
+            "2",
+        ],
         dir,
     );
     let (stdout, stderr) = text(&output);
@@ -103,7 +110,10 @@ fn the_reference_gate_passes_on_the_c_core() {
     );
     let (stdout, stderr) = text(&output);
     assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
-    assert!(line(&stdout, "two_phase", "control").contains(" PASS "), "{stdout}");
+    assert!(
+        line(&stdout, "two_phase", "control").contains(" PASS "),
+        "{stdout}"
+    );
     let evidence = dir.path().join("evidence");
     for (bug, expected) in [
         (1, "NoCommitReplyBeforeFlush"),
@@ -115,8 +125,9 @@ fn the_reference_gate_passes_on_the_c_core() {
         let found = line(&stdout, "two_phase", &variant);
         assert!(found.contains(" CAUGHT "), "{found}");
         assert!(found.contains(expected), "{found}");
-        let trace = std::fs::read_to_string(evidence.join(format!("two_phase-{variant}.cmc-trace")))
-            .unwrap();
+        let trace =
+            std::fs::read_to_string(evidence.join(format!("two_phase-{variant}.cmc-trace")))
+                .unwrap();
         assert!(trace.contains(&format!("violates {expected}")), "{trace}");
         let replay = cmc(
             &["replay", &format!("evidence/two_phase-{variant}.cmc-trace")],
@@ -160,8 +171,14 @@ fn a_variant_that_is_not_buggy_is_a_hole() {
         ),
     );
     assert_eq!(code, Some(1), "{stdout}{stderr}");
-    assert!(line(&stdout, "reqack", "control").contains(" PASS "), "{stdout}");
-    assert!(line(&stdout, "reqack", "bug2").contains(" CAUGHT "), "{stdout}");
+    assert!(
+        line(&stdout, "reqack", "control").contains(" PASS "),
+        "{stdout}"
+    );
+    assert!(
+        line(&stdout, "reqack", "bug2").contains(" CAUGHT "),
+        "{stdout}"
+    );
     let hole = line(&stdout, "reqack", "bug7");
     assert!(
         hole.contains("HOLE (not caught: every property held)"),
@@ -205,7 +222,10 @@ fn a_failing_build_and_a_state_budget_overrun_are_holes() {
     let log = std::fs::read_to_string(dir.path().join("evidence/build/reqack-bug1.log")).unwrap();
     assert!(log.contains("no_such_core.c"), "{log}");
     let budget = line(&stdout, "reqack", "bug2");
-    assert!(budget.contains("HOLE (caught beyond its budget)"), "{budget}");
+    assert!(
+        budget.contains("HOLE (caught beyond its budget)"),
+        "{budget}"
+    );
 }
 
 #[test]
@@ -229,7 +249,10 @@ fn a_variant_past_its_timeout_is_killed_and_reported() {
         ),
     );
     assert_eq!(code, Some(1), "{stdout}{stderr}");
-    assert!(line(&stdout, "spins", "control").contains(" TIMEOUT "), "{stdout}");
+    assert!(
+        line(&stdout, "spins", "control").contains(" TIMEOUT "),
+        "{stdout}"
+    );
     assert!(started.elapsed().as_secs() < 8, "{:?}", started.elapsed());
     // Neither the check nor the supervised search it started is left
     // running (SIGKILL takes a moment to end a process).

@@ -45,8 +45,10 @@ fn purity_names_the_offending_symbol() {
 fn bad_libraries_get_clear_errors() {
     assert!(load_error(&common::fixture("libno_entry.so"))
         .contains("is not a cmc core: it does not export `cmc_core_entry`"));
-    assert!(load_error(&common::fixture("libwrong_abi.so")).contains("built for cmc core ABI version 99"));
-    assert!(load_error(&common::fixture("libhuge_state.so")).contains("declares a state of 1073741828 bytes"));
+    assert!(load_error(&common::fixture("libwrong_abi.so"))
+        .contains("built for cmc core ABI version 99"));
+    assert!(load_error(&common::fixture("libhuge_state.so"))
+        .contains("declares a state of 1073741828 bytes"));
     assert!(load_error(&common::fixture("libno_step.so")).contains("no step function"));
     let missing = std::env::temp_dir().join("cmc-no-such-dir/libmissing.so");
     assert!(load_error(&missing).contains("does not exist"));

@@ -3,7 +3,6 @@
 
 mod common;
 
-
 use cmc_search::{Checker, ReplayFile, Verdict};
 use cmc_world::{build_world, replay, WorldArgs};
 

@@ -15,20 +15,72 @@ use std::sync::Mutex;
 /// Each fixture: output name, source under `cores/`, flags.
 const FIXTURES: &[(&str, &str, &[&str])] = &[
     ("libreqack.so", "reqack/reqack.c", &["-O2", "-shared"]),
-    ("libreqack_bug1.so", "reqack/reqack.c", &["-O2", "-shared", "-DCMC_BUG=1"]),
-    ("libreqack_bug2.so", "reqack/reqack.c", &["-O2", "-shared", "-DCMC_BUG=2"]),
+    (
+        "libreqack_bug1.so",
+        "reqack/reqack.c",
+        &["-O2", "-shared", "-DCMC_BUG=1"],
+    ),
+    (
+        "libreqack_bug2.so",
+        "reqack/reqack.c",
+        &["-O2", "-shared", "-DCMC_BUG=2"],
+    ),
     ("reqack.o", "reqack/reqack.c", &["-O2", "-c"]),
-    ("libno_entry.so", "test/bad_descriptor.c", &["-O2", "-shared", "-DNO_ENTRY"]),
-    ("libwrong_abi.so", "test/bad_descriptor.c", &["-O2", "-shared", "-DWRONG_ABI"]),
-    ("libhuge_state.so", "test/bad_descriptor.c", &["-O2", "-shared", "-DHUGE_STATE"]),
-    ("libno_step.so", "test/bad_descriptor.c", &["-O2", "-shared", "-DNO_STEP"]),
-    ("liberror_code.so", "test/misbehave.c", &["-O2", "-shared", "-DERROR_CODE"]),
-    ("libnondet_static.so", "test/misbehave.c", &["-O2", "-shared", "-DNONDET_STATIC"]),
-    ("libnondet_uninit.so", "test/misbehave.c", &["-O0", "-shared", "-DNONDET_UNINIT"]),
-    ("libsegv.so", "test/misbehave.c", &["-O0", "-shared", "-DSEGV"]),
-    ("libhang.so", "test/misbehave.c", &["-O0", "-shared", "-DHANG"]),
-    ("calls_time.o", "test/misbehave.c", &["-O2", "-c", "-DCALLS_TIME"]),
-    ("nondet_static.o", "test/misbehave.c", &["-O2", "-c", "-DNONDET_STATIC"]),
+    (
+        "libno_entry.so",
+        "test/bad_descriptor.c",
+        &["-O2", "-shared", "-DNO_ENTRY"],
+    ),
+    (
+        "libwrong_abi.so",
+        "test/bad_descriptor.c",
+        &["-O2", "-shared", "-DWRONG_ABI"],
+    ),
+    (
+        "libhuge_state.so",
+        "test/bad_descriptor.c",
+        &["-O2", "-shared", "-DHUGE_STATE"],
+    ),
+    (
+        "libno_step.so",
+        "test/bad_descriptor.c",
+        &["-O2", "-shared", "-DNO_STEP"],
+    ),
+    (
+        "liberror_code.so",
+        "test/misbehave.c",
+        &["-O2", "-shared", "-DERROR_CODE"],
+    ),
+    (
+        "libnondet_static.so",
+        "test/misbehave.c",
+        &["-O2", "-shared", "-DNONDET_STATIC"],
+    ),
+    (
+        "libnondet_uninit.so",
+        "test/misbehave.c",
+        &["-O0", "-shared", "-DNONDET_UNINIT"],
+    ),
+    (
+        "libsegv.so",
+        "test/misbehave.c",
+        &["-O0", "-shared", "-DSEGV"],
+    ),
+    (
+        "libhang.so",
+        "test/misbehave.c",
+        &["-O0", "-shared", "-DHANG"],
+    ),
+    (
+        "calls_time.o",
+        "test/misbehave.c",
+        &["-O2", "-c", "-DCALLS_TIME"],
+    ),
+    (
+        "nondet_static.o",
+        "test/misbehave.c",
+        &["-O2", "-c", "-DNONDET_STATIC"],
+    ),
 ];
 
 /// Serialises the compilations of the test threads.
