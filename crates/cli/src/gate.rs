@@ -140,7 +140,8 @@ pub struct Options {
 }
 
 /// Runs every variant of `file` in order, printing each line as it is known,
-/// and writes `summary.txt` in the evidence folder.
+/// and writes `summary.txt` (the table, with what each bug does) in the
+/// evidence folder.
 pub fn run(file: &GateFile, options: &Options) -> Result<Vec<Line>, String> {
     let exe = std::env::current_exe()
         .map_err(|problem| format!("cannot find the cmc executable: {problem}"))?;
@@ -173,7 +174,15 @@ pub fn run(file: &GateFile, options: &Options) -> Result<Vec<Line>, String> {
         println!("{}", line.render());
         lines.push(line);
     }
-    let mut summary: Vec<String> = lines.iter().map(Line::render).collect();
+    // The file's words on what each bug does, after its line.
+    let mut summary: Vec<String> = lines
+        .iter()
+        .zip(&file.variants)
+        .map(|(line, variant)| match &variant.summary {
+            Some(what) => format!("{}  # {what}", line.render()),
+            None => line.render(),
+        })
+        .collect();
     summary.push(conclusion(&lines, &options.evidence));
     let path = options.evidence.join("summary.txt");
     std::fs::write(&path, summary.join("\n") + "\n")

@@ -89,7 +89,7 @@ pub struct Variant {
     pub max_depth: Option<u64>,
     /// Most distinct states accepted (`None`: no budget).
     pub max_states: Option<u64>,
-    /// Wall-clock limit of the variant's search.
+    /// Wall-clock limit of the variant: its build and its check.
     pub timeout: Duration,
 }
 

@@ -88,17 +88,17 @@ fn every_planted_bug_of_the_reference_cores_is_in_the_reference_gate() {
     assert_eq!(gated, planted);
 }
 
-/// The two-phase configuration of the reference gate (the C core, built by
-/// its build command, supervised): control PASS, every bug CAUGHT with its
-/// evidence. The whole file runs in scripts/main-job.sh.
+/// The two-phase configuration of the reference gate, which `cmc gate` runs
+/// when no file is named (the C core, built by its build command,
+/// supervised): control PASS, every bug CAUGHT with its evidence, which
+/// replays. The whole file runs in scripts/main-job.sh.
 #[test]
 fn the_reference_gate_passes_on_the_c_core() {
     let dir = tempfile::tempdir().unwrap();
-    let gate_file = reference_gate();
+    // No file named: the reference gate of this source tree.
     let output = cmc(
         &[
             "gate",
-            gate_file.to_str().unwrap(),
             "--only",
             "two_phase",
             "--evidence",
@@ -137,6 +137,7 @@ fn the_reference_gate_passes_on_the_c_core() {
     }
     let summary = std::fs::read_to_string(evidence.join("summary.txt")).unwrap();
     assert!(summary.contains("gate: no holes"), "{summary}");
+    assert!(summary.contains("# restarted coordinator answers STATUS from memory"), "{summary}");
     assert_eq!(summary.lines().count(), 6, "{summary}");
 }
 
