@@ -137,7 +137,10 @@ fn the_reference_gate_passes_on_the_c_core() {
     }
     let summary = std::fs::read_to_string(evidence.join("summary.txt")).unwrap();
     assert!(summary.contains("gate: no holes"), "{summary}");
-    assert!(summary.contains("# restarted coordinator answers STATUS from memory"), "{summary}");
+    assert!(
+        summary.contains("# restarted coordinator answers STATUS from memory"),
+        "{summary}"
+    );
     assert_eq!(summary.lines().count(), 6, "{summary}");
 }
 
