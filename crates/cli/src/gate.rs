@@ -55,12 +55,14 @@ pub fn command(args: GateArgs) -> Result<Status, String> {
         file.variants
             .retain(|variant| args.only.contains(&variant.core));
     }
+    let workers = match args.workers {
+        Some(0) => return Err("--workers must be at least 1".into()),
+        Some(workers) => workers,
+        None => cmc_search::SearchOptions::default().workers,
+    };
     let options = Options {
         evidence: std::path::absolute(&args.evidence).unwrap_or(args.evidence),
-        workers: args
-            .workers
-            .unwrap_or_else(|| cmc_search::SearchOptions::default().workers)
-            .max(1),
+        workers,
     };
     let lines = run(&file, &options)?;
     println!("{}", conclusion(&lines, &options.evidence));

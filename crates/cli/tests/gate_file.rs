@@ -302,6 +302,16 @@ fn a_malformed_gate_file_is_an_error_with_its_line() {
         stderr.contains("line 2: core `x`: give exactly one of build, library or rust"),
         "{stderr}"
     );
+    std::fs::write(
+        dir.path().join("gate.toml"),
+        "[[core]]\nname = \"x\"\nrust = \"reqack\"\nnodes = 2\n",
+    )
+    .unwrap();
+    let unknown = cmc(&["gate", "gate.toml", "--only", "y"], dir.path());
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(text(&unknown)
+        .1
+        .contains("--only y: no [[core]] of that name"));
     let missing = cmc(&["gate", "no-such-gate.toml"], dir.path());
     assert_eq!(missing.status.code(), Some(2));
     assert!(text(&missing).1.contains("cannot read the gate file"));
