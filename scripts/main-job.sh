@@ -6,6 +6,8 @@
 #     passes; the same protocol as the C core gives the same counts.
 #  4. TwoPhase with the NoRMCommitted invariant: fails with a 9-state
 #     counterexample, written as a replay file and replayed.
+#  5. The reference cores' gate file (crates/protocols/gate.toml): every
+#     control passes and every planted bug is caught, evidence kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -24,4 +26,5 @@ if [ "$status" -ne 1 ]; then
 fi
 status=0
 $cmc replay "$out/two-phase.cmc-trace" | head -3 || status=$?
+$cmc gate crates/protocols/gate.toml --evidence "$out/gate-evidence"
 echo "main job: done (the violation above is expected: it shows a counterexample and its replay)"

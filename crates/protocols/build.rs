@@ -10,16 +10,16 @@ const C_CORES: &[(&str, u32)] = &[("two_phase", 4)];
 
 fn main() {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let include = crate_dir.join("../../include");
+    // `c/cmc.h` is the repository's `include/cmc.h` (a symbolic link, which
+    // `cargo package` turns into a copy), so the crate builds from its own files.
     let sources = crate_dir.join("c");
-    println!("cargo:rerun-if-changed={}", include.display());
     println!("cargo:rerun-if-changed={}", sources.display());
+    println!("cargo:rerun-if-changed={}", sources.join("cmc.h").display());
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let compiler = cc::Build::new().get_compiler();
     let build = |source: &Path, output: &Path, flags: &[String]| {
         let mut command = compiler.to_command();
         command
-            .arg(format!("-I{}", include.display()))
             .arg(format!("-I{}", sources.display()))
             .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC"])
             .args(flags)

@@ -27,14 +27,21 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Check that a C core's object file references only allowed symbols.
     Purity(PurityArgs),
-    /// The planted-bug gate: every reference core's control run must pass and
+    /// The planted-bug gate of a gate file: every control run must pass and
     /// every planted bug must be caught by its expected property.
     Gate(GateArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct GateArgs {
-    /// Folder for the evidence: one replay file per caught bug.
+    /// The gate file (TOML) [default: the reference cores' gate,
+    /// crates/protocols/gate.toml in cmc's sources].
+    pub file: Option<PathBuf>,
+    /// Run only the [[core]] configurations of these names.
+    #[arg(long, value_name = "NAME")]
+    pub only: Vec<String>,
+    /// Folder for the evidence: reports, logs, replay files, built
+    /// libraries and summary.txt.
     #[arg(long, value_name = "DIR", default_value = "gate-evidence")]
     pub evidence: PathBuf,
     /// Worker threads [default: all cores].

@@ -11,7 +11,7 @@ use cmc_search::{
 use cmc_world::supervise::{self, Role};
 use cmc_world::WorldArgs;
 
-use crate::args::{CheckArgs, Cli, Command, GateArgs, ProgressArg, PurityArgs, ReplayArgs};
+use crate::args::{CheckArgs, Cli, Command, ProgressArg, PurityArgs, ReplayArgs};
 use crate::registry;
 
 /// How a command ended, short of bad usage or input.
@@ -39,35 +39,7 @@ pub fn run(cli: Cli) -> Result<Status, String> {
         Command::Check(args) => check(*args),
         Command::Replay(args) => replay(args),
         Command::Purity(args) => purity(args),
-        Command::Gate(args) => gate(args),
-    }
-}
-
-fn gate(args: GateArgs) -> Result<Status, String> {
-    std::fs::create_dir_all(&args.evidence).map_err(|problem| {
-        format!(
-            "cannot create the evidence folder {}: {problem}",
-            args.evidence.display()
-        )
-    })?;
-    let options = cmc_protocols::gate::GateOptions {
-        workers: args
-            .workers
-            .unwrap_or_else(|| SearchOptions::default().workers)
-            .max(1),
-        print: true,
-    };
-    let report = cmc_protocols::gate::run_gate(&args.evidence, options);
-    let holes = report.holes().count();
-    if report.success() {
-        println!("gate: no holes; evidence in {}", args.evidence.display());
-        Ok(Status::Pass)
-    } else {
-        println!(
-            "gate: {holes} hole(s); evidence in {}",
-            args.evidence.display()
-        );
-        Ok(Status::Fail)
+        Command::Gate(args) => crate::gate::command(args),
     }
 }
 

@@ -7,6 +7,8 @@
 
 pub mod args;
 mod commands;
+mod gate;
+mod gate_file;
 mod inputs;
 mod registry;
 

@@ -2,7 +2,8 @@
 //! environment they reach exactly the same states, and the planted bugs are
 //! caught in both.
 
-use std::path::Path;
+mod common;
+
 use std::sync::Arc;
 
 use cmc_search::{Checker, Verdict};
@@ -23,8 +24,7 @@ fn world(core: Arc<dyn Core>, nodes: usize, params: &[&str]) -> World {
 }
 
 fn so(name: &str) -> Arc<dyn Core> {
-    let path = Path::new(env!("CMC_TEST_CORES")).join(name);
-    Arc::new(CCore::load(&path).unwrap())
+    Arc::new(CCore::load(&common::fixture(name)).unwrap())
 }
 
 const FAULTY: &[&str] = &[

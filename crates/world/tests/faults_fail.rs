@@ -2,15 +2,16 @@
 //! code, a memory violation) or a panic is a failing verdict that names the
 //! step, the event and the state, never a pass.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use cmc_search::{Checker, Verdict};
 use cmc_world::abi::{Config, CoreError, Event, EventKind, Outputs};
 use cmc_world::{CCore, TypedCore, World, WorldSpec};
 
+mod common;
+
 fn c_core_world(name: &str) -> World {
-    let core = Arc::new(CCore::load(&Path::new(env!("CMC_TEST_CORES")).join(name)).unwrap());
+    let core = Arc::new(CCore::load(&common::fixture(name)).unwrap());
     let mut spec = WorldSpec::new(core, 2).unwrap();
     spec.set_all(&["requests=1", "clients=0"]).unwrap();
     World::new(spec)

@@ -1,36 +1,34 @@
 //! The gates: purity, determinism, and robust loading of bad cores.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::sync::Arc;
 
 use cmc_search::Checker;
 use cmc_world::purity::{self, Offence};
 use cmc_world::{CCore, FaultKind, World, WorldSpec};
 
-fn built(name: &str) -> PathBuf {
-    Path::new(env!("CMC_TEST_CORES")).join(name)
-}
-
-fn load_error(name: &str) -> String {
-    match CCore::load(&built(name)) {
-        Ok(_) => panic!("{name} loaded"),
+fn load_error(path: &Path) -> String {
+    match CCore::load(path) {
+        Ok(_) => panic!("{} loaded", path.display()),
         Err(error) => error.to_string(),
     }
 }
 
 #[test]
 fn purity_names_the_offending_symbol() {
-    let report = purity::check(&built("calls_time.o")).unwrap();
+    let report = purity::check(&common::fixture("calls_time.o")).unwrap();
     assert_eq!(report.offences, vec![Offence::Undefined("time".into())]);
     assert!(report
         .to_string()
         .contains("time: undefined symbol outside the allowlist"));
-    let report = purity::check(&built("nondet_static.o")).unwrap();
+    let report = purity::check(&common::fixture("nondet_static.o")).unwrap();
     assert!(
         matches!(&report.offences[..], [Offence::WritableGlobal(name)] if name.starts_with("calls")),
         "{report}"
     );
-    let report = purity::check(&built("reqack.o")).unwrap();
+    let report = purity::check(&common::fixture("reqack.o")).unwrap();
     assert!(report.is_pure(), "{report}");
     assert!(purity::check(Path::new("/nonexistent.o"))
         .unwrap_err()
@@ -45,12 +43,15 @@ fn purity_names_the_offending_symbol() {
 
 #[test]
 fn bad_libraries_get_clear_errors() {
-    assert!(load_error("libno_entry.so")
+    assert!(load_error(&common::fixture("libno_entry.so"))
         .contains("is not a cmc core: it does not export `cmc_core_entry`"));
-    assert!(load_error("libwrong_abi.so").contains("built for cmc core ABI version 99"));
-    assert!(load_error("libhuge_state.so").contains("declares a state of 1073741828 bytes"));
-    assert!(load_error("libno_step.so").contains("no step function"));
-    assert!(load_error("libmissing.so").contains("does not exist"));
+    assert!(load_error(&common::fixture("libwrong_abi.so"))
+        .contains("built for cmc core ABI version 99"));
+    assert!(load_error(&common::fixture("libhuge_state.so"))
+        .contains("declares a state of 1073741828 bytes"));
+    assert!(load_error(&common::fixture("libno_step.so")).contains("no step function"));
+    let missing = std::env::temp_dir().join("cmc-no-such-dir/libmissing.so");
+    assert!(load_error(&missing).contains("does not exist"));
     let not_a_library = std::env::temp_dir().join("cmc-world-not-a-library.so");
     std::fs::write(&not_a_library, "hello").unwrap();
     let error = CCore::load(&not_a_library)
@@ -63,7 +64,7 @@ fn bad_libraries_get_clear_errors() {
 }
 
 fn run_fault(name: &str, check_determinism: bool) -> cmc_world::Fault {
-    let core = Arc::new(CCore::load(&built(name)).unwrap());
+    let core = Arc::new(CCore::load(&common::fixture(name)).unwrap());
     let mut spec = WorldSpec::new(core, 2).unwrap();
     spec.set_all(&["requests=2", "clients=0,1"]).unwrap();
     spec.check_determinism = check_determinism;
@@ -105,7 +106,7 @@ fn non_determinism_is_reported_as_such() {
         assert!(text.contains("action: CLIENT r0 -> n0"), "{text}");
     }
     // Without the gate the static counter goes unnoticed: no fault at all.
-    let core = Arc::new(CCore::load(&built("libnondet_static.so")).unwrap());
+    let core = Arc::new(CCore::load(&common::fixture("libnondet_static.so")).unwrap());
     let world = World::new(WorldSpec::new(core, 1).unwrap());
     let checker = Checker::new(world).workers(1);
     let _ = checker.run();

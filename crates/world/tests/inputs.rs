@@ -6,8 +6,10 @@ use std::path::Path;
 use cmc_model::Model;
 use cmc_world::{build_world, WorldArgs};
 
+mod common;
+
 fn library(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CMC_TEST_CORES")).join(name)
+    common::fixture(name)
 }
 
 #[test]

@@ -1,17 +1,14 @@
 //! A counterexample of the example under a planted bug, found with the C core
 //! loaded from its `.so`, replays through the same `.so`.
 
-use std::path::Path;
+mod common;
 
 use cmc_search::{Checker, ReplayFile, Verdict};
 use cmc_world::{build_world, replay, WorldArgs};
 
 fn args(core: &str) -> WorldArgs {
     WorldArgs {
-        cores: vec![Path::new(env!("CMC_TEST_CORES"))
-            .join(core)
-            .display()
-            .to_string()],
+        cores: vec![common::fixture(core).display().to_string()],
         nodes: 2,
         params: ["requests=1", "crashes=1", "restarts=1", "crash_nodes=1"]
             .map(String::from)
@@ -67,7 +64,7 @@ fn planted_bug_counterexample_replays_through_the_so() {
 fn the_product_runs_the_checked_object_over_udp() {
     let dir = std::env::temp_dir().join(format!("cmc-world-product-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let product = Path::new(env!("CMC_TEST_CORES")).join("reqack_udp");
+    let product = common::fixture("reqack_udp");
     let output = std::process::Command::new(product)
         .args(["3", "3", dir.to_str().unwrap()])
         .output()

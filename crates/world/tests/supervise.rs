@@ -4,7 +4,8 @@
 //!
 //! The supervised child is this test binary itself, running `child_entry`.
 
-use std::path::Path;
+mod common;
+
 use std::process::Command;
 use std::time::Duration;
 
@@ -26,10 +27,7 @@ const SUPERVISION: Supervision = Supervision {
 
 fn args(core: &str) -> WorldArgs {
     WorldArgs {
-        cores: vec![Path::new(env!("CMC_TEST_CORES"))
-            .join(core)
-            .display()
-            .to_string()],
+        cores: vec![common::fixture(core).display().to_string()],
         nodes: 2,
         params: vec!["requests=1".into(), "clients=1".into()],
         check_determinism: false,

@@ -2,7 +2,8 @@
 //!
 //! `reqack` exists twice with identical semantics and state layout: in Rust
 //! ([`reqack::ReqAck`]) and in C (`cores/reqack/reqack.c`, linked at build time
-//! as [`reqack_c`] and built as a shared library for run-time loading).
+//! as `reqack_c` with the `c-reqack` feature, and built as a shared library
+//! for run-time loading).
 
 pub mod reqack;
 
@@ -11,7 +12,6 @@ use std::sync::Arc;
 use cmc_model::Property;
 
 use crate::core::Core;
-use crate::loader::CCore;
 use crate::spec::WorldSpec;
 use crate::World;
 
@@ -113,16 +113,19 @@ fn example_properties_for(spec: &WorldSpec) -> Vec<Property<World>> {
     }
 }
 
+#[cfg(feature = "c-reqack")]
 extern "C" {
     /// The entry point of `cores/reqack/reqack.c`, compiled and linked by build.rs.
     #[link_name = "cmc_core_entry"]
     fn reqack_c_entry() -> *const crate::abi::CoreDescriptor;
 }
 
-/// The C `reqack` core, linked into this crate at build time.
-pub fn reqack_c() -> CCore {
+/// The C `reqack` core, linked into this crate at build time (feature
+/// `c-reqack`, for this repository's tests and examples).
+#[cfg(feature = "c-reqack")]
+pub fn reqack_c() -> crate::loader::CCore {
     // SAFETY: the entry point takes no arguments and returns a pointer to a
     // static descriptor of the linked program; `from_descriptor` validates it.
-    unsafe { CCore::from_descriptor(reqack_c_entry(), "reqack.c (linked)", None) }
+    unsafe { crate::loader::CCore::from_descriptor(reqack_c_entry(), "reqack.c (linked)", None) }
         .expect("the linked reqack.c core is valid")
 }

@@ -1,0 +1,414 @@
+//! `cmc gate`: runs a gate file's variants and judges each one.
+//!
+//! Every variant is checked by a child `cmc check --core ... --json
+//! --check-determinism` of this same executable, under the variant's
+//! wall-clock timeout; the child supervises C cores itself (crashes and hung
+//! steps), so the gate only reads its JSON report and exit code. A control
+//! must pass; a planted bug must violate exactly its expected property within
+//! its depth and state budgets. Anything else (a build that fails, a timeout,
+//! a faulty core, a nondeterministic step, a wrong property) is a hole.
+//!
+//! The evidence folder keeps, per variant, the child's JSON report
+//! (`CORE-VARIANT.json`), its messages (`.log`), the replay file of a
+//! counterexample (`.cmc-trace`), the build log and library of a built core
+//! (`build/`), and the whole table in `summary.txt`.
+
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::args::GateArgs;
+use crate::commands::Status;
+use crate::gate_file::{GateFile, Source, Variant};
+
+/// The gate file `cmc gate` runs when none is named: the reference cores'
+/// gate in this source tree, if it is there.
+const REFERENCE_GATE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../protocols/gate.toml");
+
+/// `cmc gate [FILE]`: `Fail` when any line is a hole; `Err` (exit 2) for a
+/// gate file that cannot be read or is malformed.
+pub fn command(args: GateArgs) -> Result<Status, String> {
+    let path = match args.file {
+        Some(path) => path,
+        None if Path::new(REFERENCE_GATE).is_file() => PathBuf::from(REFERENCE_GATE),
+        None => {
+            return Err(
+                "name a gate file (the reference cores' gate is crates/protocols/gate.toml in cmc's sources)"
+                    .into(),
+            )
+        }
+    };
+    let mut file = GateFile::load(&path, &args.evidence)?;
+    if !args.only.is_empty() {
+        if let Some(unknown) = args
+            .only
+            .iter()
+            .find(|name| !file.variants.iter().any(|variant| &variant.core == *name))
+        {
+            return Err(format!(
+                "--only {unknown}: no [[core]] of that name in {}",
+                path.display()
+            ));
+        }
+        file.variants
+            .retain(|variant| args.only.contains(&variant.core));
+    }
+    let workers = match args.workers {
+        Some(0) => return Err("--workers must be at least 1".into()),
+        Some(workers) => workers,
+        None => cmc_search::SearchOptions::default().workers,
+    };
+    let options = Options {
+        evidence: std::path::absolute(&args.evidence).unwrap_or(args.evidence),
+        workers,
+    };
+    let lines = run(&file, &options)?;
+    println!("{}", conclusion(&lines, &options.evidence));
+    Ok(if lines.iter().any(Line::is_hole) {
+        Status::Fail
+    } else {
+        Status::Pass
+    })
+}
+
+/// How a variant ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// A control whose every property held.
+    Pass,
+    /// A planted bug that violated its expected property within budget.
+    Caught,
+    /// The variant did not finish within its timeout (a hole).
+    Timeout,
+    /// Anything else, with the reason.
+    Hole(String),
+}
+
+/// One line of the gate's table.
+#[derive(Debug, Clone)]
+pub struct Line {
+    /// The configuration's name.
+    pub core: String,
+    /// `control` or `bugN`.
+    pub variant: String,
+    /// The expected property (`-` for the control).
+    pub expect: String,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Counterexample length for a violation, BFS depth reached otherwise.
+    pub depth: u64,
+    /// Distinct states explored.
+    pub states: u64,
+    /// Wall time of the variant (build and check).
+    pub wall: Duration,
+}
+
+impl Line {
+    /// Whether this line is a hole (an uncaught bug, a failed control, a timeout).
+    pub fn is_hole(&self) -> bool {
+        matches!(self.verdict, Verdict::Hole(_) | Verdict::Timeout)
+    }
+
+    /// The line as the table prints it.
+    pub fn render(&self) -> String {
+        let status = match &self.verdict {
+            Verdict::Pass => "PASS".to_string(),
+            Verdict::Caught => "CAUGHT".to_string(),
+            Verdict::Timeout => "TIMEOUT".to_string(),
+            Verdict::Hole(why) => format!("HOLE ({why})"),
+        };
+        format!(
+            "{:<16} {:<8} {:<26} {:<8} depth={:<3} states={:<9} time={:.2}s",
+            self.core,
+            self.variant,
+            self.expect,
+            status,
+            self.depth,
+            self.states,
+            self.wall.as_secs_f64()
+        )
+    }
+}
+
+/// What the gate run needs besides the file.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The evidence folder.
+    pub evidence: PathBuf,
+    /// Worker threads of each check.
+    pub workers: usize,
+}
+
+/// Runs every variant of `file` in order, printing each line as it is known,
+/// and writes `summary.txt` (the table, with what each bug does) in the
+/// evidence folder.
+pub fn run(file: &GateFile, options: &Options) -> Result<Vec<Line>, String> {
+    let exe = std::env::current_exe()
+        .map_err(|problem| format!("cannot find the cmc executable: {problem}"))?;
+    std::fs::create_dir_all(options.evidence.join("build")).map_err(|problem| {
+        format!(
+            "cannot create the evidence folder {}: {problem}",
+            options.evidence.display()
+        )
+    })?;
+    let mut lines = Vec::new();
+    for variant in &file.variants {
+        let started = Instant::now();
+        let mut line = Line {
+            core: variant.core.clone(),
+            variant: variant.variant.clone(),
+            expect: variant.expect.clone().unwrap_or_else(|| "-".into()),
+            verdict: Verdict::Pass,
+            depth: 0,
+            states: 0,
+            wall: Duration::ZERO,
+        };
+        let deadline = started + variant.timeout;
+        match prepare(variant, file, options, deadline)
+            .and_then(|()| check(&exe, variant, file, options, deadline))
+        {
+            Ok(report) => judge(variant, &report, &mut line),
+            Err(verdict) => line.verdict = verdict,
+        }
+        line.wall = started.elapsed();
+        println!("{}", line.render());
+        lines.push(line);
+    }
+    // The file's words on what each bug does, after its line.
+    let mut summary: Vec<String> = lines
+        .iter()
+        .zip(&file.variants)
+        .map(|(line, variant)| match &variant.summary {
+            Some(what) => format!("{}  # {what}", line.render()),
+            None => line.render(),
+        })
+        .collect();
+    summary.push(conclusion(&lines, &options.evidence));
+    let path = options.evidence.join("summary.txt");
+    std::fs::write(&path, summary.join("\n") + "\n")
+        .map_err(|problem| format!("cannot write {}: {problem}", path.display()))?;
+    Ok(lines)
+}
+
+/// The gate's last line: no holes, or how many.
+pub fn conclusion(lines: &[Line], evidence: &Path) -> String {
+    match lines.iter().filter(|line| line.is_hole()).count() {
+        0 => format!("gate: no holes; evidence in {}", evidence.display()),
+        holes => format!("gate: {holes} hole(s); evidence in {}", evidence.display()),
+    }
+}
+
+/// Evidence file `CORE-VARIANT.EXT`.
+fn evidence_file(options: &Options, variant: &Variant, ext: &str) -> PathBuf {
+    options
+        .evidence
+        .join(format!("{}-{}.{ext}", variant.core, variant.variant))
+}
+
+/// Builds the variant's library, or checks that the prebuilt one exists.
+fn prepare(
+    variant: &Variant,
+    file: &GateFile,
+    options: &Options,
+    deadline: Instant,
+) -> Result<(), Verdict> {
+    match &variant.source {
+        Source::Rust(_) => Ok(()),
+        Source::Library(library) if library.is_file() => Ok(()),
+        Source::Library(library) => Err(Verdict::Hole(format!(
+            "no library at {}",
+            library.display()
+        ))),
+        Source::Build { command, library } => {
+            let log_path = options
+                .evidence
+                .join("build")
+                .join(format!("{}-{}.log", variant.core, variant.variant));
+            let log = File::create(&log_path).map_err(|problem| {
+                Verdict::Hole(format!("cannot write {}: {problem}", log_path.display()))
+            })?;
+            let _ = std::fs::remove_file(library);
+            let mut build = Command::new("sh");
+            build.arg("-c").arg(command).current_dir(&file.dir);
+            let status = run_until(build, None, log, deadline)?;
+            if !status.success() {
+                return Err(Verdict::Hole(format!(
+                    "build failed ({status}), see {}",
+                    log_path.display()
+                )));
+            }
+            if !library.is_file() {
+                return Err(Verdict::Hole(format!(
+                    "the build did not write {}",
+                    library.display()
+                )));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// What the gate reads from a child's report.
+#[derive(Debug, Default)]
+struct Report {
+    verdict: String,
+    property: Option<String>,
+    message: Option<String>,
+    depth: u64,
+    states: u64,
+    counterexample_length: Option<u64>,
+}
+
+/// Runs the child check of `variant` and reads its JSON report.
+fn check(
+    exe: &Path,
+    variant: &Variant,
+    file: &GateFile,
+    options: &Options,
+    deadline: Instant,
+) -> Result<Report, Verdict> {
+    let json_path = evidence_file(options, variant, "json");
+    let log_path = evidence_file(options, variant, "log");
+    let trace_path = evidence_file(options, variant, "cmc-trace");
+    let _ = std::fs::remove_file(&trace_path);
+    let create = |path: &Path| {
+        File::create(path)
+            .map_err(|problem| Verdict::Hole(format!("cannot write {}: {problem}", path.display())))
+    };
+    let (json, log) = (create(&json_path)?, create(&log_path)?);
+    let mut child = Command::new(exe);
+    child
+        .current_dir(&file.dir)
+        .arg("check")
+        .arg("--core")
+        .arg(variant.source.core_arg())
+        .arg("--nodes")
+        .arg(variant.nodes.to_string())
+        .args(&variant.params)
+        .args(["--json", "--check-determinism", "--progress", "off"])
+        .arg("--workers")
+        .arg(options.workers.to_string())
+        .arg("--replay-out")
+        .arg(&trace_path);
+    if !variant.deadlock {
+        child.arg("--no-deadlock");
+    }
+    if let Some(depth) = variant.max_depth {
+        child.arg("--max-depth").arg(depth.to_string());
+    }
+    let status = run_until(child, Some(json), log, deadline)?;
+    let text = std::fs::read_to_string(&json_path).unwrap_or_default();
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(value) => Ok(read_report(&value)),
+        Err(_) => Err(Verdict::Hole(format!(
+            "the check ended {status} without a report: {}",
+            first_line(&log_path)
+        ))),
+    }
+}
+
+fn read_report(value: &serde_json::Value) -> Report {
+    let text = |key: &str| value[key].as_str().map(str::to_string);
+    Report {
+        verdict: text("verdict").unwrap_or_default(),
+        property: text("property"),
+        message: text("message"),
+        depth: value["depth"].as_u64().unwrap_or(0),
+        states: value["distinct_states"].as_u64().unwrap_or(0),
+        counterexample_length: value["counterexample"]["length"].as_u64(),
+    }
+}
+
+/// The first non-empty line of the file at `path` (what a child said first).
+fn first_line(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or("no message")
+        .trim()
+        .to_string()
+}
+
+/// Runs `command` in its own process group with stdout to `stdout` (or the
+/// log) and stderr to `log`; past `deadline` the whole group is killed and
+/// the result is [`Verdict::Timeout`].
+fn run_until(
+    mut command: Command,
+    stdout: Option<File>,
+    log: File,
+    deadline: Instant,
+) -> Result<ExitStatus, Verdict> {
+    let stdout = match stdout {
+        Some(file) => Stdio::from(file),
+        None => Stdio::from(
+            log.try_clone()
+                .map_err(|problem| Verdict::Hole(format!("cannot share the log: {problem}")))?,
+        ),
+    };
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(log)
+        .process_group(0)
+        .spawn()
+        .map_err(|problem| Verdict::Hole(format!("cannot start {command:?}: {problem}")))?;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(status),
+            Ok(None) if Instant::now() >= deadline => {
+                // SAFETY: kill(2) on the child's own process group (its pid,
+                // negated) affects only processes this gate started.
+                unsafe {
+                    libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+                }
+                let _ = child.wait();
+                return Err(Verdict::Timeout);
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(problem) => return Err(Verdict::Hole(format!("waiting for a child: {problem}"))),
+        }
+    }
+}
+
+/// Sets `line`'s verdict and counts from the child's `report`.
+fn judge(variant: &Variant, report: &Report, line: &mut Line) {
+    line.states = report.states;
+    line.depth = report.counterexample_length.unwrap_or(report.depth);
+    let over_budget = |line: &Line| {
+        variant.max_states.is_some_and(|max| line.states > max)
+            || variant.max_depth.is_some_and(|max| line.depth > max)
+    };
+    line.verdict = match (&variant.expect, report.verdict.as_str()) {
+        (_, "error") => Verdict::Hole(format!(
+            "error: {}",
+            report.message.as_deref().unwrap_or("the search failed")
+        )),
+        (None, "pass") if over_budget(line) => {
+            Verdict::Hole("passed beyond its state budget".into())
+        }
+        (None, "pass") => Verdict::Pass,
+        (None, other) => Verdict::Hole(format!("control ended {}", describe(report, other))),
+        (Some(expect), "violated") if report.property.as_deref() == Some(expect) => {
+            if over_budget(line) {
+                Verdict::Hole("caught beyond its budget".into())
+            } else {
+                Verdict::Caught
+            }
+        }
+        (Some(_), other) => Verdict::Hole(format!("not caught: {}", describe(report, other))),
+    };
+}
+
+fn describe(report: &Report, verdict: &str) -> String {
+    match (verdict, &report.property) {
+        ("violated", Some(property)) => format!("violated {property}"),
+        ("pass", _) => "every property held".into(),
+        (other, _) => match &report.message {
+            Some(message) => format!("{other}: {message}"),
+            None => other.to_string(),
+        },
+    }
+}

@@ -1,0 +1,142 @@
+//! The C fixtures of the integration tests, compiled on first use.
+//!
+//! The tests build what they load themselves, with the C compiler (`$CC`,
+//! default `cc`), from the repository's `cores/` folder into a folder of this
+//! test process under cargo's temporary target folder; the crate's build
+//! script compiles nothing, so a Rust-only user of `cmc-world` needs no C
+//! compiler.
+
+#![allow(dead_code)] // each test file uses the fixtures it needs
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+/// Each fixture: output name, source under `cores/`, flags.
+const FIXTURES: &[(&str, &str, &[&str])] = &[
+    ("libreqack.so", "reqack/reqack.c", &["-O2", "-shared"]),
+    (
+        "libreqack_bug1.so",
+        "reqack/reqack.c",
+        &["-O2", "-shared", "-DCMC_BUG=1"],
+    ),
+    (
+        "libreqack_bug2.so",
+        "reqack/reqack.c",
+        &["-O2", "-shared", "-DCMC_BUG=2"],
+    ),
+    ("reqack.o", "reqack/reqack.c", &["-O2", "-c"]),
+    (
+        "libno_entry.so",
+        "test/bad_descriptor.c",
+        &["-O2", "-shared", "-DNO_ENTRY"],
+    ),
+    (
+        "libwrong_abi.so",
+        "test/bad_descriptor.c",
+        &["-O2", "-shared", "-DWRONG_ABI"],
+    ),
+    (
+        "libhuge_state.so",
+        "test/bad_descriptor.c",
+        &["-O2", "-shared", "-DHUGE_STATE"],
+    ),
+    (
+        "libno_step.so",
+        "test/bad_descriptor.c",
+        &["-O2", "-shared", "-DNO_STEP"],
+    ),
+    (
+        "liberror_code.so",
+        "test/misbehave.c",
+        &["-O2", "-shared", "-DERROR_CODE"],
+    ),
+    (
+        "libnondet_static.so",
+        "test/misbehave.c",
+        &["-O2", "-shared", "-DNONDET_STATIC"],
+    ),
+    (
+        "libnondet_uninit.so",
+        "test/misbehave.c",
+        &["-O0", "-shared", "-DNONDET_UNINIT"],
+    ),
+    (
+        "libsegv.so",
+        "test/misbehave.c",
+        &["-O0", "-shared", "-DSEGV"],
+    ),
+    (
+        "libhang.so",
+        "test/misbehave.c",
+        &["-O0", "-shared", "-DHANG"],
+    ),
+    (
+        "calls_time.o",
+        "test/misbehave.c",
+        &["-O2", "-c", "-DCALLS_TIME"],
+    ),
+    (
+        "nondet_static.o",
+        "test/misbehave.c",
+        &["-O2", "-c", "-DNONDET_STATIC"],
+    ),
+];
+
+/// Serialises the compilations of the test threads.
+static BUILDING: Mutex<()> = Mutex::new(());
+
+fn cores() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cores")
+}
+
+fn out_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("c-fixtures-{}", std::process::id()))
+}
+
+/// Runs the C compiler on `source` (under `cores/`) with `flags` into `output`.
+fn compile(source: &str, flags: &[&str], output: &Path) {
+    let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let cores = cores();
+    let mut command = Command::new(&compiler);
+    command
+        .arg(format!("-I{}", cores.join("../include").display()))
+        .arg(format!("-I{}", cores.join("reqack").display()))
+        .arg("-fPIC")
+        .args(flags)
+        .arg(cores.join(source))
+        .arg("-o")
+        .arg(output);
+    let status = command
+        .status()
+        .unwrap_or_else(|error| panic!("cannot run the C compiler `{compiler}`: {error}"));
+    assert!(status.success(), "compiling {source} failed: {command:?}");
+}
+
+/// The path of fixture `name` (e.g. `libreqack.so`, `calls_time.o`, the
+/// product `reqack_udp`), compiled on first use in this process.
+pub fn fixture(name: &str) -> PathBuf {
+    let _building = BUILDING.lock().unwrap_or_else(|poison| poison.into_inner());
+    built(name)
+}
+
+fn built(name: &str) -> PathBuf {
+    let dir = out_dir();
+    let path = dir.join(name);
+    if path.exists() {
+        return path;
+    }
+    std::fs::create_dir_all(&dir).expect("the fixture folder can be created");
+    if name == "reqack_udp" {
+        // The product links the very object the checker loads, unchanged.
+        let object = built("reqack.o").display().to_string();
+        compile("product/reqack_udp.c", &["-O2", &object], &path);
+        return path;
+    }
+    let (_, source, flags) = FIXTURES
+        .iter()
+        .find(|(fixture, _, _)| *fixture == name)
+        .unwrap_or_else(|| panic!("no C fixture called {name}"));
+    compile(source, flags, &path);
+    path
+}
