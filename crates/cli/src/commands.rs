@@ -210,11 +210,10 @@ fn check_in_child(args: &CheckArgs) -> ! {
         libc::signal(libc::SIGINT, libc::SIG_IGN);
     }
     let mut out = String::new();
-    let status = search_options(args)
-        .and_then(|options| {
-            let stop = [signal_hook::consts::SIGTERM];
-            check_here(args, options, &stop, HeaderTo::Stderr, &mut out)
-        });
+    let status = search_options(args).and_then(|options| {
+        let stop = [signal_hook::consts::SIGTERM];
+        check_here(args, options, &stop, HeaderTo::Stderr, &mut out)
+    });
     let code = match status {
         Ok(status) => crate::exit_code(status),
         Err(message) => {
