@@ -200,7 +200,11 @@ fn check(args: CheckArgs) -> Result<Status, String> {
     if options.strategy == Strategy::Bfs {
         options.interrupt = Some(interrupt_flag()?);
     }
-    let report = model.check(&options);
+    let report = if args.engine.native()? {
+        model.check(&options)
+    } else {
+        crate::distributed::check(&args.engine, model, &options)?
+    };
     match report.verdict.as_str() {
         "error" => {
             return Err(report

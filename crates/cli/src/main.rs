@@ -6,6 +6,7 @@
 
 mod args;
 mod commands;
+mod distributed;
 mod registry;
 
 use std::process::ExitCode;
