@@ -159,7 +159,7 @@ fn run_workers<M: Model + Send + 'static>(
     // Timely's threads are joined on a thread of their own, so that a run
     // whose peers vanished cannot keep this one waiting.
     std::thread::Builder::new()
-        .name("cmc:timely-guard".into())
+        .name("timely:guard".into())
         .spawn(move || {
             let started = timely::execute::execute_from(
                 builders,

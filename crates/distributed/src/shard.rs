@@ -1,9 +1,6 @@
 //! What one worker owns: its shard of the visited set, with a parent link
 //! per state, and its part of a BFS level.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
 /// How a state was first reached in its level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Link {
@@ -16,65 +13,130 @@ pub(crate) struct Link {
     pub level: u32,
 }
 
-/// A hasher for fingerprint keys: they are uniform already, so their low
-/// 64 bits are the hash (the owner was chosen by the high bits).
-#[derive(Debug, Default)]
-pub(crate) struct FingerprintHasher(u64);
-
-impl Hasher for FingerprintHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
-        }
-    }
-
-    fn write_u128(&mut self, value: u128) {
-        self.0 = value as u64;
-    }
-}
-
 /// The worker among `peers` that owns the state with fingerprint `fingerprint`.
 #[inline]
 pub(crate) fn owner(fingerprint: u128, peers: usize) -> usize {
     ((fingerprint >> 64) as u64 % peers as u64) as usize
 }
 
-/// One worker's shard of the visited set: fingerprint to parent link.
-#[derive(Debug, Default)]
+/// Most slots a shard fills before it doubles (as a fraction of 1024).
+const LOAD_PER_1024: usize = 600;
+/// Slots a shard starts with.
+const INITIAL_SLOTS: usize = 1 << 14;
+
+/// One worker's shard of the visited set: fingerprint to parent link, in an
+/// open-addressing table (linear probing on the fingerprint's low bits; the
+/// owner was chosen by its high bits). Keys and links are in two arrays so
+/// that both slots of a fingerprint can be prefetched before it is admitted
+/// ([`Shard::prefetch`]): a batch of admissions then waits for memory once,
+/// not once per state.
+#[derive(Debug)]
 pub(crate) struct Shard {
-    links: HashMap<u128, Link, BuildHasherDefault<FingerprintHasher>>,
+    /// Fingerprints; 0 marks an empty slot (no fingerprint is 0).
+    keys: Vec<u128>,
+    links: Vec<Link>,
+    len: usize,
+}
+
+impl Default for Shard {
+    fn default() -> Shard {
+        Shard::with_slots(INITIAL_SLOTS)
+    }
 }
 
 impl Shard {
+    fn with_slots(slots: usize) -> Shard {
+        debug_assert!(slots.is_power_of_two());
+        let empty = Link {
+            parent: 0,
+            step: 0,
+            level: 0,
+        };
+        Shard {
+            keys: vec![0; slots],
+            links: vec![empty; slots],
+            len: 0,
+        }
+    }
+
+    #[inline]
+    fn home(&self, fingerprint: u128) -> usize {
+        (fingerprint as u64 as usize) & (self.keys.len() - 1)
+    }
+
+    /// The slot holding `fingerprint`, or the empty slot where it belongs.
+    #[inline]
+    fn slot(&self, fingerprint: u128) -> usize {
+        let mask = self.keys.len() - 1;
+        let mut slot = self.home(fingerprint);
+        loop {
+            let key = self.keys[slot];
+            if key == fingerprint || key == 0 {
+                return slot;
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+
+    /// Asks the processor to fetch the slots of `fingerprint` (a hint only).
+    #[inline]
+    pub fn prefetch(&self, fingerprint: u128) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let home = self.home(fingerprint);
+            // SAFETY: prefetching is a hint; both pointers are in bounds.
+            unsafe {
+                _mm_prefetch(self.keys.as_ptr().add(home).cast(), _MM_HINT_T0);
+                _mm_prefetch(self.links.as_ptr().add(home).cast(), _MM_HINT_T0);
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = fingerprint;
+    }
+
+    /// Doubles the table when it is too full to stay fast.
+    fn make_room(&mut self) {
+        if (self.len + 1) * 1024 <= self.keys.len() * LOAD_PER_1024 {
+            return;
+        }
+        let mut bigger = Shard::with_slots(self.keys.len() * 2);
+        for (&key, &link) in self.keys.iter().zip(&self.links) {
+            if key != 0 {
+                let slot = bigger.slot(key);
+                bigger.keys[slot] = key;
+                bigger.links[slot] = link;
+            }
+        }
+        bigger.len = self.len;
+        *self = bigger;
+    }
+
     /// Records that `fingerprint` was reached by `link`; true if the state is
     /// new. A state reached again in the same level keeps the least
     /// (parent, step), so the parent links, and with them the
     /// counterexample, do not depend on the order in which states arrive.
     pub fn admit(&mut self, fingerprint: u128, link: Link) -> bool {
-        match self.links.entry(fingerprint) {
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                slot.insert(link);
-                true
-            }
-            std::collections::hash_map::Entry::Occupied(mut slot) => {
-                let known = slot.get_mut();
-                if known.level == link.level
-                    && (link.parent, link.step) < (known.parent, known.step)
-                {
-                    *known = link;
-                }
-                false
-            }
+        debug_assert!(fingerprint != 0, "no fingerprint is zero");
+        self.make_room();
+        let slot = self.slot(fingerprint);
+        if self.keys[slot] == 0 {
+            self.keys[slot] = fingerprint;
+            self.links[slot] = link;
+            self.len += 1;
+            return true;
         }
+        let known = &mut self.links[slot];
+        if known.level == link.level && (link.parent, link.step) < (known.parent, known.step) {
+            *known = link;
+        }
+        false
     }
 
     /// The parent link of `fingerprint`, if this shard holds it.
     pub fn link(&self, fingerprint: u128) -> Option<Link> {
-        self.links.get(&fingerprint).copied()
+        let slot = self.slot(fingerprint);
+        (self.keys[slot] == fingerprint).then(|| self.links[slot])
     }
 }
 
@@ -128,6 +190,30 @@ mod tests {
         assert!(!shard.admit(5, link(1, 0, 3)));
         assert_eq!(shard.link(5), Some(link(3, 1, 2)));
         assert_eq!(shard.link(6), None);
+    }
+
+    #[test]
+    fn a_growing_shard_keeps_every_link() {
+        let mut shard = Shard::default();
+        let count = 3 * INITIAL_SLOTS as u128;
+        for key in 1..=count {
+            // Spread like fingerprints: distinct low bits.
+            let fingerprint = key.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1 << 64;
+            assert!(shard.admit(fingerprint, link_to(key)));
+        }
+        for key in 1..=count {
+            let fingerprint = key.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1 << 64;
+            assert_eq!(shard.link(fingerprint), Some(link_to(key)));
+        }
+        assert!(shard.keys.len() > INITIAL_SLOTS);
+    }
+
+    fn link_to(parent: u128) -> Link {
+        Link {
+            parent,
+            step: 0,
+            level: 1,
+        }
     }
 
     #[test]

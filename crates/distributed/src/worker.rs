@@ -31,6 +31,8 @@ use crate::wire::{self, Candidate, Control, LevelSummary, Message, RecordWriter,
 /// Longest a worker parks waiting for its peers before it looks again (a
 /// lost peer is noticed by the communication threads, which wake it).
 const PARK: Duration = Duration::from_millis(100);
+/// Received states whose table slots are fetched before they are admitted.
+const PREFETCH_AHEAD: usize = 16;
 /// Batches sent between two steps of the worker during an expansion.
 const BATCHES_PER_STEP: usize = 8;
 
@@ -419,29 +421,50 @@ impl<M: Model> Search<'_, M> {
         let batches = rounds.take_batches();
         let level_tag =
             u32::try_from(level).map_err(|_| "the search is over 4 billion levels deep")?;
+        let mut pending = Vec::with_capacity(PREFETCH_AHEAD);
         for batch in &batches {
             for record in wire::records(batch) {
                 let record = record?;
                 let fingerprint = Fingerprint::of_bytes(record.state);
-                let link = Link {
-                    parent: record.parent,
-                    step: record.step,
-                    level: level_tag,
-                };
-                if !self.shard.admit(fingerprint.0, link) {
-                    continue;
+                self.shard.prefetch(fingerprint.0);
+                pending.push((fingerprint, record));
+                if pending.len() == PREFETCH_AHEAD {
+                    self.admit_prefetched(&mut pending, level_tag, next, violation)?;
                 }
-                let state = M::State::decode_exact(record.state).map_err(|problem| {
-                    format!("a state sent between workers does not decode: {problem}; the model's Encode implementation is not a bijection")
-                })?;
-                if let Some(failure) = self.properties.check_state(self.model, &state) {
-                    Candidate::keep_least(
-                        violation,
-                        Candidate::new(failure, level, fingerprint, fingerprint, None),
-                    );
-                }
-                next.push(fingerprint.0, record.state);
             }
+            self.admit_prefetched(&mut pending, level_tag, next, violation)?;
+        }
+        Ok(())
+    }
+
+    /// Admits the records of `pending` (whose slots were prefetched) into
+    /// level `level`.
+    fn admit_prefetched(
+        &mut self,
+        pending: &mut Vec<(Fingerprint, wire::Record<'_>)>,
+        level: u32,
+        next: &mut Level,
+        violation: &mut Option<Candidate>,
+    ) -> Result<(), String> {
+        for (fingerprint, record) in pending.drain(..) {
+            let link = Link {
+                parent: record.parent,
+                step: record.step,
+                level,
+            };
+            if !self.shard.admit(fingerprint.0, link) {
+                continue;
+            }
+            let state = M::State::decode_exact(record.state).map_err(|problem| {
+                format!("a state sent between workers does not decode: {problem}; the model's Encode implementation is not a bijection")
+            })?;
+            if let Some(failure) = self.properties.check_state(self.model, &state) {
+                Candidate::keep_least(
+                    violation,
+                    Candidate::new(failure, u64::from(level), fingerprint, fingerprint, None),
+                );
+            }
+            next.push(fingerprint.0, record.state);
         }
         Ok(())
     }
