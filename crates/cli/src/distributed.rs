@@ -90,11 +90,7 @@ pub fn check(
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
-    let options = SearchOptions {
-        // Interrupting a timely run is not supported; SIGINT ends it.
-        interrupt: None,
-        ..options.clone()
-    };
+    let options = options.clone();
     let name = model.name();
     let model = model.into_any();
     macro_rules! run_bundled {

@@ -109,6 +109,7 @@ pub fn check<M: Model + Send + 'static>(
         threads,
         progress: options.progress != ProgressMode::Off
             && cluster.is_none_or(|cluster| cluster.process == 0),
+        interrupt: options.interrupt.clone(),
     });
     capture_communication_panics();
     let ending = run_workers(Arc::clone(&model), settings, builders, others, threads)?;
@@ -295,6 +296,13 @@ fn conclude<M: Model>(model: &M, ending: Ending, threads: usize, wall: Duration)
     };
     if let Some(message) = ending.error {
         return failed(message, stats);
+    }
+    if ending.interrupted && ending.violation.is_none() && ending.states_left_on_queue > 0 {
+        return Outcome {
+            verdict: Verdict::Interrupted { checkpoint: None },
+            stats,
+            counterexample: None,
+        };
     }
     match ending.violation {
         Some(found) => {

@@ -66,6 +66,8 @@ pub(crate) struct LevelSummary {
     pub witnesses: Vec<String>,
     /// Why it could not go on, if it could not.
     pub error: Option<String>,
+    /// Whether its process was asked to stop.
+    pub interrupted: bool,
     /// Bytes of state records it has sent so far to other workers.
     pub sent_bytes: u64,
     /// Of those, bytes sent to workers of other processes.

@@ -13,6 +13,7 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,6 +45,9 @@ pub(crate) struct Settings {
     pub threads: usize,
     /// Whether worker 0 prints a line per level on stderr.
     pub progress: bool,
+    /// When this flag becomes true, the run stops at the next level
+    /// boundary, on every process (any process's flag stops all).
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 /// What a worker knows when the search ends: the same on every worker.
@@ -58,6 +62,8 @@ pub(crate) struct Ending {
     pub path: Vec<PathStep>,
     pub witnesses: Vec<String>,
     pub error: Option<String>,
+    /// Whether the run was interrupted (before its end).
+    pub interrupted: bool,
     pub sent_bytes: u64,
     pub remote_bytes: u64,
 }
@@ -239,6 +245,11 @@ impl<M: Model> Search<'_, M> {
                 violation: violation.take(),
                 witnesses: self.properties.reached_witnesses(),
                 error: error.take(),
+                interrupted: self
+                    .settings
+                    .interrupt
+                    .as_ref()
+                    .is_some_and(|flag| flag.load(Ordering::Relaxed)),
                 sent_bytes: self.sent_bytes,
                 remote_bytes: self.remote_bytes,
             };
@@ -263,6 +274,10 @@ impl<M: Model> Search<'_, M> {
             depth += 1;
             ending.depth = depth;
             level = next;
+            if ending.interrupted {
+                ending.states_left_on_queue = level_total;
+                break;
+            }
             if self.settings.progress && self.index == 0 {
                 eprintln!(
                     "cmc: level {depth}: {} distinct states, {} generated, {level_total} to expand",
@@ -561,6 +576,7 @@ fn aggregate(controls: &[Control], ending: &mut Ending) -> u64 {
         if ending.error.is_none() {
             ending.error = summary.error.clone();
         }
+        ending.interrupted |= summary.interrupted;
         ending.sent_bytes += summary.sent_bytes;
         ending.remote_bytes += summary.remote_bytes;
     }

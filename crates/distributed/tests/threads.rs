@@ -133,3 +133,106 @@ fn a_depth_bound_and_unsupported_options_behave_as_documented() {
         Err(cmc_distributed::DistributedError::Unsupported(_))
     ));
 }
+
+/// A counter up to `limit` with a step property that forbids the step
+/// from `forbidden` (if any); the last value is a deadlock.
+#[derive(Clone)]
+struct Counter {
+    limit: u8,
+    forbidden: Option<u8>,
+}
+
+#[derive(Clone, Debug)]
+struct Count {
+    value: u8,
+    parity: bool,
+}
+cmc_model::encode_fields!(Count { value, parity });
+
+impl Model for Counter {
+    type State = Count;
+    type Action = u8;
+    fn name(&self) -> String {
+        "counter".into()
+    }
+    fn init_states(&self, out: &mut Vec<Count>) {
+        out.push(Count {
+            value: 0,
+            parity: false,
+        });
+        out.push(Count {
+            value: 0,
+            parity: true,
+        });
+    }
+    fn actions(&self, _: &Count, out: &mut Vec<u8>) {
+        out.extend([1, 2]);
+    }
+    fn next_state(&self, state: &Count, step: &u8) -> Option<Count> {
+        let value = state.value.checked_add(*step)?;
+        (value <= self.limit).then_some(Count {
+            value,
+            parity: !state.parity,
+        })
+    }
+    fn properties(&self) -> Vec<cmc_model::Property<Self>> {
+        let forbidden = self.forbidden;
+        vec![cmc_model::Property::step(
+            "no step from the forbidden value",
+            move |_, pre: &Count, _, _| Some(pre.value) != forbidden,
+        )]
+    }
+}
+
+#[test]
+fn step_violations_and_deadlocks_match_the_native_engine() {
+    for model in [
+        Counter {
+            limit: 12,
+            forbidden: Some(7),
+        },
+        Counter {
+            limit: 12,
+            forbidden: None,
+        },
+    ] {
+        let native = Checker::new(model.clone()).workers(2).run();
+        assert!(matches!(native.verdict, Verdict::Violated { .. }));
+        let native_length = native.counterexample.as_ref().unwrap().len();
+        for threads in [1, 2, 3] {
+            let outcome = timely(model.clone(), threads);
+            assert_eq!(outcome.verdict, native.verdict, "{threads} thread(s)");
+            assert_eq!(
+                outcome.counterexample.as_ref().unwrap().len(),
+                native_length
+            );
+            assert_eq!(outcome.stats.distinct_states, native.stats.distinct_states);
+            assert_eq!(
+                outcome.stats.states_generated,
+                native.stats.states_generated
+            );
+            assert_eq!(outcome.stats.depth, native.stats.depth);
+        }
+    }
+}
+
+#[test]
+fn an_interrupted_run_stops_at_a_level_boundary_and_says_so() {
+    let flag = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let options = SearchOptions {
+        workers: 2,
+        interrupt: Some(flag),
+        ..SearchOptions::default()
+    };
+    let outcome = cmc_distributed::check(Arc::new(TwoPhase::new(5)), &options, None)
+        .unwrap()
+        .outcome;
+    assert!(
+        matches!(outcome.verdict, Verdict::Interrupted { .. }),
+        "{:?}",
+        outcome.verdict
+    );
+    assert!(!outcome.stats.complete);
+    assert_eq!(outcome.stats.depth, 1);
+    assert_eq!(outcome.stats.states_left_on_queue, 1);
+}

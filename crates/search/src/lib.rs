@@ -68,9 +68,9 @@ pub fn checkpoint_model(dir: &std::path::Path) -> Result<(String, Vec<(String, S
     checkpoint::CheckpointDir::model_of(dir)
 }
 pub use counterexample::{Counterexample, PathStep, TraceStep};
-pub use properties::{Failure, PropertySet};
 pub use options::{CheckpointOptions, ProgressMode, SearchOptions, Strategy};
 pub use outcome::{Outcome, Stats, Verdict, ViolationKind};
+pub use properties::{Failure, PropertySet};
 pub use replay::replay;
 pub use replay_file::{ReplayError, ReplayFile, REPLAY_FORMAT_VERSION};
 pub use report::{CounterexampleReport, FieldChangeReport, Report, StepReport};
