@@ -17,6 +17,18 @@
 //! or runs another cmc version. A peer lost during the run ends the run on
 //! every surviving process with [`DistributedError::PeerLost`].
 //!
+//! # Running on k machines
+//!
+//! Each machine needs the same `cmc` binary (and, for a user's own model,
+//! the same program), a copy of the hostfile listing every process's
+//! `host:port` in process order, and that port open to the other
+//! machines. Start `cmc check MODEL PARAMS --engine timely --workers T
+//! --processes K --process I --hostfile FILE` on each, with I = 0..K-1;
+//! each waits `--connect-timeout` seconds for its peers. Every process
+//! prints the same report. Each process holds its shards' parent links
+//! (48 bytes a slot, at most 60% full) and its part of a level in memory;
+//! nothing is checkpointed (a run that is stopped starts again).
+//!
 //! ```
 //! use cmc_model::{encode_fields, Model};
 //! use cmc_search::SearchOptions;

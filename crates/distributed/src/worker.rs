@@ -164,12 +164,6 @@ impl Rounds {
         let round = self.finished_round();
         take_round(&mut self.inbox.borrow_mut().controls, round)
     }
-
-    /// The state batches of the round just finished.
-    fn take_batches(&mut self) -> Vec<serde_bytes::ByteBuf> {
-        let round = self.finished_round();
-        take_round(&mut self.inbox.borrow_mut().batches, round)
-    }
 }
 
 /// One worker of the search.
@@ -185,6 +179,16 @@ struct Search<'a, M: Model> {
     batches_since_step: usize,
     sent_bytes: u64,
     remote_bytes: u64,
+    /// The round whose states are being admitted, as they arrive.
+    admit_round: u64,
+    /// The level they are admitted into.
+    admit_level: u64,
+    /// The new states admitted so far: this worker's part of the next level.
+    next: Level,
+    /// The least violation found in the current level.
+    found: Option<Candidate>,
+    /// Why this worker cannot go on, if it cannot.
+    error: Option<String>,
 }
 
 /// Runs worker `worker`'s part of the search of `model`.
@@ -201,6 +205,11 @@ pub(crate) fn run<M: Model>(worker: &mut Worker, model: &Arc<M>, settings: &Sett
         batches_since_step: 0,
         sent_bytes: 0,
         remote_bytes: 0,
+        admit_round: 0,
+        admit_level: 1,
+        next: Level::default(),
+        found: None,
+        error: None,
     };
     let mut rounds = Rounds::new(worker);
     let ending = search.explore(worker, &mut rounds);
@@ -214,8 +223,7 @@ impl<M: Model> Search<'_, M> {
         let mut ending = Ending::default();
         // Level 0 is the initial states, sent by worker 0 to their owners.
         let mut generated = 0;
-        let mut violation = None;
-        let mut error = None;
+        self.expecting(rounds, 1);
         if self.index == 0 {
             let mut initial = Vec::new();
             self.model.init_states(&mut initial);
@@ -232,19 +240,17 @@ impl<M: Model> Search<'_, M> {
         let mut depth: u64 = 0;
         loop {
             self.flush(rounds);
-            rounds.finish(worker);
-            // The successors of level `depth` are at their owners: admit them.
-            let mut next = Level::default();
-            if let Err(problem) = self.admit(rounds, depth + 1, &mut next, &mut violation) {
-                error.get_or_insert(problem);
-            }
+            // The successors of level `depth` are admitted by their owners
+            // as they arrive, until the round is over.
+            self.finish_admitting(worker, rounds);
+            let next = std::mem::take(&mut self.next);
             let summary = LevelSummary {
                 worker: self.index as u32,
                 new_states: next.len() as u64,
                 generated,
-                violation: violation.take(),
+                violation: self.found.take(),
                 witnesses: self.properties.reached_witnesses(),
-                error: error.take(),
+                error: self.error.take(),
                 interrupted: self
                     .settings
                     .interrupt
@@ -289,15 +295,9 @@ impl<M: Model> Search<'_, M> {
                 break;
             }
             generated = 0;
-            if let Err(problem) = self.expand(
-                worker,
-                rounds,
-                &level,
-                depth,
-                &mut generated,
-                &mut violation,
-            ) {
-                error.get_or_insert(problem);
+            self.expecting(rounds, depth + 1);
+            if let Err(problem) = self.expand(worker, rounds, &level, depth, &mut generated) {
+                self.error.get_or_insert(problem);
             }
         }
         drop(level);
@@ -315,6 +315,21 @@ impl<M: Model> Search<'_, M> {
     /// Expands the states of `level` (at `depth`) this worker owns, sending
     /// each successor to its owner.
     fn expand(
+        &mut self,
+        worker: &mut Worker,
+        rounds: &mut Rounds,
+        level: &Level,
+        depth: u64,
+        generated: &mut u64,
+    ) -> Result<(), String> {
+        let mut found = self.found.take();
+        let expanded = self.expand_level(worker, rounds, level, depth, generated, &mut found);
+        Candidate::keep_least_of(&mut self.found, found);
+        expanded
+    }
+
+    /// [`Search::expand`], with the violations it finds kept in `violation`.
+    fn expand_level(
         &mut self,
         worker: &mut Worker,
         rounds: &mut Rounds,
@@ -424,20 +439,56 @@ impl<M: Model> Search<'_, M> {
         }
     }
 
-    /// Admits the states received in the round just finished into level
-    /// `level` (checking invariants and witnesses of new ones).
+    /// Starts a round whose states are admitted into level `level`.
+    fn expecting(&mut self, rounds: &Rounds, level: u64) {
+        self.admit_round = *rounds.input.time();
+        self.admit_level = level;
+    }
+
+    /// Ends the round, admitting its states as they arrive, until every
+    /// worker's states of the round are admitted.
+    fn finish_admitting(&mut self, worker: &mut Worker, rounds: &mut Rounds) {
+        let next = *rounds.input.time() + 1;
+        rounds.input.advance_to(next);
+        while rounds.probe.less_than(&next) {
+            worker.step_or_park(Some(PARK));
+            self.admit_arrived(rounds);
+        }
+        self.admit_arrived(rounds);
+    }
+
+    /// Admits the states of the current round received so far (checking
+    /// invariants and witnesses of new ones); a problem stops admissions
+    /// and is reported in the level's summary.
+    fn admit_arrived(&mut self, rounds: &mut Rounds) {
+        if self.error.is_some() {
+            return;
+        }
+        let batches = take_round(&mut rounds.inbox.borrow_mut().batches, self.admit_round);
+        if batches.is_empty() {
+            return;
+        }
+        let mut next = std::mem::take(&mut self.next);
+        let mut found = self.found.take();
+        let admitted = self.admit(&batches, &mut next, &mut found);
+        self.next = next;
+        self.found = found;
+        if let Err(problem) = admitted {
+            self.error = Some(problem);
+        }
+    }
+
+    /// Admits the states of `batches` into level `self.admit_level`.
     fn admit(
         &mut self,
-        rounds: &mut Rounds,
-        level: u64,
+        batches: &[serde_bytes::ByteBuf],
         next: &mut Level,
         violation: &mut Option<Candidate>,
     ) -> Result<(), String> {
-        let batches = rounds.take_batches();
-        let level_tag =
-            u32::try_from(level).map_err(|_| "the search is over 4 billion levels deep")?;
+        let level_tag = u32::try_from(self.admit_level)
+            .map_err(|_| "the search is over 4 billion levels deep")?;
         let mut pending = Vec::with_capacity(PREFETCH_AHEAD);
-        for batch in &batches {
+        for batch in batches {
             for record in wire::records(batch) {
                 let record = record?;
                 let fingerprint = Fingerprint::of_bytes(record.state);
