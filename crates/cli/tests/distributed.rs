@@ -289,11 +289,16 @@ fn a_peer_killed_mid_run_ends_the_others_with_a_clear_error() {
         collected.push(line);
     }
     let stderrs = [collected.join("\n"), text(&outputs[1]).1];
-    for (output, stderr) in outputs.iter().zip(stderrs) {
+    for (output, stderr) in outputs.iter().zip(&stderrs) {
         assert_eq!(output.status.code(), Some(2), "{stderr}");
-        assert!(
-            stderr.contains("the connection to process 2 was lost"),
-            "{stderr}"
-        );
+        assert!(stderr.contains("was lost during the search"), "{stderr}");
     }
+    // The first survivor to notice names the dead peer; the other may see
+    // the first survivor leave before it sees the dead peer.
+    assert!(
+        stderrs
+            .iter()
+            .any(|stderr| stderr.contains("the connection to process 2 was lost")),
+        "{stderrs:?}"
+    );
 }
