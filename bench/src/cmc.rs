@@ -1,9 +1,11 @@
-//! Runs cmc's own breadth-first checker on a model.
+//! Runs cmc's breadth-first checkers on a model: the native engine, and
+//! the timely dataflow engine in one process.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use cmc_model::Model;
-use cmc_search::Checker;
+use cmc_search::{Checker, SearchOptions};
 
 use crate::sample::Sample;
 
@@ -24,5 +26,45 @@ pub fn check<M: Model>(model: M, workers: usize, check_deadlock: bool) -> Sample
         table_bytes: outcome.stats.table_bytes,
         peak_rss_bytes: 0,
         verdict: outcome.verdict.as_str().into(),
+    }
+}
+
+/// Checks `model` with cmc's timely engine: one process, `workers` timely
+/// workers (the wall time includes starting them).
+pub fn check_timely<M: Model + Send + 'static>(
+    model: M,
+    workers: usize,
+    check_deadlock: bool,
+) -> Sample {
+    let options = SearchOptions {
+        workers,
+        check_deadlock,
+        ..SearchOptions::default()
+    };
+    let started = Instant::now();
+    let run = cmc_distributed::check(Arc::new(model), &options, None);
+    let wall = started.elapsed();
+    match run {
+        Ok(run) => Sample {
+            distinct: run.outcome.stats.distinct_states,
+            generated: run.outcome.stats.states_generated,
+            depth: run.outcome.stats.depth,
+            wall,
+            table_bytes: 0,
+            peak_rss_bytes: 0,
+            verdict: run.outcome.verdict.as_str().into(),
+        },
+        Err(problem) => {
+            eprintln!("cmc-bench: the timely engine failed: {problem}");
+            Sample {
+                distinct: 0,
+                generated: 0,
+                depth: 0,
+                wall,
+                table_bytes: 0,
+                peak_rss_bytes: 0,
+                verdict: "error".into(),
+            }
+        }
     }
 }

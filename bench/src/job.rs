@@ -28,6 +28,8 @@ pub enum ModelCase {
 pub enum Tool {
     /// cmc's BFS.
     Cmc,
+    /// cmc's BFS on timely dataflow, one process.
+    CmcTimely,
     /// stateright 0.31's BFS.
     Stateright,
 }
@@ -83,6 +85,7 @@ impl Tool {
     pub fn name(self) -> &'static str {
         match self {
             Tool::Cmc => "cmc",
+            Tool::CmcTimely => "cmc-timely",
             Tool::Stateright => "stateright",
         }
     }
@@ -100,6 +103,9 @@ impl Job {
                 (ModelCase::TwoPhase { rm_count }, Tool::Cmc) => {
                     crate::cmc::check(cmc_models::TwoPhase::new(rm_count), workers, true)
                 }
+                (ModelCase::TwoPhase { rm_count }, Tool::CmcTimely) => {
+                    crate::cmc::check_timely(cmc_models::TwoPhase::new(rm_count), workers, true)
+                }
                 (ModelCase::TwoPhase { rm_count }, Tool::Stateright) => {
                     crate::stateright::check(TwoPhaseSys { rms: 0..rm_count }, workers)
                 }
@@ -107,6 +113,9 @@ impl Job {
                 // deadlock check: cmc's is off for this comparison.
                 (ModelCase::Paxos { client_count }, Tool::Cmc) => {
                     crate::cmc::check(Paxos::new(client_count), workers, false)
+                }
+                (ModelCase::Paxos { client_count }, Tool::CmcTimely) => {
+                    crate::cmc::check_timely(Paxos::new(client_count), workers, false)
                 }
                 (ModelCase::Paxos { client_count }, Tool::Stateright) => crate::stateright::check(
                     PaxosModelCfg::unordered_nonduplicating(client_count).into_model(),
@@ -151,6 +160,7 @@ impl Job {
                 };
                 let tool = match tool {
                     "cmc" => Tool::Cmc,
+                    "cmc-timely" => Tool::CmcTimely,
                     "stateright" => Tool::Stateright,
                     other => return Err(format!("unknown tool `{other}`")),
                 };
@@ -223,6 +233,11 @@ mod tests {
                 model: ModelCase::Paxos { client_count: 2 },
                 tool: Tool::Cmc,
                 workers: 1,
+            },
+            Job::Check {
+                model: ModelCase::TwoPhase { rm_count: 8 },
+                tool: Tool::CmcTimely,
+                workers: 2,
             },
             Job::Insert {
                 fingerprints: 1000,

@@ -46,8 +46,14 @@ pub struct Measured {
 }
 
 /// The tool and worker combinations each model is checked with: cmc with
-/// 1 and 2 workers, stateright with 2 threads.
-pub const CHECKERS: [(Tool, usize); 3] = [(Tool::Cmc, 1), (Tool::Cmc, 2), (Tool::Stateright, 2)];
+/// 1 and 2 workers, cmc's timely engine with 2 workers in one process,
+/// stateright with 2 threads.
+pub const CHECKERS: [(Tool, usize); 4] = [
+    (Tool::Cmc, 1),
+    (Tool::Cmc, 2),
+    (Tool::CmcTimely, 2),
+    (Tool::Stateright, 2),
+];
 
 fn measure(job: Job, runs: usize) -> Measured {
     eprintln!("cmc-bench: {job} (best of {runs})");

@@ -68,6 +68,16 @@ pub fn render(measured: &[Measured], largest: ModelCase, paxos: &[ModelCase]) ->
         let bytes = sample.table_bytes as f64 / sample.distinct.max(1) as f64;
         (bytes, format!("{bytes:.1} table bytes per distinct state"))
     });
+    let timely = analysis
+        .check(largest, Tool::CmcTimely, 2)
+        .zip(analysis.check(largest, Tool::Cmc, 2))
+        .map(|(timely, native)| {
+            let ratio = timely.wall.as_secs_f64() / native.wall.as_secs_f64().max(1e-9);
+            (
+                ratio,
+                format!("{ratio:.2}× the native engine's wall time (2 workers each)"),
+            )
+        });
     let params = largest.params();
     let paxos_judgements = paxos.iter().map(|&model| {
         Judgement::new(
@@ -94,6 +104,13 @@ pub fn render(measured: &[Measured], largest: ModelCase, paxos: &[ModelCase]) ->
             format!("per-state cost within 2× of the floor on two-phase {params}"),
             floor,
             |ratio| ratio <= 2.0,
+        ),
+        Judgement::new(
+            format!(
+                "timely engine (1 process, 2 workers) within 1.5× of native on two-phase {params}"
+            ),
+            timely,
+            |ratio| ratio <= 1.5,
         ),
         Judgement::new(
             format!("visited table ≤ 24 bytes per distinct state on two-phase {params}"),

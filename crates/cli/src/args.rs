@@ -148,6 +148,8 @@ pub struct CheckArgs {
     /// Progress output on stderr.
     #[arg(long, value_enum, default_value_t = ProgressArg::Auto)]
     pub progress: ProgressArg,
+    #[command(flatten)]
+    pub engine: crate::distributed::EngineArgs,
 }
 
 #[derive(Debug, Args)]

@@ -267,7 +267,11 @@ fn check_here(
         }
     }
     let with_header = header_to == HeaderTo::Stderr;
-    let report = model.check(&options);
+    let report = if args.engine.native()? {
+        model.check(&options)
+    } else {
+        crate::distributed::check(&args.engine, model, &options)?
+    };
     match report.verdict.as_str() {
         "error" => {
             return Err(report

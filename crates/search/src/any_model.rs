@@ -17,6 +17,9 @@ pub trait AnyModel: Send + Sync {
     fn check(&self, options: &SearchOptions) -> Report;
     /// Replays `file` and reports it (strategy `replay`).
     fn replay(&self, file: &ReplayFile) -> Result<Report, ReplayError>;
+    /// The model itself, for a front end that knows its concrete type (e.g.
+    /// to run it on another search engine) and takes it back by downcasting.
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send + Sync>;
 }
 
 impl<M: Model + Send + 'static> AnyModel for M {
@@ -50,5 +53,9 @@ impl<M: Model + Send + 'static> AnyModel for M {
         report.strategy = "replay".into();
         report.settings = file.settings.clone();
         Ok(report)
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send + Sync> {
+        self
     }
 }

@@ -64,71 +64,104 @@ pub(crate) fn rebuild<M: Model>(
     log: &cmc_store::TraceLog,
     site: &crate::expand::ViolationSite,
 ) -> Result<Counterexample<M>, crate::expand::SearchError> {
-    use crate::expand::SearchError;
-    use cmc_model::{Encode, Fingerprint};
-
     let records = log.path_to(site.trace_id)?;
-    let mismatch = |what: String| SearchError::NonDeterminism(what);
-    let mut initial = Vec::new();
-    model.init_states(&mut initial);
-    let init_index = records[0].step as usize;
-    let mut state = initial.get(init_index).cloned().ok_or_else(|| {
-        mismatch(format!(
-            "initial state {init_index} was recorded but the model now has {} initial states",
-            initial.len()
-        ))
-    })?;
-    let check = |state: &M::State, expected: Fingerprint, step: usize| {
-        let actual = Fingerprint::of_bytes(&state.to_bytes());
-        if actual == expected {
-            Ok(())
-        } else {
-            Err(mismatch(format!(
-                "re-executing step {step} of the trace gave a different state than the search saw \
-                 (fingerprint {actual}, recorded {expected})"
-            )))
-        }
-    };
-    check(&state, records[0].fingerprint, 0)?;
-    let mut steps = vec![TraceStep {
-        action: None,
-        state: state.clone(),
-    }];
-    let mut actions = Vec::new();
-    let follow = |state: &M::State, index: u32, step: usize, actions: &mut Vec<M::Action>| {
-        actions.clear();
-        model.actions(state, actions);
-        let action = actions.get(index as usize).cloned();
-        let next = action
-            .as_ref()
-            .and_then(|action| model.next_state(state, action));
-        match (action, next) {
-            (Some(action), Some(next)) => Ok((action, next)),
-            _ => Err(mismatch(format!(
-                "action {index} recorded at step {step} is no longer enabled on re-execution"
-            ))),
-        }
-    };
-    for (step, record) in records.iter().enumerate().skip(1) {
-        let (action, next) = follow(&state, record.step, step, &mut actions)?;
-        check(&next, record.fingerprint, step)?;
-        state = next.clone();
-        steps.push(TraceStep {
-            action: Some(action),
-            state: next,
-        });
-    }
-    if let Some(index) = site.step_action {
-        let (action, next) = follow(&state, index, records.len(), &mut actions)?;
-        steps.push(TraceStep {
-            action: Some(action),
-            state: next,
-        });
-    }
+    let path: Vec<PathStep> = records
+        .iter()
+        .map(|record| PathStep {
+            fingerprint: record.fingerprint,
+            step: record.step,
+        })
+        .collect();
+    let counterexample = Counterexample::from_path(model, &path, site.step_action)
+        .map_err(crate::expand::SearchError::NonDeterminism)?;
     debug_assert_eq!(
-        steps.len() as u64,
+        counterexample.len() as u64,
         site.length,
         "trace length matches the search depth"
     );
-    Ok(Counterexample { init_index, steps })
+    Ok(counterexample)
+}
+
+/// One state of a recorded path: its fingerprint and how it was reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathStep {
+    /// The state's fingerprint (checked when the path is re-executed).
+    pub fingerprint: cmc_model::Fingerprint,
+    /// For the first state: its index among the initial states; otherwise
+    /// the index of the action, among the previous state's candidate
+    /// actions, that produced it.
+    pub step: u32,
+}
+
+impl<M: Model> Counterexample<M> {
+    /// Re-executes `path` (initial state first) on `model`, checking every
+    /// state's fingerprint against the path, then takes the action numbered
+    /// `last_action` from its last state if given (a step violation). The
+    /// error says where a non-deterministic model diverged from the path.
+    pub fn from_path(
+        model: &M,
+        path: &[PathStep],
+        last_action: Option<u32>,
+    ) -> Result<Counterexample<M>, String> {
+        use cmc_model::{Encode, Fingerprint};
+
+        let first = path.first().ok_or("the recorded path is empty")?;
+        let mut initial = Vec::new();
+        model.init_states(&mut initial);
+        let init_index = first.step as usize;
+        let mut state = initial.get(init_index).cloned().ok_or_else(|| {
+            format!(
+                "initial state {init_index} was recorded but the model now has {} initial states",
+                initial.len()
+            )
+        })?;
+        let check = |state: &M::State, expected: Fingerprint, step: usize| {
+            let actual = Fingerprint::of_bytes(&state.to_bytes());
+            if actual == expected {
+                Ok(())
+            } else {
+                Err(format!(
+                    "re-executing step {step} of the trace gave a different state than the search saw \
+                     (fingerprint {actual}, recorded {expected})"
+                ))
+            }
+        };
+        check(&state, first.fingerprint, 0)?;
+        let mut steps = vec![TraceStep {
+            action: None,
+            state: state.clone(),
+        }];
+        let mut actions = Vec::new();
+        let follow = |state: &M::State, index: u32, step: usize, actions: &mut Vec<M::Action>| {
+            actions.clear();
+            model.actions(state, actions);
+            let action = actions.get(index as usize).cloned();
+            let next = action
+                .as_ref()
+                .and_then(|action| model.next_state(state, action));
+            match (action, next) {
+                (Some(action), Some(next)) => Ok((action, next)),
+                _ => Err(format!(
+                    "action {index} recorded at step {step} is no longer enabled on re-execution"
+                )),
+            }
+        };
+        for (step, record) in path.iter().enumerate().skip(1) {
+            let (action, next) = follow(&state, record.step, step, &mut actions)?;
+            check(&next, record.fingerprint, step)?;
+            state = next.clone();
+            steps.push(TraceStep {
+                action: Some(action),
+                state: next,
+            });
+        }
+        if let Some(index) = last_action {
+            let (action, next) = follow(&state, index, path.len(), &mut actions)?;
+            steps.push(TraceStep {
+                action: Some(action),
+                state: next,
+            });
+        }
+        Ok(Counterexample { init_index, steps })
+    }
 }

@@ -67,9 +67,10 @@ pub use checker::Checker;
 pub fn checkpoint_model(dir: &std::path::Path) -> Result<(String, Vec<(String, String)>), String> {
     checkpoint::CheckpointDir::model_of(dir)
 }
-pub use counterexample::{Counterexample, TraceStep};
+pub use counterexample::{Counterexample, PathStep, TraceStep};
 pub use options::{CheckpointOptions, ProgressMode, SearchOptions, Strategy};
 pub use outcome::{Outcome, Stats, Verdict, ViolationKind};
+pub use properties::{Failure, PropertySet};
 pub use render::run_header;
 pub use replay::replay;
 pub use replay_file::{

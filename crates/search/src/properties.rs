@@ -10,7 +10,7 @@ use crate::ViolationKind;
 
 /// The properties of one model, split by kind, with the `sometimes`
 /// witnesses reached so far (shared by all workers).
-pub(crate) struct PropertySet<M: Model> {
+pub struct PropertySet<M: Model> {
     invariants: Vec<(usize, String, StatePredicate<M>)>,
     steps: Vec<(usize, String, StepPredicate<M>)>,
     witnesses: Vec<(String, StatePredicate<M>, AtomicBool)>,
@@ -20,9 +20,12 @@ pub(crate) struct PropertySet<M: Model> {
 /// A property that failed, with its rank in the model's declaration order
 /// (deadlock ranks after every declared property).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Failure {
+pub struct Failure {
+    /// Position in the model's declaration order (deadlock: after all).
     pub rank: usize,
+    /// The property's name (`"deadlock"` for a deadlock).
     pub name: String,
+    /// What kind of property failed.
     pub kind: ViolationKind,
 }
 

@@ -1,0 +1,133 @@
+//! `cmc check --engine timely`: the search on timely dataflow workers, in
+//! this process or across the processes of a hostfile (`cmc-distributed`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use cmc_model::Model;
+use cmc_models::{DieHard, PaxosCommit, TCommit, TwoPhase};
+use cmc_search::{AnyModel, Report, SearchOptions};
+
+/// Which search engine runs a breadth-first search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Engine {
+    /// cmc's own: worker threads of this process sharing one visited set.
+    Native,
+    /// Timely dataflow: workers (threads times processes) each owning a
+    /// shard of the states; across machines with --processes and --hostfile.
+    Timely,
+}
+
+/// The options of the search engine (`cmc check`).
+#[derive(Debug, Args)]
+pub struct EngineArgs {
+    /// Search engine: native, or timely (timely dataflow, across processes
+    /// with --processes, --process and --hostfile; bundled models only).
+    #[arg(long, value_enum, default_value_t = Engine::Native)]
+    pub engine: Engine,
+    /// Number of processes of a timely run (the same command runs on each).
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub processes: usize,
+    /// This process's number in a timely run, from 0.
+    #[arg(long, default_value_t = 0, value_name = "I")]
+    pub process: usize,
+    /// The processes of a timely run: one host:port per line, in process order.
+    #[arg(long, value_name = "FILE")]
+    pub hostfile: Option<PathBuf>,
+    /// Seconds a timely process waits for its peers to connect.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub connect_timeout: f64,
+}
+
+impl EngineArgs {
+    /// Whether the native engine runs the search (then the other options
+    /// must keep their defaults).
+    pub fn native(&self) -> Result<bool, String> {
+        let cluster_given = self.processes != 1 || self.process != 0 || self.hostfile.is_some();
+        match self.engine {
+            Engine::Native if cluster_given => {
+                Err("--processes, --process and --hostfile need --engine timely".into())
+            }
+            Engine::Native => Ok(true),
+            Engine::Timely => Ok(false),
+        }
+    }
+
+    /// The cluster these options describe, if several processes are asked for.
+    fn cluster(&self) -> Result<Option<cmc_distributed::Cluster>, String> {
+        let timeout = Duration::try_from_secs_f64(self.connect_timeout)
+            .map_err(|_| "--connect-timeout takes a number of seconds".to_string())?;
+        if self.processes == 0 {
+            return Err("--processes must be at least 1".into());
+        }
+        match (&self.hostfile, self.processes) {
+            (None, 1) if self.process == 0 => Ok(None),
+            (None, _) => Err(
+                "a timely run of several processes needs --hostfile FILE (one host:port per line)"
+                    .into(),
+            ),
+            (Some(path), processes) => {
+                cmc_distributed::Cluster::from_hostfile(path, processes, self.process, timeout)
+                    .map(Some)
+                    .map_err(|problem| problem.to_string())
+            }
+        }
+    }
+}
+
+/// Runs the search of `model` on timely dataflow and reports it as the
+/// native engine would; `Err` for a run that could not be carried out.
+pub fn check(
+    engine: &EngineArgs,
+    model: Box<dyn AnyModel>,
+    options: &SearchOptions,
+) -> Result<Report, String> {
+    let cluster = engine.cluster()?;
+    // A peer that goes away must be an error on the socket, not SIGPIPE.
+    // SAFETY: setting a signal's disposition to "ignore" has no other effect.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+    let options = options.clone();
+    let name = model.name();
+    let model = model.into_any();
+    macro_rules! run_bundled {
+        ($model:expr, $($ty:ty),+) => {{
+            let model = $model;
+            $(
+                let model = match model.downcast::<$ty>() {
+                    Ok(model) => return run::<$ty>(Arc::from(model), &options, cluster.as_ref()),
+                    Err(other) => other,
+                };
+            )+
+            drop(model);
+        }};
+    }
+    run_bundled!(model, TwoPhase, PaxosCommit, TCommit, DieHard);
+    Err(format!(
+        "the timely engine checks the bundled models; `{name}` is not one (use --engine native)"
+    ))
+}
+
+fn run<M: Model + Send + 'static>(
+    model: Arc<M>,
+    options: &SearchOptions,
+    cluster: Option<&cmc_distributed::Cluster>,
+) -> Result<Report, String> {
+    let run = cmc_distributed::check(Arc::clone(&model), options, cluster)
+        .map_err(|problem| problem.to_string())?;
+    let exchange = run.exchange;
+    let generated = run.outcome.stats.states_generated.max(1) as f64;
+    eprintln!(
+        "cmc: timely engine: {} worker(s) in {} process(es); {} bytes of states sent between workers ({:.1} per generated state), {} between processes ({:.1} per generated state)",
+        exchange.workers,
+        exchange.processes,
+        exchange.sent_bytes,
+        exchange.sent_bytes as f64 / generated,
+        exchange.remote_bytes,
+        exchange.remote_bytes as f64 / generated,
+    );
+    Ok(Report::new(model.as_ref(), options, &run.outcome))
+}

@@ -1,0 +1,304 @@
+//! `cmc check --engine timely` on loopback: 2 and 3 processes on 127.0.0.1
+//! give the native engine's exact counts and counterexample length; a peer
+//! with other parameters is refused; a peer that dies or never comes ends
+//! the run on every other process with a clear error, in bounded time.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::{cmc, text};
+
+/// Longest any process of these tests may run.
+const RUN_BOUND: Duration = Duration::from_secs(120);
+
+/// Writes a hostfile of `count` free loopback ports into `dir`.
+fn hostfile(dir: &Path, count: usize) -> std::path::PathBuf {
+    // Bound together so the ports differ; freed just before the run.
+    let listeners: Vec<TcpListener> = (0..count)
+        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let lines: Vec<String> = listeners
+        .iter()
+        .map(|listener| listener.local_addr().unwrap().to_string())
+        .collect();
+    let path = dir.join("hosts");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+/// Child processes killed when dropped (a failing test leaves none behind).
+struct Processes(Vec<Option<Child>>);
+
+impl Drop for Processes {
+    fn drop(&mut self) {
+        for child in self.0.iter_mut().flatten() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Processes {
+    /// Starts process `i` of `count` with `words(i)` as its model and
+    /// parameters, and `extra` options.
+    fn start(
+        dir: &Path,
+        hosts: &Path,
+        count: usize,
+        words: impl Fn(usize) -> Vec<String>,
+        extra: &[&str],
+    ) -> Processes {
+        let children = (0..count)
+            .map(|index| {
+                let mut command = Command::new(env!("CARGO_BIN_EXE_cmc"));
+                command
+                    .arg("check")
+                    .args(words(index))
+                    .args(["--engine", "timely", "--workers", "1", "--json"])
+                    .args(["--processes", &count.to_string()])
+                    .args(["--process", &index.to_string()])
+                    .arg("--hostfile")
+                    .arg(hosts)
+                    .args(["--connect-timeout", "30"])
+                    .args(["--replay-out", &format!("trace-{index}.cmc")])
+                    .args(extra)
+                    .current_dir(dir)
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                Some(command.spawn().expect("the cmc binary starts"))
+            })
+            .collect();
+        Processes(children)
+    }
+
+    /// Waits for every remaining process, at most `bound` in all.
+    fn wait_all(&mut self, bound: Duration) -> Vec<Output> {
+        let deadline = Instant::now() + bound;
+        let mut outputs = Vec::new();
+        for slot in self.0.iter_mut() {
+            let Some(mut child) = slot.take() else {
+                continue;
+            };
+            loop {
+                if child.try_wait().unwrap().is_some() {
+                    break;
+                }
+                if Instant::now() >= deadline {
+                    let _ = child.kill();
+                    let output = child.wait_with_output().unwrap();
+                    panic!(
+                        "a cmc process did not end within {bound:?}; stderr: {}",
+                        text(&output).1
+                    );
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            outputs.push(child.wait_with_output().unwrap());
+        }
+        outputs
+    }
+}
+
+fn words(text: &str) -> Vec<String> {
+    text.split_whitespace().map(String::from).collect()
+}
+
+fn json(output: &Output) -> serde_json::Value {
+    let (stdout, stderr) = text(output);
+    serde_json::from_str(&stdout)
+        .unwrap_or_else(|_| panic!("no JSON report; stdout: {stdout}; stderr: {stderr}"))
+}
+
+/// The native engine's JSON report of `model`.
+fn native(dir: &Path, model: &str) -> serde_json::Value {
+    let mut args = vec!["check"];
+    args.extend(model.split_whitespace());
+    args.extend(["--json", "--workers", "2", "--replay-out", "native.cmc"]);
+    json(&cmc(&args, dir))
+}
+
+/// Runs `model` on `count` loopback processes; every process must agree.
+fn distributed(dir: &Path, model: &str, count: usize) -> Vec<Output> {
+    let hosts = hostfile(dir, count);
+    Processes::start(dir, &hosts, count, |_| words(model), &[]).wait_all(RUN_BOUND)
+}
+
+#[test]
+fn two_and_three_processes_count_two_phase_seven_rms_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = native(dir.path(), "two-phase RM=7");
+    assert_eq!(expected["distinct_states"], 296_448);
+    for count in [2, 3] {
+        for output in distributed(dir.path(), "two-phase RM=7", count) {
+            assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+            let report = json(&output);
+            assert_eq!(report["verdict"], "pass");
+            assert_eq!(report["distinct_states"], 296_448, "{count} processes");
+            assert_eq!(report["depth"], 23, "{count} processes");
+            assert_eq!(report["states_generated"], expected["states_generated"]);
+            assert_eq!(report["complete"], true);
+            let stderr = text(&output).1;
+            assert!(stderr.contains(&format!("{count} process(es)")), "{stderr}");
+        }
+    }
+}
+
+#[test]
+fn two_processes_count_a_small_paxos_commit_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = "paxos-commit RM=1 ACCEPTORS=3 BALLOTS=2";
+    let expected = native(dir.path(), model);
+    for output in distributed(dir.path(), model, 2) {
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+        let report = json(&output);
+        for key in ["verdict", "distinct_states", "states_generated", "depth"] {
+            assert_eq!(report[key], expected[key], "{key}");
+        }
+    }
+}
+
+#[test]
+fn a_violation_has_the_one_process_length_on_every_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = "two-phase RM=5 INVARIANTS=NoRMCommitted";
+    let expected = native(dir.path(), model);
+    assert_eq!(expected["counterexample"]["length"], 13);
+    let mut one = vec!["check"];
+    one.extend(model.split_whitespace());
+    one.extend(["--engine", "timely", "--json", "--replay-out", "one.cmc"]);
+    let one = json(&cmc(&one, dir.path()));
+    for count in [2, 3] {
+        for output in distributed(dir.path(), model, count) {
+            assert_eq!(output.status.code(), Some(1), "{}", text(&output).1);
+            let report = json(&output);
+            assert_eq!(report["property"], "NoRMCommitted");
+            assert_eq!(report["counterexample"]["length"], 13);
+            // Parent links keep the least parent, so the very trace is the
+            // one a single process finds.
+            assert_eq!(report["counterexample"], one["counterexample"]);
+            assert_eq!(report["distinct_states"], expected["distinct_states"]);
+        }
+    }
+}
+
+#[test]
+fn a_process_with_other_parameters_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let hosts = hostfile(dir.path(), 2);
+    let model = |index: usize| {
+        words(if index == 0 {
+            "two-phase RM=7"
+        } else {
+            "two-phase RM=6"
+        })
+    };
+    let outputs = Processes::start(dir.path(), &hosts, 2, model, &[]).wait_all(RUN_BOUND);
+    for output in outputs {
+        let stderr = text(&output).1;
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("RM=6") && stderr.contains("RM=7"),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("start every process with the same model"),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_process_that_never_comes_is_a_clear_error_in_bounded_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let hosts = hostfile(dir.path(), 2);
+    let started = Instant::now();
+    // Only process 1 starts: it cannot reach process 0.
+    let output = cmc(
+        &[
+            "check",
+            "two-phase",
+            "RM=3",
+            "--engine",
+            "timely",
+            "--processes",
+            "2",
+            "--process",
+            "1",
+            "--hostfile",
+            hosts.to_str().unwrap(),
+            "--connect-timeout",
+            "2",
+        ],
+        dir.path(),
+    );
+    let stderr = text(&output).1;
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("could not connect to process 0"),
+        "{stderr}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn a_peer_killed_mid_run_ends_the_others_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let hosts = hostfile(dir.path(), 3);
+    // Large enough never to finish before the kill.
+    let mut processes = Processes::start(
+        dir.path(),
+        &hosts,
+        3,
+        |_| words("two-phase RM=9"),
+        &["--progress", "plain"],
+    );
+    // Wait until process 0 reports a level: the search is under way.
+    let stderr = processes.0[0].as_mut().unwrap().stderr.take().unwrap();
+    let (lines, seen) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    let deadline = Instant::now() + RUN_BOUND;
+    let mut collected = Vec::new();
+    loop {
+        let line = seen
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("process 0 reports levels");
+        let searching = line.contains("cmc: level 3");
+        collected.push(line);
+        if searching {
+            break;
+        }
+    }
+    let mut victim = processes.0[2].take().unwrap();
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    let killed_at = Instant::now();
+    let outputs = processes.wait_all(Duration::from_secs(60));
+    assert!(killed_at.elapsed() < Duration::from_secs(60));
+    // The reader ends when process 0's stderr closes.
+    while let Ok(line) = seen.recv_timeout(Duration::from_secs(10)) {
+        collected.push(line);
+    }
+    let stderrs = [collected.join("\n"), text(&outputs[1]).1];
+    for (output, stderr) in outputs.iter().zip(&stderrs) {
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("was lost during the search"), "{stderr}");
+    }
+    // The first survivor to notice names the dead peer; the other may see
+    // the first survivor leave before it sees the dead peer.
+    assert!(
+        stderrs
+            .iter()
+            .any(|stderr| stderr.contains("the connection to process 2 was lost")),
+        "{stderrs:?}"
+    );
+}

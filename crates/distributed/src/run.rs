@@ -1,0 +1,349 @@
+//! Starting the workers (threads, or a cluster of processes), collecting
+//! what they concluded, and turning it into the native engine's outcome.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, Once};
+use std::time::{Duration, Instant};
+
+use cmc_model::{Fingerprint, Model};
+use cmc_search::{Counterexample, Outcome, ProgressMode, SearchOptions, Stats, Strategy, Verdict};
+use timely_communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
+use timely_communication::allocator::ProcessBuilder;
+use timely_communication::{AllocatorBuilder, Hooks};
+
+use crate::worker::{self, Ending, Settings};
+use crate::{Cluster, DistributedError};
+
+/// How long the surviving workers of a process are given to report, once
+/// one of them has seen a peer lost, before the run is declared failed.
+const FAILURE_GRACE: Duration = Duration::from_secs(2);
+/// How long a finished run waits for timely's threads to shut down.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// What the workers exchanged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Exchange {
+    /// Bytes of state records sent from one worker to another (all processes).
+    pub sent_bytes: u64,
+    /// Of those, bytes sent between processes.
+    pub remote_bytes: u64,
+    /// Workers in the run (threads times processes).
+    pub workers: usize,
+    /// Processes in the run.
+    pub processes: usize,
+}
+
+/// A distributed search's outcome, with what was exchanged.
+pub struct DistributedRun<M: Model> {
+    /// Verdict, statistics and counterexample, as the native engine gives them.
+    pub outcome: Outcome<M>,
+    /// Bytes exchanged between workers and processes.
+    pub exchange: Exchange,
+}
+
+/// The text every process of a run must agree on: cmc version, model,
+/// parameters, worker threads and the options that change the search.
+pub fn identity<M: Model>(model: &M, options: &SearchOptions) -> String {
+    let params: Vec<String> = model
+        .params()
+        .into_iter()
+        .map(|param| format!("{}={}", param.name, param.value))
+        .collect();
+    format!(
+        "cmc {} {} {}; {} thread(s); max depth {}; deadlock {}",
+        env!("CARGO_PKG_VERSION"),
+        model.name(),
+        params.join(" "),
+        options.workers.max(1),
+        options
+            .max_depth
+            .map_or_else(|| "none".to_string(), |depth| depth.to_string()),
+        if options.check_deadlock { "on" } else { "off" }
+    )
+}
+
+/// Searches `model` breadth-first on timely dataflow with
+/// `options.workers` threads in this process, and with the other processes
+/// of `cluster` if given (each must make the same call).
+///
+/// Errors are a setup that cannot run (unsupported options, bad hostfile,
+/// a peer that does not connect in time or checks something else) and a
+/// peer lost during the run; a problem of the model (a state that does not
+/// decode) is the outcome's [`Verdict::Error`], as in the native engine.
+pub fn check<M: Model + Send + 'static>(
+    model: Arc<M>,
+    options: &SearchOptions,
+    cluster: Option<&Cluster>,
+) -> Result<DistributedRun<M>, DistributedError> {
+    let started = Instant::now();
+    refuse_unsupported(options)?;
+    let threads = options.workers.max(1);
+    let (builders, others): (Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>) = match cluster {
+        Some(cluster) if cluster.processes() > 1 => {
+            let sockets = cluster.connect(&identity(model.as_ref(), options))?;
+            let local = ProcessBuilder::new_typed_vector(threads, Hooks::default().refill, None);
+            let (builders, guard) = initialize_networking_from_sockets(
+                local,
+                sockets,
+                cluster.process,
+                threads,
+                Hooks::default(),
+            )
+            .map_err(|problem| {
+                DistributedError::Setup(format!("cannot start the connections: {problem}"))
+            })?;
+            (
+                builders.into_iter().map(AllocatorBuilder::Tcp).collect(),
+                Box::new(guard),
+            )
+        }
+        _ => timely_communication::Config::Process(threads)
+            .try_build()
+            .map_err(DistributedError::Setup)?,
+    };
+    let processes = cluster.map_or(1, Cluster::processes);
+    let settings = Arc::new(Settings {
+        max_depth: options.max_depth,
+        check_deadlock: options.check_deadlock,
+        threads,
+        progress: options.progress != ProgressMode::Off
+            && cluster.is_none_or(|cluster| cluster.process == 0),
+        interrupt: options.interrupt.clone(),
+    });
+    capture_communication_panics();
+    let ending = run_workers(Arc::clone(&model), settings, builders, others, threads)?;
+    let exchange = Exchange {
+        sent_bytes: ending.sent_bytes,
+        remote_bytes: ending.remote_bytes,
+        workers: threads * processes,
+        processes,
+    };
+    Ok(DistributedRun {
+        outcome: conclude(model.as_ref(), ending, threads, started.elapsed()),
+        exchange,
+    })
+}
+
+/// Fails on the options this engine does not implement.
+fn refuse_unsupported(options: &SearchOptions) -> Result<(), DistributedError> {
+    let refused = [
+        (
+            options.strategy != Strategy::Bfs,
+            "a strategy other than breadth-first",
+        ),
+        (options.checkpoint.is_some(), "checkpoints"),
+        (options.max_memory_bytes.is_some(), "a memory bound"),
+        (options.fingerprints_on_disk, "fingerprints on disk"),
+        (options.check_determinism, "determinism checking"),
+    ];
+    match refused.iter().find(|(asked, _)| *asked) {
+        Some((_, what)) => Err(DistributedError::Unsupported(format!(
+            "the timely engine does not support {what}; use the native engine"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Runs the workers and returns what local worker 0 concluded (every
+/// worker concludes the same), or why the run failed.
+fn run_workers<M: Model + Send + 'static>(
+    model: Arc<M>,
+    settings: Arc<Settings>,
+    builders: Vec<AllocatorBuilder>,
+    others: Box<dyn std::any::Any + Send>,
+    threads: usize,
+) -> Result<Ending, DistributedError> {
+    let (results, received) = mpsc::channel::<(usize, Result<Ending, String>)>();
+    let results = Mutex::new(results);
+    let (finished, shut_down) = mpsc::channel::<()>();
+    // Timely's threads are joined on a thread of their own, so that a run
+    // whose peers vanished cannot keep this one waiting.
+    std::thread::Builder::new()
+        .name("timely:guard".into())
+        .spawn(move || {
+            let started = timely::execute::execute_from(
+                builders,
+                others,
+                timely::WorkerConfig::default(),
+                move |worker| {
+                    let index = worker.index();
+                    let ending =
+                        catch_unwind(AssertUnwindSafe(|| worker::run(worker, &model, &settings)))
+                            .map_err(|payload| panic_text(payload.as_ref()));
+                    let _ = results
+                        .lock()
+                        .expect("no worker panics while holding the sender")
+                        .send((index, ending));
+                },
+            );
+            if let Ok(guards) = started {
+                let _ = catch_unwind(AssertUnwindSafe(|| guards.join()));
+            }
+            let _ = finished.send(());
+        })
+        .map_err(|problem| DistributedError::Setup(format!("cannot start a thread: {problem}")))?;
+
+    let mut endings = Vec::new();
+    let mut failure: Option<String> = None;
+    let mut failed_at: Option<Instant> = None;
+    while endings.len() + usize::from(failure.is_some()) < threads {
+        let wait = match failed_at {
+            Some(at) => FAILURE_GRACE.saturating_sub(at.elapsed()),
+            None => Duration::from_secs(3600),
+        };
+        match received.recv_timeout(wait) {
+            Ok((index, Ok(ending))) => endings.push((index, ending)),
+            Ok((_, Err(problem))) => {
+                failure.get_or_insert(problem);
+                failed_at.get_or_insert_with(Instant::now);
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) if failed_at.is_some() => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                failure.get_or_insert_with(|| "the timely workers stopped without a result".into());
+                break;
+            }
+        }
+    }
+    if let Some(problem) = failure {
+        return Err(DistributedError::PeerLost(explain_failure(&problem)));
+    }
+    let _ = shut_down.recv_timeout(SHUTDOWN_GRACE);
+    endings.sort_by_key(|(index, _)| *index);
+    endings
+        .into_iter()
+        .next()
+        .map(|(_, ending)| ending)
+        .ok_or_else(|| DistributedError::PeerLost("no worker reported".into()))
+}
+
+/// The message of a panic payload.
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|text| text.to_string()))
+        .unwrap_or_else(|| "a timely worker panicked".into())
+}
+
+/// Panic messages of timely's communication threads, newest last.
+static COMMUNICATION_PANICS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Keeps the panics of timely's threads (a lost connection makes its
+/// receive thread panic, and the workers after it) off stderr, recording
+/// them for the error report instead; other panics print as before.
+fn capture_communication_panics() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let thread = std::thread::current();
+            let name = thread.name().unwrap_or("");
+            if name.starts_with("timely:") {
+                let text = panic_text(info.payload());
+                if let Ok(mut panics) = COMMUNICATION_PANICS.lock() {
+                    panics.push(format!("{name}: {text}"));
+                }
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// A clear message for a run whose worker failed with `problem`, naming
+/// the lost peer when a receive thread saw it go.
+fn explain_failure(problem: &str) -> String {
+    let panics = COMMUNICATION_PANICS
+        .lock()
+        .map(|panics| panics.clone())
+        .unwrap_or_default();
+    let lost = panics.iter().find_map(|text| {
+        let rest = text.strip_prefix("timely:recv-")?;
+        let (peer, cause) = rest.split_once(": ")?;
+        Some(format!(
+            "the connection to process {peer} was lost during the search ({cause}); the run is abandoned on every process"
+        ))
+    });
+    lost.or_else(|| {
+        panics
+            .iter()
+            .find(|text| text.contains("timely communication error"))
+            .map(|text| format!("a connection between processes failed during the search ({text}); the run is abandoned"))
+    })
+    .unwrap_or_else(|| format!("a search worker failed: {problem}"))
+}
+
+/// The native engine's outcome for what the workers concluded.
+fn conclude<M: Model>(model: &M, ending: Ending, threads: usize, wall: Duration) -> Outcome<M> {
+    let stats = Stats {
+        distinct_states: ending.distinct_states,
+        states_generated: ending.states_generated,
+        states_left_on_queue: ending.states_left_on_queue,
+        depth: ending.depth,
+        complete: ending.violation.is_none()
+            && ending.error.is_none()
+            && ending.states_left_on_queue == 0,
+        wall,
+        workers: threads,
+        ..Stats::default()
+    };
+    let failed = |message: String, stats: Stats| Outcome {
+        verdict: Verdict::Error { message },
+        stats,
+        counterexample: None,
+    };
+    if let Some(message) = ending.error {
+        return failed(message, stats);
+    }
+    if ending.interrupted && ending.violation.is_none() && ending.states_left_on_queue > 0 {
+        return Outcome {
+            verdict: Verdict::Interrupted { checkpoint: None },
+            stats,
+            counterexample: None,
+        };
+    }
+    match ending.violation {
+        Some(found) => {
+            match Counterexample::from_path(model, &ending.path, found.step_action) {
+                Ok(counterexample) => Outcome {
+                    verdict: Verdict::Violated {
+                        property: found.name,
+                        kind: found.kind.into(),
+                    },
+                    stats,
+                    counterexample: Some(counterexample),
+                },
+                Err(problem) => failed(
+                    format!(
+                        "property {} failed, but its counterexample could not be rebuilt: the model is not deterministic: {problem} (last state {})",
+                        found.name,
+                        Fingerprint(found.fingerprint)
+                    ),
+                    stats,
+                ),
+            }
+        }
+        None => {
+            let unreached: Vec<String> = model
+                .properties()
+                .iter()
+                .filter(|property| property.kind_name() == "sometimes")
+                .map(|property| property.name.clone())
+                .filter(|name| !ending.witnesses.contains(name))
+                .collect();
+            Outcome {
+                verdict: if unreached.is_empty() {
+                    Verdict::Pass
+                } else {
+                    Verdict::Vacuous {
+                        properties: unreached,
+                    }
+                },
+                stats,
+                counterexample: None,
+            }
+        }
+    }
+}

@@ -1,0 +1,636 @@
+//! One timely worker's part of the search: the dataflow that carries states
+//! to their owners, and the level protocol driven around it.
+//!
+//! Every level takes two rounds (timestamps) of the dataflow. In the first,
+//! each worker expands the states of the level it owns and sends every
+//! successor, as canonical bytes, to the worker owning its fingerprint; when
+//! the round is complete, each owner admits what it received (new states
+//! form its part of the next level). In the second, every worker broadcasts
+//! a [`LevelSummary`], and all of them take the same decision from the same
+//! summaries: go on, stop at a violation (the least one, after the whole
+//! level), or finish. A counterexample is then walked back one round per
+//! state, each owner answering with the parent link of its state.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use cmc_model::{Encode, Fingerprint, Model};
+use cmc_search::{PathStep, PropertySet};
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::operators::generic::operator::Operator;
+use timely::dataflow::operators::{Input, Probe};
+use timely::dataflow::{InputHandle, ProbeHandle};
+use timely::worker::Worker;
+
+use crate::shard::{owner, Level, Link, Shard};
+use crate::wire::{self, Candidate, Control, LevelSummary, Message, RecordWriter, NO_PARENT};
+
+/// Longest a worker parks waiting for its peers before it looks again (a
+/// lost peer is noticed by the communication threads, which wake it).
+const PARK: Duration = Duration::from_millis(100);
+/// Received states whose table slots are fetched before they are admitted.
+const PREFETCH_AHEAD: usize = 16;
+/// Batches sent between two steps of the worker during an expansion.
+const BATCHES_PER_STEP: usize = 8;
+
+/// What every worker of a run is given.
+pub(crate) struct Settings {
+    pub max_depth: Option<u64>,
+    pub check_deadlock: bool,
+    /// Worker threads per process (worker `w` is in process `w / threads`).
+    pub threads: usize,
+    /// Whether worker 0 prints a line per level on stderr.
+    pub progress: bool,
+    /// When this flag becomes true, the run stops at the next level
+    /// boundary, on every process (any process's flag stops all).
+    pub interrupt: Option<Arc<AtomicBool>>,
+}
+
+/// What a worker knows when the search ends: the same on every worker.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Ending {
+    pub distinct_states: u64,
+    pub states_generated: u64,
+    pub depth: u64,
+    pub states_left_on_queue: u64,
+    pub violation: Option<Candidate>,
+    /// The path to the violation's anchor, initial state first.
+    pub path: Vec<PathStep>,
+    pub witnesses: Vec<String>,
+    pub error: Option<String>,
+    /// Whether the run was interrupted (before its end).
+    pub interrupted: bool,
+    pub sent_bytes: u64,
+    pub remote_bytes: u64,
+}
+
+/// Messages delivered to this worker, by kind, with the round they were
+/// sent in (a peer that finished a round may already send in the next).
+#[derive(Default)]
+struct Inbox {
+    batches: Vec<(u64, serde_bytes::ByteBuf)>,
+    controls: Vec<(u64, Control)>,
+}
+
+/// Takes the items of `round` (and any earlier) out of `items`.
+fn take_round<T>(items: &mut Vec<(u64, T)>, round: u64) -> Vec<T> {
+    let (done, later): (Vec<_>, Vec<_>) = std::mem::take(items)
+        .into_iter()
+        .partition(|(time, _)| *time <= round);
+    *items = later;
+    done.into_iter().map(|(_, item)| item).collect()
+}
+
+/// The worker's side of the dataflow: where it sends and when a round is over.
+struct Rounds {
+    input: InputHandle<u64, CapacityContainerBuilder<Vec<Message>>>,
+    probe: ProbeHandle<u64>,
+    inbox: Rc<RefCell<Inbox>>,
+}
+
+impl Rounds {
+    /// Builds the dataflow: messages are routed to their addressee and
+    /// land in its inbox.
+    fn new(worker: &mut Worker) -> Rounds {
+        let mut input = InputHandle::new();
+        let probe = ProbeHandle::new();
+        let inbox = Rc::new(RefCell::new(Inbox::default()));
+        let sink = Rc::clone(&inbox);
+        worker.dataflow::<u64, _, _>(|scope| {
+            scope
+                .input_from(&mut input)
+                .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(
+                    Exchange::new(|message: &Message| message.to()),
+                    "Inbox",
+                    move |_, _| {
+                        move |input, _output| {
+                            input.for_each(|time, data| {
+                                let round = *time.least().expect("a message has a time");
+                                let mut inbox = sink.borrow_mut();
+                                for message in data.drain(..) {
+                                    match message {
+                                        Message::States { records, .. } => {
+                                            inbox.batches.push((round, records))
+                                        }
+                                        Message::Control { control, .. } => {
+                                            inbox.controls.push((round, control))
+                                        }
+                                    }
+                                }
+                            });
+                        }
+                    },
+                )
+                .probe_with(&probe);
+        });
+        Rounds {
+            input,
+            probe,
+            inbox,
+        }
+    }
+
+    /// Ends the current round and steps the worker until every message of
+    /// the round, from every worker, is in its addressee's inbox.
+    fn finish(&mut self, worker: &mut Worker) {
+        let next = *self.input.time() + 1;
+        self.input.advance_to(next);
+        while self.probe.less_than(&next) {
+            worker.step_or_park(Some(PARK));
+        }
+    }
+
+    /// Sends `control` to every worker.
+    fn broadcast(&mut self, peers: usize, control: &Control) {
+        for to in 0..peers {
+            self.input.send(Message::Control {
+                to: to as u32,
+                control: control.clone(),
+            });
+        }
+    }
+
+    /// The round just finished.
+    fn finished_round(&self) -> u64 {
+        *self.input.time() - 1
+    }
+
+    /// The control messages of the round just finished.
+    fn take_controls(&mut self) -> Vec<Control> {
+        let round = self.finished_round();
+        take_round(&mut self.inbox.borrow_mut().controls, round)
+    }
+}
+
+/// One worker of the search.
+struct Search<'a, M: Model> {
+    model: &'a M,
+    settings: &'a Settings,
+    properties: PropertySet<M>,
+    index: usize,
+    peers: usize,
+    shard: Shard,
+    /// Per owner, the records not yet sent.
+    outboxes: Vec<RecordWriter>,
+    batches_since_step: usize,
+    sent_bytes: u64,
+    remote_bytes: u64,
+    /// The round whose states are being admitted, as they arrive.
+    admit_round: u64,
+    /// The level they are admitted into.
+    admit_level: u64,
+    /// The new states admitted so far: this worker's part of the next level.
+    next: Level,
+    /// The least violation found in the current level.
+    found: Option<Candidate>,
+    /// Why this worker cannot go on, if it cannot.
+    error: Option<String>,
+}
+
+/// Runs worker `worker`'s part of the search of `model`.
+pub(crate) fn run<M: Model>(worker: &mut Worker, model: &Arc<M>, settings: &Settings) -> Ending {
+    let peers = worker.peers();
+    let mut search = Search {
+        model: model.as_ref(),
+        settings,
+        properties: PropertySet::new(model.properties()),
+        index: worker.index(),
+        peers,
+        shard: Shard::default(),
+        outboxes: (0..peers).map(|_| RecordWriter::default()).collect(),
+        batches_since_step: 0,
+        sent_bytes: 0,
+        remote_bytes: 0,
+        admit_round: 0,
+        admit_level: 1,
+        next: Level::default(),
+        found: None,
+        error: None,
+    };
+    let mut rounds = Rounds::new(worker);
+    let ending = search.explore(worker, &mut rounds);
+    drop(rounds);
+    ending
+}
+
+impl<M: Model> Search<'_, M> {
+    /// Level after level until the search ends; then the counterexample's path.
+    fn explore(&mut self, worker: &mut Worker, rounds: &mut Rounds) -> Ending {
+        let mut ending = Ending::default();
+        // Level 0 is the initial states, sent by worker 0 to their owners.
+        let mut generated = 0;
+        self.expecting(rounds, 1);
+        if self.index == 0 {
+            let mut initial = Vec::new();
+            self.model.init_states(&mut initial);
+            let mut bytes = Vec::new();
+            for (index, state) in initial.iter().enumerate() {
+                bytes.clear();
+                state.encode(&mut bytes);
+                let step = u32::try_from(index).expect("at most u32::MAX initial states");
+                self.send_state(worker, rounds, NO_PARENT, step, &bytes);
+            }
+            generated = initial.len() as u64;
+        }
+        let mut level = Level::default();
+        let mut depth: u64 = 0;
+        loop {
+            self.flush(rounds);
+            // The successors of level `depth` are admitted by their owners
+            // as they arrive, until the round is over.
+            self.finish_admitting(worker, rounds);
+            let next = std::mem::take(&mut self.next);
+            let summary = LevelSummary {
+                worker: self.index as u32,
+                new_states: next.len() as u64,
+                generated,
+                violation: self.found.take(),
+                witnesses: self.properties.reached_witnesses(),
+                error: self.error.take(),
+                interrupted: self
+                    .settings
+                    .interrupt
+                    .as_ref()
+                    .is_some_and(|flag| flag.load(Ordering::Relaxed)),
+                sent_bytes: self.sent_bytes,
+                remote_bytes: self.remote_bytes,
+            };
+            rounds.broadcast(self.peers, &Control::LevelDone(summary));
+            rounds.finish(worker);
+            let level_total = aggregate(&rounds.take_controls(), &mut ending);
+            let new_level_nonempty = level_total > 0;
+            if ending.error.is_some() {
+                break;
+            }
+            if ending.violation.is_some() {
+                // The level is finished; its new states are left unexpanded.
+                // `depth` counts the levels reached (TLC's convention).
+                ending.depth = depth + u64::from(new_level_nonempty);
+                ending.states_left_on_queue = level_total;
+                break;
+            }
+            if !new_level_nonempty {
+                ending.depth = depth;
+                break;
+            }
+            depth += 1;
+            ending.depth = depth;
+            level = next;
+            if ending.interrupted {
+                ending.states_left_on_queue = level_total;
+                break;
+            }
+            if self.settings.progress && self.index == 0 {
+                eprintln!(
+                    "cmc: level {depth}: {} distinct states, {} generated, {level_total} to expand",
+                    ending.distinct_states, ending.states_generated
+                );
+            }
+            if self.settings.max_depth.is_some_and(|max| depth >= max) {
+                ending.states_left_on_queue = level_total;
+                break;
+            }
+            generated = 0;
+            self.expecting(rounds, depth + 1);
+            if let Err(problem) = self.expand(worker, rounds, &level, depth, &mut generated) {
+                self.error.get_or_insert(problem);
+            }
+        }
+        drop(level);
+        if let Some(found) = &ending.violation {
+            if ending.error.is_none() {
+                match self.walk_back(worker, rounds, found.anchor, found.length) {
+                    Ok(path) => ending.path = path,
+                    Err(problem) => ending.error = Some(problem),
+                }
+            }
+        }
+        ending
+    }
+
+    /// Expands the states of `level` (at `depth`) this worker owns, sending
+    /// each successor to its owner.
+    fn expand(
+        &mut self,
+        worker: &mut Worker,
+        rounds: &mut Rounds,
+        level: &Level,
+        depth: u64,
+        generated: &mut u64,
+    ) -> Result<(), String> {
+        let mut found = self.found.take();
+        let expanded = self.expand_level(worker, rounds, level, depth, generated, &mut found);
+        Candidate::keep_least_of(&mut self.found, found);
+        expanded
+    }
+
+    /// [`Search::expand`], with the violations it finds kept in `violation`.
+    fn expand_level(
+        &mut self,
+        worker: &mut Worker,
+        rounds: &mut Rounds,
+        level: &Level,
+        depth: u64,
+        generated: &mut u64,
+        violation: &mut Option<Candidate>,
+    ) -> Result<(), String> {
+        let mut actions = Vec::new();
+        let mut bytes = Vec::new();
+        for (fingerprint, encoded) in level.iter() {
+            let state = M::State::decode_exact(encoded).map_err(|problem| {
+                format!("a stored state does not decode: {problem}; the model's Encode implementation is not a bijection")
+            })?;
+            actions.clear();
+            self.model.actions(&state, &mut actions);
+            let mut successors = 0u64;
+            for (index, action) in actions.iter().enumerate() {
+                let Some(next) = self.model.next_state(&state, action) else {
+                    continue;
+                };
+                successors += 1;
+                let step = u32::try_from(index).expect("at most u32::MAX actions per state");
+                bytes.clear();
+                next.encode(&mut bytes);
+                if self.properties.has_step_properties() {
+                    if let Some(failure) = self
+                        .properties
+                        .check_step(self.model, &state, action, &next)
+                    {
+                        let target = Fingerprint::of_bytes(&bytes);
+                        Candidate::keep_least(
+                            violation,
+                            Candidate::new(
+                                failure,
+                                depth + 1,
+                                target,
+                                Fingerprint(fingerprint),
+                                Some(step),
+                            ),
+                        );
+                    }
+                }
+                self.send_state(worker, rounds, fingerprint, step, &bytes);
+            }
+            *generated += successors;
+            if successors == 0 && self.settings.check_deadlock && !self.model.is_terminal(&state) {
+                Candidate::keep_least(
+                    violation,
+                    Candidate::new(
+                        self.properties.deadlock(),
+                        depth,
+                        Fingerprint(fingerprint),
+                        Fingerprint(fingerprint),
+                        None,
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Queues the state `bytes` (reached from `parent` by action `step`)
+    /// for its owner, sending the owner's batch when it is full.
+    fn send_state(
+        &mut self,
+        worker: &mut Worker,
+        rounds: &mut Rounds,
+        parent: u128,
+        step: u32,
+        bytes: &[u8],
+    ) {
+        let to = owner(Fingerprint::of_bytes(bytes).0, self.peers);
+        self.outboxes[to].push(parent, step, bytes);
+        if self.outboxes[to].len() >= wire::BATCH_BYTES {
+            self.send_batch(rounds, to);
+            self.batches_since_step += 1;
+            if self.batches_since_step >= BATCHES_PER_STEP {
+                // Let the dataflow move what was sent so far.
+                self.batches_since_step = 0;
+                worker.step();
+            }
+        }
+    }
+
+    /// Sends the records queued for worker `to`.
+    fn send_batch(&mut self, rounds: &mut Rounds, to: usize) {
+        let records = self.outboxes[to].take();
+        if to != self.index {
+            self.sent_bytes += records.len() as u64;
+            if to / self.settings.threads != self.index / self.settings.threads {
+                self.remote_bytes += records.len() as u64;
+            }
+        }
+        rounds.input.send(Message::States {
+            to: to as u32,
+            records,
+        });
+    }
+
+    /// Sends every queued record.
+    fn flush(&mut self, rounds: &mut Rounds) {
+        for to in 0..self.peers {
+            if !self.outboxes[to].is_empty() {
+                self.send_batch(rounds, to);
+            }
+        }
+    }
+
+    /// Starts a round whose states are admitted into level `level`.
+    fn expecting(&mut self, rounds: &Rounds, level: u64) {
+        self.admit_round = *rounds.input.time();
+        self.admit_level = level;
+    }
+
+    /// Ends the round, admitting its states as they arrive, until every
+    /// worker's states of the round are admitted.
+    fn finish_admitting(&mut self, worker: &mut Worker, rounds: &mut Rounds) {
+        let next = *rounds.input.time() + 1;
+        rounds.input.advance_to(next);
+        while rounds.probe.less_than(&next) {
+            worker.step_or_park(Some(PARK));
+            self.admit_arrived(rounds);
+        }
+        self.admit_arrived(rounds);
+    }
+
+    /// Admits the states of the current round received so far (checking
+    /// invariants and witnesses of new ones); a problem stops admissions
+    /// and is reported in the level's summary.
+    fn admit_arrived(&mut self, rounds: &mut Rounds) {
+        if self.error.is_some() {
+            return;
+        }
+        let batches = take_round(&mut rounds.inbox.borrow_mut().batches, self.admit_round);
+        if batches.is_empty() {
+            return;
+        }
+        let mut next = std::mem::take(&mut self.next);
+        let mut found = self.found.take();
+        let admitted = self.admit(&batches, &mut next, &mut found);
+        self.next = next;
+        self.found = found;
+        if let Err(problem) = admitted {
+            self.error = Some(problem);
+        }
+    }
+
+    /// Admits the states of `batches` into level `self.admit_level`.
+    fn admit(
+        &mut self,
+        batches: &[serde_bytes::ByteBuf],
+        next: &mut Level,
+        violation: &mut Option<Candidate>,
+    ) -> Result<(), String> {
+        let level_tag = u32::try_from(self.admit_level)
+            .map_err(|_| "the search is over 4 billion levels deep")?;
+        let mut pending = Vec::with_capacity(PREFETCH_AHEAD);
+        for batch in batches {
+            for record in wire::records(batch) {
+                let record = record?;
+                let fingerprint = Fingerprint::of_bytes(record.state);
+                self.shard.prefetch(fingerprint.0);
+                pending.push((fingerprint, record));
+                if pending.len() == PREFETCH_AHEAD {
+                    self.admit_prefetched(&mut pending, level_tag, next, violation)?;
+                }
+            }
+            self.admit_prefetched(&mut pending, level_tag, next, violation)?;
+        }
+        Ok(())
+    }
+
+    /// Admits the records of `pending` (whose slots were prefetched) into
+    /// level `level`.
+    fn admit_prefetched(
+        &mut self,
+        pending: &mut Vec<(Fingerprint, wire::Record<'_>)>,
+        level: u32,
+        next: &mut Level,
+        violation: &mut Option<Candidate>,
+    ) -> Result<(), String> {
+        for (fingerprint, record) in pending.drain(..) {
+            let link = Link {
+                parent: record.parent,
+                step: record.step,
+                level,
+            };
+            if !self.shard.admit(fingerprint.0, link) {
+                continue;
+            }
+            let state = M::State::decode_exact(record.state).map_err(|problem| {
+                format!("a state sent between workers does not decode: {problem}; the model's Encode implementation is not a bijection")
+            })?;
+            if let Some(failure) = self.properties.check_state(self.model, &state) {
+                Candidate::keep_least(
+                    violation,
+                    Candidate::new(failure, u64::from(level), fingerprint, fingerprint, None),
+                );
+            }
+            next.push(fingerprint.0, record.state);
+        }
+        Ok(())
+    }
+
+    /// Follows parent links from `anchor` back to an initial state, one
+    /// round per state: the owner of each state broadcasts its link.
+    fn walk_back(
+        &mut self,
+        worker: &mut Worker,
+        rounds: &mut Rounds,
+        anchor: u128,
+        length: u64,
+    ) -> Result<Vec<PathStep>, String> {
+        let mut path = Vec::new();
+        let mut current = anchor;
+        // A path has at most `length` states; the bound guards against a
+        // corrupt link table looping.
+        for _ in 0..=length {
+            if owner(current, self.peers) == self.index {
+                let reply = match self.shard.link(current) {
+                    Some(link) => Control::Link {
+                        fingerprint: current,
+                        parent: link.parent,
+                        step: link.step,
+                    },
+                    None => Control::Missing {
+                        fingerprint: current,
+                    },
+                };
+                rounds.broadcast(self.peers, &reply);
+            }
+            rounds.finish(worker);
+            match rounds.take_controls().as_slice() {
+                [Control::Link {
+                    fingerprint,
+                    parent,
+                    step,
+                }] if *fingerprint == current => {
+                    path.push(PathStep {
+                        fingerprint: Fingerprint(current),
+                        step: *step,
+                    });
+                    if *parent == NO_PARENT {
+                        path.reverse();
+                        return Ok(path);
+                    }
+                    current = *parent;
+                }
+                [Control::Missing { fingerprint }] => {
+                    return Err(format!(
+                        "the parent link of state {} is missing from its shard; this is a cmc bug, please report it",
+                        Fingerprint(*fingerprint)
+                    ))
+                }
+                other => {
+                    return Err(format!(
+                        "walking back the counterexample, worker {} received {other:?} for state {}; this is a cmc bug, please report it",
+                        self.index,
+                        Fingerprint(current)
+                    ))
+                }
+            }
+        }
+        Err("the counterexample's parent links form a path longer than its length; this is a cmc bug, please report it".into())
+    }
+}
+
+/// Adds the summaries of one level, from every worker, to `ending`;
+/// returns the number of new states of the level. Every worker computes
+/// the same result from the same summaries.
+fn aggregate(controls: &[Control], ending: &mut Ending) -> u64 {
+    let mut summaries: Vec<&LevelSummary> = controls
+        .iter()
+        .filter_map(|control| match control {
+            Control::LevelDone(summary) => Some(summary),
+            _ => None,
+        })
+        .collect();
+    summaries.sort_by_key(|summary| summary.worker);
+    let mut new_states = 0;
+    ending.sent_bytes = 0;
+    ending.remote_bytes = 0;
+    for summary in summaries {
+        new_states += summary.new_states;
+        ending.states_generated += summary.generated;
+        if let Some(found) = &summary.violation {
+            Candidate::keep_least(&mut ending.violation, found.clone());
+        }
+        for name in &summary.witnesses {
+            if !ending.witnesses.contains(name) {
+                ending.witnesses.push(name.clone());
+            }
+        }
+        if ending.error.is_none() {
+            ending.error = summary.error.clone();
+        }
+        ending.interrupted |= summary.interrupted;
+        ending.sent_bytes += summary.sent_bytes;
+        ending.remote_bytes += summary.remote_bytes;
+    }
+    ending.distinct_states += new_states;
+    new_states
+}

@@ -1,0 +1,237 @@
+//! The timely engine in one process, with 1, 2 and 3 worker threads:
+//! exactly the native engine's counts, depth and counterexample length.
+
+use std::sync::Arc;
+
+use cmc_model::{Encode, Fingerprint, Model};
+use cmc_models::{
+    PaxosCommit, PaxosCommitConstants, PaxosCommitInvariant, TwoPhase, TwoPhaseInvariant,
+};
+use cmc_search::{Checker, Outcome, SearchOptions, Verdict};
+
+fn timely<M: Model + Send + 'static>(model: M, threads: usize) -> Outcome<M> {
+    let options = SearchOptions {
+        workers: threads,
+        ..SearchOptions::default()
+    };
+    cmc_distributed::check(Arc::new(model), &options, None)
+        .expect("the timely engine runs")
+        .outcome
+}
+
+/// The fingerprints of a counterexample's states, in order.
+fn trace_fingerprints<M: Model>(outcome: &Outcome<M>) -> Vec<Fingerprint> {
+    outcome
+        .counterexample
+        .as_ref()
+        .expect("a violation has a counterexample")
+        .steps
+        .iter()
+        .map(|step| Fingerprint::of_bytes(&step.state.to_bytes()))
+        .collect()
+}
+
+#[test]
+fn two_phase_seven_rms_counts_match_tlc_and_the_native_engine() {
+    let native = Checker::new(TwoPhase::new(7)).workers(2).run();
+    assert_eq!(native.stats.distinct_states, 296_448);
+    for threads in [1, 2, 3] {
+        let outcome = timely(TwoPhase::new(7), threads);
+        assert_eq!(outcome.verdict, Verdict::Pass, "{threads} thread(s)");
+        assert!(outcome.stats.complete, "{threads} thread(s)");
+        assert_eq!(
+            outcome.stats.distinct_states, 296_448,
+            "{threads} thread(s)"
+        );
+        assert_eq!(outcome.stats.depth, 23, "{threads} thread(s)");
+        assert_eq!(
+            outcome.stats.states_generated, native.stats.states_generated,
+            "{threads} thread(s)"
+        );
+    }
+}
+
+#[test]
+fn small_paxos_commit_counts_match_the_native_engine() {
+    let constants = PaxosCommitConstants {
+        rm_count: 1,
+        acceptor_count: 3,
+        ballot_count: 2,
+    };
+    let model = || PaxosCommit::with(constants, &[PaxosCommitInvariant::TypeOk]).unwrap();
+    let native = Checker::new(model()).workers(1).run();
+    assert_eq!(native.verdict, Verdict::Pass);
+    assert!(native.stats.distinct_states > 1000, "{:?}", native.stats);
+    for threads in [1, 2, 3] {
+        let outcome = timely(model(), threads);
+        assert_eq!(outcome.verdict, Verdict::Pass, "{threads} thread(s)");
+        assert_eq!(outcome.stats.distinct_states, native.stats.distinct_states);
+        assert_eq!(
+            outcome.stats.states_generated,
+            native.stats.states_generated
+        );
+        assert_eq!(outcome.stats.depth, native.stats.depth);
+    }
+}
+
+#[test]
+fn a_violation_has_the_native_length_and_the_same_trace_for_every_thread_count() {
+    let model = || {
+        TwoPhase::with_invariants(
+            5,
+            &[TwoPhaseInvariant::TypeOk, TwoPhaseInvariant::NoRmCommitted],
+        )
+    };
+    let native = Checker::new(model()).workers(2).run();
+    let native_length = native.counterexample.as_ref().unwrap().len();
+    assert_eq!(native_length, 13);
+    let one = timely(model(), 1);
+    for threads in [1, 2, 3] {
+        let outcome = timely(model(), threads);
+        assert_eq!(outcome.verdict, native.verdict, "{threads} thread(s)");
+        assert_eq!(trace_fingerprints(&outcome).len(), native_length);
+        assert_eq!(trace_fingerprints(&outcome), trace_fingerprints(&one));
+        // The level of the violation is finished, as the native engine does.
+        assert_eq!(outcome.stats.distinct_states, native.stats.distinct_states);
+        assert_eq!(
+            outcome.stats.states_generated,
+            native.stats.states_generated
+        );
+        assert_eq!(outcome.stats.depth, native.stats.depth);
+        assert_eq!(
+            outcome.stats.states_left_on_queue,
+            native.stats.states_left_on_queue
+        );
+    }
+}
+
+#[test]
+fn a_depth_bound_and_unsupported_options_behave_as_documented() {
+    let native = Checker::new(TwoPhase::new(4)).max_depth(5).run();
+    let options = SearchOptions {
+        workers: 2,
+        max_depth: Some(5),
+        ..SearchOptions::default()
+    };
+    let bounded = cmc_distributed::check(Arc::new(TwoPhase::new(4)), &options, None)
+        .unwrap()
+        .outcome;
+    assert!(!bounded.stats.complete);
+    assert_eq!(bounded.stats.distinct_states, native.stats.distinct_states);
+    assert_eq!(
+        bounded.stats.states_left_on_queue,
+        native.stats.states_left_on_queue
+    );
+    assert_eq!(bounded.stats.depth, native.stats.depth);
+    let options = SearchOptions {
+        fingerprints_on_disk: true,
+        ..SearchOptions::default()
+    };
+    let refused = cmc_distributed::check(Arc::new(TwoPhase::new(3)), &options, None);
+    assert!(matches!(
+        refused,
+        Err(cmc_distributed::DistributedError::Unsupported(_))
+    ));
+}
+
+/// A counter up to `limit` with a step property that forbids the step
+/// from `forbidden` (if any); the last value is a deadlock.
+#[derive(Clone)]
+struct Counter {
+    limit: u8,
+    forbidden: Option<u8>,
+}
+
+#[derive(Clone, Debug, cmc_model::Encode)]
+struct Count {
+    value: u8,
+    parity: bool,
+}
+
+impl Model for Counter {
+    type State = Count;
+    type Action = u8;
+    fn name(&self) -> String {
+        "counter".into()
+    }
+    fn init_states(&self, out: &mut Vec<Count>) {
+        out.push(Count {
+            value: 0,
+            parity: false,
+        });
+        out.push(Count {
+            value: 0,
+            parity: true,
+        });
+    }
+    fn actions(&self, _: &Count, out: &mut Vec<u8>) {
+        out.extend([1, 2]);
+    }
+    fn next_state(&self, state: &Count, step: &u8) -> Option<Count> {
+        let value = state.value.checked_add(*step)?;
+        (value <= self.limit).then_some(Count {
+            value,
+            parity: !state.parity,
+        })
+    }
+    fn properties(&self) -> Vec<cmc_model::Property<Self>> {
+        let forbidden = self.forbidden;
+        vec![cmc_model::Property::step(
+            "no step from the forbidden value",
+            move |_, pre: &Count, _, _| Some(pre.value) != forbidden,
+        )]
+    }
+}
+
+#[test]
+fn step_violations_and_deadlocks_match_the_native_engine() {
+    for model in [
+        Counter {
+            limit: 12,
+            forbidden: Some(7),
+        },
+        Counter {
+            limit: 12,
+            forbidden: None,
+        },
+    ] {
+        let native = Checker::new(model.clone()).workers(2).run();
+        assert!(matches!(native.verdict, Verdict::Violated { .. }));
+        let native_length = native.counterexample.as_ref().unwrap().len();
+        for threads in [1, 2, 3] {
+            let outcome = timely(model.clone(), threads);
+            assert_eq!(outcome.verdict, native.verdict, "{threads} thread(s)");
+            assert_eq!(
+                outcome.counterexample.as_ref().unwrap().len(),
+                native_length
+            );
+            assert_eq!(outcome.stats.distinct_states, native.stats.distinct_states);
+            assert_eq!(
+                outcome.stats.states_generated,
+                native.stats.states_generated
+            );
+            assert_eq!(outcome.stats.depth, native.stats.depth);
+        }
+    }
+}
+
+#[test]
+fn an_interrupted_run_stops_at_a_level_boundary_and_says_so() {
+    let flag = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let options = SearchOptions {
+        workers: 2,
+        interrupt: Some(flag),
+        ..SearchOptions::default()
+    };
+    let outcome = cmc_distributed::check(Arc::new(TwoPhase::new(5)), &options, None)
+        .unwrap()
+        .outcome;
+    assert!(
+        matches!(outcome.verdict, Verdict::Interrupted { .. }),
+        "{:?}",
+        outcome.verdict
+    );
+    assert!(!outcome.stats.complete);
+    assert_eq!(outcome.stats.depth, 1);
+    assert_eq!(outcome.stats.states_left_on_queue, 1);
+}
