@@ -30,13 +30,12 @@
 //! nothing is checkpointed (a run that is stopped starts again).
 //!
 //! ```
-//! use cmc_model::{encode_fields, Model};
+//! use cmc_model::{Encode, Model};
 //! use cmc_search::SearchOptions;
 //!
 //! struct Counter;
-//! #[derive(Clone, Debug)]
+//! #[derive(Clone, Debug, Encode)]
 //! struct Count { value: u8 }
-//! encode_fields!(Count { value });
 //! impl Model for Counter {
 //!     type State = Count;
 //!     type Action = ();
