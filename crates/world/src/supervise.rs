@@ -682,6 +682,7 @@ fn fault_of_death(kind: FaultKind, slot: Option<SlotRecord>) -> (Fault, Option<Q
         Some(slot) => {
             let context = match slot.call {
                 Some(Call::Load) => format!("while loading {}", slot.text),
+                Some(Call::Property) => format!("while checking {}", slot.text),
                 _ => format!("while describing {}", slot.text),
             };
             (Fault::outside_step(kind, context), None)
