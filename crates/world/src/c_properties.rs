@@ -459,6 +459,38 @@ pub fn attach(world: World, properties: &[CProperty]) -> World {
     world
 }
 
+/// What `cmc describe` prints about the core library at `path`: its name,
+/// ABI version, state sizes and the properties it declares, by kind. Loading
+/// the library runs its entry points in this process (as `cmc replay` does).
+pub fn describe_library(path: &std::path::Path) -> Result<String, String> {
+    crate::open::check_regular_file(path, "core library")?;
+    let core = crate::loader::CCore::load(path).map_err(|e| e.to_string())?;
+    let mut text = format!(
+        "core {}\n  library: {}\n  ABI version: {ABI_VERSION}\n  durable part: {} bytes\n  \
+         volatile part: {} bytes\n",
+        crate::Core::name(&core),
+        core.origin(),
+        crate::Core::durable_size(&core),
+        crate::Core::volatile_size(&core),
+    );
+    if core.properties().is_empty() {
+        text.push_str("  properties: none declared (see CMC_PROPERTIES in include/cmc.h)\n");
+        return Ok(text);
+    }
+    text.push_str("  properties:\n");
+    for kind in [
+        CPropertyKind::Invariant,
+        CPropertyKind::Action,
+        CPropertyKind::Witness,
+        CPropertyKind::QuiescenceGoal,
+    ] {
+        for property in core.properties().iter().filter(|p| p.kind == kind) {
+            text.push_str(&format!("    {:<16} {}\n", kind.name(), property.name));
+        }
+    }
+    Ok(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
