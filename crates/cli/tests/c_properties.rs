@@ -120,3 +120,18 @@ fn describe_prints_name_sizes_and_properties() {
     let missing = cmc(&["describe", "missing.so"], dir.path());
     assert_eq!(missing.status.code(), Some(2));
 }
+
+#[test]
+fn a_c_property_that_writes_to_its_view_is_a_core_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = core_with_properties(dir.path(), Some("WRITES"));
+    let (code, stdout, stderr) = check(&core, dir.path());
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert_eq!(stdout, "", "a fault gives no verdict");
+    assert!(
+        stderr.contains("CORE MEMORY VIOLATION")
+            && stderr.contains("while checking property Writes")
+            && !stderr.contains("0 step(s)"),
+        "{stderr}"
+    );
+}

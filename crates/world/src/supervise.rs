@@ -602,12 +602,13 @@ pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i3
             return code;
         }
         Ok(Ended::Message(Message::Fault { fault, action })) => {
-            let question = Question {
+            // A fault outside any step (e.g. in a property) has no step to replay.
+            let question = fault.in_step().then(|| Question {
                 pre_state: fault.pre_state.clone(),
                 action,
                 event: None,
-            };
-            (fault, Some(question))
+            });
+            (fault, question)
         }
         Ok(Ended::Message(other)) => {
             eprintln!("cmc: error: the checking process sent an unexpected message: {other:?}");
