@@ -211,11 +211,10 @@ fn check_in_child(args: &CheckArgs) -> ! {
         libc::signal(libc::SIGINT, libc::SIG_IGN);
     }
     let mut out = String::new();
-    let status = search_options(args)
-        .and_then(|options| {
-            let stop = [signal_hook::consts::SIGTERM];
-            check_here(args, options, &stop, HeaderTo::Stderr, &mut out)
-        });
+    let status = search_options(args).and_then(|options| {
+        let stop = [signal_hook::consts::SIGTERM];
+        check_here(args, options, &stop, HeaderTo::Stderr, &mut out)
+    });
     let code = match status {
         Ok(status) => crate::exit_code(status),
         Err(message) => {
@@ -397,7 +396,10 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
 /// in `cmc replay`, behind the same guard against a core that exits.
 fn describe(args: DescribeArgs) -> Result<Status, String> {
     let _exit_guard = supervise::ExitGuard::new();
-    print!("{}", cmc_world::c_properties::describe_library(&args.library)?);
+    print!(
+        "{}",
+        cmc_world::c_properties::describe_library(&args.library)?
+    );
     Ok(Status::Pass)
 }
 

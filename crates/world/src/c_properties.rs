@@ -224,13 +224,17 @@ pub unsafe fn read_table(
         let name = unsafe { CStr::from_ptr(record.name) }
             .to_string_lossy()
             .into_owned();
-        let kind = CPropertyKind::from_raw(record.kind)
-            .ok_or_else(|| bad(format!("entry `{name}` has an unknown kind {}", record.kind)))?;
+        let kind = CPropertyKind::from_raw(record.kind).ok_or_else(|| {
+            bad(format!(
+                "entry `{name}` has an unknown kind {}",
+                record.kind
+            ))
+        })?;
         let predicate = match (kind, record.state, record.step) {
             (CPropertyKind::Action, _, Some(step)) => Predicate::Step(step),
-            (CPropertyKind::Action, _, None) => None.ok_or_else(|| {
-                bad(format!("entry `{name}` (action) has no step predicate"))
-            })?,
+            (CPropertyKind::Action, _, None) => {
+                None.ok_or_else(|| bad(format!("entry `{name}` (action) has no step predicate")))?
+            }
             (_, Some(state), _) => Predicate::State(state),
             (_, None, _) => Err(bad(format!(
                 "entry `{name}` ({}) has no state predicate",
@@ -423,9 +427,9 @@ impl CProperty {
     fn to_property(&self) -> Option<Property<World>> {
         let this = self.clone();
         Some(match self.kind {
-            CPropertyKind::Invariant => {
-                Property::always(self.name.clone(), move |world, state| this.holds(world, state))
-            }
+            CPropertyKind::Invariant => Property::always(self.name.clone(), move |world, state| {
+                this.holds(world, state)
+            }),
             CPropertyKind::Witness => {
                 Property::sometimes(self.name.clone(), move |world, state| {
                     this.holds(world, state)

@@ -88,8 +88,9 @@ impl CCore {
         );
         let library = Arc::new(library);
         // SAFETY: as above.
-        let mut core =
-            unsafe { CCore::from_descriptor(descriptor, &shown.to_string(), Some(library.clone())) }?;
+        let mut core = unsafe {
+            CCore::from_descriptor(descriptor, &shown.to_string(), Some(library.clone()))
+        }?;
         core.properties = CCore::load_properties(&library, &shown.to_string())?;
         Ok(core)
     }

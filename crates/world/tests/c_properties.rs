@@ -95,10 +95,7 @@ fn the_quiescence_goal_declared_in_c_replaces_the_default() {
     let mut init = Vec::new();
     world.init_states(&mut init);
     let run = world.fair_run(&init[0]).expect("no budgets to spend");
-    assert!(
-        run.to_string().contains("goal `NeverReached`"),
-        "{run}"
-    );
+    assert!(run.to_string().contains("goal `NeverReached`"), "{run}");
 }
 
 #[test]
@@ -162,13 +159,14 @@ fn properties_never_decide_what_is_enabled() {
     // Enumerating what is enabled and taking steps never calls a property.
     let before = calls(&library);
     let (states, steps) = explore(&with);
-    assert_eq!(calls(&library), before, "a C property was called by the search's step path");
+    assert_eq!(
+        calls(&library),
+        before,
+        "a C property was called by the search's step path"
+    );
     // The same World without the C properties has the same state graph.
-    let mut spec = cmc_world::WorldSpec::new(
-        std::sync::Arc::new(CCore::load(&library).unwrap()),
-        2,
-    )
-    .unwrap();
+    let mut spec =
+        cmc_world::WorldSpec::new(std::sync::Arc::new(CCore::load(&library).unwrap()), 2).unwrap();
     spec.set_all(&params).unwrap();
     let without = World::new(spec);
     assert_eq!(explore(&without), (states.clone(), steps));
@@ -176,7 +174,10 @@ fn properties_never_decide_what_is_enabled() {
     let outcome = Checker::new(with).workers(1).run();
     assert_eq!(outcome.verdict, Verdict::Pass);
     assert_eq!(outcome.stats.distinct_states, states.len() as u64);
-    assert!(calls(&library) > before, "checking evaluates the C properties");
+    assert!(
+        calls(&library) > before,
+        "checking evaluates the C properties"
+    );
     // And the environment's source has no path to them.
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     for file in ["env.rs", "action.rs", "step.rs", "state.rs"] {
