@@ -10,6 +10,7 @@
  *   UNREACHED      adds the witness TwoReplies, never reached on a correct core;
  *   CRASHES        adds the invariant Crashes, which dereferences NULL once a request is issued;
  *   WRITES         adds the invariant Writes, which writes into its read-only view;
+ *   HANGS          adds the invariant Hangs, which loops forever once a request is issued;
  *   GOAL_NEVER     declares the quiescence goal NeverReached, false everywhere.
  */
 #include "cmc.h"
@@ -78,6 +79,14 @@ static int writes(const cmc_world_view *w) {
 }
 #endif
 
+#ifdef HANGS
+static int hangs(const cmc_world_view *w) {
+    volatile uint32_t spin = w->issued;
+    while (spin) spin = w->issued;
+    return 1;
+}
+#endif
+
 #ifdef GOAL_NEVER
 static int never(const cmc_world_view *w) { return w == NULL; }
 #endif
@@ -97,6 +106,9 @@ CMC_PROPERTIES(
 #endif
 #ifdef WRITES
     , CMC_INVARIANT("Writes", writes)
+#endif
+#ifdef HANGS
+    , CMC_INVARIANT("Hangs", hangs)
 #endif
 #ifdef GOAL_NEVER
     , CMC_QUIESCENCE_GOAL("NeverReached", never)

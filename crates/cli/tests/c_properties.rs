@@ -41,6 +41,8 @@ fn check(core: &Path, dir: &Path) -> (Option<i32>, String, String) {
             "requests=1",
             "--replay-out",
             "trace.cmc",
+            "--step-timeout",
+            "1",
         ],
         dir,
     );
@@ -132,6 +134,19 @@ fn a_c_property_that_writes_to_its_view_is_a_core_fault() {
         stderr.contains("CORE MEMORY VIOLATION")
             && stderr.contains("while checking property Writes")
             && !stderr.contains("0 step(s)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_c_property_that_hangs_is_a_core_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = core_with_properties(dir.path(), Some("HANGS"));
+    let (code, stdout, stderr) = check(&core, dir.path());
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert_eq!(stdout, "", "a fault gives no verdict");
+    assert!(
+        stderr.contains("CORE HUNG") && stderr.contains("while checking property Hangs"),
         "{stderr}"
     );
 }
