@@ -11,6 +11,7 @@
  *   CRASHES        adds the invariant Crashes, which dereferences NULL once a request is issued;
  *   WRITES         adds the invariant Writes, which writes into its read-only view;
  *   HANGS          adds the invariant Hangs, which loops forever once a request is issued;
+ *   REPEATED       declares StoredOnlyIssued twice (the table is refused at load);
  *   GOAL_NEVER     declares the quiescence goal NeverReached, false everywhere.
  */
 #include "cmc.h"
@@ -109,6 +110,9 @@ CMC_PROPERTIES(
 #endif
 #ifdef HANGS
     , CMC_INVARIANT("Hangs", hangs)
+#endif
+#ifdef REPEATED
+    , CMC_INVARIANT("StoredOnlyIssued", stored_only_issued)
 #endif
 #ifdef GOAL_NEVER
     , CMC_QUIESCENCE_GOAL("NeverReached", never)

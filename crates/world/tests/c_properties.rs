@@ -49,6 +49,22 @@ fn declared_properties_are_loaded_by_kind_and_name() {
 }
 
 #[test]
+fn a_table_with_a_repeated_name_is_refused_at_load() {
+    let library = common::fixture("libreqack_props_REPEATED.so");
+    let error = CCore::load(&library)
+        .err()
+        .expect("a repeated name is refused");
+    assert!(
+        error
+            .to_string()
+            .contains("repeated name `StoredOnlyIssued`"),
+        "{error}"
+    );
+    let built = build_world(&args(&library, &["requests=1"]));
+    assert!(built.is_err(), "and so is a World of it");
+}
+
+#[test]
 fn holding_properties_and_a_reached_witness_pass() {
     // The goal is declared but unused without quiescence=STEPS.
     assert_eq!(
