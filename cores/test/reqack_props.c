@@ -14,6 +14,7 @@
  *   WRITES         adds the invariant Writes, which writes into its read-only view;
  *   HANGS          adds the invariant Hangs, which loops forever once a request is issued;
  *   REPEATED       declares StoredOnlyIssued twice (the table is refused at load);
+ *   BUILTIN_NAME   declares an invariant named AtMostOneReply, a name cmc already uses;
  *   GOAL_NEVER     declares the quiescence goal NeverReached, false everywhere.
  */
 #include "cmc.h"
@@ -107,6 +108,8 @@ static int never(const cmc_world_view *w) { return w == NULL; }
 #define EXTRA , CMC_INVARIANT("Hangs", hangs)
 #elif defined(REPEATED)
 #define EXTRA , CMC_INVARIANT("StoredOnlyIssued", stored_only_issued)
+#elif defined(BUILTIN_NAME)
+#define EXTRA , CMC_INVARIANT("AtMostOneReply", stored_only_issued)
 #elif defined(GOAL_NEVER)
 #define EXTRA , CMC_QUIESCENCE_GOAL("NeverReached", never)
 #else

@@ -448,7 +448,22 @@ impl CProperty {
 /// `world` with the C properties `properties`: invariants, action properties
 /// and witnesses become World properties; a quiescence goal replaces the
 /// default goal when the World checks quiescence (`quiescence=STEPS`).
-pub fn attach(world: World, properties: &[CProperty]) -> World {
+/// A C property named like one the World already has (`AtMostOneReply`,
+/// `Quiescence`, `deadlock`, ...) is refused: reports name properties.
+pub fn attach(world: World, properties: &[CProperty]) -> Result<World, String> {
+    use cmc_model::Model;
+    let taken: Vec<String> = world.properties().into_iter().map(|p| p.name).collect();
+    let reserved = [crate::quiescence::QUIESCENCE, "deadlock"];
+    if let Some(clash) = properties.iter().find(|p| {
+        p.kind != CPropertyKind::QuiescenceGoal
+            && (taken.contains(&p.name) || reserved.contains(&p.name.as_str()))
+    }) {
+        return Err(format!(
+            "the core library declares a property named `{}`, which cmc already checks: \
+             rename it",
+            clash.name
+        ));
+    }
     let mut world = properties
         .iter()
         .filter_map(CProperty::to_property)
@@ -460,7 +475,7 @@ pub fn attach(world: World, properties: &[CProperty]) -> World {
         let this = goal.clone();
         world.set_quiescence_goal(goal.name(), move |world, state| this.holds(world, state));
     }
-    world
+    Ok(world)
 }
 
 /// What `cmc describe` prints about the core library at `path`: its name,

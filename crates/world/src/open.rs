@@ -254,7 +254,7 @@ pub fn build_world(args: &WorldArgs) -> Result<World, String> {
     let world = properties
         .into_iter()
         .fold(World::new(spec), World::with_property);
-    Ok(attach(world, &c_properties))
+    attach(world, &c_properties)
 }
 
 /// The C properties of the opened libraries, each library's once (a library

@@ -65,6 +65,18 @@ fn a_table_with_a_repeated_name_is_refused_at_load() {
 }
 
 #[test]
+fn a_property_named_like_a_builtin_one_is_refused() {
+    let library = common::fixture("libreqack_props_BUILTIN_NAME.so");
+    let error = build_world(&args(&library, &["requests=1"]))
+        .err()
+        .expect("the name AtMostOneReply is taken");
+    assert!(
+        error.contains("named `AtMostOneReply`, which cmc already checks"),
+        "{error}"
+    );
+}
+
+#[test]
 fn holding_properties_and_a_reached_witness_pass() {
     // The goal is declared but unused without quiescence=STEPS.
     assert_eq!(
