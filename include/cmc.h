@@ -168,6 +168,175 @@ static inline int cmc_reply(cmc_outputs *out, uint32_t request, const void *byte
     return cmc_emit(out, CMC_OUT_REPLY, 0, request, bytes, len);
 }
 
+/*
+ * Properties in C.
+ *
+ * Properties live in a separate C file that includes the core's private header and
+ * is linked into the same shared library as the core. They read a read-only view of
+ * the whole World (cmc_world_view below): every node's durable and volatile bytes,
+ * crashed bit and clock; the network bag; the ghost history of client invocations
+ * and replies. The checker builds the view through its explicit inspection path and
+ * never calls a property to decide what is enabled. A property runs under the same
+ * supervision as a step: one that crashes, hangs, exits or writes to its view is a
+ * core fault "while checking property NAME", never a verdict.
+ *
+ * Declare them with one table per library (the simplest portable registration: no
+ * linker sections, no constructors):
+ *
+ *     static int agreement(const cmc_world_view *w) { ... return 1 if it holds; }
+ *     static int monotonic(const cmc_world_view *pre, const cmc_world_view *post) { ... }
+ *     static int decided(const cmc_world_view *w) { ... return 1 when reached; }
+ *     static int all_replied(const cmc_world_view *w) { ... }
+ *
+ *     CMC_PROPERTIES(
+ *         CMC_INVARIANT("Agreement", agreement),        // holds in every reachable state
+ *         CMC_ACTION_PROP("Monotonic", monotonic),      // holds for every step pre -> post
+ *         CMC_WITNESS("Decided", decided),              // some reachable state satisfies it
+ *         CMC_QUIESCENCE_GOAL("all replied", all_replied) // goal of quiescence=STEPS
+ *     )
+ *
+ * CMC_PROPERTIES defines the exported CMC_PROPERTIES_SYMBOL; use it once per library.
+ * A predicate returns nonzero for "holds" (invariant, action property) or "reached"
+ * (witness, quiescence goal). The quiescence goal replaces the default goal "every
+ * client replied" when the World is run with quiescence=STEPS.
+ */
+
+/* Name of the optional exported table: `const cmc_property_table *cmc_properties_entry(void)`. */
+#define CMC_PROPERTIES_SYMBOL "cmc_properties_entry"
+
+/* One node as a property sees it. */
+typedef struct cmc_node_view {
+    const uint8_t *durable;            /* durable part, as flushed (durable_size bytes) */
+    const uint8_t *volatile_part;      /* volatile part (volatile_size bytes; zero while crashed) */
+    uint32_t durable_size;
+    uint32_t volatile_size;
+    uint32_t crashed;                  /* nonzero while the node is down */
+    uint32_t clock;                    /* the node's clock */
+    uint32_t timers;                   /* armed timers, bit per id */
+    uint32_t wakes;                    /* pending wake-ups, bit per id */
+    uint32_t unflushed;                /* persists not flushed yet */
+    uint32_t reserved;
+} cmc_node_view;
+
+/* Copies of one message in flight (the network is a bag of such entries). */
+typedef struct cmc_packet_view {
+    uint32_t src;
+    uint32_t dst;
+    uint32_t len;
+    uint32_t count;                    /* copies in flight, exact up to the network bound */
+    uint32_t surplus;                  /* nonzero: more than `count` copies (bound reached) */
+    uint32_t reserved;
+    uint8_t payload[CMC_PAYLOAD_MAX];
+} cmc_packet_view;
+
+/* What a ghost history entry records. */
+enum cmc_ghost_kind {
+    CMC_GHOST_INVOKE = 1,              /* the environment issued client request `request` to `node` */
+    CMC_GHOST_REPLY = 2,               /* `node` replied `payload` to `request` */
+    CMC_GHOST_LOCAL_FAIL = 3           /* the request failed locally at `node` */
+};
+
+/* One entry of the ghost history of client invocations and replies, in order. */
+typedef struct cmc_ghost_view {
+    uint32_t kind;                     /* enum cmc_ghost_kind */
+    uint32_t request;
+    uint32_t node;
+    uint32_t len;
+    uint8_t payload[CMC_PAYLOAD_MAX];
+} cmc_ghost_view;
+
+/* The whole World, read-only. Valid only during the call. */
+typedef struct cmc_world_view {
+    uint32_t nodes;
+    uint32_t packets;
+    uint32_t ghost_len;
+    uint32_t issued;                   /* client requests issued so far (ids 0..issued-1) */
+    uint64_t links_down;               /* bit a*8+b for each cut link a<b */
+    const cmc_node_view *node;         /* `nodes` entries */
+    const cmc_packet_view *net;        /* `packets` entries */
+    const cmc_ghost_view *ghost;       /* `ghost_len` entries */
+} cmc_world_view;
+
+/* Predicate over one state: nonzero if it holds (or is reached). */
+typedef int (*cmc_state_pred_fn)(const cmc_world_view *world);
+/* Predicate over one step from `pre` to `post`: nonzero if it holds. */
+typedef int (*cmc_step_pred_fn)(const cmc_world_view *pre, const cmc_world_view *post);
+
+enum cmc_property_kind {
+    CMC_PROP_INVARIANT = 1,
+    CMC_PROP_ACTION = 2,
+    CMC_PROP_WITNESS = 3,
+    CMC_PROP_QUIESCENCE_GOAL = 4
+};
+
+/* One declared property: use the macros below. */
+typedef struct cmc_property {
+    uint32_t kind;                     /* enum cmc_property_kind */
+    uint32_t reserved;
+    const char *name;
+    cmc_state_pred_fn state;           /* invariant, witness, quiescence goal */
+    cmc_step_pred_fn step;             /* action property */
+} cmc_property;
+
+/* What CMC_PROPERTIES_SYMBOL returns. */
+typedef struct cmc_property_table {
+    uint32_t abi_version;              /* CMC_ABI_VERSION */
+    uint32_t count;
+    const cmc_property *items;
+} cmc_property_table;
+
+#define CMC_INVARIANT(name, fn) {CMC_PROP_INVARIANT, 0, (name), (fn), NULL}
+#define CMC_ACTION_PROP(name, fn) {CMC_PROP_ACTION, 0, (name), NULL, (fn)}
+#define CMC_WITNESS(name, fn) {CMC_PROP_WITNESS, 0, (name), (fn), NULL}
+#define CMC_QUIESCENCE_GOAL(name, fn) {CMC_PROP_QUIESCENCE_GOAL, 0, (name), (fn), NULL}
+
+/* Defines the library's property table from a list of the macros above. */
+#define CMC_PROPERTIES(...)                                                          \
+    static const cmc_property cmc_property_items_[] = {__VA_ARGS__};                \
+    const cmc_property_table *cmc_properties_entry(void);                            \
+    const cmc_property_table *cmc_properties_entry(void) {                           \
+        static const cmc_property_table table = {                                    \
+            CMC_ABI_VERSION,                                                         \
+            (uint32_t)(sizeof cmc_property_items_ / sizeof cmc_property_items_[0]),  \
+            cmc_property_items_};                                                    \
+        return &table;                                                               \
+    }
+
+/* Accessors. Node, packet and entry indexes are not checked: stay below the counts. */
+static inline const void *cmc_view_durable(const cmc_world_view *w, uint32_t node) {
+    return w->node[node].durable;
+}
+static inline const void *cmc_view_volatile(const cmc_world_view *w, uint32_t node) {
+    return w->node[node].volatile_part;
+}
+static inline int cmc_view_crashed(const cmc_world_view *w, uint32_t node) {
+    return w->node[node].crashed != 0;
+}
+static inline uint32_t cmc_view_clock(const cmc_world_view *w, uint32_t node) {
+    return w->node[node].clock;
+}
+/* Copies of messages in flight from `src` to `dst` (surplus copies not counted). */
+static inline uint32_t cmc_view_in_flight(const cmc_world_view *w, uint32_t src, uint32_t dst) {
+    uint32_t total = 0;
+    for (uint32_t i = 0; i < w->packets; i++)
+        if (w->net[i].src == src && w->net[i].dst == dst) total += w->net[i].count;
+    return total;
+}
+/* The first reply to client request `request`, or NULL if it has none. */
+static inline const cmc_ghost_view *cmc_view_reply(const cmc_world_view *w, uint32_t request) {
+    for (uint32_t i = 0; i < w->ghost_len; i++)
+        if (w->ghost[i].kind == CMC_GHOST_REPLY && w->ghost[i].request == request)
+            return &w->ghost[i];
+    return NULL;
+}
+/* Number of replies to client request `request`. */
+static inline uint32_t cmc_view_replies(const cmc_world_view *w, uint32_t request) {
+    uint32_t total = 0;
+    for (uint32_t i = 0; i < w->ghost_len; i++)
+        total += w->ghost[i].kind == CMC_GHOST_REPLY && w->ghost[i].request == request;
+    return total;
+}
+
 #ifdef __cplusplus
 }
 #endif

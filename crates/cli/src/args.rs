@@ -27,6 +27,9 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Check that a C core's object file references only allowed symbols.
     Purity(PurityArgs),
+    /// Print a C core library's name, ABI version, state sizes and the
+    /// properties it declares (CMC_PROPERTIES in include/cmc.h).
+    Describe(DescribeArgs),
     /// The planted-bug gate of a gate file: every control run must pass and
     /// every planted bug must be caught by its expected property.
     Gate(GateArgs),
@@ -47,6 +50,12 @@ pub struct GateArgs {
     /// Worker threads [default: all cores].
     #[arg(long, value_parser = workers)]
     pub workers: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct DescribeArgs {
+    /// The core's shared library.
+    pub library: PathBuf,
 }
 
 #[derive(Debug, Args)]

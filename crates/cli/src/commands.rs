@@ -11,7 +11,7 @@ use cmc_search::{
 use cmc_world::supervise::{self, Role};
 use cmc_world::WorldArgs;
 
-use crate::args::{CheckArgs, Cli, Command, ProgressArg, PurityArgs, ReplayArgs};
+use crate::args::{CheckArgs, Cli, Command, DescribeArgs, ProgressArg, PurityArgs, ReplayArgs};
 use crate::registry;
 
 /// How a command ended, short of bad usage or input.
@@ -39,6 +39,7 @@ pub fn run(cli: Cli) -> Result<Status, String> {
         Command::Check(args) => check(*args),
         Command::Replay(args) => replay(args),
         Command::Purity(args) => purity(args),
+        Command::Describe(args) => describe(args),
         Command::Gate(args) => crate::gate::command(args),
     }
 }
@@ -393,6 +394,17 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
     } else {
         Status::Fail
     })
+}
+
+/// `cmc describe LIB`: the library's entry points run in this process, as
+/// in `cmc replay`, behind the same guard against a core that exits.
+fn describe(args: DescribeArgs) -> Result<Status, String> {
+    let _exit_guard = supervise::ExitGuard::new();
+    print!(
+        "{}",
+        cmc_world::c_properties::describe_library(&args.library)?
+    );
+    Ok(Status::Pass)
 }
 
 fn purity(args: PurityArgs) -> Result<Status, String> {

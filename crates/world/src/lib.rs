@@ -9,6 +9,8 @@
 //! - [`step`]: running one step, with the determinism gate.
 //! - [`properties`]: linearizability and sequential consistency of the
 //!   client history.
+//! - [`c_properties`]: properties written in C (`CMC_PROPERTIES`), read
+//!   through the same explicit path.
 //! - [`quiescence`]: bounded liveness (the fair schedule reaches a goal).
 //! - [`symmetry`]: symmetry reduction over interchangeable nodes.
 //! - [`purity`]: the purity gate for C object files.
@@ -20,6 +22,7 @@
 
 pub mod abi;
 pub mod action;
+pub mod c_properties;
 pub mod chart;
 pub mod core;
 pub mod cores;

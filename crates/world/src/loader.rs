@@ -12,6 +12,7 @@ use crate::abi::{
     Config, CoreDescriptor, CoreError, EntryFn, Event, Outputs, ABI_VERSION, ENTRY_SYMBOL,
     STATE_MAX,
 };
+use crate::c_properties::{read_table, CProperty, PropertiesEntryFn, PROPERTIES_SYMBOL};
 use crate::core::Core;
 use crate::recorder::{recorded, Call};
 
@@ -33,6 +34,7 @@ pub struct CCore {
     descriptor: CoreDescriptor,
     name: String,
     origin: String,
+    properties: Vec<CProperty>,
     _library: Option<Arc<libloading::Library>>,
 }
 
@@ -84,8 +86,41 @@ impl CCore {
             || format!("the core {shown} (its `{ENTRY_SYMBOL}`)"),
             || unsafe { entry() },
         );
+        let library = Arc::new(library);
         // SAFETY: as above.
-        unsafe { CCore::from_descriptor(descriptor, &shown.to_string(), Some(Arc::new(library))) }
+        let mut core = unsafe {
+            CCore::from_descriptor(descriptor, &shown.to_string(), Some(library.clone()))
+        }?;
+        core.properties = CCore::load_properties(&library, &shown.to_string())?;
+        Ok(core)
+    }
+
+    /// The properties `library` declares with `CMC_PROPERTIES`, if it exports
+    /// [`PROPERTIES_SYMBOL`] (none otherwise).
+    fn load_properties(
+        library: &Arc<libloading::Library>,
+        shown: &str,
+    ) -> Result<Vec<CProperty>, LoadError> {
+        // SAFETY: the symbol's type is fixed by include/cmc.h.
+        let Ok(entry) = (unsafe { library.get::<PropertiesEntryFn>(PROPERTIES_SYMBOL.as_bytes()) })
+        else {
+            return Ok(Vec::new());
+        };
+        let entry: PropertiesEntryFn = *entry;
+        // The table's entry point is core code: recorded like the core's.
+        let table = recorded(
+            Call::Load,
+            || format!("the properties of {shown} (its `{PROPERTIES_SYMBOL}`)"),
+            // SAFETY: as for the core's entry point.
+            || unsafe { entry() },
+        );
+        // SAFETY: the table comes from the entry point; the library stays loaded.
+        unsafe { read_table(table, shown, Some(library.clone())) }
+    }
+
+    /// The properties the core's library declares (`CMC_PROPERTIES`).
+    pub fn properties(&self) -> &[CProperty] {
+        &self.properties
     }
 
     /// Wraps the descriptor `descriptor` points to, after checking it; `origin`
@@ -147,6 +182,7 @@ impl CCore {
             descriptor,
             name,
             origin: origin.to_string(),
+            properties: Vec::new(),
             _library: library,
         })
     }

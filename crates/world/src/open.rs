@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use cmc_model::ModelParam;
 
+use crate::c_properties::{attach, CProperty};
 use crate::core::Core;
 use crate::cores;
 use crate::loader::CCore;
@@ -131,6 +132,8 @@ fn digest(bytes: &[u8]) -> String {
 struct Opened {
     core: Arc<dyn Core>,
     recorded: Vec<ModelParam>,
+    /// Properties a C core's library declares (`CMC_PROPERTIES`).
+    properties: Vec<CProperty>,
 }
 
 fn open_core(name: &str) -> Result<Opened, String> {
@@ -144,6 +147,7 @@ fn open_core(name: &str) -> Result<Opened, String> {
         return Ok(Opened {
             core,
             recorded: vec![ModelParam::new("core", name)],
+            properties: Vec::new(),
         });
     }
     let path = PathBuf::from(name);
@@ -152,6 +156,7 @@ fn open_core(name: &str) -> Result<Opened, String> {
         std::path::absolute(&path).map_err(|problem| format!("core library {name}: {problem}"))?;
     let core = CCore::load(&absolute).map_err(|e| e.to_string())?;
     Ok(Opened {
+        properties: core.properties().to_vec(),
         core: Arc::new(core),
         recorded: vec![
             ModelParam::new("core", absolute.display().to_string()),
@@ -224,6 +229,7 @@ pub fn build_world(args: &WorldArgs) -> Result<World, String> {
         .collect::<Result<Vec<_>, _>>()?;
     check_digests(&opened, &digests)?;
     let cores: Vec<Arc<dyn Core>> = opened.iter().map(|core| Arc::clone(&core.core)).collect();
+    let c_properties = c_properties_of(&opened)?;
     let roles = if cores.len() == 1 {
         vec![0; nodes]
     } else if cores.len() == nodes {
@@ -245,9 +251,35 @@ pub fn build_world(args: &WorldArgs) -> Result<World, String> {
     }
     spec.check_determinism = args.check_determinism;
     let properties = cores::properties_for(&spec);
-    Ok(properties
+    let world = properties
         .into_iter()
-        .fold(World::new(spec), World::with_property))
+        .fold(World::new(spec), World::with_property);
+    attach(world, &c_properties)
+}
+
+/// The C properties of the opened libraries, each library's once (a library
+/// given twice declares the same properties); two libraries declaring the
+/// same name are refused.
+fn c_properties_of(opened: &[Opened]) -> Result<Vec<CProperty>, String> {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut all: Vec<CProperty> = Vec::new();
+    for core in opened.iter().filter(|core| !core.properties.is_empty()) {
+        let path = core.recorded[0].value.as_str();
+        if seen.contains(&path) {
+            continue;
+        }
+        seen.push(path);
+        for property in &core.properties {
+            if all.iter().any(|p| p.name() == property.name()) {
+                return Err(format!(
+                    "two core libraries declare a property named `{}`: rename one",
+                    property.name()
+                ));
+            }
+            all.push(property.clone());
+        }
+    }
+    Ok(all)
 }
 
 /// [`build_world`] behind the command line's model type. A core fault ends

@@ -49,11 +49,13 @@ pub enum Call {
     Load = 2,
     /// A `describe_state` or `describe_message` function.
     Describe = 3,
+    /// A property written in C (see [`crate::c_properties`]).
+    Property = 4,
 }
 
 impl Call {
     fn from_raw(raw: u64) -> Option<Call> {
-        [Call::Step, Call::Load, Call::Describe]
+        [Call::Step, Call::Load, Call::Describe, Call::Property]
             .into_iter()
             .find(|call| *call as u64 == raw)
     }

@@ -602,12 +602,13 @@ pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i3
             return code;
         }
         Ok(Ended::Message(Message::Fault { fault, action })) => {
-            let question = Question {
+            // A fault outside any step (e.g. in a property) has no step to replay.
+            let question = fault.in_step().then(|| Question {
                 pre_state: fault.pre_state.clone(),
                 action,
                 event: None,
-            };
-            (fault, Some(question))
+            });
+            (fault, question)
         }
         Ok(Ended::Message(other)) => {
             eprintln!("cmc: error: the checking process sent an unexpected message: {other:?}");
@@ -682,6 +683,7 @@ fn fault_of_death(kind: FaultKind, slot: Option<SlotRecord>) -> (Fault, Option<Q
         Some(slot) => {
             let context = match slot.call {
                 Some(Call::Load) => format!("while loading {}", slot.text),
+                Some(Call::Property) => format!("while checking {}", slot.text),
                 _ => format!("while describing {}", slot.text),
             };
             (Fault::outside_step(kind, context), None)

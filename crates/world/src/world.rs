@@ -63,6 +63,25 @@ impl World {
         }
     }
 
+    /// Records `fault`, which happened outside any step (e.g. while checking
+    /// a property written in C): see [`World::fault`].
+    pub(crate) fn report_outside_step(&self, fault: Fault) {
+        self.report(fault, None);
+    }
+
+    /// Replaces the quiescence goal (when quiescence is checked) by `goal`,
+    /// named `name`; without quiescence it does nothing.
+    pub fn set_quiescence_goal(
+        &mut self,
+        name: &str,
+        goal: impl Fn(&World, &WorldState) -> bool + Send + Sync + 'static,
+    ) {
+        if let Some(quiescence) = &mut self.quiescence {
+            quiescence.goal_name = name.into();
+            quiescence.goal = std::sync::Arc::new(goal);
+        }
+    }
+
     /// Adds a property (builder style).
     pub fn with_property(mut self, property: Property<World>) -> World {
         self.properties.push(property);

@@ -133,6 +133,21 @@ fn built(name: &str) -> PathBuf {
         compile("product/reqack_udp.c", &["-O2", &object], &path);
         return path;
     }
+    if let Some(variant) = name
+        .strip_prefix("libreqack_props")
+        .and_then(|rest| rest.strip_suffix(".so"))
+    {
+        // The reqack core and its properties in C, linked into one library;
+        // `libreqack_props_FLAG.so` is built with `-DFLAG`.
+        let props = cores().join("test/reqack_props.c").display().to_string();
+        let define = format!("-D{}", variant.trim_start_matches('_'));
+        let mut flags = vec!["-O2", "-shared", props.as_str()];
+        if !variant.is_empty() {
+            flags.push(&define);
+        }
+        compile("reqack/reqack.c", &flags, &path);
+        return path;
+    }
     let (_, source, flags) = FIXTURES
         .iter()
         .find(|(fixture, _, _)| *fixture == name)

@@ -1,0 +1,152 @@
+//! `cmc check --core` and `cmc describe` with properties written in C
+//! (`cores/test/reqack_props.c` linked with the reqack core into one library).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{cmc, text};
+
+/// Builds the reqack core with its C properties (`-D<flag>` if given) into `dir`.
+fn core_with_properties(dir: &Path, flag: Option<&str>) -> PathBuf {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = dir.join(format!("libreqack_props_{}.so", flag.unwrap_or("plain")));
+    let mut command = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
+    command
+        .args(["-O2", "-shared", "-fPIC", "-I"])
+        .arg(repo.join("include"))
+        .arg("-I")
+        .arg(repo.join("cores/reqack"))
+        .arg(repo.join("cores/reqack/reqack.c"))
+        .arg(repo.join("cores/test/reqack_props.c"))
+        .args(flag.map(|flag| format!("-D{flag}")))
+        .arg("-o")
+        .arg(&out);
+    let status = command
+        .status()
+        .expect("a C compiler is installed (scripts/setup.sh)");
+    assert!(status.success(), "cc failed: {command:?}");
+    out
+}
+
+fn check(core: &Path, dir: &Path) -> (Option<i32>, String, String) {
+    let output = cmc(
+        &[
+            "check",
+            "--core",
+            core.to_str().unwrap(),
+            "--nodes",
+            "2",
+            "requests=1",
+            "--replay-out",
+            "trace.cmc",
+            "--step-timeout",
+            "1",
+        ],
+        dir,
+    );
+    let (stdout, stderr) = text(&output);
+    (output.status.code(), stdout, stderr)
+}
+
+#[test]
+fn holding_c_properties_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = core_with_properties(dir.path(), None);
+    let (code, stdout, stderr) = check(&core, dir.path());
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("No error has been found"), "{stdout}");
+}
+
+#[test]
+fn a_violated_c_invariant_fails_by_name_and_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = core_with_properties(dir.path(), Some("VIOLATED"));
+    let (code, stdout, stderr) = check(&core, dir.path());
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Invariant NothingStored is violated"),
+        "{stdout}"
+    );
+    let replay = cmc(&["replay", "trace.cmc"], dir.path());
+    let (replayed, errors) = text(&replay);
+    // A replay that reproduces the violation exits as the check did.
+    assert_eq!(replay.status.code(), Some(1), "{replayed}{errors}");
+    assert!(
+        replayed.contains("Invariant NothingStored is violated"),
+        "the replay reaches the same violation: {replayed}"
+    );
+}
+
+#[test]
+fn a_c_witness_never_reached_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = core_with_properties(dir.path(), Some("UNREACHED"));
+    let (code, stdout, stderr) = check(&core, dir.path());
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("without ever reaching TwoReplies"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_crashing_c_property_is_a_core_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = core_with_properties(dir.path(), Some("CRASHES"));
+    let (code, stdout, stderr) = check(&core, dir.path());
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert_eq!(stdout, "", "a fault gives no verdict");
+    assert!(
+        stderr.contains("CORE CRASHED") && stderr.contains("while checking property Crashes"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn describe_prints_name_sizes_and_properties() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = core_with_properties(dir.path(), Some("GOAL_NEVER"));
+    let output = cmc(&["describe", core.to_str().unwrap()], dir.path());
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    let expected = format!(
+        "core reqack\n  library: {}\n  ABI version: 1\n  durable part: 8 bytes\n  \
+         volatile part: 16 bytes\n  properties:\n    invariant        StoredOnlyIssued\n    \
+         action           StoredGrows\n    witness          StoredAndReplied\n    \
+         quiescence goal  NeverReached\n",
+        core.display()
+    );
+    assert_eq!(stdout, expected);
+    let missing = cmc(&["describe", "missing.so"], dir.path());
+    assert_eq!(missing.status.code(), Some(2));
+}
+
+#[test]
+fn a_c_property_that_writes_to_its_view_is_a_core_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = core_with_properties(dir.path(), Some("WRITES"));
+    let (code, stdout, stderr) = check(&core, dir.path());
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert_eq!(stdout, "", "a fault gives no verdict");
+    assert!(
+        stderr.contains("CORE MEMORY VIOLATION")
+            && stderr.contains("while checking property Writes")
+            && !stderr.contains("0 step(s)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_c_property_that_hangs_is_a_core_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = core_with_properties(dir.path(), Some("HANGS"));
+    let (code, stdout, stderr) = check(&core, dir.path());
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert_eq!(stdout, "", "a fault gives no verdict");
+    assert!(
+        stderr.contains("CORE HUNG") && stderr.contains("while checking property Hangs"),
+        "{stderr}"
+    );
+}
