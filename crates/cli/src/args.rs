@@ -148,6 +148,10 @@ pub struct CheckArgs {
     /// Progress output on stderr.
     #[arg(long, value_enum, default_value_t = ProgressArg::Auto)]
     pub progress: ProgressArg,
+    /// Also write the report as one self-contained HTML file (summary,
+    /// properties, counterexample with diffs, a World's sequence chart).
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -157,6 +161,9 @@ pub struct ReplayArgs {
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Also write the report as one self-contained HTML file.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
 }
 
 /// Most worker threads.

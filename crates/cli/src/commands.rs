@@ -210,11 +210,10 @@ fn check_in_child(args: &CheckArgs) -> ! {
         libc::signal(libc::SIGINT, libc::SIG_IGN);
     }
     let mut out = String::new();
-    let status = search_options(args)
-        .and_then(|options| {
-            let stop = [signal_hook::consts::SIGTERM];
-            check_here(args, options, &stop, HeaderTo::Stderr, &mut out)
-        });
+    let status = search_options(args).and_then(|options| {
+        let stop = [signal_hook::consts::SIGTERM];
+        check_here(args, options, &stop, HeaderTo::Stderr, &mut out)
+    });
     let code = match status {
         Ok(status) => crate::exit_code(status),
         Err(message) => {
@@ -271,13 +270,16 @@ fn check_here(
     let report = model.check(&options);
     match report.verdict.as_str() {
         "error" => {
+            // The search's own error is the one to report; the page is extra.
+            let _ = html_report_if_asked(args, &report);
             return Err(report
                 .message
                 .clone()
-                .unwrap_or_else(|| "the search failed".into()))
+                .unwrap_or_else(|| "the search failed".into()));
         }
         "interrupted" => {
             render_report(&report, args.json, None, with_header, out);
+            html_report_if_asked(args, &report)?;
             return Ok(Status::Interrupted);
         }
         _ => {}
@@ -290,17 +292,47 @@ fn check_here(
                 // The violation is reported all the same, with the trace in full.
                 render_report(&report, args.json, None, with_header, out);
                 eprintln!("cmc: error: {problem}; the trace above is the only copy");
+                html_report_if_asked(args, &report)?;
                 return Ok(Status::Fail);
             }
         },
         None => None,
     };
     render_report(&report, args.json, written.as_deref(), with_header, out);
+    html_report_if_asked(args, &report)?;
     Ok(if report.passed() {
         Status::Pass
     } else {
         Status::Fail
     })
+}
+
+/// Writes the HTML report of a check if `--report` asked for one (after the
+/// text report, so that a file that cannot be written loses nothing); with
+/// a World's counterexample, it holds the SVG message sequence chart.
+fn html_report_if_asked(args: &CheckArgs, report: &Report) -> Result<(), String> {
+    let Some(path) = &args.report else {
+        return Ok(());
+    };
+    let chart = match (world_of(args)?, &report.replay_file) {
+        (Some(world), Some(file)) => Some(world_chart(&world, file)?),
+        _ => None,
+    };
+    write_html_report(path, report, chart.as_deref())
+}
+
+/// The SVG message sequence chart of the World trace `file`, replayed
+/// through the cores of `world`.
+fn world_chart(world: &WorldArgs, file: &ReplayFile) -> Result<String, String> {
+    let world = cmc_world::build_world(world)?;
+    cmc_world::chart_svg::replay_chart_svg(&world, file)
+        .map_err(|problem| format!("cannot draw the sequence chart of the trace: {problem}"))
+}
+
+/// Writes `report` (and a World's `chart`) as a self-contained HTML page.
+fn write_html_report(path: &Path, report: &Report, chart: Option<&str>) -> Result<(), String> {
+    std::fs::write(path, report.render_html(chart))
+        .map_err(|problem| format!("cannot write the HTML report {}: {problem}", path.display()))
 }
 
 fn write_replay_file(path: &Path, file: &ReplayFile) -> Result<(), String> {
@@ -359,8 +391,13 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
             // own description of its state, then the message sequence chart.
             let _exit_guard = supervise::ExitGuard::new();
             let world = cmc_world::build_world(&world_args).map_err(in_file)?;
-            let steps = cmc_world::replay::run(&world, &file).map_err(in_file)?;
+            let (steps, rows) =
+                cmc_world::replay::run_with_chart(&world, &file).map_err(in_file)?;
             let mut report = AnyModel::replay(&world, &file).map_err(|e| in_file(e.to_string()))?;
+            if let Some(path) = &args.report {
+                let chart = cmc_world::chart_svg::render_svg(world.spec().nodes(), &rows);
+                write_html_report(path, &report, Some(&chart))?;
+            }
             if !args.json {
                 // The steps above already show the trace, in the cores' own words.
                 print!("{steps}");
@@ -370,7 +407,11 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
         }
         None => {
             let model = registry::build(&file.model, &params).map_err(in_file)?;
-            model.replay(&file).map_err(|e| in_file(e.to_string()))?
+            let report = model.replay(&file).map_err(|e| in_file(e.to_string()))?;
+            if let Some(path) = &args.report {
+                write_html_report(path, &report, None)?;
+            }
+            report
         }
     };
     print_report(&report, args.json, None);

@@ -43,6 +43,7 @@ mod checkpoint;
 mod counterexample;
 mod dfs;
 mod expand;
+mod html;
 mod options;
 mod outcome;
 mod progress;
@@ -68,6 +69,7 @@ pub fn checkpoint_model(dir: &std::path::Path) -> Result<(String, Vec<(String, S
     checkpoint::CheckpointDir::model_of(dir)
 }
 pub use counterexample::{Counterexample, TraceStep};
+pub use html::escape_html;
 pub use options::{CheckpointOptions, ProgressMode, SearchOptions, Strategy};
 pub use outcome::{Outcome, Stats, Verdict, ViolationKind};
 pub use render::run_header;
