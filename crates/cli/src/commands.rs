@@ -293,6 +293,7 @@ fn check_here(
                 render_report(&report, args.json, None, with_header, out);
                 eprintln!("cmc: error: {problem}; the trace above is the only copy");
                 html_report_if_asked(args, &report)?;
+                dot_if_asked(args, &*model, &report)?;
                 return Ok(Status::Fail);
             }
         },
@@ -300,6 +301,7 @@ fn check_here(
     };
     render_report(&report, args.json, written.as_deref(), with_header, out);
     html_report_if_asked(args, &report)?;
+    dot_if_asked(args, &*model, &report)?;
     Ok(if report.passed() {
         Status::Pass
     } else {
@@ -319,6 +321,20 @@ fn html_report_if_asked(args: &CheckArgs, report: &Report) -> Result<(), String>
         _ => None,
     };
     write_html_report(path, report, chart.as_deref())
+}
+
+/// Writes the state graph in DOT if `--dump-dot` asked for it, the
+/// counterexample of `report` highlighted; past `--dump-dot-max` states,
+/// an error and no file.
+fn dot_if_asked(args: &CheckArgs, model: &dyn AnyModel, report: &Report) -> Result<(), String> {
+    let Some(path) = &args.dump_dot else {
+        return Ok(());
+    };
+    let dot = model
+        .state_graph_dot(args.dump_dot_max, report.replay_file.as_ref())
+        .map_err(|problem| format!("--dump-dot {}: {problem}", path.display()))?;
+    std::fs::write(path, dot)
+        .map_err(|problem| format!("cannot write the DOT file {}: {problem}", path.display()))
 }
 
 /// The SVG message sequence chart of the World trace `file`, replayed

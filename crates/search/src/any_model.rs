@@ -2,7 +2,7 @@
 
 use cmc_model::{Model, ModelParam};
 
-use crate::{replay, ReplayError, ReplayFile, Report, SearchOptions};
+use crate::{replay, DotError, ReplayError, ReplayFile, Report, SearchOptions};
 
 /// A model whose state and action types are hidden: what the `cmc` command
 /// line holds after looking a model up by name. Every `Model` is one.
@@ -17,6 +17,13 @@ pub trait AnyModel: Send + Sync {
     fn check(&self, options: &SearchOptions) -> Report;
     /// Replays `file` and reports it (strategy `replay`).
     fn replay(&self, file: &ReplayFile) -> Result<Report, ReplayError>;
+    /// The reachable state graph in Graphviz DOT, `highlight`'s path in
+    /// bold red; `Err` past `max_states` states (see [`crate::state_graph_dot`]).
+    fn state_graph_dot(
+        &self,
+        max_states: usize,
+        highlight: Option<&ReplayFile>,
+    ) -> Result<String, DotError>;
 }
 
 impl<M: Model + Send + 'static> AnyModel for M {
@@ -50,5 +57,13 @@ impl<M: Model + Send + 'static> AnyModel for M {
         report.strategy = "replay".into();
         report.settings = file.settings.clone();
         Ok(report)
+    }
+
+    fn state_graph_dot(
+        &self,
+        max_states: usize,
+        highlight: Option<&ReplayFile>,
+    ) -> Result<String, DotError> {
+        crate::state_graph_dot(self, max_states, highlight)
     }
 }

@@ -42,6 +42,7 @@ mod checker;
 mod checkpoint;
 mod counterexample;
 mod dfs;
+mod dot;
 mod expand;
 mod html;
 mod options;
@@ -69,6 +70,7 @@ pub fn checkpoint_model(dir: &std::path::Path) -> Result<(String, Vec<(String, S
     checkpoint::CheckpointDir::model_of(dir)
 }
 pub use counterexample::{Counterexample, TraceStep};
+pub use dot::{state_graph_dot, DotError};
 pub use html::escape_html;
 pub use options::{CheckpointOptions, ProgressMode, SearchOptions, Strategy};
 pub use outcome::{Outcome, Stats, Verdict, ViolationKind};
