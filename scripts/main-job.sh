@@ -45,5 +45,10 @@ if [ "$status" -ne 1 ]; then
   exit 1
 fi
 grep -q '<svg' target/reports/world-reqack-bug2.html
+if command -v dot >/dev/null; then
+  dot -Tsvg target/reports/die-hard.dot -o target/reports/die-hard.svg
+else
+  echo "main job: note: Graphviz is not installed, die-hard.dot is not rendered"
+fi
 $cmc gate crates/protocols/gate.toml --evidence "$out/gate-evidence"
 echo "main job: done (the violation above is expected: it shows a counterexample and its replay)"
