@@ -177,7 +177,16 @@ fn check(args: CheckArgs) -> Result<Status, String> {
         None => {}
     }
     let options = search_options(&args)?;
-    crate::inputs::check_replay_out(&replay_path(&args), &crate::inputs::check_inputs(&args))?;
+    let inputs = crate::inputs::check_inputs(&args);
+    crate::inputs::check_replay_out(&replay_path(&args), &inputs)?;
+    let mut taken = inputs;
+    taken.push(replay_path(&args));
+    for (path, flag) in [(&args.report, "--report"), (&args.dump_dot, "--dump-dot")] {
+        if let Some(path) = path {
+            check_output(path, flag, &taken)?;
+            taken.push(path.clone());
+        }
+    }
     if world_of(&args)?.is_some() {
         // Cores may crash, hang or exit: the check runs in a supervised
         // child, and the verdict comes from its report only.
@@ -390,8 +399,29 @@ fn print_report(report: &Report, json: bool, replay_path: Option<&Path>) {
     print!("{out}");
 }
 
+/// Fails, before any work, if the file `flag` writes at `path` would
+/// overwrite a directory or one of `taken` (an input, or another output),
+/// or lie inside one.
+fn check_output(path: &Path, flag: &str, taken: &[PathBuf]) -> Result<(), String> {
+    let refuse = |why: String| Err(format!("refusing {flag} {}: {why}", path.display()));
+    if path.is_dir() {
+        return refuse("it is a directory".into());
+    }
+    let target = crate::inputs::resolved(path);
+    match taken
+        .iter()
+        .find(|other| target.starts_with(crate::inputs::resolved(other)))
+    {
+        Some(other) => refuse(format!("it would overwrite {}", other.display())),
+        None => Ok(()),
+    }
+}
+
 fn replay(args: ReplayArgs) -> Result<Status, String> {
     let path = &args.file;
+    if let Some(report) = &args.report {
+        check_output(report, "--report", std::slice::from_ref(path))?;
+    }
     let text = crate::inputs::read_replay_file(path)?;
     let in_file = |problem: String| format!("{}: {problem}", path.display());
     let file = ReplayFile::parse(&text).map_err(|e| in_file(e.to_string()))?;

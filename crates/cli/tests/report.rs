@@ -312,3 +312,57 @@ fn past_the_cap_no_dot_file_and_a_clear_error() {
     );
     assert_eq!(refused.status.code(), Some(2), "only a breadth-first check");
 }
+
+#[test]
+fn an_output_that_would_destroy_an_input_or_cannot_be_written_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("keep.cmc-trace"), "cmc-replay 2\n").unwrap();
+    for args in [
+        vec!["check", "die-hard", "--report", "."],
+        vec![
+            "check",
+            "die-hard",
+            "--replay-out",
+            "keep.cmc-trace",
+            "--report",
+            "keep.cmc-trace",
+        ],
+        vec![
+            "check",
+            "die-hard",
+            "--report",
+            "same",
+            "--dump-dot",
+            "same",
+        ],
+        vec!["replay", "keep.cmc-trace", "--report", "keep.cmc-trace"],
+    ] {
+        let output = cmc(&args, dir.path());
+        let (stdout, stderr) = text(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stdout}{stderr}");
+        assert!(stderr.contains("refusing"), "{stderr}");
+        assert!(stdout.is_empty(), "refused before any work: {stdout}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("keep.cmc-trace")).unwrap(),
+        "cmc-replay 2\n"
+    );
+    // A report that cannot be written: the violation is still shown in full.
+    let output = cmc(
+        &[
+            "check",
+            "die-hard",
+            "INVARIANTS=NotSolved",
+            "--report",
+            "missing/r.html",
+        ],
+        dir.path(),
+    );
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(stdout.contains("Error: Invariant NotSolved is violated."));
+    assert!(
+        stderr.contains("cannot write the HTML report missing/r.html"),
+        "{stderr}"
+    );
+}
