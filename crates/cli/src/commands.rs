@@ -441,7 +441,8 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
                 cmc_world::replay::run_with_chart(&world, &file).map_err(in_file)?;
             let mut report = AnyModel::replay(&world, &file).map_err(|e| in_file(e.to_string()))?;
             if let Some(path) = &args.report {
-                let chart = cmc_world::chart_svg::render_svg(world.spec().nodes(), &rows);
+                let titles = cmc_world::chart_svg::lifeline_titles(&world);
+                let chart = cmc_world::chart_svg::render_svg(&titles, &rows);
                 write_html_report(path, &report, Some(&chart))?;
             }
             if !args.json {

@@ -34,11 +34,18 @@ fn mark_colour(label: &str) -> &'static str {
     }
 }
 
-/// `rows` for `nodes` nodes as an inline `<svg>` element; every label is
-/// escaped. A row naming a node past `nodes` is drawn on the last lifeline,
-/// as the text chart does.
-pub fn render_svg(nodes: usize, rows: &[Row]) -> String {
-    let nodes = nodes.max(1);
+/// The lifeline titles of `world`'s nodes: `n0 (core name)`, ...
+pub fn lifeline_titles(world: &World) -> Vec<String> {
+    (0..world.spec().nodes())
+        .map(|node| format!("n{node} ({})", world.spec().core_of(node).name()))
+        .collect()
+}
+
+/// `rows` as an inline `<svg>` element, one lifeline per entry of `titles`
+/// (node 0 first); every text is escaped. A row naming a node past the last
+/// is drawn on the last lifeline, as the text chart does.
+pub fn render_svg(titles: &[String], rows: &[Row]) -> String {
+    let nodes = titles.len().max(1);
     let width = LEFT + nodes * COLUMN + COLUMN / 2;
     let height = TOP + (rows.len() + 1) * ROW;
     let mut svg = String::new();
@@ -52,13 +59,14 @@ pub fn render_svg(nodes: usize, rows: &[Row]) -> String {
          markerHeight=\"8\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#333\"/>\
          </marker></defs>\n",
     );
-    for node in 0..nodes {
+    for (node, title) in titles.iter().enumerate() {
         let x = lifeline_x(node);
         let _ = writeln!(
             svg,
             "<g class=\"lifeline\" data-node=\"{node}\"><text x=\"{x}\" y=\"20\" text-anchor=\"middle\" \
-             font-weight=\"bold\">n{node}</text><line x1=\"{x}\" y1=\"{}\" x2=\"{x}\" y2=\"{height}\" \
+             font-weight=\"bold\">{}</text><line x1=\"{x}\" y1=\"{}\" x2=\"{x}\" y2=\"{height}\" \
              stroke=\"#999\" stroke-dasharray=\"4 3\"/></g>",
+            escape_html(title),
             TOP - 10
         );
     }
@@ -115,7 +123,7 @@ pub fn render_svg(nodes: usize, rows: &[Row]) -> String {
 /// [`replay::run_with_chart`](crate::replay::run_with_chart)).
 pub fn replay_chart_svg(world: &World, file: &cmc_search::ReplayFile) -> Result<String, String> {
     let (_, rows) = crate::replay::run_with_chart(world, file)?;
-    Ok(render_svg(world.spec().nodes(), &rows))
+    Ok(render_svg(&lifeline_titles(world), &rows))
 }
 
 #[cfg(test)]
@@ -142,11 +150,13 @@ mod tests {
                 label: "CRASH".into(),
             },
         ];
-        let svg = render_svg(3, &rows);
+        let titles = ["n0 (a)".to_string(), "n1 <core>".into(), "n2".into()];
+        let svg = render_svg(&titles, &rows);
         assert_eq!(svg.matches("class=\"lifeline\"").count(), 3);
         assert_eq!(svg.matches("class=\"delivery\"").count(), 1);
         assert_eq!(svg.matches("class=\"event\"").count(), 2);
         assert!(svg.contains("&lt;DATA&gt;") && !svg.contains("<DATA>"));
+        assert!(svg.contains(">n1 &lt;core&gt;</text>") && svg.contains(">n0 (a)</text>"));
         assert!(svg.contains("#c0392b"), "a crash is marked red");
     }
 }
