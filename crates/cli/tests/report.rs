@@ -366,3 +366,34 @@ fn an_output_that_would_destroy_an_input_or_cannot_be_written_is_an_error() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_world_check_writes_its_graph_from_the_supervised_child() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = json_run(
+        &[
+            "check",
+            "--core",
+            "rust:reqack-bug2",
+            "--nodes",
+            "2",
+            "requests=1",
+            "--replay-out",
+            "bug2.cmc",
+            "--dump-dot",
+            "world.dot",
+        ],
+        dir.path(),
+        1,
+    );
+    let dot = std::fs::read_to_string(dir.path().join("world.dot")).unwrap();
+    let steps = json["counterexample"]["steps"].as_array().unwrap().len();
+    let highlighted = edges(&dot)
+        .into_iter()
+        .filter(|line| line.contains("penwidth=3"))
+        .count();
+    assert_eq!(highlighted, steps - 1);
+    // The check stopped at the violation; the graph holds every reachable state.
+    let nodes = dot.matches("[label=").count() - edges(&dot).len();
+    assert!(nodes as u64 >= json["distinct_states"].as_u64().unwrap());
+}
