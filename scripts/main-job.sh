@@ -6,6 +6,9 @@
 #     passes; the same protocol as the C core gives the same counts.
 #  4. TwoPhase with the NoRMCommitted invariant: fails with a 9-state
 #     counterexample, written as a replay file and replayed.
+#     HTML reports of a violation are kept in target/reports (a CI artifact):
+#     DieHard's NotSolved counterexample, and a World's planted bug with its
+#     message sequence chart; plus DieHard's state graph in DOT.
 #  5. The reference cores' gate file (crates/protocols/gate.toml): every
 #     control passes and every planted bug is caught, evidence kept.
 set -euo pipefail
@@ -26,5 +29,26 @@ if [ "$status" -ne 1 ]; then
 fi
 status=0
 $cmc replay "$out/two-phase.cmc-trace" | head -3 || status=$?
+mkdir -p target/reports
+status=0
+$cmc check die-hard INVARIANTS=NotSolved --replay-out "$out/die-hard.cmc-trace" \
+  --report target/reports/die-hard.html --dump-dot target/reports/die-hard.dot || status=$?
+if [ "$status" -ne 1 ]; then
+  echo "main job: expected DieHard's NotSolved to fail with exit code 1, got $status" >&2
+  exit 1
+fi
+status=0
+$cmc check --core rust:reqack-bug2 --nodes 2 requests=2 --replay-out "$out/world.cmc-trace" \
+  --report target/reports/world-reqack-bug2.html || status=$?
+if [ "$status" -ne 1 ]; then
+  echo "main job: expected the planted reqack bug to be caught (exit code 1), got $status" >&2
+  exit 1
+fi
+grep -q '<svg' target/reports/world-reqack-bug2.html
+if command -v dot >/dev/null; then
+  dot -Tsvg target/reports/die-hard.dot -o target/reports/die-hard.svg
+else
+  echo "main job: note: Graphviz is not installed, die-hard.dot is not rendered"
+fi
 $cmc gate crates/protocols/gate.toml --evidence "$out/gate-evidence"
 echo "main job: done (the violation above is expected: it shows a counterexample and its replay)"

@@ -159,6 +159,17 @@ pub struct CheckArgs {
     pub progress: ProgressArg,
     #[command(flatten)]
     pub engine: crate::distributed::EngineArgs,
+    /// Also write the report as one self-contained HTML file (summary,
+    /// properties, counterexample with diffs, a World's sequence chart).
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
+    /// Also write the reachable state graph in Graphviz DOT (explored again
+    /// after the check, for small models; a counterexample in bold red).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["dfs", "simulate", "resume"])]
+    pub dump_dot: Option<PathBuf>,
+    /// Most states --dump-dot writes: past it, no file and exit code 2.
+    #[arg(long, value_name = "STATES", default_value_t = 10_000, requires = "dump_dot", value_parser = dump_dot_max)]
+    pub dump_dot_max: usize,
 }
 
 #[derive(Debug, Args)]
@@ -168,10 +179,15 @@ pub struct ReplayArgs {
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Also write the report as one self-contained HTML file.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
 }
 
 /// Most worker threads.
 pub const WORKERS_MAX: u64 = 1024;
+/// Largest cap of --dump-dot (a DOT file past it is beyond Graphviz anyway).
+pub const DUMP_DOT_MAX_MAX: u64 = 1_000_000;
 /// Most random walks.
 pub const WALKS_MAX: u64 = 1_000_000_000;
 /// Most steps of one random walk.
@@ -193,6 +209,10 @@ fn integer_in(text: &str, range: RangeInclusive<u64>) -> Result<u64, String> {
             range.end()
         )),
     }
+}
+
+fn dump_dot_max(text: &str) -> Result<usize, String> {
+    integer_in(text, 1..=DUMP_DOT_MAX_MAX).map(|value| value as usize)
 }
 
 fn workers(text: &str) -> Result<usize, String> {

@@ -178,7 +178,16 @@ fn check(args: CheckArgs) -> Result<Status, String> {
         None => {}
     }
     let options = search_options(&args)?;
-    crate::inputs::check_replay_out(&replay_path(&args), &crate::inputs::check_inputs(&args))?;
+    let inputs = crate::inputs::check_inputs(&args);
+    crate::inputs::check_replay_out(&replay_path(&args), &inputs)?;
+    let mut taken = inputs;
+    taken.push(replay_path(&args));
+    for (path, flag) in [(&args.report, "--report"), (&args.dump_dot, "--dump-dot")] {
+        if let Some(path) = path {
+            check_output(path, flag, &taken)?;
+            taken.push(path.clone());
+        }
+    }
     if world_of(&args)?.is_some() {
         // Cores may crash, hang or exit: the check runs in a supervised
         // child, and the verdict comes from its report only.
@@ -268,20 +277,31 @@ fn check_here(
         }
     }
     let with_header = header_to == HeaderTo::Stderr;
-    let report = if args.engine.native()? {
-        model.check(&options)
+    let native = args.engine.native()?;
+    if !native && args.dump_dot.is_some() {
+        return Err(
+            "--dump-dot explores the graph with the native engine: leave out --engine timely"
+                .into(),
+        );
+    }
+    let (report, model) = if native {
+        (model.check(&options), Some(model))
     } else {
-        crate::distributed::check(&args.engine, model, &options)?
+        let report = crate::distributed::check(&args.engine, model, &options)?;
+        (report, None)
     };
     match report.verdict.as_str() {
         "error" => {
+            // The search's own error is the one to report; the page is extra.
+            let _ = html_report_if_asked(args, &report);
             return Err(report
                 .message
                 .clone()
-                .unwrap_or_else(|| "the search failed".into()))
+                .unwrap_or_else(|| "the search failed".into()));
         }
         "interrupted" => {
             render_report(&report, args.json, None, with_header, out);
+            html_report_if_asked(args, &report)?;
             return Ok(Status::Interrupted);
         }
         _ => {}
@@ -294,17 +314,67 @@ fn check_here(
                 // The violation is reported all the same, with the trace in full.
                 render_report(&report, args.json, None, with_header, out);
                 eprintln!("cmc: error: {problem}; the trace above is the only copy");
+                html_report_if_asked(args, &report)?;
+                dot_if_asked(args, model.as_deref(), &report)?;
                 return Ok(Status::Fail);
             }
         },
         None => None,
     };
     render_report(&report, args.json, written.as_deref(), with_header, out);
+    html_report_if_asked(args, &report)?;
+    dot_if_asked(args, model.as_deref(), &report)?;
     Ok(if report.passed() {
         Status::Pass
     } else {
         Status::Fail
     })
+}
+
+/// Writes the HTML report of a check if `--report` asked for one (after the
+/// text report, so that a file that cannot be written loses nothing); with
+/// a World's counterexample, it holds the SVG message sequence chart.
+fn html_report_if_asked(args: &CheckArgs, report: &Report) -> Result<(), String> {
+    let Some(path) = &args.report else {
+        return Ok(());
+    };
+    let chart = match (world_of(args)?, &report.replay_file) {
+        (Some(world), Some(file)) => Some(world_chart(&world, file)?),
+        _ => None,
+    };
+    write_html_report(path, report, chart.as_deref())
+}
+
+/// Writes the state graph in DOT if `--dump-dot` asked for it, the
+/// counterexample of `report` highlighted; past `--dump-dot-max` states,
+/// an error and no file.
+fn dot_if_asked(
+    args: &CheckArgs,
+    model: Option<&dyn AnyModel>,
+    report: &Report,
+) -> Result<(), String> {
+    let (Some(path), Some(model)) = (&args.dump_dot, model) else {
+        return Ok(());
+    };
+    let dot = model
+        .state_graph_dot(args.dump_dot_max, report.replay_file.as_ref())
+        .map_err(|problem| format!("--dump-dot {}: {problem}", path.display()))?;
+    std::fs::write(path, dot)
+        .map_err(|problem| format!("cannot write the DOT file {}: {problem}", path.display()))
+}
+
+/// The SVG message sequence chart of the World trace `file`, replayed
+/// through the cores of `world`.
+fn world_chart(world: &WorldArgs, file: &ReplayFile) -> Result<String, String> {
+    let world = cmc_world::build_world(world)?;
+    cmc_world::chart_svg::replay_chart_svg(&world, file)
+        .map_err(|problem| format!("cannot draw the sequence chart of the trace: {problem}"))
+}
+
+/// Writes `report` (and a World's `chart`) as a self-contained HTML page.
+fn write_html_report(path: &Path, report: &Report, chart: Option<&str>) -> Result<(), String> {
+    std::fs::write(path, report.render_html(chart))
+        .map_err(|problem| format!("cannot write the HTML report {}: {problem}", path.display()))
 }
 
 fn write_replay_file(path: &Path, file: &ReplayFile) -> Result<(), String> {
@@ -346,8 +416,29 @@ fn print_report(report: &Report, json: bool, replay_path: Option<&Path>) {
     print!("{out}");
 }
 
+/// Fails, before any work, if the file `flag` writes at `path` would
+/// overwrite a directory or one of `taken` (an input, or another output),
+/// or lie inside one.
+fn check_output(path: &Path, flag: &str, taken: &[PathBuf]) -> Result<(), String> {
+    let refuse = |why: String| Err(format!("refusing {flag} {}: {why}", path.display()));
+    if path.is_dir() {
+        return refuse("it is a directory".into());
+    }
+    let target = crate::inputs::resolved(path);
+    match taken
+        .iter()
+        .find(|other| target.starts_with(crate::inputs::resolved(other)))
+    {
+        Some(other) => refuse(format!("it would overwrite {}", other.display())),
+        None => Ok(()),
+    }
+}
+
 fn replay(args: ReplayArgs) -> Result<Status, String> {
     let path = &args.file;
+    if let Some(report) = &args.report {
+        check_output(report, "--report", std::slice::from_ref(path))?;
+    }
     let text = crate::inputs::read_replay_file(path)?;
     let in_file = |problem: String| format!("{}: {problem}", path.display());
     let file = ReplayFile::parse(&text).map_err(|e| in_file(e.to_string()))?;
@@ -363,8 +454,14 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
             // own description of its state, then the message sequence chart.
             let _exit_guard = supervise::ExitGuard::new();
             let world = cmc_world::build_world(&world_args).map_err(in_file)?;
-            let steps = cmc_world::replay::run(&world, &file).map_err(in_file)?;
+            let (steps, rows) =
+                cmc_world::replay::run_with_chart(&world, &file).map_err(in_file)?;
             let mut report = AnyModel::replay(&world, &file).map_err(|e| in_file(e.to_string()))?;
+            if let Some(path) = &args.report {
+                let titles = cmc_world::chart_svg::lifeline_titles(&world);
+                let chart = cmc_world::chart_svg::render_svg(&titles, &rows);
+                write_html_report(path, &report, Some(&chart))?;
+            }
             if !args.json {
                 // The steps above already show the trace, in the cores' own words.
                 print!("{steps}");
@@ -374,7 +471,11 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
         }
         None => {
             let model = registry::build(&file.model, &params).map_err(in_file)?;
-            model.replay(&file).map_err(|e| in_file(e.to_string()))?
+            let report = model.replay(&file).map_err(|e| in_file(e.to_string()))?;
+            if let Some(path) = &args.report {
+                write_html_report(path, &report, None)?;
+            }
+            report
         }
     };
     print_report(&report, args.json, None);

@@ -40,7 +40,7 @@ pub fn check_inputs(args: &CheckArgs) -> Vec<PathBuf> {
 }
 
 /// `path` made absolute with its symlinks resolved, as far as it exists.
-fn resolved(path: &Path) -> PathBuf {
+pub(crate) fn resolved(path: &Path) -> PathBuf {
     if let Ok(path) = path.canonicalize() {
         return path;
     }

@@ -2,7 +2,7 @@
 
 use cmc_model::{Model, ModelParam};
 
-use crate::{replay, ReplayError, ReplayFile, Report, SearchOptions};
+use crate::{replay, DotError, ReplayError, ReplayFile, Report, SearchOptions};
 
 /// A model whose state and action types are hidden: what the `cmc` command
 /// line holds after looking a model up by name. Every `Model` is one.
@@ -20,6 +20,13 @@ pub trait AnyModel: Send + Sync {
     /// The model itself, for a front end that knows its concrete type (e.g.
     /// to run it on another search engine) and takes it back by downcasting.
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send + Sync>;
+    /// The reachable state graph in Graphviz DOT, `highlight`'s path in
+    /// bold red; `Err` past `max_states` states (see [`crate::state_graph_dot`]).
+    fn state_graph_dot(
+        &self,
+        max_states: usize,
+        highlight: Option<&ReplayFile>,
+    ) -> Result<String, DotError>;
 }
 
 impl<M: Model + Send + 'static> AnyModel for M {
@@ -57,5 +64,13 @@ impl<M: Model + Send + 'static> AnyModel for M {
 
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send + Sync> {
         self
+    }
+
+    fn state_graph_dot(
+        &self,
+        max_states: usize,
+        highlight: Option<&ReplayFile>,
+    ) -> Result<String, DotError> {
+        crate::state_graph_dot(self, max_states, highlight)
     }
 }

@@ -42,7 +42,9 @@ mod checker;
 mod checkpoint;
 mod counterexample;
 mod dfs;
+mod dot;
 mod expand;
+mod html;
 mod options;
 mod outcome;
 mod progress;
@@ -68,6 +70,8 @@ pub fn checkpoint_model(dir: &std::path::Path) -> Result<(String, Vec<(String, S
     checkpoint::CheckpointDir::model_of(dir)
 }
 pub use counterexample::{Counterexample, PathStep, TraceStep};
+pub use dot::{state_graph_dot, DotError};
+pub use html::escape_html;
 pub use options::{CheckpointOptions, ProgressMode, SearchOptions, Strategy};
 pub use outcome::{Outcome, Stats, Verdict, ViolationKind};
 pub use properties::{Failure, PropertySet};

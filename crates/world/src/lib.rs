@@ -24,6 +24,7 @@ pub mod abi;
 pub mod action;
 pub mod c_properties;
 pub mod chart;
+pub mod chart_svg;
 pub mod core;
 pub mod cores;
 pub mod env;

@@ -63,6 +63,12 @@ fn show_view(text: &mut String, view: &StateView) {
 /// The full replay of `file` through `world`'s cores, as text; an `Err` says
 /// which line of the file does not fit this World.
 pub fn run(world: &World, file: &ReplayFile) -> Result<String, String> {
+    run_with_chart(world, file).map(|(text, _)| text)
+}
+
+/// [`run`], also returning the rows of its message sequence chart (for
+/// another renderer, e.g. [`chart_svg`](crate::chart_svg)).
+pub fn run_with_chart(world: &World, file: &ReplayFile) -> Result<(String, Vec<Row>), String> {
     if file.model != world.name() || file.params != world.params() {
         return Err(format!(
             "the file is a trace of {} with {:?}, but this World is {} with {:?}",
@@ -135,7 +141,7 @@ pub fn run(world: &World, file: &ReplayFile) -> Result<String, String> {
         "\nmessage sequence chart:\n{}",
         chart::render(world.spec().nodes(), &rows)
     );
-    Ok(text)
+    Ok((text, rows))
 }
 
 fn chart_row(world: &World, step: usize, action: &Action) -> Row {
