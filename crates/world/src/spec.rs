@@ -13,6 +13,9 @@ use crate::state::{Budget, BUDGETS};
 pub const NODES_MAX: usize = 8;
 /// Most client requests a run may issue.
 pub const REQUESTS_MAX: u8 = 32;
+/// Largest bound of the quiescence check (`quiescence=K`): the fair run from
+/// every state keeps its steps, so the bound is also a memory bound.
+pub const QUIESCENCE_STEPS_MAX: u32 = 100_000;
 
 /// How the network treats messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,7 +89,7 @@ clients=0,2              nodes that receive client requests (default 0)
 crash_nodes=1,2          nodes the environment may crash (default all)
 roles=0,1,1              core index of each node when several --core are given (one per node)
 symmetry=off|1,2         interchangeable nodes: states are merged up to renaming them (default off)
-quiescence=K             with spent fault budgets, the fair schedule answers every client within K steps
+quiescence=K             with spent fault budgets, the fair schedule answers every client within K steps (1 to 100000)
 cfg0=V .. cfg7=V         values passed to every core in config.params";
 
 impl WorldSpec {
@@ -257,7 +260,13 @@ impl WorldSpec {
         } else if name == "quiescence" {
             let steps = value
                 .parse::<u32>()
-                .map_err(|_| format!("{name}={value}: expected a number of steps"))?;
+                .ok()
+                .filter(|steps| (1..=QUIESCENCE_STEPS_MAX).contains(steps))
+                .ok_or_else(|| {
+                    format!(
+                        "{name}={value}: expected a number of steps from 1 to {QUIESCENCE_STEPS_MAX}"
+                    )
+                })?;
             self.quiescence_steps = Some(steps);
         } else if name == "requests" {
             self.requests = ranged(0, REQUESTS_MAX)?;
@@ -395,5 +404,19 @@ mod tests {
         let mut spec = fresh();
         spec.set("requests", "32").unwrap();
         assert_eq!(spec.requests, 32);
+    }
+
+    #[test]
+    fn the_quiescence_bound_is_a_bounded_number_of_steps() {
+        for value in ["0", "100001", "100000000", "4294967296", "x"] {
+            let error = fresh().set("quiescence", value).unwrap_err();
+            assert_eq!(
+                error,
+                format!("quiescence={value}: expected a number of steps from 1 to 100000")
+            );
+        }
+        let mut spec = fresh();
+        spec.set("quiescence", "100000").unwrap();
+        assert_eq!(spec.quiescence_steps, Some(100_000));
     }
 }
