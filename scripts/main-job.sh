@@ -50,5 +50,6 @@ if command -v dot >/dev/null; then
 else
   echo "main job: note: Graphviz is not installed, die-hard.dot is not rendered"
 fi
-$cmc gate crates/protocols/gate.toml --evidence "$out/gate-evidence"
+rm -rf target/gate-evidence
+$cmc gate crates/protocols/gate.toml --evidence target/gate-evidence
 echo "main job: done (the violation above is expected: it shows a counterexample and its replay)"
