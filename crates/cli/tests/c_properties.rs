@@ -4,29 +4,20 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use common::{cmc, text};
+use common::{cmc, compile_c, text};
 
 /// Builds the reqack core with its C properties (`-D<flag>` if given) into `dir`.
 fn core_with_properties(dir: &Path, flag: Option<&str>) -> PathBuf {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let out = dir.join(format!("libreqack_props_{}.so", flag.unwrap_or("plain")));
-    let mut command = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
-    command
-        .args(["-O2", "-shared", "-fPIC", "-I"])
-        .arg(repo.join("include"))
-        .arg("-I")
-        .arg(repo.join("cores/reqack"))
-        .arg(repo.join("cores/reqack/reqack.c"))
-        .arg(repo.join("cores/test/reqack_props.c"))
-        .args(flag.map(|flag| format!("-D{flag}")))
-        .arg("-o")
-        .arg(&out);
-    let status = command
-        .status()
-        .expect("a C compiler is installed (scripts/setup.sh)");
-    assert!(status.success(), "cc failed: {command:?}");
+    let define = flag.map(|flag| format!("-D{flag}"));
+    let mut flags = vec!["-O2", "-shared", "-fPIC"];
+    flags.extend(define.as_deref());
+    compile_c(
+        &["cores/reqack/reqack.c", "cores/test/reqack_props.c"],
+        &flags,
+        &out,
+    );
     out
 }
 

@@ -4,40 +4,23 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use common::{cmc, text};
-
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::{cmc, compile_c, text};
 
 /// Compiles `cores/test/misbehave.c` with `-D<flag>` into `dir`, as a shared
 /// library (or an object file when `object` is set).
 fn misbehaving_core(dir: &Path, flag: &str, object: bool) -> PathBuf {
-    let repo = repository();
-    let out = dir.join(if object {
-        format!("{flag}.o")
+    let (out, kind): (_, &[&str]) = if object {
+        (dir.join(format!("{flag}.o")), &["-c"])
     } else {
-        format!("lib{flag}.so")
-    });
-    let mut cc = Command::new("cc");
-    cc.arg(format!("-D{flag}"))
-        .arg("-O0")
-        .arg("-I")
-        .arg(repo.join("include"))
-        .arg(repo.join("cores/test/misbehave.c"))
-        .arg("-o")
-        .arg(&out);
-    if object {
-        cc.arg("-c");
-    } else {
-        cc.args(["-shared", "-fPIC"]);
-    }
-    let status = cc
-        .status()
-        .expect("a C compiler is installed (scripts/setup.sh)");
-    assert!(status.success(), "cc failed for {flag}");
+        (dir.join(format!("lib{flag}.so")), &["-shared", "-fPIC"])
+    };
+    let define = format!("-D{flag}");
+    let flags: Vec<&str> = [define.as_str(), "-O0"]
+        .into_iter()
+        .chain(kind.iter().copied())
+        .collect();
+    compile_c(&["cores/test/misbehave.c"], &flags, &out);
     out
 }
 

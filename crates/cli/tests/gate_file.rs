@@ -7,11 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use common::{cmc, text};
-
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::{cmc, repository, text};
 
 fn reference_gate() -> PathBuf {
     repository().join("crates/protocols/gate.toml")

@@ -5,25 +5,20 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{cmc, text};
+use common::{cmc, compile_c, spawn_cmc, text};
 
 /// Compiles `cores/test/hostile.c` with `-D<flag>` into `dir`.
 fn hostile_core(dir: &Path, flag: &str) -> PathBuf {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let out = dir.join(format!("lib{}.so", flag.replace('=', "_")));
-    let status = Command::new("cc")
-        .arg(format!("-D{flag}"))
-        .args(["-O0", "-shared", "-fPIC", "-I"])
-        .arg(repo.join("include"))
-        .arg(repo.join("cores/test/hostile.c"))
-        .arg("-o")
-        .arg(&out)
-        .status()
-        .expect("a C compiler is installed (scripts/setup.sh)");
-    assert!(status.success(), "cc failed for {flag}");
+    let define = format!("-D{flag}");
+    compile_c(
+        &["cores/test/hostile.c"],
+        &[&define, "-O0", "-shared", "-fPIC"],
+        &out,
+    );
     out
 }
 
@@ -184,8 +179,8 @@ fn gone(pid: u32) -> bool {
 
 fn slow_check(dir: &Path) -> std::process::Child {
     let core = hostile_core(dir, "SLOW");
-    Command::new(env!("CARGO_BIN_EXE_cmc"))
-        .args([
+    spawn_cmc(
+        &[
             "check",
             "--core",
             core.to_str().unwrap(),
@@ -196,12 +191,9 @@ fn slow_check(dir: &Path) -> std::process::Child {
             "ticks=3",
             "--checkpoint",
             "saved",
-        ])
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+        ],
+        dir,
+    )
 }
 
 #[test]

@@ -11,17 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{cmc, text};
+use common::{cmc, cmc_command, compile_c, spawn_cmc, text};
 
 /// Runs `cmc args` in `dir`, failing the test if it runs longer than `limit`.
 fn cmc_within(args: &[&str], dir: &Path, limit: Duration) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cmc"))
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the cmc binary runs");
+    let mut child = spawn_cmc(args, dir);
     let started = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if started.elapsed() > limit {
@@ -200,8 +194,8 @@ fn verdict_settings_are_in_the_header_and_the_replay_file() {
 #[test]
 fn the_header_is_printed_when_the_search_starts() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cmc"))
-        .args([
+    let mut child = cmc_command(
+        &[
             "check",
             "two-phase",
             "RM=10",
@@ -209,12 +203,12 @@ fn the_header_is_printed_when_the_search_starts() {
             "1",
             "--progress",
             "off",
-        ])
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        ],
+        dir.path(),
+    )
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
     let stdout = child.stdout.take().unwrap();
     let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -285,19 +279,12 @@ fn an_empty_property_list_is_refused() {
 
 /// Compiles the reqack example core with its planted bug 2 into `dir`.
 fn buggy_core(dir: &Path) -> PathBuf {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let out = dir.join("libcore.so");
-    let status = Command::new("cc")
-        .args(["-O1", "-shared", "-fPIC", "-DCMC_BUG=2", "-I"])
-        .arg(repo.join("include"))
-        .arg("-I")
-        .arg(repo.join("cores/reqack"))
-        .arg(repo.join("cores/reqack/reqack.c"))
-        .arg("-o")
-        .arg(&out)
-        .status()
-        .expect("a C compiler is installed (scripts/setup.sh)");
-    assert!(status.success());
+    compile_c(
+        &["cores/reqack/reqack.c"],
+        &["-O1", "-shared", "-fPIC", "-DCMC_BUG=2"],
+        &out,
+    );
     out
 }
 
