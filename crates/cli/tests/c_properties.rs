@@ -5,7 +5,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{cmc, compile_c, text};
+use common::{cmc, cmc_exiting, compile_c, text};
 
 /// Builds the reqack core with its C properties (`-D<flag>` if given) into `dir`.
 fn core_with_properties(dir: &Path, flag: Option<&str>) -> PathBuf {
@@ -99,9 +99,7 @@ fn a_crashing_c_property_is_a_core_fault() {
 fn describe_prints_name_sizes_and_properties() {
     let dir = tempfile::tempdir().unwrap();
     let core = core_with_properties(dir.path(), Some("GOAL_NEVER"));
-    let output = cmc(&["describe", core.to_str().unwrap()], dir.path());
-    let (stdout, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    let (stdout, _) = cmc_exiting(&["describe", core.to_str().unwrap()], dir.path(), 0);
     let expected = format!(
         "core reqack\n  library: {}\n  ABI version: 1\n  durable part: 8 bytes\n  \
          volatile part: 16 bytes\n  properties:\n    invariant        StoredOnlyIssued\n    \

@@ -5,7 +5,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{cmc, compile_c, text};
+use common::{cmc, cmc_exiting, compile_c, text};
 
 /// Compiles `cores/test/misbehave.c` with `-D<flag>` into `dir`, as a shared
 /// library (or an object file when `object` is set).
@@ -27,7 +27,7 @@ fn misbehaving_core(dir: &Path, flag: &str, object: bool) -> PathBuf {
 #[test]
 fn a_planted_bug_is_caught_and_replays_through_the_same_core() {
     let dir = tempfile::tempdir().unwrap();
-    let check = cmc(
+    let (stdout, _) = cmc_exiting(
         &[
             "check",
             "--core",
@@ -39,17 +39,14 @@ fn a_planted_bug_is_caught_and_replays_through_the_same_core() {
             "bug2.cmc",
         ],
         dir.path(),
+        1,
     );
-    let (stdout, stderr) = text(&check);
-    assert_eq!(check.status.code(), Some(1), "{stdout}{stderr}");
     assert!(
         stdout.contains("Invariant AckedIsDurable is violated"),
         "{stdout}"
     );
 
-    let replay = cmc(&["replay", "bug2.cmc"], dir.path());
-    let (stdout, stderr) = text(&replay);
-    assert_eq!(replay.status.code(), Some(1), "{stdout}{stderr}");
+    let (stdout, _) = cmc_exiting(&["replay", "bug2.cmc"], dir.path(), 1);
     assert!(stdout.contains("step 1: CLIENT r0 -> n0"), "{stdout}");
     assert!(
         stdout.contains("output  PERSIST"),
@@ -71,9 +68,7 @@ fn check_faulty_core(flag: &str, extra: &[&str], dir: &Path) -> String {
         "requests=1",
     ];
     args.extend_from_slice(extra);
-    let output = cmc(&args, dir);
-    let (stdout, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
+    let (_, stderr) = cmc_exiting(&args, dir, 2);
     stderr
 }
 
@@ -98,12 +93,11 @@ fn a_core_that_never_returns_is_reported_as_hung() {
 fn a_file_that_is_not_a_core_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("libnotacore.so"), "hello").unwrap();
-    let output = cmc(
+    let (_, stderr) = cmc_exiting(
         &["check", "--core", "./libnotacore.so", "--nodes", "2"],
         dir.path(),
+        2,
     );
-    let (stdout, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
     assert!(stderr.contains("libnotacore.so"), "{stderr}");
 }
 
@@ -111,9 +105,7 @@ fn a_file_that_is_not_a_core_is_a_clear_error() {
 fn the_purity_gate_names_the_offending_symbol() {
     let dir = tempfile::tempdir().unwrap();
     let impure = misbehaving_core(dir.path(), "CALLS_TIME", true);
-    let output = cmc(&["purity", impure.to_str().unwrap()], dir.path());
-    let (stdout, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    let (stdout, _) = cmc_exiting(&["purity", impure.to_str().unwrap()], dir.path(), 1);
     assert!(stdout.contains("time"), "{stdout}");
 
     let pure = misbehaving_core(dir.path(), "ERROR_CODE", true);
@@ -124,7 +116,7 @@ fn the_purity_gate_names_the_offending_symbol() {
 #[test]
 fn reference_protocol_cores_are_checked_with_their_properties() {
     let dir = tempfile::tempdir().unwrap();
-    let check = cmc(
+    let (stdout, _) = cmc_exiting(
         &[
             "check",
             "--core",
@@ -141,16 +133,13 @@ fn reference_protocol_cores_are_checked_with_their_properties() {
             "p.cmc",
         ],
         dir.path(),
+        1,
     );
-    let (stdout, stderr) = text(&check);
-    assert_eq!(check.status.code(), Some(1), "{stdout}{stderr}");
     assert!(
         stdout.contains("Invariant PromiseDurable is violated"),
         "{stdout}"
     );
-    let replay = cmc(&["replay", "p.cmc"], dir.path());
-    let (stdout, stderr) = text(&replay);
-    assert_eq!(replay.status.code(), Some(1), "{stdout}{stderr}");
+    let (stdout, _) = cmc_exiting(&["replay", "p.cmc"], dir.path(), 1);
     assert!(stdout.contains("PromiseDurable"), "{stdout}");
     assert!(stdout.contains("Replayed a trace of"), "{stdout}");
 }

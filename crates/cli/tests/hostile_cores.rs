@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{cmc, compile_c, spawn_cmc, text};
+use common::{cmc, cmc_exiting, compile_c, spawn_cmc, text};
 
 /// Compiles `cores/test/hostile.c` with `-D<flag>` into `dir`.
 fn hostile_core(dir: &Path, flag: &str) -> PathBuf {
@@ -247,7 +247,7 @@ fn a_working_directory_that_cannot_be_written_is_no_obstacle() {
 #[test]
 fn a_replay_file_that_cannot_be_written_does_not_hide_the_violation() {
     let dir = tempfile::tempdir().unwrap();
-    let output = cmc(
+    let (stdout, stderr) = cmc_exiting(
         &[
             "check",
             "--core",
@@ -259,9 +259,8 @@ fn a_replay_file_that_cannot_be_written_does_not_hide_the_violation() {
             "no/such/dir/bug2.cmc",
         ],
         dir.path(),
+        1,
     );
-    let (stdout, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
     assert!(
         stdout.contains("Invariant AckedIsDurable is violated"),
         "{stdout}"

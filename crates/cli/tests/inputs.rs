@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{cmc, cmc_command, compile_c, spawn_cmc, text};
+use common::{cmc, cmc_command, cmc_exiting, compile_c, spawn_cmc, text};
 
 /// Runs `cmc args` in `dir`, failing the test if it runs longer than `limit`.
 fn cmc_within(args: &[&str], dir: &Path, limit: Duration) -> Output {
@@ -160,9 +160,7 @@ fn verdict_settings_are_in_the_header_and_the_replay_file() {
         "--replay-out",
         "t.cmc",
     ];
-    let output = cmc(&args, dir.path());
-    let (stdout, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    let (stdout, _) = cmc_exiting(&args, dir.path(), 1);
     let header = stdout.lines().next().unwrap();
     assert!(
         header.starts_with("model two-phase RM=3")
@@ -178,9 +176,7 @@ fn verdict_settings_are_in_the_header_and_the_replay_file() {
     ] {
         assert!(file.lines().any(|l| l == line), "{line}: {file}");
     }
-    let replay = cmc(&["replay", "t.cmc"], dir.path());
-    let (stdout, stderr) = text(&replay);
-    assert_eq!(replay.status.code(), Some(1), "{stdout}{stderr}");
+    let (stdout, _) = cmc_exiting(&["replay", "t.cmc"], dir.path(), 1);
     assert!(
         stdout
             .lines()
@@ -305,9 +301,7 @@ fn a_core_path_with_a_line_break_cannot_inject_lines_and_replays_from_anywhere()
         "--replay-out",
         "bug.cmc",
     ];
-    let output = cmc(&args, &run);
-    let (stdout, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    cmc_exiting(&args, &run, 1);
     let file = std::fs::read_to_string(run.join("bug.cmc")).unwrap();
     assert_eq!(
         file.lines().filter(|l| l.starts_with("end")).count(),
@@ -319,8 +313,6 @@ fn a_core_path_with_a_line_break_cannot_inject_lines_and_replays_from_anywhere()
         "{file}"
     );
     // Replayed from another directory, through the same library.
-    let replay = cmc(&["replay", "run/bug.cmc"], dir.path());
-    let (stdout, stderr) = text(&replay);
-    assert_eq!(replay.status.code(), Some(1), "{stdout}{stderr}");
+    let (stdout, _) = cmc_exiting(&["replay", "run/bug.cmc"], dir.path(), 1);
     assert!(stdout.contains("AckedIsDurable"), "{stdout}");
 }

@@ -63,3 +63,12 @@ pub fn compile_c(sources: &[&str], flags: &[&str], out: &Path) {
         .expect("a C compiler is installed (scripts/setup.sh)");
     assert!(status.success(), "cc failed: {command:?}");
 }
+
+/// Runs `cmc args` in `dir`, asserts that it exits with `code` (showing both
+/// streams if not), and returns standard output and standard error as text.
+pub fn cmc_exiting(args: &[&str], dir: &Path, code: i32) -> (String, String) {
+    let output = cmc(args, dir);
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(code), "{stdout}{stderr}");
+    (stdout, stderr)
+}
