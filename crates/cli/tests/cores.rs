@@ -5,7 +5,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{cmc, cmc_exiting, compile_c, text};
+use common::{check_reqack_bug2, cmc, cmc_exiting, compile_c, text};
 
 /// Compiles `cores/test/misbehave.c` with `-D<flag>` into `dir`, as a shared
 /// library (or an object file when `object` is set).
@@ -27,24 +27,7 @@ fn misbehaving_core(dir: &Path, flag: &str, object: bool) -> PathBuf {
 #[test]
 fn a_planted_bug_is_caught_and_replays_through_the_same_core() {
     let dir = tempfile::tempdir().unwrap();
-    let (stdout, _) = cmc_exiting(
-        &[
-            "check",
-            "--core",
-            "rust:reqack-bug2",
-            "--nodes",
-            "2",
-            "requests=2",
-            "--replay-out",
-            "bug2.cmc",
-        ],
-        dir.path(),
-        1,
-    );
-    assert!(
-        stdout.contains("Invariant AckedIsDurable is violated"),
-        "{stdout}"
-    );
+    check_reqack_bug2(dir.path(), "bug2.cmc");
 
     let (stdout, _) = cmc_exiting(&["replay", "bug2.cmc"], dir.path(), 1);
     assert!(stdout.contains("step 1: CLIENT r0 -> n0"), "{stdout}");

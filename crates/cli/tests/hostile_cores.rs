@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{cmc, cmc_exiting, compile_c, spawn_cmc, text};
+use common::{check_reqack_bug2, cmc, compile_c, spawn_cmc, text};
 
 /// Compiles `cores/test/hostile.c` with `-D<flag>` into `dir`.
 fn hostile_core(dir: &Path, flag: &str) -> PathBuf {
@@ -247,24 +247,7 @@ fn a_working_directory_that_cannot_be_written_is_no_obstacle() {
 #[test]
 fn a_replay_file_that_cannot_be_written_does_not_hide_the_violation() {
     let dir = tempfile::tempdir().unwrap();
-    let (stdout, stderr) = cmc_exiting(
-        &[
-            "check",
-            "--core",
-            "rust:reqack-bug2",
-            "--nodes",
-            "2",
-            "requests=2",
-            "--replay-out",
-            "no/such/dir/bug2.cmc",
-        ],
-        dir.path(),
-        1,
-    );
-    assert!(
-        stdout.contains("Invariant AckedIsDurable is violated"),
-        "{stdout}"
-    );
+    let (stdout, stderr) = check_reqack_bug2(dir.path(), "no/such/dir/bug2.cmc");
     assert!(
         stdout.contains("CLIENT r0 -> n0"),
         "the trace is printed: {stdout}"

@@ -72,3 +72,29 @@ pub fn cmc_exiting(args: &[&str], dir: &Path, code: i32) -> (String, String) {
     assert_eq!(output.status.code(), Some(code), "{stdout}{stderr}");
     (stdout, stderr)
 }
+
+/// Checks the Rust reqack core with planted bug 2 on two nodes and two
+/// requests, writing the replay file to `replay_out`; asserts that the
+/// violation of `AckedIsDurable` is reported (exit 1) and returns standard
+/// output and standard error.
+pub fn check_reqack_bug2(dir: &Path, replay_out: &str) -> (String, String) {
+    let (stdout, stderr) = cmc_exiting(
+        &[
+            "check",
+            "--core",
+            "rust:reqack-bug2",
+            "--nodes",
+            "2",
+            "requests=2",
+            "--replay-out",
+            replay_out,
+        ],
+        dir,
+        1,
+    );
+    assert!(
+        stdout.contains("Invariant AckedIsDurable is violated"),
+        "{stdout}"
+    );
+    (stdout, stderr)
+}
