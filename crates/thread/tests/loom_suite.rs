@@ -32,6 +32,23 @@ fn fails(model: impl Fn() + Send + Sync + 'static, is_expected: fn(&Stop) -> boo
     assert!(is_expected(&f.stop), "unexpected failure kind:\n{f}");
 }
 
+/// Spawns two model threads, each running `body` on its own clone of
+/// `shared` (cloned just before its spawn), then joins both in spawn order.
+fn on_two_threads<T: Clone + Send + 'static>(
+    shared: &T,
+    body: impl Fn(T) + Clone + Send + 'static,
+) {
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let (shared, body) = (shared.clone(), body.clone());
+            thread::spawn(move || body(shared))
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+}
+
 fn race(s: &Stop) -> bool {
     matches!(s, Stop::DataRace { .. })
 }
@@ -202,20 +219,12 @@ fn condvar_notify_all() {
 fn mutex_enforces_mutual_exclusion() {
     passes(|| {
         let data = Arc::new((Mutex::new(0), AtomicUsize::new(0)));
-        let ths: Vec<_> = (0..2)
-            .map(|_| {
-                let data = data.clone();
-                thread::spawn(move || {
-                    let mut locked = data.0.lock().unwrap();
-                    let prev = data.1.fetch_add(1, SeqCst);
-                    assert_eq!(prev, *locked);
-                    *locked += 1;
-                })
-            })
-            .collect();
-        for th in ths {
-            th.join().unwrap();
-        }
+        on_two_threads(&data, |data| {
+            let mut locked = data.0.lock().unwrap();
+            let prev = data.1.fetch_add(1, SeqCst);
+            assert_eq!(prev, *locked);
+            *locked += 1;
+        });
         let locked = data.0.lock().unwrap();
         assert_eq!(*locked, data.1.load(SeqCst));
     });
@@ -241,15 +250,7 @@ fn mutex_establishes_seq_cst() {
 fn mutex_into_inner() {
     passes(|| {
         let lock = Arc::new(Mutex::new(0));
-        let ths: Vec<_> = (0..2)
-            .map(|_| {
-                let lock = lock.clone();
-                thread::spawn(move || *lock.lock().unwrap() += 1)
-            })
-            .collect();
-        for th in ths {
-            th.join().unwrap();
-        }
+        on_two_threads(&lock, |lock| *lock.lock().unwrap() += 1);
         let lock = Arc::try_unwrap(lock).unwrap().into_inner().unwrap();
         assert_eq!(lock, 2);
     });
@@ -602,18 +603,10 @@ fn smoke_checks_fail() {
     fails(
         || {
             let num = std::sync::Arc::new(AtomicUsize::new(0));
-            let ths: Vec<_> = (0..2)
-                .map(|_| {
-                    let num = num.clone();
-                    thread::spawn(move || {
-                        let curr = num.load(Acquire);
-                        num.store(curr + 1, Release);
-                    })
-                })
-                .collect();
-            for th in ths {
-                th.join().unwrap();
-            }
+            on_two_threads(&num, |num| {
+                let curr = num.load(Acquire);
+                num.store(curr + 1, Release);
+            });
             assert_eq!(2, num.load(Relaxed));
         },
         |s| matches!(s, Stop::Panic { .. }),
@@ -638,20 +631,12 @@ fn yield_completes() {
 fn atomic_relaxed_compare_and_swap() {
     passes(|| {
         let num = std::sync::Arc::new(AtomicUsize::new(0));
-        let ths: Vec<_> = (0..2)
-            .map(|_| {
-                let num = num.clone();
-                thread::spawn(move || {
-                    let mut curr = num.load(Relaxed);
-                    while let Err(actual) = num.compare_exchange(curr, curr + 1, Relaxed, Relaxed) {
-                        curr = actual;
-                    }
-                })
-            })
-            .collect();
-        for th in ths {
-            th.join().unwrap();
-        }
+        on_two_threads(&num, |num| {
+            let mut curr = num.load(Relaxed);
+            while let Err(actual) = num.compare_exchange(curr, curr + 1, Relaxed, Relaxed) {
+                curr = actual;
+            }
+        });
         assert_eq!(2, num.load(Relaxed));
     });
 }
@@ -1023,15 +1008,7 @@ fn rwlock_try_write() {
 fn rwlock_into_inner() {
     passes(|| {
         let lock = Arc::new(RwLock::new(0));
-        let ths: Vec<_> = (0..2)
-            .map(|_| {
-                let lock = lock.clone();
-                thread::spawn(move || *lock.write().unwrap() += 1)
-            })
-            .collect();
-        for th in ths {
-            th.join().unwrap();
-        }
+        on_two_threads(&lock, |lock| *lock.write().unwrap() += 1);
         let lock = Arc::try_unwrap(lock).unwrap().into_inner().unwrap();
         assert_eq!(lock, 2);
     });
