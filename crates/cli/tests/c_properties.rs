@@ -5,7 +5,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{cmc, cmc_exiting, compile_c, text};
+use common::{cmc, cmc_exiting, compile_c, core_check_args, text};
 
 /// Builds the reqack core with its C properties (`-D<flag>` if given) into `dir`.
 fn core_with_properties(dir: &Path, flag: Option<&str>) -> PathBuf {
@@ -23,18 +23,7 @@ fn core_with_properties(dir: &Path, flag: Option<&str>) -> PathBuf {
 
 fn check(core: &Path, dir: &Path) -> (Option<i32>, String, String) {
     let output = cmc(
-        &[
-            "check",
-            "--core",
-            core.to_str().unwrap(),
-            "--nodes",
-            "2",
-            "requests=1",
-            "--replay-out",
-            "trace.cmc",
-            "--step-timeout",
-            "1",
-        ],
+        &core_check_args(core, &["--replay-out", "trace.cmc", "--step-timeout", "1"]),
         dir,
     );
     let (stdout, stderr) = text(&output);

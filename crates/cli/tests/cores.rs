@@ -5,7 +5,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{check_reqack_bug2, cmc, cmc_exiting, compile_c, text};
+use common::{check_reqack_bug2, cmc, cmc_exiting, compile_c, core_check_args, text};
 
 /// Compiles `cores/test/misbehave.c` with `-D<flag>` into `dir`, as a shared
 /// library (or an object file when `object` is set).
@@ -42,16 +42,7 @@ fn a_planted_bug_is_caught_and_replays_through_the_same_core() {
 /// after asserting exit code 2 (a faulty core is bad input, never a verdict).
 fn check_faulty_core(flag: &str, extra: &[&str], dir: &Path) -> String {
     let core = misbehaving_core(dir, flag, false);
-    let mut args = vec![
-        "check",
-        "--core",
-        core.to_str().unwrap(),
-        "--nodes",
-        "2",
-        "requests=1",
-    ];
-    args.extend_from_slice(extra);
-    let (_, stderr) = cmc_exiting(&args, dir, 2);
+    let (_, stderr) = cmc_exiting(&core_check_args(&core, extra), dir, 2);
     stderr
 }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{check_reqack_bug2, cmc, compile_c, spawn_cmc, text};
+use common::{check_reqack_bug2, cmc, compile_c, core_check_args, spawn_cmc, text};
 
 /// Compiles `cores/test/hostile.c` with `-D<flag>` into `dir`.
 fn hostile_core(dir: &Path, flag: &str) -> PathBuf {
@@ -22,17 +22,9 @@ fn hostile_core(dir: &Path, flag: &str) -> PathBuf {
     out
 }
 
+/// [`core_check_args`] with a step timeout of one second before `extra`.
 fn check_args<'a>(core: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "check",
-        "--core",
-        core.to_str().unwrap(),
-        "--nodes",
-        "2",
-        "requests=1",
-        "--step-timeout",
-        "1",
-    ];
+    let mut args = core_check_args(core, &["--step-timeout", "1"]);
     args.extend_from_slice(extra);
     args
 }

@@ -98,3 +98,18 @@ pub fn check_reqack_bug2(dir: &Path, replay_out: &str) -> (String, String) {
     );
     (stdout, stderr)
 }
+
+/// The arguments of `cmc check` on a World of two nodes of `core` with one
+/// request, followed by `extra`.
+pub fn core_check_args<'a>(core: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "check",
+        "--core",
+        core.to_str().unwrap(),
+        "--nodes",
+        "2",
+        "requests=1",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
