@@ -948,13 +948,16 @@ fn rwlock_write_three() {
     passes(two_then_write(false));
 }
 
+/// A write lock held makes `try_write` report that it would block.
+fn write_then_try_write() {
+    let lock = Arc::new(RwLock::new(1));
+    let _l1 = lock.write().unwrap();
+    assert!(would_block(lock.try_write()));
+}
+
 #[test]
 fn rwlock_write_then_try_write() {
-    passes(|| {
-        let lock = Arc::new(RwLock::new(1));
-        let _l1 = lock.write().unwrap();
-        assert!(would_block(lock.try_write()));
-    });
+    passes(write_then_try_write);
 }
 
 #[test]
@@ -969,11 +972,7 @@ fn rwlock_write_then_try_read() {
 #[test]
 fn rwlock_read_then_try_write() {
     // As in loom, whose body takes a write lock despite the name.
-    passes(|| {
-        let lock = Arc::new(RwLock::new(1));
-        let _l1 = lock.write().unwrap();
-        assert!(would_block(lock.try_write()));
-    });
+    passes(write_then_try_write);
 }
 
 #[test]
