@@ -346,6 +346,22 @@ impl Data {
             *v
         })
     }
+
+    /// Runs `first` and `second` on two threads, each with its own handle on
+    /// this cell, joins both in spawn order, and returns a third handle
+    /// (all three handles are made before the first spawn).
+    fn after_two_threads<A: Send + 'static, B: Send + 'static>(
+        self,
+        first: impl FnOnce(Data) -> A + Send + 'static,
+        second: impl FnOnce(Data) -> B + Send + 'static,
+    ) -> Data {
+        let (y, z) = (self.clone(), self.clone());
+        let th1 = thread::spawn(move || first(self));
+        let th2 = thread::spawn(move || second(y));
+        th1.join().unwrap();
+        th2.join().unwrap();
+        z
+    }
 }
 
 #[test]
@@ -368,11 +384,7 @@ fn unsafe_cell_race_mut_mut_2() {
     fails(
         || {
             let x = Data::new(1);
-            let (y, z) = (x.clone(), x.clone());
-            let th1 = thread::spawn(move || x.inc());
-            let th2 = thread::spawn(move || y.inc());
-            th1.join().unwrap();
-            th2.join().unwrap();
+            let z = x.after_two_threads(|x| x.inc(), |y| y.inc());
             assert_eq!(4, z.inc());
         },
         race,
@@ -414,11 +426,7 @@ fn unsafe_cell_race_mut_immut_3() {
     fails(
         || {
             let x = Data::new(1);
-            let (y, z) = (x.clone(), x.clone());
-            let th1 = thread::spawn(move || assert_eq!(2, x.inc()));
-            let th2 = thread::spawn(move || y.get());
-            th1.join().unwrap();
-            th2.join().unwrap();
+            let z = x.after_two_threads(|x| assert_eq!(2, x.inc()), |y| y.get());
             assert_eq!(3, z.inc());
         },
         race,
@@ -430,11 +438,7 @@ fn unsafe_cell_race_mut_immut_4() {
     fails(
         || {
             let x = Data::new(1);
-            let (y, z) = (x.clone(), x.clone());
-            let th1 = thread::spawn(move || x.get());
-            let th2 = thread::spawn(move || assert_eq!(2, y.inc()));
-            th1.join().unwrap();
-            th2.join().unwrap();
+            let z = x.after_two_threads(|x| x.get(), |y| assert_eq!(2, y.inc()));
             assert_eq!(3, z.inc());
         },
         race,
@@ -446,14 +450,13 @@ fn unsafe_cell_race_mut_immut_5() {
     fails(
         || {
             let x = Data::new(1);
-            let (y, z) = (x.clone(), x.clone());
-            let th1 = thread::spawn(move || x.get());
-            let th2 = thread::spawn(move || {
-                assert_eq!(1, y.get());
-                assert_eq!(2, y.inc());
-            });
-            th1.join().unwrap();
-            th2.join().unwrap();
+            let z = x.after_two_threads(
+                |x| x.get(),
+                |y| {
+                    assert_eq!(1, y.get());
+                    assert_eq!(2, y.inc());
+                },
+            );
             assert_eq!(3, z.inc());
         },
         race,
