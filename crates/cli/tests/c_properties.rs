@@ -4,46 +4,26 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use common::{cmc, text};
+use common::{cmc, cmc_exiting, compile_c, core_check_args, text};
 
 /// Builds the reqack core with its C properties (`-D<flag>` if given) into `dir`.
 fn core_with_properties(dir: &Path, flag: Option<&str>) -> PathBuf {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let out = dir.join(format!("libreqack_props_{}.so", flag.unwrap_or("plain")));
-    let mut command = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
-    command
-        .args(["-O2", "-shared", "-fPIC", "-I"])
-        .arg(repo.join("include"))
-        .arg("-I")
-        .arg(repo.join("cores/reqack"))
-        .arg(repo.join("cores/reqack/reqack.c"))
-        .arg(repo.join("cores/test/reqack_props.c"))
-        .args(flag.map(|flag| format!("-D{flag}")))
-        .arg("-o")
-        .arg(&out);
-    let status = command
-        .status()
-        .expect("a C compiler is installed (scripts/setup.sh)");
-    assert!(status.success(), "cc failed: {command:?}");
+    let define = flag.map(|flag| format!("-D{flag}"));
+    let mut flags = vec!["-O2", "-shared", "-fPIC"];
+    flags.extend(define.as_deref());
+    compile_c(
+        &["cores/reqack/reqack.c", "cores/test/reqack_props.c"],
+        &flags,
+        &out,
+    );
     out
 }
 
 fn check(core: &Path, dir: &Path) -> (Option<i32>, String, String) {
     let output = cmc(
-        &[
-            "check",
-            "--core",
-            core.to_str().unwrap(),
-            "--nodes",
-            "2",
-            "requests=1",
-            "--replay-out",
-            "trace.cmc",
-            "--step-timeout",
-            "1",
-        ],
+        &core_check_args(core, &["--replay-out", "trace.cmc", "--step-timeout", "1"]),
         dir,
     );
     let (stdout, stderr) = text(&output);
@@ -108,9 +88,7 @@ fn a_crashing_c_property_is_a_core_fault() {
 fn describe_prints_name_sizes_and_properties() {
     let dir = tempfile::tempdir().unwrap();
     let core = core_with_properties(dir.path(), Some("GOAL_NEVER"));
-    let output = cmc(&["describe", core.to_str().unwrap()], dir.path());
-    let (stdout, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    let (stdout, _) = cmc_exiting(&["describe", core.to_str().unwrap()], dir.path(), 0);
     let expected = format!(
         "core reqack\n  library: {}\n  ABI version: 1\n  durable part: 8 bytes\n  \
          volatile part: 16 bytes\n  properties:\n    invariant        StoredOnlyIssued\n    \

@@ -1,19 +1,12 @@
 //! A checkpointed search killed at any point resumes to exactly the result of
 //! an uninterrupted one.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
+mod common;
+
+use std::process::Command;
 use std::time::Duration;
 
-fn cmc(dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_cmc"));
-    command
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    command
-}
+use common::cmc_command;
 
 fn json(output: &std::process::Output) -> serde_json::Value {
     serde_json::from_str(&String::from_utf8_lossy(&output.stdout)).unwrap_or_else(|e| {
@@ -53,13 +46,13 @@ fn sigkill_at_several_points_then_resume_gives_the_uninterrupted_result() {
     let dir = tempfile::tempdir().unwrap();
     let mut args = RUN;
     for kill_after_ms in [300, 700, 500] {
-        let mut child = cmc(dir.path(), args).spawn().unwrap();
+        let mut child = cmc_command(args, dir.path()).spawn().unwrap();
         std::thread::sleep(Duration::from_millis(kill_after_ms));
         let _ = child.kill(); // SIGKILL; the run may also have finished already
         let _ = child.wait();
         args = RESUME;
     }
-    let output = cmc(dir.path(), RESUME).output().unwrap();
+    let output = cmc_command(RESUME, dir.path()).output().unwrap();
     assert_eq!(
         output.status.code(),
         Some(0),
@@ -76,7 +69,9 @@ fn sigkill_at_several_points_then_resume_gives_the_uninterrupted_result() {
 #[test]
 fn sigint_saves_a_checkpoint_and_exits_3() {
     let dir = tempfile::tempdir().unwrap();
-    let child = cmc(dir.path(), &RUN[..RUN.len() - 2]).spawn().unwrap();
+    let child = cmc_command(&RUN[..RUN.len() - 2], dir.path())
+        .spawn()
+        .unwrap();
     std::thread::sleep(Duration::from_millis(400));
     let sent = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -94,7 +89,7 @@ fn sigint_saves_a_checkpoint_and_exits_3() {
         report["message"].as_str().unwrap().contains("--resume"),
         "{report}"
     );
-    let resumed = cmc(dir.path(), RESUME).output().unwrap();
+    let resumed = cmc_command(RESUME, dir.path()).output().unwrap();
     let report = json(&resumed);
     assert_eq!(report["distinct_states"], 1_745_408, "{report}");
     assert_eq!(report["depth"], 26);

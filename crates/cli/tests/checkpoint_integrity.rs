@@ -6,10 +6,10 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
-use common::{cmc, text};
+use common::{cmc, spawn_cmc, text};
 
 /// Runs `model` (its name and parameters) to completion with checkpoints in
 /// `dir/name` (only the first one, taken at the start, is made in so short a run).
@@ -84,16 +84,6 @@ fn wait_for_checkpoint(dir: &Path) {
         );
         std::thread::sleep(Duration::from_millis(5));
     }
-}
-
-fn spawn(dir: &Path, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_cmc"))
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
 }
 
 #[test]
@@ -197,8 +187,7 @@ fn a_new_run_refuses_a_directory_holding_a_checkpoint_unless_told_to_overwrite()
 #[test]
 fn a_second_run_on_the_same_directory_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let mut first = spawn(
-        dir.path(),
+    let mut first = spawn_cmc(
         &[
             "check",
             "two-phase",
@@ -210,6 +199,7 @@ fn a_second_run_on_the_same_directory_is_refused() {
             "--progress",
             "off",
         ],
+        dir.path(),
     );
     wait_for_checkpoint(&dir.path().join("ckpt"));
     let second = cmc(
@@ -277,8 +267,7 @@ fn symbolic_links_in_the_directory_are_refused() {
 #[test]
 fn a_run_killed_right_after_it_started_resumes_to_the_uninterrupted_figures() {
     let dir = tempfile::tempdir().unwrap();
-    let mut run = spawn(
-        dir.path(),
+    let mut run = spawn_cmc(
         &[
             "check",
             "two-phase",
@@ -288,6 +277,7 @@ fn a_run_killed_right_after_it_started_resumes_to_the_uninterrupted_figures() {
             "--progress",
             "off",
         ],
+        dir.path(),
     );
     wait_for_checkpoint(&dir.path().join("ckpt"));
     let _ = run.kill(); // SIGKILL, long before --checkpoint-every's 300 s

@@ -4,69 +4,32 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use common::{cmc, text};
-
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::{check_reqack_bug2, cmc, cmc_exiting, compile_c, core_check_args, text};
 
 /// Compiles `cores/test/misbehave.c` with `-D<flag>` into `dir`, as a shared
 /// library (or an object file when `object` is set).
 fn misbehaving_core(dir: &Path, flag: &str, object: bool) -> PathBuf {
-    let repo = repository();
-    let out = dir.join(if object {
-        format!("{flag}.o")
+    let (out, kind): (_, &[&str]) = if object {
+        (dir.join(format!("{flag}.o")), &["-c"])
     } else {
-        format!("lib{flag}.so")
-    });
-    let mut cc = Command::new("cc");
-    cc.arg(format!("-D{flag}"))
-        .arg("-O0")
-        .arg("-I")
-        .arg(repo.join("include"))
-        .arg(repo.join("cores/test/misbehave.c"))
-        .arg("-o")
-        .arg(&out);
-    if object {
-        cc.arg("-c");
-    } else {
-        cc.args(["-shared", "-fPIC"]);
-    }
-    let status = cc
-        .status()
-        .expect("a C compiler is installed (scripts/setup.sh)");
-    assert!(status.success(), "cc failed for {flag}");
+        (dir.join(format!("lib{flag}.so")), &["-shared", "-fPIC"])
+    };
+    let define = format!("-D{flag}");
+    let flags: Vec<&str> = [define.as_str(), "-O0"]
+        .into_iter()
+        .chain(kind.iter().copied())
+        .collect();
+    compile_c(&["cores/test/misbehave.c"], &flags, &out);
     out
 }
 
 #[test]
 fn a_planted_bug_is_caught_and_replays_through_the_same_core() {
     let dir = tempfile::tempdir().unwrap();
-    let check = cmc(
-        &[
-            "check",
-            "--core",
-            "rust:reqack-bug2",
-            "--nodes",
-            "2",
-            "requests=2",
-            "--replay-out",
-            "bug2.cmc",
-        ],
-        dir.path(),
-    );
-    let (stdout, stderr) = text(&check);
-    assert_eq!(check.status.code(), Some(1), "{stdout}{stderr}");
-    assert!(
-        stdout.contains("Invariant AckedIsDurable is violated"),
-        "{stdout}"
-    );
+    check_reqack_bug2(dir.path(), "bug2.cmc");
 
-    let replay = cmc(&["replay", "bug2.cmc"], dir.path());
-    let (stdout, stderr) = text(&replay);
-    assert_eq!(replay.status.code(), Some(1), "{stdout}{stderr}");
+    let (stdout, _) = cmc_exiting(&["replay", "bug2.cmc"], dir.path(), 1);
     assert!(stdout.contains("step 1: CLIENT r0 -> n0"), "{stdout}");
     assert!(
         stdout.contains("output  PERSIST"),
@@ -79,18 +42,7 @@ fn a_planted_bug_is_caught_and_replays_through_the_same_core() {
 /// after asserting exit code 2 (a faulty core is bad input, never a verdict).
 fn check_faulty_core(flag: &str, extra: &[&str], dir: &Path) -> String {
     let core = misbehaving_core(dir, flag, false);
-    let mut args = vec![
-        "check",
-        "--core",
-        core.to_str().unwrap(),
-        "--nodes",
-        "2",
-        "requests=1",
-    ];
-    args.extend_from_slice(extra);
-    let output = cmc(&args, dir);
-    let (stdout, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
+    let (_, stderr) = cmc_exiting(&core_check_args(&core, extra), dir, 2);
     stderr
 }
 
@@ -115,12 +67,11 @@ fn a_core_that_never_returns_is_reported_as_hung() {
 fn a_file_that_is_not_a_core_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("libnotacore.so"), "hello").unwrap();
-    let output = cmc(
+    let (_, stderr) = cmc_exiting(
         &["check", "--core", "./libnotacore.so", "--nodes", "2"],
         dir.path(),
+        2,
     );
-    let (stdout, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
     assert!(stderr.contains("libnotacore.so"), "{stderr}");
 }
 
@@ -128,9 +79,7 @@ fn a_file_that_is_not_a_core_is_a_clear_error() {
 fn the_purity_gate_names_the_offending_symbol() {
     let dir = tempfile::tempdir().unwrap();
     let impure = misbehaving_core(dir.path(), "CALLS_TIME", true);
-    let output = cmc(&["purity", impure.to_str().unwrap()], dir.path());
-    let (stdout, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    let (stdout, _) = cmc_exiting(&["purity", impure.to_str().unwrap()], dir.path(), 1);
     assert!(stdout.contains("time"), "{stdout}");
 
     let pure = misbehaving_core(dir.path(), "ERROR_CODE", true);
@@ -141,7 +90,7 @@ fn the_purity_gate_names_the_offending_symbol() {
 #[test]
 fn reference_protocol_cores_are_checked_with_their_properties() {
     let dir = tempfile::tempdir().unwrap();
-    let check = cmc(
+    let (stdout, _) = cmc_exiting(
         &[
             "check",
             "--core",
@@ -158,16 +107,13 @@ fn reference_protocol_cores_are_checked_with_their_properties() {
             "p.cmc",
         ],
         dir.path(),
+        1,
     );
-    let (stdout, stderr) = text(&check);
-    assert_eq!(check.status.code(), Some(1), "{stdout}{stderr}");
     assert!(
         stdout.contains("Invariant PromiseDurable is violated"),
         "{stdout}"
     );
-    let replay = cmc(&["replay", "p.cmc"], dir.path());
-    let (stdout, stderr) = text(&replay);
-    assert_eq!(replay.status.code(), Some(1), "{stdout}{stderr}");
+    let (stdout, _) = cmc_exiting(&["replay", "p.cmc"], dir.path(), 1);
     assert!(stdout.contains("PromiseDurable"), "{stdout}");
     assert!(stdout.contains("Replayed a trace of"), "{stdout}");
 }

@@ -8,11 +8,11 @@ mod common;
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{cmc, text};
+use common::{cmc, cmc_command, text};
 
 /// Longest any process of these tests may run.
 const RUN_BOUND: Duration = Duration::from_secs(120);
@@ -56,9 +56,8 @@ impl Processes {
     ) -> Processes {
         let children = (0..count)
             .map(|index| {
-                let mut command = Command::new(env!("CARGO_BIN_EXE_cmc"));
+                let mut command = cmc_command(&["check"], dir);
                 command
-                    .arg("check")
                     .args(words(index))
                     .args(["--engine", "timely", "--workers", "1", "--json"])
                     .args(["--processes", &count.to_string()])
@@ -67,10 +66,7 @@ impl Processes {
                     .arg(hosts)
                     .args(["--connect-timeout", "30"])
                     .args(["--replay-out", &format!("trace-{index}.cmc")])
-                    .args(extra)
-                    .current_dir(dir)
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped());
+                    .args(extra);
                 Some(command.spawn().expect("the cmc binary starts"))
             })
             .collect();

@@ -7,11 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use common::{cmc, text};
-
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::{cmc, cmc_exiting, repository, text};
 
 fn reference_gate() -> PathBuf {
     repository().join("crates/protocols/gate.toml")
@@ -96,7 +92,7 @@ fn every_planted_bug_of_the_reference_cores_is_in_the_reference_gate() {
 fn the_reference_gate_passes_on_the_c_core() {
     let dir = tempfile::tempdir().unwrap();
     // No file named: the reference gate of this source tree.
-    let output = cmc(
+    let (stdout, _) = cmc_exiting(
         &[
             "gate",
             "--only",
@@ -107,9 +103,8 @@ fn the_reference_gate_passes_on_the_c_core() {
             "2",
         ],
         dir.path(),
+        0,
     );
-    let (stdout, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
     assert!(
         line(&stdout, "two_phase", "control").contains(" PASS "),
         "{stdout}"

@@ -5,39 +5,26 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{cmc, text};
+use common::{check_reqack_bug2, cmc, compile_c, core_check_args, spawn_cmc, text};
 
 /// Compiles `cores/test/hostile.c` with `-D<flag>` into `dir`.
 fn hostile_core(dir: &Path, flag: &str) -> PathBuf {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let out = dir.join(format!("lib{}.so", flag.replace('=', "_")));
-    let status = Command::new("cc")
-        .arg(format!("-D{flag}"))
-        .args(["-O0", "-shared", "-fPIC", "-I"])
-        .arg(repo.join("include"))
-        .arg(repo.join("cores/test/hostile.c"))
-        .arg("-o")
-        .arg(&out)
-        .status()
-        .expect("a C compiler is installed (scripts/setup.sh)");
-    assert!(status.success(), "cc failed for {flag}");
+    let define = format!("-D{flag}");
+    compile_c(
+        &["cores/test/hostile.c"],
+        &[&define, "-O0", "-shared", "-fPIC"],
+        &out,
+    );
     out
 }
 
+/// [`core_check_args`] with a step timeout of one second before `extra`.
 fn check_args<'a>(core: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "check",
-        "--core",
-        core.to_str().unwrap(),
-        "--nodes",
-        "2",
-        "requests=1",
-        "--step-timeout",
-        "1",
-    ];
+    let mut args = core_check_args(core, &["--step-timeout", "1"]);
     args.extend_from_slice(extra);
     args
 }
@@ -184,8 +171,8 @@ fn gone(pid: u32) -> bool {
 
 fn slow_check(dir: &Path) -> std::process::Child {
     let core = hostile_core(dir, "SLOW");
-    Command::new(env!("CARGO_BIN_EXE_cmc"))
-        .args([
+    spawn_cmc(
+        &[
             "check",
             "--core",
             core.to_str().unwrap(),
@@ -196,12 +183,9 @@ fn slow_check(dir: &Path) -> std::process::Child {
             "ticks=3",
             "--checkpoint",
             "saved",
-        ])
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+        ],
+        dir,
+    )
 }
 
 #[test]
@@ -255,25 +239,7 @@ fn a_working_directory_that_cannot_be_written_is_no_obstacle() {
 #[test]
 fn a_replay_file_that_cannot_be_written_does_not_hide_the_violation() {
     let dir = tempfile::tempdir().unwrap();
-    let output = cmc(
-        &[
-            "check",
-            "--core",
-            "rust:reqack-bug2",
-            "--nodes",
-            "2",
-            "requests=2",
-            "--replay-out",
-            "no/such/dir/bug2.cmc",
-        ],
-        dir.path(),
-    );
-    let (stdout, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
-    assert!(
-        stdout.contains("Invariant AckedIsDurable is violated"),
-        "{stdout}"
-    );
+    let (stdout, stderr) = check_reqack_bug2(dir.path(), "no/such/dir/bug2.cmc");
     assert!(
         stdout.contains("CLIENT r0 -> n0"),
         "the trace is printed: {stdout}"

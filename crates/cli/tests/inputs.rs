@@ -11,17 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{cmc, text};
+use common::{cmc, cmc_command, cmc_exiting, compile_c, spawn_cmc, text};
 
 /// Runs `cmc args` in `dir`, failing the test if it runs longer than `limit`.
 fn cmc_within(args: &[&str], dir: &Path, limit: Duration) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cmc"))
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the cmc binary runs");
+    let mut child = spawn_cmc(args, dir);
     let started = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if started.elapsed() > limit {
@@ -166,9 +160,7 @@ fn verdict_settings_are_in_the_header_and_the_replay_file() {
         "--replay-out",
         "t.cmc",
     ];
-    let output = cmc(&args, dir.path());
-    let (stdout, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    let (stdout, _) = cmc_exiting(&args, dir.path(), 1);
     let header = stdout.lines().next().unwrap();
     assert!(
         header.starts_with("model two-phase RM=3")
@@ -184,9 +176,7 @@ fn verdict_settings_are_in_the_header_and_the_replay_file() {
     ] {
         assert!(file.lines().any(|l| l == line), "{line}: {file}");
     }
-    let replay = cmc(&["replay", "t.cmc"], dir.path());
-    let (stdout, stderr) = text(&replay);
-    assert_eq!(replay.status.code(), Some(1), "{stdout}{stderr}");
+    let (stdout, _) = cmc_exiting(&["replay", "t.cmc"], dir.path(), 1);
     assert!(
         stdout
             .lines()
@@ -200,8 +190,8 @@ fn verdict_settings_are_in_the_header_and_the_replay_file() {
 #[test]
 fn the_header_is_printed_when_the_search_starts() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cmc"))
-        .args([
+    let mut child = cmc_command(
+        &[
             "check",
             "two-phase",
             "RM=10",
@@ -209,12 +199,12 @@ fn the_header_is_printed_when_the_search_starts() {
             "1",
             "--progress",
             "off",
-        ])
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        ],
+        dir.path(),
+    )
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
     let stdout = child.stdout.take().unwrap();
     let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -285,19 +275,12 @@ fn an_empty_property_list_is_refused() {
 
 /// Compiles the reqack example core with its planted bug 2 into `dir`.
 fn buggy_core(dir: &Path) -> PathBuf {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let out = dir.join("libcore.so");
-    let status = Command::new("cc")
-        .args(["-O1", "-shared", "-fPIC", "-DCMC_BUG=2", "-I"])
-        .arg(repo.join("include"))
-        .arg("-I")
-        .arg(repo.join("cores/reqack"))
-        .arg(repo.join("cores/reqack/reqack.c"))
-        .arg("-o")
-        .arg(&out)
-        .status()
-        .expect("a C compiler is installed (scripts/setup.sh)");
-    assert!(status.success());
+    compile_c(
+        &["cores/reqack/reqack.c"],
+        &["-O1", "-shared", "-fPIC", "-DCMC_BUG=2"],
+        &out,
+    );
     out
 }
 
@@ -318,9 +301,7 @@ fn a_core_path_with_a_line_break_cannot_inject_lines_and_replays_from_anywhere()
         "--replay-out",
         "bug.cmc",
     ];
-    let output = cmc(&args, &run);
-    let (stdout, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    cmc_exiting(&args, &run, 1);
     let file = std::fs::read_to_string(run.join("bug.cmc")).unwrap();
     assert_eq!(
         file.lines().filter(|l| l.starts_with("end")).count(),
@@ -332,8 +313,6 @@ fn a_core_path_with_a_line_break_cannot_inject_lines_and_replays_from_anywhere()
         "{file}"
     );
     // Replayed from another directory, through the same library.
-    let replay = cmc(&["replay", "run/bug.cmc"], dir.path());
-    let (stdout, stderr) = text(&replay);
-    assert_eq!(replay.status.code(), Some(1), "{stdout}{stderr}");
+    let (stdout, _) = cmc_exiting(&["replay", "run/bug.cmc"], dir.path(), 1);
     assert!(stdout.contains("AckedIsDurable"), "{stdout}");
 }

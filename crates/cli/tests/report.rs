@@ -5,16 +5,14 @@ mod common;
 
 use std::path::Path;
 
-use common::{cmc, text};
+use common::{cmc, cmc_exiting, text};
 use serde_json::Value;
 
 /// Runs `cmc args --json` in `dir`, expecting exit code `code`; the JSON report.
 fn json_run(args: &[&str], dir: &Path, code: i32) -> Value {
     let mut all = args.to_vec();
     all.push("--json");
-    let output = cmc(&all, dir);
-    let (stdout, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(code), "{stdout}{stderr}");
+    let (stdout, _) = cmc_exiting(&all, dir, code);
     serde_json::from_str(&stdout).expect("the JSON report parses")
 }
 
@@ -348,7 +346,7 @@ fn an_output_that_would_destroy_an_input_or_cannot_be_written_is_an_error() {
         "cmc-replay 2\n"
     );
     // A report that cannot be written: the violation is still shown in full.
-    let output = cmc(
+    let (stdout, stderr) = cmc_exiting(
         &[
             "check",
             "die-hard",
@@ -357,9 +355,8 @@ fn an_output_that_would_destroy_an_input_or_cannot_be_written_is_an_error() {
             "missing/r.html",
         ],
         dir.path(),
+        2,
     );
-    let (stdout, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
     assert!(stdout.contains("Error: Invariant NotSolved is violated."));
     assert!(
         stderr.contains("cannot write the HTML report missing/r.html"),

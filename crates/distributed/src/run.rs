@@ -333,17 +333,7 @@ fn conclude<M: Model>(model: &M, ending: Ending, threads: usize, wall: Duration)
                 .map(|property| property.name.clone())
                 .filter(|name| !ending.witnesses.contains(name))
                 .collect();
-            Outcome {
-                verdict: if unreached.is_empty() {
-                    Verdict::Pass
-                } else {
-                    Verdict::Vacuous {
-                        properties: unreached,
-                    }
-                },
-                stats,
-                counterexample: None,
-            }
+            Outcome::without_violation(unreached, stats)
         }
     }
 }

@@ -31,6 +31,17 @@ fn trace_fingerprints<M: Model>(outcome: &Outcome<M>) -> Vec<Fingerprint> {
         .collect()
 }
 
+/// Asserts that `outcome` found as many distinct states, generated as many
+/// and went as deep as the native engine's `native`.
+fn assert_same_counts<M: Model>(outcome: &Outcome<M>, native: &Outcome<M>) {
+    assert_eq!(outcome.stats.distinct_states, native.stats.distinct_states);
+    assert_eq!(
+        outcome.stats.states_generated,
+        native.stats.states_generated
+    );
+    assert_eq!(outcome.stats.depth, native.stats.depth);
+}
+
 #[test]
 fn two_phase_seven_rms_counts_match_tlc_and_the_native_engine() {
     let native = Checker::new(TwoPhase::new(7)).workers(2).run();
@@ -65,12 +76,7 @@ fn small_paxos_commit_counts_match_the_native_engine() {
     for threads in [1, 2, 3] {
         let outcome = timely(model(), threads);
         assert_eq!(outcome.verdict, Verdict::Pass, "{threads} thread(s)");
-        assert_eq!(outcome.stats.distinct_states, native.stats.distinct_states);
-        assert_eq!(
-            outcome.stats.states_generated,
-            native.stats.states_generated
-        );
-        assert_eq!(outcome.stats.depth, native.stats.depth);
+        assert_same_counts(&outcome, &native);
     }
 }
 
@@ -92,12 +98,7 @@ fn a_violation_has_the_native_length_and_the_same_trace_for_every_thread_count()
         assert_eq!(trace_fingerprints(&outcome).len(), native_length);
         assert_eq!(trace_fingerprints(&outcome), trace_fingerprints(&one));
         // The level of the violation is finished, as the native engine does.
-        assert_eq!(outcome.stats.distinct_states, native.stats.distinct_states);
-        assert_eq!(
-            outcome.stats.states_generated,
-            native.stats.states_generated
-        );
-        assert_eq!(outcome.stats.depth, native.stats.depth);
+        assert_same_counts(&outcome, &native);
         assert_eq!(
             outcome.stats.states_left_on_queue,
             native.stats.states_left_on_queue
@@ -205,12 +206,7 @@ fn step_violations_and_deadlocks_match_the_native_engine() {
                 outcome.counterexample.as_ref().unwrap().len(),
                 native_length
             );
-            assert_eq!(outcome.stats.distinct_states, native.stats.distinct_states);
-            assert_eq!(
-                outcome.stats.states_generated,
-                native.stats.states_generated
-            );
-            assert_eq!(outcome.stats.depth, native.stats.depth);
+            assert_same_counts(&outcome, &native);
         }
     }
 }

@@ -186,6 +186,14 @@ pub fn check_round_trip<T: Encode>(bytes: &[u8]) -> Result<(), RoundTripFailure<
     }
 }
 
+/// Asserts that `value` decodes back, unchanged, from its encoding (shared
+/// by the unit tests of each family of encodings).
+#[cfg(test)]
+fn assert_round_trip<T: Encode + PartialEq + std::fmt::Debug>(value: T) {
+    let bytes = value.to_bytes();
+    assert_eq!(T::decode_exact(&bytes).unwrap(), value);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

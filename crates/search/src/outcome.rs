@@ -135,6 +135,24 @@ pub struct Outcome<M: Model> {
     pub counterexample: Option<Counterexample<M>>,
 }
 
+impl<M: Model> Outcome<M> {
+    /// The outcome of a search that ended without a violation: a pass, or
+    /// vacuous when `unreached` names `sometimes` witnesses never reached.
+    pub fn without_violation(unreached: Vec<String>, stats: Stats) -> Self {
+        Outcome {
+            verdict: if unreached.is_empty() {
+                Verdict::Pass
+            } else {
+                Verdict::Vacuous {
+                    properties: unreached,
+                }
+            },
+            stats,
+            counterexample: None,
+        }
+    }
+}
+
 impl<M: Model> std::fmt::Debug for Outcome<M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Outcome")
@@ -179,19 +197,6 @@ pub(crate) fn conclude<M: Model>(
                 site.failure.name
             )),
         },
-        Ok(None) => {
-            let unreached = properties.unreached_witnesses();
-            Outcome {
-                verdict: if unreached.is_empty() {
-                    Verdict::Pass
-                } else {
-                    Verdict::Vacuous {
-                        properties: unreached,
-                    }
-                },
-                stats,
-                counterexample: None,
-            }
-        }
+        Ok(None) => Outcome::without_violation(properties.unreached_witnesses(), stats),
     }
 }

@@ -32,6 +32,23 @@ fn fails(model: impl Fn() + Send + Sync + 'static, is_expected: fn(&Stop) -> boo
     assert!(is_expected(&f.stop), "unexpected failure kind:\n{f}");
 }
 
+/// Spawns two model threads, each running `body` on its own clone of
+/// `shared` (cloned just before its spawn), then joins both in spawn order.
+fn on_two_threads<T: Clone + Send + 'static>(
+    shared: &T,
+    body: impl Fn(T) + Clone + Send + 'static,
+) {
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let (shared, body) = (shared.clone(), body.clone());
+            thread::spawn(move || body(shared))
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+}
+
 fn race(s: &Stop) -> bool {
     matches!(s, Stop::DataRace { .. })
 }
@@ -202,20 +219,12 @@ fn condvar_notify_all() {
 fn mutex_enforces_mutual_exclusion() {
     passes(|| {
         let data = Arc::new((Mutex::new(0), AtomicUsize::new(0)));
-        let ths: Vec<_> = (0..2)
-            .map(|_| {
-                let data = data.clone();
-                thread::spawn(move || {
-                    let mut locked = data.0.lock().unwrap();
-                    let prev = data.1.fetch_add(1, SeqCst);
-                    assert_eq!(prev, *locked);
-                    *locked += 1;
-                })
-            })
-            .collect();
-        for th in ths {
-            th.join().unwrap();
-        }
+        on_two_threads(&data, |data| {
+            let mut locked = data.0.lock().unwrap();
+            let prev = data.1.fetch_add(1, SeqCst);
+            assert_eq!(prev, *locked);
+            *locked += 1;
+        });
         let locked = data.0.lock().unwrap();
         assert_eq!(*locked, data.1.load(SeqCst));
     });
@@ -241,15 +250,7 @@ fn mutex_establishes_seq_cst() {
 fn mutex_into_inner() {
     passes(|| {
         let lock = Arc::new(Mutex::new(0));
-        let ths: Vec<_> = (0..2)
-            .map(|_| {
-                let lock = lock.clone();
-                thread::spawn(move || *lock.lock().unwrap() += 1)
-            })
-            .collect();
-        for th in ths {
-            th.join().unwrap();
-        }
+        on_two_threads(&lock, |lock| *lock.lock().unwrap() += 1);
         let lock = Arc::try_unwrap(lock).unwrap().into_inner().unwrap();
         assert_eq!(lock, 2);
     });
@@ -345,6 +346,22 @@ impl Data {
             *v
         })
     }
+
+    /// Runs `first` and `second` on two threads, each with its own handle on
+    /// this cell, joins both in spawn order, and returns a third handle
+    /// (all three handles are made before the first spawn).
+    fn after_two_threads<A: Send + 'static, B: Send + 'static>(
+        self,
+        first: impl FnOnce(Data) -> A + Send + 'static,
+        second: impl FnOnce(Data) -> B + Send + 'static,
+    ) -> Data {
+        let (y, z) = (self.clone(), self.clone());
+        let th1 = thread::spawn(move || first(self));
+        let th2 = thread::spawn(move || second(y));
+        th1.join().unwrap();
+        th2.join().unwrap();
+        z
+    }
 }
 
 #[test]
@@ -367,11 +384,7 @@ fn unsafe_cell_race_mut_mut_2() {
     fails(
         || {
             let x = Data::new(1);
-            let (y, z) = (x.clone(), x.clone());
-            let th1 = thread::spawn(move || x.inc());
-            let th2 = thread::spawn(move || y.inc());
-            th1.join().unwrap();
-            th2.join().unwrap();
+            let z = x.after_two_threads(|x| x.inc(), |y| y.inc());
             assert_eq!(4, z.inc());
         },
         race,
@@ -413,11 +426,7 @@ fn unsafe_cell_race_mut_immut_3() {
     fails(
         || {
             let x = Data::new(1);
-            let (y, z) = (x.clone(), x.clone());
-            let th1 = thread::spawn(move || assert_eq!(2, x.inc()));
-            let th2 = thread::spawn(move || y.get());
-            th1.join().unwrap();
-            th2.join().unwrap();
+            let z = x.after_two_threads(|x| assert_eq!(2, x.inc()), |y| y.get());
             assert_eq!(3, z.inc());
         },
         race,
@@ -429,11 +438,7 @@ fn unsafe_cell_race_mut_immut_4() {
     fails(
         || {
             let x = Data::new(1);
-            let (y, z) = (x.clone(), x.clone());
-            let th1 = thread::spawn(move || x.get());
-            let th2 = thread::spawn(move || assert_eq!(2, y.inc()));
-            th1.join().unwrap();
-            th2.join().unwrap();
+            let z = x.after_two_threads(|x| x.get(), |y| assert_eq!(2, y.inc()));
             assert_eq!(3, z.inc());
         },
         race,
@@ -445,14 +450,13 @@ fn unsafe_cell_race_mut_immut_5() {
     fails(
         || {
             let x = Data::new(1);
-            let (y, z) = (x.clone(), x.clone());
-            let th1 = thread::spawn(move || x.get());
-            let th2 = thread::spawn(move || {
-                assert_eq!(1, y.get());
-                assert_eq!(2, y.inc());
-            });
-            th1.join().unwrap();
-            th2.join().unwrap();
+            let z = x.after_two_threads(
+                |x| x.get(),
+                |y| {
+                    assert_eq!(1, y.get());
+                    assert_eq!(2, y.inc());
+                },
+            );
             assert_eq!(3, z.inc());
         },
         race,
@@ -602,18 +606,10 @@ fn smoke_checks_fail() {
     fails(
         || {
             let num = std::sync::Arc::new(AtomicUsize::new(0));
-            let ths: Vec<_> = (0..2)
-                .map(|_| {
-                    let num = num.clone();
-                    thread::spawn(move || {
-                        let curr = num.load(Acquire);
-                        num.store(curr + 1, Release);
-                    })
-                })
-                .collect();
-            for th in ths {
-                th.join().unwrap();
-            }
+            on_two_threads(&num, |num| {
+                let curr = num.load(Acquire);
+                num.store(curr + 1, Release);
+            });
             assert_eq!(2, num.load(Relaxed));
         },
         |s| matches!(s, Stop::Panic { .. }),
@@ -638,20 +634,12 @@ fn yield_completes() {
 fn atomic_relaxed_compare_and_swap() {
     passes(|| {
         let num = std::sync::Arc::new(AtomicUsize::new(0));
-        let ths: Vec<_> = (0..2)
-            .map(|_| {
-                let num = num.clone();
-                thread::spawn(move || {
-                    let mut curr = num.load(Relaxed);
-                    while let Err(actual) = num.compare_exchange(curr, curr + 1, Relaxed, Relaxed) {
-                        curr = actual;
-                    }
-                })
-            })
-            .collect();
-        for th in ths {
-            th.join().unwrap();
-        }
+        on_two_threads(&num, |num| {
+            let mut curr = num.load(Relaxed);
+            while let Err(actual) = num.compare_exchange(curr, curr + 1, Relaxed, Relaxed) {
+                curr = actual;
+            }
+        });
         assert_eq!(2, num.load(Relaxed));
     });
 }
@@ -963,13 +951,16 @@ fn rwlock_write_three() {
     passes(two_then_write(false));
 }
 
+/// A write lock held makes `try_write` report that it would block.
+fn write_then_try_write() {
+    let lock = Arc::new(RwLock::new(1));
+    let _l1 = lock.write().unwrap();
+    assert!(would_block(lock.try_write()));
+}
+
 #[test]
 fn rwlock_write_then_try_write() {
-    passes(|| {
-        let lock = Arc::new(RwLock::new(1));
-        let _l1 = lock.write().unwrap();
-        assert!(would_block(lock.try_write()));
-    });
+    passes(write_then_try_write);
 }
 
 #[test]
@@ -984,11 +975,7 @@ fn rwlock_write_then_try_read() {
 #[test]
 fn rwlock_read_then_try_write() {
     // As in loom, whose body takes a write lock despite the name.
-    passes(|| {
-        let lock = Arc::new(RwLock::new(1));
-        let _l1 = lock.write().unwrap();
-        assert!(would_block(lock.try_write()));
-    });
+    passes(write_then_try_write);
 }
 
 #[test]
@@ -1023,15 +1010,7 @@ fn rwlock_try_write() {
 fn rwlock_into_inner() {
     passes(|| {
         let lock = Arc::new(RwLock::new(0));
-        let ths: Vec<_> = (0..2)
-            .map(|_| {
-                let lock = lock.clone();
-                thread::spawn(move || *lock.write().unwrap() += 1)
-            })
-            .collect();
-        for th in ths {
-            th.join().unwrap();
-        }
+        on_two_threads(&lock, |lock| *lock.write().unwrap() += 1);
         let lock = Arc::try_unwrap(lock).unwrap().into_inner().unwrap();
         assert_eq!(lock, 2);
     });

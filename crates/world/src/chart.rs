@@ -27,6 +27,56 @@ pub enum Row {
     },
 }
 
+/// How a [`Row`] is drawn on a chart of `nodes` lifelines (at least one).
+pub(crate) enum Drawn<'a> {
+    /// An arrow between two different lifelines, `from` and `to`.
+    Delivery {
+        step: usize,
+        from: usize,
+        to: usize,
+        label: &'a str,
+    },
+    /// A mark on one lifeline: a local event, a message to itself or a row
+    /// naming a node past the last, which is drawn on the last lifeline.
+    Mark {
+        step: usize,
+        node: usize,
+        label: &'a str,
+    },
+}
+
+impl Row {
+    /// How this row is drawn on a chart of `nodes` lifelines.
+    pub(crate) fn drawn(&self, nodes: usize) -> Drawn<'_> {
+        let last = nodes.saturating_sub(1);
+        match self {
+            Row::Arrow {
+                step,
+                from,
+                to,
+                label,
+            } if from != to && *from <= last && *to <= last => Drawn::Delivery {
+                step: *step,
+                from: *from,
+                to: *to,
+                label,
+            },
+            Row::Arrow {
+                step, from, label, ..
+            }
+            | Row::Local {
+                step,
+                node: from,
+                label,
+            } => Drawn::Mark {
+                step: *step,
+                node: (*from).min(last),
+                label,
+            },
+        }
+    }
+}
+
 const WIDTH: usize = 24;
 
 /// Renders `rows` for `nodes` nodes.
@@ -41,13 +91,13 @@ pub fn render(nodes: usize, rows: &[Row]) -> String {
         let mut line: Vec<char> = (0..nodes * WIDTH)
             .map(|at| if at % WIDTH == 0 { '|' } else { ' ' })
             .collect();
-        let step = match row {
-            Row::Arrow {
+        let step = match row.drawn(nodes) {
+            Drawn::Delivery {
                 step,
                 from,
                 to,
                 label,
-            } if from != to && *from < nodes && *to < nodes => {
+            } => {
                 let (left, right) = (from.min(to) * WIDTH, from.max(to) * WIDTH);
                 for cell in &mut line[left + 1..right] {
                     *cell = '-';
@@ -61,18 +111,11 @@ pub fn render(nodes: usize, rows: &[Row]) -> String {
                 let label: Vec<char> = label.chars().take(room).collect();
                 let start = left + 2 + (room - label.len()) / 2;
                 line[start..start + label.len()].copy_from_slice(&label);
-                *step
+                step
             }
-            Row::Arrow {
-                step, from, label, ..
-            }
-            | Row::Local {
-                step,
-                node: from,
-                label,
-            } => {
-                let at = from.min(&nodes.saturating_sub(1)) * WIDTH;
-                let end = if *from + 1 >= nodes {
+            Drawn::Mark { step, node, label } => {
+                let at = node * WIDTH;
+                let end = if node + 1 >= nodes {
                     at + WIDTH * 3
                 } else {
                     at + WIDTH - 1
@@ -81,7 +124,7 @@ pub fn render(nodes: usize, rows: &[Row]) -> String {
                 for (cell, ch) in line[at..end].iter_mut().zip(label.chars()) {
                     *cell = ch;
                 }
-                *step
+                step
             }
         };
         let body: String = line.into_iter().collect();

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use cmc_search::escape_html;
 
-use crate::chart::Row;
+use crate::chart::{Drawn, Row};
 use crate::World;
 
 const COLUMN: usize = 220;
@@ -70,17 +70,16 @@ pub fn render_svg(titles: &[String], rows: &[Row]) -> String {
             TOP - 10
         );
     }
-    let last = nodes - 1;
     for (index, row) in rows.iter().enumerate() {
         let y = TOP + index * ROW + ROW / 2;
-        match row {
-            Row::Arrow {
+        match row.drawn(nodes) {
+            Drawn::Delivery {
                 step,
                 from,
                 to,
                 label,
-            } if from != to && *from <= last && *to <= last => {
-                let (x1, x2) = (lifeline_x(*from), lifeline_x(*to));
+            } => {
+                let (x1, x2) = (lifeline_x(from), lifeline_x(to));
                 let _ = writeln!(
                     svg,
                     "<g class=\"delivery\"><text x=\"4\" y=\"{y}\" fill=\"#999\">{step}</text>\
@@ -91,15 +90,8 @@ pub fn render_svg(titles: &[String], rows: &[Row]) -> String {
                     escape_html(label)
                 );
             }
-            Row::Arrow {
-                step, from, label, ..
-            }
-            | Row::Local {
-                step,
-                node: from,
-                label,
-            } => {
-                let x = lifeline_x((*from).min(last));
+            Drawn::Mark { step, node, label } => {
+                let x = lifeline_x(node);
                 let _ = writeln!(
                     svg,
                     "<g class=\"event\"><text x=\"4\" y=\"{y}\" fill=\"#999\">{step}</text>\

@@ -1,17 +1,32 @@
-//! Running the `cmc` binary from the integration tests.
+//! Running the `cmc` binary and compiling C cores from the integration tests.
 
 #![allow(dead_code)] // each test file uses the part it needs
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+/// The `cmc` binary on `args`, run in `dir`, with standard output and
+/// standard error piped.
+pub fn cmc_command(args: &[&str], dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cmc"));
+    command
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
 
 /// Runs `cmc args` in `dir` to completion.
 pub fn cmc(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cmc"))
-        .args(args)
-        .current_dir(dir)
+    cmc_command(args, dir)
         .output()
         .expect("the cmc binary runs")
+}
+
+/// Starts `cmc args` in `dir` with piped standard output and standard error.
+pub fn spawn_cmc(args: &[&str], dir: &Path) -> Child {
+    cmc_command(args, dir).spawn().expect("the cmc binary runs")
 }
 
 /// Standard output and standard error as text.
@@ -20,4 +35,81 @@ pub fn text(output: &Output) -> (String, String) {
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
+}
+
+/// The root of the repository (where `include/` and `cores/` are).
+pub fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Compiles the C `sources` (paths relative to the repository) with the
+/// repository's header folders (`include/`, `cores/reqack/`) and `flags`
+/// into `out`, using `$CC` (default `cc`); fails the test, showing the
+/// command, if the compiler does not succeed.
+pub fn compile_c(sources: &[&str], flags: &[&str], out: &Path) {
+    let repo = repository();
+    let mut command = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
+    command
+        .args(flags)
+        .arg("-I")
+        .arg(repo.join("include"))
+        .arg("-I")
+        .arg(repo.join("cores/reqack"))
+        .args(sources.iter().map(|source| repo.join(source)))
+        .arg("-o")
+        .arg(out);
+    let status = command
+        .status()
+        .expect("a C compiler is installed (scripts/setup.sh)");
+    assert!(status.success(), "cc failed: {command:?}");
+}
+
+/// Runs `cmc args` in `dir`, asserts that it exits with `code` (showing both
+/// streams if not), and returns standard output and standard error as text.
+pub fn cmc_exiting(args: &[&str], dir: &Path, code: i32) -> (String, String) {
+    let output = cmc(args, dir);
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(code), "{stdout}{stderr}");
+    (stdout, stderr)
+}
+
+/// Checks the Rust reqack core with planted bug 2 on two nodes and two
+/// requests, writing the replay file to `replay_out`; asserts that the
+/// violation of `AckedIsDurable` is reported (exit 1) and returns standard
+/// output and standard error.
+pub fn check_reqack_bug2(dir: &Path, replay_out: &str) -> (String, String) {
+    let (stdout, stderr) = cmc_exiting(
+        &[
+            "check",
+            "--core",
+            "rust:reqack-bug2",
+            "--nodes",
+            "2",
+            "requests=2",
+            "--replay-out",
+            replay_out,
+        ],
+        dir,
+        1,
+    );
+    assert!(
+        stdout.contains("Invariant AckedIsDurable is violated"),
+        "{stdout}"
+    );
+    (stdout, stderr)
+}
+
+/// The arguments of `cmc check` on a World of two nodes of `core` with one
+/// request, followed by `extra`.
+pub fn core_check_args<'a>(core: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "check",
+        "--core",
+        core.to_str().unwrap(),
+        "--nodes",
+        "2",
+        "requests=1",
+    ];
+    args.extend_from_slice(extra);
+    args
 }

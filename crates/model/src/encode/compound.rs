@@ -135,11 +135,7 @@ impl<T: Encode, E: Encode> Encode for Result<T, E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn round_trip<T: Encode + PartialEq + std::fmt::Debug>(value: T) {
-        let bytes = value.to_bytes();
-        assert_eq!(T::decode_exact(&bytes).unwrap(), value);
-    }
+    use crate::encode::assert_round_trip as round_trip;
 
     #[test]
     fn compound_values_round_trip() {

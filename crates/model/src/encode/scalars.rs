@@ -81,11 +81,7 @@ impl Encode for () {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn round_trip<T: Encode + PartialEq + std::fmt::Debug>(value: T) {
-        let bytes = value.to_bytes();
-        assert_eq!(T::decode_exact(&bytes).unwrap(), value);
-    }
+    use crate::encode::assert_round_trip as round_trip;
 
     #[test]
     fn scalars_round_trip() {
