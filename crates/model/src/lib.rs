@@ -1,4 +1,4 @@
-//! The model layer of cmc (layer 1 and 3 of `DESIGN.md`).
+//! The model layer of cmc: what a model is, how its states are encoded and fingerprinted (see `ARCHITECTURE.md`).
 //!
 //! A [`Model`] is a transition system: initial states, the actions enabled in a
 //! state, the state an action leads to, and the [`Property`]s that must hold.

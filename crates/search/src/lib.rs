@@ -1,4 +1,4 @@
-//! The search layer of cmc (layers 2 and 3 of `DESIGN.md`, and the reports of layer 6).
+//! The search layer of cmc: strategies, verdicts, counterexamples and reports (see `ARCHITECTURE.md`).
 //!
 //! A [`Checker`] explores any [`cmc_model::Model`]:
 //! - breadth-first with many workers ([`Strategy::Bfs`]): exact distinct-state

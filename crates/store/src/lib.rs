@@ -1,4 +1,4 @@
-//! Storage for a search (the "store" of `DESIGN.md` layer 2).
+//! Storage for a search: visited sets, BFS frontier segments and parent links (see `ARCHITECTURE.md`).
 //!
 //! - [`FingerprintTable`]: the visited set, 16 bytes per slot, lock-free inserts
 //!   from many workers; [`DiskFingerprintSet`]: a bounded table in front of a

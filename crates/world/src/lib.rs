@@ -1,4 +1,4 @@
-//! Cores and the World (layers 4 and 5 of `DESIGN.md`).
+//! Cores and the World: the core contract, the environment, supervision and reports (see `ARCHITECTURE.md`).
 //!
 //! - [`abi`] and [`core`]: the core contract, in C (`include/cmc.h`) and Rust.
 //! - [`loader`]: C cores, linked at build time or loaded from a shared library.

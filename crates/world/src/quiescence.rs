@@ -1,4 +1,4 @@
-//! Bounded liveness: the quiescence check of `DESIGN.md`.
+//! Bounded liveness: from a state, a fair schedule must reach a goal within a bound.
 //!
 //! From every reachable state whose fault budgets are spent (drops, dups,
 //! crashes, restarts, partitions, local failures: ticks are time, not a
