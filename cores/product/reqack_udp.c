@@ -2,13 +2,21 @@
  * reqack_udp: the "product". It links the very object file the checker loads
  * (reqack.o, unchanged) and runs its nodes over real UDP sockets on loopback.
  *
- *   reqack_udp NODES REQUESTS DIR
+ *   reqack_udp NODES REQUESTS DIR [LOG]
  *
  * Each node gets its own socket on 127.0.0.1 (an ephemeral port). The glue only
  * translates: SEND -> sendto, SET_TIMER -> a 50 ms deadline, PERSIST -> pwrite +
  * fsync of DIR/node<N>.dat and then a FLUSHED event, REPLY -> a line on stdout.
  * Client requests are issued to node 0 one after another; the program exits when
- * every request has a reply.
+ * every request has a reply. Events the glue itself causes (FLUSHED after a
+ * write, the next CLIENT after a reply) wait in a queue until the current
+ * step's outputs are all carried out.
+ *
+ * With LOG, the glue writes a glue log (include/cmc_glue_log.h) for
+ * `cmc validate LOG --core libreqack.so --nodes NODES`. Deliberately broken
+ * glues, for the validator's tests: -DGLUE_BUG=1 drops SET_TIMER outputs,
+ * -DGLUE_BUG=2 delivers every received message twice, -DGLUE_BUG=3 reports
+ * every flush twice.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -21,6 +29,11 @@
 #include <unistd.h>
 
 #include "cmc.h"
+#include "cmc_glue_log.h"
+
+#ifndef GLUE_BUG
+#define GLUE_BUG 0
+#endif
 
 #define NODES_MAX 8
 
@@ -36,6 +49,22 @@ struct node {
 static struct node nodes[NODES_MAX];
 static int node_count, replies, requests;
 static const cmc_core *core;
+static FILE *glue_log;
+
+/* Events the glue causes while carrying out outputs, delivered afterwards. */
+#define QUEUE_MAX 64
+static struct queued { int node; cmc_event ev; } queue[QUEUE_MAX];
+static int queued;
+
+static void enqueue(int n, const cmc_event *ev) {
+    if (queued == QUEUE_MAX) {
+        fprintf(stderr, "event queue full\n");
+        exit(1);
+    }
+    queue[queued].node = n;
+    queue[queued].ev = *ev;
+    queued++;
+}
 
 static long long now_ms(void) {
     struct timespec ts;
@@ -43,13 +72,13 @@ static long long now_ms(void) {
     return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-static void deliver(int n, cmc_event *ev);
-
 static void run_outputs(int n, const cmc_outputs *out) {
     struct node *me = &nodes[n];
     for (uint32_t i = 0; i < out->count; i++) {
         const cmc_output *o = &out->items[i];
         cmc_event ev;
+        if (GLUE_BUG == 1 && o->kind == CMC_OUT_SET_TIMER) continue;
+        if (glue_log) cmc_glue_log_output(glue_log, (uint32_t)n, o);
         switch (o->kind) {
         case CMC_OUT_SEND:
             sendto(me->sock, o->payload, o->len, 0, (struct sockaddr *)&nodes[o->dst].addr,
@@ -67,13 +96,13 @@ static void run_outputs(int n, const cmc_outputs *out) {
                 perror("persist");
                 exit(1);
             }
-            memcpy(me->durable + o->id, o->payload, o->len);
             memset(&ev, 0, sizeof ev);
             ev.kind = CMC_EV_FLUSHED;
             ev.id = o->id;
             ev.len = o->len;
             memcpy(ev.payload, o->payload, o->len);
-            deliver(n, &ev);
+            enqueue(n, &ev);
+            if (GLUE_BUG == 3) enqueue(n, &ev);
             break;
         case CMC_OUT_REPLY:
             printf("reply r%u %s from node %d\n", o->id,
@@ -84,7 +113,7 @@ static void run_outputs(int n, const cmc_outputs *out) {
                 memset(&ev, 0, sizeof ev);
                 ev.kind = CMC_EV_CLIENT;
                 ev.id = (uint32_t)replies;
-                deliver(0, &ev);
+                enqueue(0, &ev);
             }
             break;
         default:
@@ -93,9 +122,12 @@ static void run_outputs(int n, const cmc_outputs *out) {
     }
 }
 
-static void deliver(int n, cmc_event *ev) {
+static void step(int n, const cmc_event *ev) {
     cmc_outputs out;
     memset(&out, 0, sizeof out);
+    if (glue_log) cmc_glue_log_event(glue_log, (uint32_t)n, ev);
+    /* The write is on disk; the node's durable part changes as FLUSHED arrives. */
+    if (ev->kind == CMC_EV_FLUSHED) memcpy(nodes[n].durable + ev->id, ev->payload, ev->len);
     if (core->step(&nodes[n].cfg, nodes[n].durable, nodes[n].vol, ev, &out) != 0) {
         fprintf(stderr, "node %d: step failed on event %u\n", n, ev->kind);
         exit(1);
@@ -103,10 +135,25 @@ static void deliver(int n, cmc_event *ev) {
     run_outputs(n, &out);
 }
 
+/* Runs `ev` at node `n`, then every event the glue caused meanwhile. */
+static void deliver(int n, const cmc_event *ev) {
+    step(n, ev);
+    for (int next = 0; next < queued; next++) step(queue[next].node, &queue[next].ev);
+    queued = 0;
+}
+
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s NODES REQUESTS DIR\n", argv[0]);
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: %s NODES REQUESTS DIR [LOG]\n", argv[0]);
         return 2;
+    }
+    if (argc == 5) {
+        glue_log = fopen(argv[4], "w");
+        if (!glue_log) {
+            perror(argv[4]);
+            return 1;
+        }
+        cmc_glue_log_start(glue_log);
     }
     node_count = atoi(argv[1]);
     requests = atoi(argv[2]);
@@ -159,6 +206,7 @@ int main(int argc, char **argv) {
                 for (int s = 0; s < node_count; s++)
                     if (nodes[s].addr.sin_port == from.sin_port) ev.src = (uint32_t)s;
                 deliver(n, &ev);
+                if (GLUE_BUG == 2) deliver(n, &ev);
             }
             for (uint32_t t = 0; t < CMC_TIMERS_MAX; t++) {
                 if ((nodes[n].timers & (1u << t)) && now_ms() >= nodes[n].deadline_ms[t]) {
@@ -172,5 +220,9 @@ int main(int argc, char **argv) {
         }
     }
     printf("%d of %d requests replied\n", replies, requests);
+    if (glue_log && fclose(glue_log) != 0) {
+        perror("glue log");
+        return 1;
+    }
     return replies == requests ? 0 : 1;
 }

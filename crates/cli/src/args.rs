@@ -33,6 +33,28 @@ pub enum Command {
     /// The planted-bug gate of a gate file: every control run must pass and
     /// every planted bug must be caught by its expected property.
     Gate(GateArgs),
+    /// Replay a product's glue log (include/cmc_glue_log.h) through the same
+    /// cores and check that its glue did what the steps asked and what a
+    /// network, a disk and timers can do.
+    Validate(ValidateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The glue log the product wrote.
+    pub log: PathBuf,
+    /// The cores the product runs, as for `cmc check`; node N runs the core
+    /// of its role (roles=..).
+    #[arg(long = "core", value_name = "PATH", required = true)]
+    pub cores: Vec<String>,
+    /// Number of nodes in the product, 1 to 8.
+    #[arg(long, default_value_t = 2, value_parser = nodes)]
+    pub nodes: usize,
+    /// The product's network may deliver a message more often than it was sent.
+    #[arg(long)]
+    pub allow_duplicates: bool,
+    /// Core parameters as for `cmc check` (CFG0=.. , roles=..).
+    pub words: Vec<String>,
 }
 
 #[derive(Debug, Args)]

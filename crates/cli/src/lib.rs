@@ -12,6 +12,7 @@ mod gate;
 mod gate_file;
 mod inputs;
 mod registry;
+mod validate;
 
 use std::ffi::OsString;
 

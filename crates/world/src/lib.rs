@@ -18,6 +18,8 @@
 //!   verdict comes only from a process that never runs core code); private
 //!   `guarded`: every step's buffers between canaries and guard pages.
 //! - [`replay`]: counterexamples through the real cores, and message sequence charts.
+//! - [`glue_log`] and [`validate`]: a product's log of what its glue did,
+//!   replayed through the same cores (`cmc validate`).
 //! - [`cores`]: the example cores.
 
 pub mod abi;
@@ -29,6 +31,7 @@ pub mod core;
 pub mod cores;
 pub mod env;
 pub mod fault;
+pub mod glue_log;
 mod guarded;
 pub mod inspect;
 pub mod loader;
@@ -43,6 +46,7 @@ pub mod state;
 pub mod step;
 pub mod supervise;
 pub mod symmetry;
+pub mod validate;
 pub mod world;
 
 pub use crate::core::{Core, TypedCore};

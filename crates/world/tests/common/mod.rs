@@ -127,10 +127,16 @@ fn built(name: &str) -> PathBuf {
         return path;
     }
     std::fs::create_dir_all(&dir).expect("the fixture folder can be created");
-    if name == "reqack_udp" {
-        // The product links the very object the checker loads, unchanged.
+    if let Some(glue_bug) = name.strip_prefix("reqack_udp") {
+        // The product links the very object the checker loads, unchanged;
+        // `reqack_udp_glueN` is built with the broken glue `-DGLUE_BUG=N`.
         let object = built("reqack.o").display().to_string();
-        compile("product/reqack_udp.c", &["-O2", &object], &path);
+        let define = format!("-DGLUE_BUG={}", glue_bug.trim_start_matches("_glue"));
+        let mut flags = vec!["-O2", object.as_str()];
+        if !glue_bug.is_empty() {
+            flags.push(&define);
+        }
+        compile("product/reqack_udp.c", &flags, &path);
         return path;
     }
     if let Some(variant) = name

@@ -1,0 +1,59 @@
+//! `cmc validate LOG --core lib.so`: a product's glue log replayed through
+//! the same cores (see `cmc_world::validate`).
+
+use cmc_world::glue_log;
+use cmc_world::open::read_regular_file;
+use cmc_world::validate::{validate, Options};
+use cmc_world::WorldArgs;
+
+use crate::args::ValidateArgs;
+use crate::commands::Status;
+
+/// Largest glue log read.
+const GLUE_LOG_MAX_BYTES: u64 = 1 << 30;
+
+/// Runs the command: `Pass` for a valid log, `Fail` with the first bad
+/// record, `Err` for a log or core that cannot be read.
+pub fn command(args: ValidateArgs) -> Result<Status, String> {
+    // The cores' steps run in this process, as in `cmc replay`.
+    let _exit_guard = cmc_world::supervise::ExitGuard::new();
+    let bytes = read_regular_file(&args.log, "glue log", GLUE_LOG_MAX_BYTES)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("glue log {}: not UTF-8 text", args.log.display()))?;
+    let records = glue_log::parse(&text)
+        .map_err(|problem| format!("glue log {}: {problem}", args.log.display()))?;
+    let world = cmc_world::build_world(&WorldArgs {
+        cores: args.cores,
+        nodes: args.nodes,
+        params: args.words,
+        check_determinism: false,
+    })?;
+    let options = Options {
+        allow_duplicates: args.allow_duplicates,
+    };
+    let log = args.log.display();
+    match validate(world.spec(), &records, options) {
+        Ok(summary) => {
+            println!(
+                "glue log {log}: valid. {} events replayed through the cores, {} outputs \
+                 carried out as the steps returned them, {} crash(es); at the end {} message(s) \
+                 in flight and {} persist(s) unflushed.",
+                summary.events,
+                summary.outputs,
+                summary.crashes,
+                summary.in_flight,
+                summary.unflushed
+            );
+            Ok(Status::Pass)
+        }
+        Err(mismatch) => {
+            let line = text.lines().nth(mismatch.line - 1).unwrap_or_default();
+            println!(
+                "glue log {log}: INVALID at line {}: {}",
+                mismatch.line, mismatch.message
+            );
+            println!("  {}: {}", mismatch.line, line.trim());
+            Ok(Status::Fail)
+        }
+    }
+}
