@@ -33,6 +33,8 @@ pub enum Command {
     /// The planted-bug gate of a gate file: every control run must pass and
     /// every planted bug must be caught by its expected property.
     Gate(GateArgs),
+    /// Serve a web UI on 127.0.0.1 to step through a model's states by hand.
+    Explore(crate::explore::ExploreArgs),
 }
 
 #[derive(Debug, Args)]
@@ -219,7 +221,7 @@ fn workers(text: &str) -> Result<usize, String> {
     integer_in(text, 1..=WORKERS_MAX).map(|value| value as usize)
 }
 
-fn nodes(text: &str) -> Result<usize, String> {
+pub(crate) fn nodes(text: &str) -> Result<usize, String> {
     integer_in(text, 1..=cmc_world::spec::NODES_MAX as u64).map(|value| value as usize)
 }
 

@@ -41,6 +41,7 @@ pub fn run(cli: Cli) -> Result<Status, String> {
         Command::Purity(args) => purity(args),
         Command::Describe(args) => describe(args),
         Command::Gate(args) => crate::gate::command(args),
+        Command::Explore(args) => crate::explore::command(args),
     }
 }
 
