@@ -159,45 +159,57 @@ pub fn serve(listener: TcpListener, limits: Limits, handler: Arc<Handler>) -> ! 
     }
 }
 
-/// Answers 503 to a connection over the limit, without reading it.
+/// Answers 503 to a connection over the limit. On the accepting thread:
+/// the request is not read, only drained for a moment so that closing the
+/// connection does not reset it before the client reads the answer.
 fn refuse_busy(mut stream: TcpStream) {
     let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
     let response = Response::text(503, "too many connections at once; try again");
     let _ = write_response(&mut stream, &response);
+    let _ = stream.shutdown(Shutdown::Write);
+    drain(&mut stream, Duration::from_millis(50), 64 << 10);
+}
+
+/// Reads and drops what the client sends, at most `bytes`, until it closes
+/// or stays silent for `wait`: a close with unread bytes pending would
+/// reset the connection, and the client could lose the response.
+fn drain(stream: &mut TcpStream, wait: Duration, bytes: usize) {
+    let _ = stream.set_read_timeout(Some(wait));
+    let mut sink = [0u8; 4096];
+    let mut drained = 0;
+    while drained < bytes {
+        match stream.read(&mut sink) {
+            Ok(0) | Err(_) => break,
+            Ok(read) => drained += read,
+        }
+    }
 }
 
 /// Reads one request from `stream`, answers it and closes the connection.
 fn connection(mut stream: TcpStream, limits: &Limits, handler: &Handler) {
     let _ = stream.set_write_timeout(Some(limits.request_time));
     let deadline = Instant::now() + limits.request_time;
-    let response = match read_request(&mut stream, limits, deadline) {
+    let (response, unread) = match read_request(&mut stream, limits, deadline) {
         Ok(request) => {
             let handled =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(&request)));
-            handled.unwrap_or_else(|payload| {
+            let response = handled.unwrap_or_else(|payload| {
                 let message = payload
                     .downcast_ref::<String>()
                     .map(String::as_str)
                     .or_else(|| payload.downcast_ref::<&str>().copied())
                     .unwrap_or("(no message)");
                 Response::text(500, &format!("the model panicked: {message}"))
-            })
+            });
+            (response, false)
         }
         Err(Unread::Closed) => return,
-        Err(Unread::Refused(response)) => response,
+        Err(Unread::Refused(response)) => (response, true),
     };
     let _ = write_response(&mut stream, &response);
-    // Let the client read the response before the close: a close with
-    // unread bytes pending would reset the connection instead.
     let _ = stream.shutdown(Shutdown::Write);
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-    let mut sink = [0u8; 4096];
-    let mut drained = 0;
-    while drained < limits.body_bytes {
-        match stream.read(&mut sink) {
-            Ok(0) | Err(_) => break,
-            Ok(read) => drained += read,
-        }
+    if unread {
+        drain(&mut stream, Duration::from_millis(500), limits.body_bytes);
     }
 }
 

@@ -30,6 +30,7 @@ pub struct Server {
     listener: TcpListener,
     routes: routes::Routes,
     address: SocketAddr,
+    limits: http::Limits,
 }
 
 impl Server {
@@ -46,7 +47,13 @@ impl Server {
             listener,
             routes: routes::Routes::new(model, address.port()),
             address,
+            limits: http::Limits::default(),
         })
+    }
+
+    /// The same server with other bounds on requests (see [`http::Limits`]).
+    pub fn with_limits(self, limits: http::Limits) -> Server {
+        Server { limits, ..self }
     }
 
     /// The URL of the explorer's first page.
@@ -59,7 +66,7 @@ impl Server {
         let routes = Arc::new(self.routes);
         http::serve(
             self.listener,
-            http::Limits::default(),
+            self.limits,
             Arc::new(move |request: &http::Request| routes.handle(request)),
         )
     }
