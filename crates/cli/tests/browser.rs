@@ -199,7 +199,7 @@ fn chromium_follows_three_actions_of_a_world_in_the_explorer() {
         );
     }
     assert!(
-        page.contains("after DELIVER n0-&gt;n1 #0 DATA(r=0)"),
+        page.contains("Step 3: DELIVER n0-&gt;n1 #0 DATA(r=0)"),
         "{page}"
     );
     let chart = between(&page, "id=\"chart\">", "</svg>").unwrap();

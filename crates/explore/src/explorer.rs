@@ -366,3 +366,123 @@ where
         Ok(path)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use cmc_models::DieHard;
+
+    use super::*;
+
+    fn die_hard() -> ModelExplorer<DieHard, Plain> {
+        ModelExplorer::new(DieHard::new(), Plain)
+    }
+
+    fn value<'a>(step: &'a StateStep, field: &str) -> &'a str {
+        let (_, value) = step
+            .view
+            .fields
+            .iter()
+            .find(|(name, _)| name == field)
+            .unwrap();
+        value
+    }
+
+    fn limits(max_states: usize) -> FindLimits {
+        FindLimits {
+            max_states,
+            deadline: Instant::now() + Duration::from_secs(10),
+        }
+    }
+
+    #[test]
+    fn a_walk_follows_enabled_actions_by_index() {
+        let walk = die_hard()
+            .walk(&TracePath::parse("0.1.5").unwrap())
+            .unwrap();
+        let actions: Vec<_> = walk.steps.iter().map(|s| s.action.clone()).collect();
+        assert_eq!(
+            actions,
+            [None, Some("FillBigJug".into()), Some("BigToSmall".into())]
+        );
+        let last = walk.steps.last().unwrap();
+        assert_eq!((value(last, "big"), value(last, "small")), ("2", "3"));
+        assert_eq!(walk.successors.len(), 6);
+        let empty_big = &walk.successors[3];
+        assert_eq!(empty_big.action, "EmptyBigJug");
+        assert_eq!(empty_big.changes.len(), 1);
+        assert_eq!(empty_big.changes[0].before.as_deref(), Some("2"));
+        assert_eq!(empty_big.changes[0].after.as_deref(), Some("0"));
+        let next = die_hard()
+            .walk(&TracePath::parse("0.1.5.3").unwrap())
+            .unwrap();
+        assert_eq!(
+            next.steps.last().unwrap().fingerprint,
+            empty_big.fingerprint
+        );
+    }
+
+    #[test]
+    fn a_path_to_no_state_is_an_error() {
+        let explorer = die_hard();
+        let missing_action = explorer.walk(&TracePath::parse("0.1.6").unwrap());
+        assert!(missing_action
+            .unwrap_err()
+            .contains("step 2: there is no enabled action 6"));
+        let missing_initial = explorer.walk(&TracePath::at_initial(1));
+        assert!(missing_initial
+            .unwrap_err()
+            .contains("initial state 1 does not exist"));
+    }
+
+    #[test]
+    fn a_search_by_fingerprint_says_whether_it_saw_every_state() {
+        let explorer = die_hard();
+        let nowhere = Fingerprint(7);
+        // DieHard has 16 reachable states (TLC's count).
+        assert_eq!(
+            explorer.find(nowhere, limits(1000)),
+            Found::NotFound {
+                explored: 16,
+                complete: true
+            }
+        );
+        assert!(matches!(
+            explorer.find(nowhere, limits(3)),
+            Found::NotFound {
+                complete: false,
+                ..
+            }
+        ));
+        let target = explorer.walk(&TracePath::parse("0.0.4").unwrap()).unwrap();
+        let print = target.steps.last().unwrap().fingerprint;
+        // Small 0, big 3: FillSmallJug then SmallToBig is a shortest way.
+        assert_eq!(
+            explorer.find(print, limits(1000)),
+            Found::Path(TracePath::parse("0.0.4").unwrap())
+        );
+    }
+
+    #[test]
+    fn a_replay_file_becomes_a_path_only_for_its_own_model() {
+        let explorer = die_hard();
+        let text = "cmc-replay 2\nmodel die-hard\nparam INVARIANTS=TypeOK\ninit 0\n\
+                    action FillBigJug\naction BigToSmall\nend\n";
+        let file = ReplayFile::parse(text).unwrap();
+        assert_eq!(
+            explorer.path_of_replay(&file),
+            Ok(TracePath::parse("0.1.5").unwrap())
+        );
+        let other = ReplayFile::parse(&text.replace("TypeOK", "TypeOK,NotSolved")).unwrap();
+        assert!(explorer
+            .path_of_replay(&other)
+            .unwrap_err()
+            .contains("line 2"));
+        let disabled = ReplayFile::parse(&text.replace("BigToSmall", "Pour")).unwrap();
+        assert!(explorer
+            .path_of_replay(&disabled)
+            .unwrap_err()
+            .contains("`Pour` is not enabled"));
+    }
+}

@@ -11,7 +11,7 @@ use crate::path::TracePath;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:0;color:#222;background:#fafafa}\
 header{background:#2d3e50;color:#fff;padding:.6em 1.5em;display:flex;flex-wrap:wrap;gap:1.5em;align-items:center}\
-header h1{font-size:1.15em;margin:0}header a{color:#cfe3ff}main{padding:.5em 1.5em 2em;max-width:90em}\
+header h1{font-size:1.15em;margin:0}header a{color:#cfe3ff}header nav{color:#8aa}main{padding:.5em 1.5em 2em;max-width:90em}\
 h2{font-size:1.05em;margin:1.4em 0 .4em;border-bottom:1px solid #ddd;padding-bottom:.2em}\
 table{border-collapse:collapse;margin:.3em 0;background:#fff}\
 td,th{border:1px solid #d4d4d4;padding:.25em .55em;text-align:left;vertical-align:top}\
@@ -34,7 +34,8 @@ fn layout(title: &str, heading: &str, body: &str) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <title>{} — cmc explore</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
          <header><h1>cmc explore: <span id=\"model\">{}</span></h1>\
-         <a href=\"/\">initial states</a><a href=\"#tools\">find a state, load a replay</a></header>\n\
+         <nav><a href=\"/\">initial states</a> · <a href=\"#tools\">find a state, load a replay</a></nav>\n\
+         </header>\n\
          <main>\n<h2 id=\"heading\">{}</h2>\n{body}{}</main>\n</body>\n</html>\n",
         escape_html(heading),
         escape_html(title),
@@ -124,11 +125,21 @@ fn fields_table(body: &mut String, fields: &[(String, String)], changed: &[&str]
     body.push_str("</table>\n");
 }
 
+/// A replay file being stepped through: its path and its actions' texts.
+pub struct Replay<'a> {
+    /// The whole trace.
+    pub trace: &'a TracePath,
+    /// The text of each of its actions, in order.
+    pub actions: Vec<String>,
+}
+
 /// The page of the last state of `path` (`walk`), with the replay being
-/// stepped through, `trace`, if any.
-pub fn state_page(title: &str, path: &TracePath, trace: Option<&TracePath>, walk: &Walk) -> String {
+/// stepped through, if any.
+pub fn state_page(title: &str, path: &TracePath, replay: Option<&Replay>, walk: &Walk) -> String {
     let here = walk.steps.last().expect("a walk has a state");
-    let depth = walk.steps.len();
+    // Numbered by steps taken, as the chart and the replay bar number them.
+    let taken = walk.steps.len() - 1;
+    let trace = replay.map(|replay| replay.trace);
     let mut body = String::new();
     if let Some(fault) = &walk.fault {
         let _ = writeln!(
@@ -138,21 +149,21 @@ pub fn state_page(title: &str, path: &TracePath, trace: Option<&TracePath>, walk
             escape_html(fault)
         );
     }
-    if let Some(trace) = trace {
-        replay_bar(&mut body, path, trace);
+    if let Some(replay) = replay {
+        replay_bar(&mut body, path, replay);
     }
     path_list(&mut body, path, trace, walk);
     let _ = writeln!(
         body,
-        "<h2>State {depth} <span class=\"fp\" id=\"fingerprint\">{}</span></h2>",
+        "<h2 id=\"state\">State after step {taken} <span class=\"fp\" id=\"fingerprint\">{}</span></h2>",
         here.fingerprint
     );
     status_banner(&mut body, here, walk);
+    successors_table(&mut body, path, trace, &walk.successors);
     let changed: Vec<&str> = match walk.steps.len() {
         1 => Vec::new(),
         n => {
-            let before = &walk.steps[n - 2].view;
-            let changes = here.view.changes_since(before);
+            let changes = here.view.changes_since(&walk.steps[n - 2].view);
             here.view
                 .fields
                 .iter()
@@ -168,9 +179,11 @@ pub fn state_page(title: &str, path: &TracePath, trace: Option<&TracePath>, walk
             fields_table(&mut body, &here.view.fields, &changed);
             body.push_str("</details>\n");
         }
-        None => fields_table(&mut body, &here.view.fields, &changed),
+        None => {
+            body.push_str("<h2>Fields (changed by the last step: highlighted)</h2>\n");
+            fields_table(&mut body, &here.view.fields, &changed);
+        }
     }
-    successors_table(&mut body, path, trace, &walk.successors);
     match &walk.chart {
         Some(Ok(svg)) => {
             let _ = writeln!(
@@ -188,14 +201,15 @@ pub fn state_page(title: &str, path: &TracePath, trace: Option<&TracePath>, walk
         None => {}
     }
     let heading = match &here.action {
-        Some(action) => format!("State {depth}, after {action}"),
+        Some(action) => format!("Step {taken}: {action}"),
         None => format!("Initial state {}", path.init),
     };
     layout(title, &heading, &body)
 }
 
 /// Where the replay stands, with links to its previous and next steps.
-fn replay_bar(body: &mut String, path: &TracePath, trace: &TracePath) {
+fn replay_bar(body: &mut String, path: &TracePath, replay: &Replay) {
+    let trace = replay.trace;
     let at = path.steps.len();
     let total = trace.steps.len();
     let _ = write!(
@@ -209,14 +223,16 @@ fn replay_bar(body: &mut String, path: &TracePath, trace: &TracePath) {
             href(&trace.prefix(at - 1), Some(trace))
         );
     }
-    if at < total {
-        let _ = write!(
-            body,
-            "<a id=\"replay-next\" href=\"{}\">next &rarr;</a> ",
-            href(&trace.prefix(at + 1), Some(trace))
-        );
-    } else {
-        body.push_str("This is its last state. ");
+    match replay.actions.get(at) {
+        Some(next) => {
+            let _ = write!(
+                body,
+                "<a id=\"replay-next\" href=\"{}\">next &rarr; <code>{}</code></a> ",
+                href(&trace.prefix(at + 1), Some(trace)),
+                escape_html(next)
+            );
+        }
+        None => body.push_str("This is its last state. "),
     }
     let _ = writeln!(
         body,
@@ -227,7 +243,7 @@ fn replay_bar(body: &mut String, path: &TracePath, trace: &TracePath) {
 
 /// The states of the path so far, each a link back to it.
 fn path_list(body: &mut String, path: &TracePath, trace: Option<&TracePath>, walk: &Walk) {
-    body.push_str("<h2>Path</h2>\n<ol class=\"path\" id=\"path\">\n");
+    body.push_str("<h2>Path</h2>\n<ol class=\"path\" id=\"path\" start=\"0\">\n");
     let last = walk.steps.len() - 1;
     for (at, step) in walk.steps.iter().enumerate() {
         let label = match &step.action {

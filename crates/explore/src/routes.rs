@@ -117,15 +117,27 @@ impl Routes {
                 ));
             }
         };
-        if let Some(trace) = &trace {
-            if !path.is_prefix_of(trace) {
-                return Err(self.bad_request("the path is not on the trace it steps through"));
+        let replay = match &trace {
+            Some(trace) if !path.is_prefix_of(trace) => {
+                return Err(self.bad_request("the path is not on the trace it steps through"))
             }
-            // The whole trace must exist, or its "next" links would lead nowhere.
-            self.model
-                .walk(trace)
-                .map_err(|problem| self.error(404, "No such state", &problem))?;
-        }
+            Some(trace) => {
+                // The whole trace must exist, or its "next" links would lead nowhere.
+                let walk = self
+                    .model
+                    .walk(trace)
+                    .map_err(|problem| self.error(404, "No such state", &problem))?;
+                Some(page::Replay {
+                    trace,
+                    actions: walk
+                        .steps
+                        .into_iter()
+                        .filter_map(|step| step.action)
+                        .collect(),
+                })
+            }
+            None => None,
+        };
         let walk = self
             .model
             .walk(&path)
@@ -133,7 +145,7 @@ impl Routes {
         self.remember_walk(&path, &walk);
         Ok(Response::html(
             200,
-            page::state_page(&self.title, &path, trace.as_ref(), &walk),
+            page::state_page(&self.title, &path, replay.as_ref(), &walk),
         ))
     }
 

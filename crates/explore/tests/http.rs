@@ -107,7 +107,7 @@ fn pages_of_the_initial_state_and_of_a_path() {
     assert!(root.body.contains("href=\"/?path=0\""), "{}", root.body);
     let state = get(address, "/?path=0.1");
     assert_eq!(state.status, 200);
-    assert!(state.body.contains("after FillBigJug"));
+    assert!(state.body.contains("Step 1: FillBigJug"));
     assert!(state.header("content-security-policy").is_some());
     // The explorer's own links from there.
     assert!(state.body.contains("href=\"/?path=0.1.5\""));
@@ -259,7 +259,7 @@ fn jump_by_fingerprint_finds_a_shortest_path() {
     let mut frontier = initial;
     let solved = loop {
         if let Some(state) = frontier.iter().find(|s| s.big == 4) {
-            break state.clone();
+            break *state;
         }
         let mut next = Vec::new();
         for state in &frontier {
