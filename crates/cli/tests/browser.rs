@@ -188,7 +188,7 @@ fn chromium_follows_three_actions_of_a_world_in_the_explorer() {
             row.leads_to,
             "the state the row announced"
         );
-        let path = between(&page, "id=\"path\">", "</ol>").unwrap();
+        let path = between(&page, "id=\"path\"", "</ol>").unwrap();
         assert_eq!(path.matches("<li").count(), step + 2, "{path}");
         // The chart grows by one row per step (and a mark per reply).
         let chart = between(&page, "id=\"chart\">", "</svg>").expect("a chart");
