@@ -70,15 +70,25 @@ fn href(path: &TracePath, trace: Option<&TracePath>) -> String {
     }
 }
 
-/// The page of the initial states.
+/// Most initial states listed on the first page.
+const INITIAL_LISTED_MAX: usize = 1000;
+
+/// The page of the initial states (the first [`INITIAL_LISTED_MAX`]).
 pub fn initial_page(title: &str, states: &[StateStep]) -> String {
     let mut body = format!(
-        "<p>The model has {} initial state{}. Choose one to start from.</p>\n\
-         <ol class=\"initial\" start=\"0\">\n",
+        "<p>The model has {} initial state{}. Choose one to start from.</p>\n",
         states.len(),
         if states.len() == 1 { "" } else { "s" }
     );
-    for (index, state) in states.iter().enumerate() {
+    if states.len() > INITIAL_LISTED_MAX {
+        let _ = writeln!(
+            body,
+            "<p class=\"banner note\">The first {INITIAL_LISTED_MAX} are listed; \
+             initial state K is at <code>/?path=K</code>.</p>"
+        );
+    }
+    body.push_str("<ol class=\"initial\" start=\"0\">\n");
+    for (index, state) in states.iter().take(INITIAL_LISTED_MAX).enumerate() {
         let _ = writeln!(
             body,
             "<li><a class=\"initial\" href=\"{}\">initial state {index}</a> \

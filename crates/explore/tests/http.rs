@@ -107,6 +107,11 @@ fn pages_of_the_initial_state_and_of_a_path() {
     assert!(root.body.contains("href=\"/?path=0\""), "{}", root.body);
     let state = get(address, "/?path=0.1");
     assert_eq!(state.status, 200);
+    for page in [&root.body, &state.body] {
+        for fetch in ["http://", "https://", "src=", "<link", "@import", "url("] {
+            assert!(!page.contains(fetch), "the page fetches nothing ({fetch})");
+        }
+    }
     assert!(state.body.contains("Step 1: FillBigJug"));
     assert!(state.header("content-security-policy").is_some());
     // The explorer's own links from there.

@@ -1,0 +1,75 @@
+//! `cmc explore` from the command line: bad inputs are refused with exit
+//! code 2 before anything is served, and the server answers on loopback.
+//! (Its pages in a real browser: `browser.rs`; its HTTP rules: the tests of
+//! `cmc-explore`.)
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+
+use common::{cmc_exiting, spawn_cmc};
+
+#[test]
+fn bad_inputs_are_refused_with_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, stderr) = cmc_exiting(&["explore"], dir.path(), 2);
+    assert!(stderr.contains("name a model to explore"), "{stderr}");
+    let (_, stderr) = cmc_exiting(&["explore", "no-such-model"], dir.path(), 2);
+    assert!(stderr.contains("unknown model `no-such-model`"), "{stderr}");
+    let (_, stderr) = cmc_exiting(&["explore", "die-hard", "RM=3"], dir.path(), 2);
+    assert!(stderr.contains("RM"), "{stderr}");
+    let (_, stderr) = cmc_exiting(&["explore", "die-hard", "--port", "65536"], dir.path(), 2);
+    assert!(stderr.contains("65536"), "{stderr}");
+    let (_, stderr) = cmc_exiting(
+        &["explore", "--core", "rust:no-such-core", "requests=1"],
+        dir.path(),
+        2,
+    );
+    assert!(stderr.contains("no-such-core"), "{stderr}");
+    // A port already taken.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let (_, stderr) = cmc_exiting(&["explore", "die-hard", "--port", &port], dir.path(), 2);
+    assert!(stderr.contains("cannot listen on 127.0.0.1"), "{stderr}");
+}
+
+/// Kills the child when dropped.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_explorer_serves_on_loopback_and_prints_its_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Running(spawn_cmc(
+        &["explore", "two-phase", "RM=2", "--port", "0"],
+        dir.path(),
+    ));
+    let mut line = String::new();
+    BufReader::new(child.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let address = line
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix("http://127.0.0.1:"))
+        .unwrap_or_else(|| panic!("a loopback URL in {line:?}"))
+        .trim_end_matches('/')
+        .to_string();
+    let mut stream = TcpStream::connect(format!("127.0.0.1:{address}")).unwrap();
+    write!(
+        stream,
+        "GET /?path=0.0 HTTP/1.1\r\nHost: 127.0.0.1:{address}\r\n\r\n"
+    )
+    .unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 200 OK"), "{reply}");
+    assert!(reply.contains("two-phase RM=2"), "{reply}");
+    assert!(reply.contains("id=\"actions\""), "{reply}");
+}
