@@ -21,6 +21,7 @@ mod world_view;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::sync::Arc;
 
+use cmc_model::Model;
 use cmc_search::AnyModel;
 
 pub use models::explorable;
@@ -37,7 +38,20 @@ impl Server {
     /// Binds `127.0.0.1:port` (`0`: a free port) for `model`; `Err` if the
     /// port is taken or the model cannot be explored.
     pub fn bind(model: Box<dyn AnyModel>, port: u16) -> Result<Server, String> {
-        let model = explorable(model)?;
+        Server::bind_explorable(explorable(model)?, port)
+    }
+
+    /// Binds `127.0.0.1:port` for any [`Model`] (e.g. one of a program's
+    /// own, from its tests or its own binary): its states' fields, enabled
+    /// actions, replay files and fingerprints, without a World's extras.
+    pub fn bind_model<M: Model + Send + 'static>(model: M, port: u16) -> Result<Server, String> {
+        Server::bind_explorable(
+            Box::new(explorer::ModelExplorer::new(model, explorer::Plain)),
+            port,
+        )
+    }
+
+    fn bind_explorable(model: Box<dyn explorer::Explorable>, port: u16) -> Result<Server, String> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port))
             .map_err(|problem| format!("cannot listen on 127.0.0.1:{port}: {problem}"))?;
         let address = listener

@@ -35,7 +35,11 @@ fn start(limits: Limits) -> SocketAddr {
 }
 
 fn start_model(model: Box<dyn cmc_search::AnyModel>, limits: Limits) -> SocketAddr {
-    let server = Server::bind(model, 0).unwrap().with_limits(limits);
+    serve(Server::bind(model, 0).unwrap().with_limits(limits))
+}
+
+/// Runs `server` on a thread of its own; its address.
+fn serve(server: Server) -> SocketAddr {
     let address: SocketAddr = server
         .url()
         .trim_start_matches("http://")
@@ -387,4 +391,46 @@ fn action_links(page: &str) -> Vec<(String, String)> {
             (href.to_string(), text)
         })
         .collect()
+}
+
+/// A counter whose description panics at 2.
+struct Fragile;
+
+#[derive(Clone, Debug, PartialEq, Encode)]
+struct Count(u8);
+
+impl Model for Fragile {
+    type State = Count;
+    type Action = ();
+    fn name(&self) -> String {
+        "fragile".into()
+    }
+    fn init_states(&self, out: &mut Vec<Count>) {
+        out.push(Count(0));
+    }
+    fn actions(&self, _: &Count, out: &mut Vec<()>) {
+        out.push(());
+    }
+    fn next_state(&self, count: &Count, _: &()) -> Option<Count> {
+        (count.0 < 5).then(|| Count(count.0 + 1))
+    }
+    fn describe_state(&self, count: &Count) -> cmc_model::StateView {
+        assert!(count.0 != 2, "cannot describe two");
+        cmc_model::StateView::new().field("count", count.0)
+    }
+}
+
+#[test]
+fn a_model_that_panics_gets_a_500_and_the_server_goes_on() {
+    let address = serve(Server::bind_model(Fragile, 0).unwrap());
+    assert_eq!(get(address, "/?path=0").status, 200);
+    // The page of count 1 describes its successor, count 2.
+    let broken = get(address, "/?path=0.0");
+    assert_eq!(broken.status, 500);
+    assert!(
+        broken.body.contains("cannot describe two"),
+        "{}",
+        broken.body
+    );
+    assert_eq!(get(address, "/?path=0").status, 200);
 }
