@@ -154,8 +154,9 @@ pub fn state_page(title: &str, path: &TracePath, replay: Option<&Replay>, walk: 
     if let Some(fault) = &walk.fault {
         let _ = writeln!(
             body,
-            "<div class=\"banner bad\" id=\"fault\">The code under the model faulted; \
-             nothing shown after it can be trusted:<pre>{}</pre></div>",
+            "<div class=\"banner bad\" id=\"fault\">The code under the model faulted: \
+             what is shown cannot be trusted, and nothing can be explored further until \
+             cmc explore is started again.<pre>{}</pre></div>",
             escape_html(fault)
         );
     }
@@ -294,7 +295,7 @@ fn status_banner(body: &mut String, here: &StateStep, walk: &Walk) {
             escape_html(&here.violated.join(", "))
         );
     }
-    if walk.successors.is_empty() {
+    if walk.successors.is_empty() && walk.fault.is_none() {
         if walk.terminal {
             body.push_str(
                 "<div class=\"banner good\" id=\"end\">No action is enabled: \
