@@ -90,6 +90,8 @@ pub trait Explorable: Send + Sync {
     fn title(&self) -> String;
     /// The initial states.
     fn initial_states(&self) -> Vec<StateStep>;
+    /// A fault of the code under the model seen so far (see [`Model::fault_text`]).
+    fn fault(&self) -> Option<String>;
     /// Walks `path`; `Err` says why it names no state (an initial state or
     /// an action index that does not exist).
     fn walk(&self, path: &TracePath) -> Result<Walk, String>;
@@ -209,6 +211,10 @@ where
             .iter()
             .map(|state| self.state_step(None, state))
             .collect()
+    }
+
+    fn fault(&self) -> Option<String> {
+        self.model.fault_text()
     }
 
     fn walk(&self, path: &TracePath) -> Result<Walk, String> {

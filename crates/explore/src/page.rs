@@ -73,10 +73,14 @@ fn href(path: &TracePath, trace: Option<&TracePath>) -> String {
 /// Most initial states listed on the first page.
 const INITIAL_LISTED_MAX: usize = 1000;
 
-/// The page of the initial states (the first [`INITIAL_LISTED_MAX`]).
-pub fn initial_page(title: &str, states: &[StateStep]) -> String {
-    let mut body = format!(
-        "<p>The model has {} initial state{}. Choose one to start from.</p>\n",
+/// The page of the initial states (the first [`INITIAL_LISTED_MAX`]), after
+/// the model's `fault`, if any.
+pub fn initial_page(title: &str, states: &[StateStep], fault: Option<&str>) -> String {
+    let mut body = String::new();
+    fault_banner(&mut body, fault);
+    let _ = writeln!(
+        body,
+        "<p>The model has {} initial state{}. Choose one to start from.</p>",
         states.len(),
         if states.len() == 1 { "" } else { "s" }
     );
@@ -135,6 +139,19 @@ fn fields_table(body: &mut String, fields: &[(String, String)], changed: &[&str]
     body.push_str("</table>\n");
 }
 
+/// The banner of a fault of the code under the model, if there is one.
+fn fault_banner(body: &mut String, fault: Option<&str>) {
+    if let Some(fault) = fault {
+        let _ = writeln!(
+            body,
+            "<div class=\"banner bad\" id=\"fault\">The code under the model faulted: \
+             what is shown cannot be trusted, and nothing can be explored further until \
+             cmc explore is started again.<pre>{}</pre></div>",
+            escape_html(fault)
+        );
+    }
+}
+
 /// A replay file being stepped through: its path and its actions' texts.
 pub struct Replay<'a> {
     /// The whole trace.
@@ -151,15 +168,7 @@ pub fn state_page(title: &str, path: &TracePath, replay: Option<&Replay>, walk: 
     let taken = walk.steps.len() - 1;
     let trace = replay.map(|replay| replay.trace);
     let mut body = String::new();
-    if let Some(fault) = &walk.fault {
-        let _ = writeln!(
-            body,
-            "<div class=\"banner bad\" id=\"fault\">The code under the model faulted: \
-             what is shown cannot be trusted, and nothing can be explored further until \
-             cmc explore is started again.<pre>{}</pre></div>",
-            escape_html(fault)
-        );
-    }
+    fault_banner(&mut body, walk.fault.as_deref());
     if let Some(replay) = replay {
         replay_bar(&mut body, path, replay);
     }

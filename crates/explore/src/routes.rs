@@ -111,9 +111,10 @@ impl Routes {
                     });
                 }
                 drop(seen);
+                let fault = self.model.fault();
                 return Ok(Response::html(
                     200,
-                    page::initial_page(&self.title, &states),
+                    page::initial_page(&self.title, &states, fault.as_deref()),
                 ));
             }
         };
