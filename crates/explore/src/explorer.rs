@@ -95,6 +95,9 @@ pub trait Explorable: Send + Sync {
     /// Walks `path`; `Err` says why it names no state (an initial state or
     /// an action index that does not exist).
     fn walk(&self, path: &TracePath) -> Result<Walk, String>;
+    /// The texts of the actions `path` takes (its walk without the states'
+    /// descriptions); `Err` as for [`walk`](Explorable::walk).
+    fn action_texts(&self, path: &TracePath) -> Result<Vec<String>, String>;
     /// A shortest path to the state of `fingerprint`, by breadth-first
     /// search within `limits`.
     fn find(&self, fingerprint: Fingerprint, limits: FindLimits) -> Found;
@@ -151,6 +154,35 @@ impl<M: Model, X: Extras<M>> ModelExplorer<M, X> {
         actions.into_iter().filter_map(move |action| {
             let next = self.model.next_state(state, &action)?;
             Some((action, next))
+        })
+    }
+
+    /// The initial state `path` starts from.
+    fn initial_at(&self, path: &TracePath) -> Result<M::State, String> {
+        let initial = self.initial();
+        let count = initial.len();
+        initial.into_iter().nth(path.init).ok_or_else(|| {
+            format!(
+                "initial state {} does not exist: the model has {count}",
+                path.init
+            )
+        })
+    }
+
+    /// Step `number` (from 0) of a path: the enabled action `index` of
+    /// `state`, and where it leads.
+    fn step(
+        &self,
+        state: &M::State,
+        number: usize,
+        index: usize,
+    ) -> Result<(M::Action, M::State), String> {
+        self.enabled(state).nth(index).ok_or_else(|| {
+            format!(
+                "step {}: there is no enabled action {index} (the state has {})",
+                number + 1,
+                self.enabled(state).count()
+            )
         })
     }
 
@@ -218,23 +250,10 @@ where
     }
 
     fn walk(&self, path: &TracePath) -> Result<Walk, String> {
-        let initial = self.initial();
-        let count = initial.len();
-        let mut state = initial.into_iter().nth(path.init).ok_or_else(|| {
-            format!(
-                "initial state {} does not exist: the model has {count}",
-                path.init
-            )
-        })?;
+        let mut state = self.initial_at(path)?;
         let mut steps = vec![self.state_step(None, &state)];
         for (number, &index) in path.steps.iter().enumerate() {
-            let (action, next) = self.enabled(&state).nth(index).ok_or_else(|| {
-                format!(
-                    "step {}: there is no enabled action {index} (the state has {})",
-                    number + 1,
-                    self.enabled(&state).count()
-                )
-            })?;
+            let (action, next) = self.step(&state, number, index)?;
             steps.push(self.state_step(Some((&state, &action)), &next));
             state = next;
         }
@@ -274,6 +293,17 @@ where
             chart,
             steps,
         })
+    }
+
+    fn action_texts(&self, path: &TracePath) -> Result<Vec<String>, String> {
+        let mut state = self.initial_at(path)?;
+        let mut texts = Vec::with_capacity(path.steps.len());
+        for (number, &index) in path.steps.iter().enumerate() {
+            let (action, next) = self.step(&state, number, index)?;
+            texts.push(self.model.format_action(&action));
+            state = next;
+        }
+        Ok(texts)
     }
 
     fn find(&self, fingerprint: Fingerprint, limits: FindLimits) -> Found {

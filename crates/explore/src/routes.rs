@@ -124,18 +124,11 @@ impl Routes {
             }
             Some(trace) => {
                 // The whole trace must exist, or its "next" links would lead nowhere.
-                let walk = self
+                let actions = self
                     .model
-                    .walk(trace)
+                    .action_texts(trace)
                     .map_err(|problem| self.error(404, "No such state", &problem))?;
-                Some(page::Replay {
-                    trace,
-                    actions: walk
-                        .steps
-                        .into_iter()
-                        .filter_map(|step| step.action)
-                        .collect(),
-                })
+                Some(page::Replay { trace, actions })
             }
             None => None,
         };

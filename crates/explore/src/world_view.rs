@@ -47,7 +47,7 @@ fn bit_ids(mask: u32) -> String {
 fn nodes(html: &mut String, world: &World, state: &WorldState) {
     html.push_str(
         "<h2>Nodes</h2>\n<table id=\"nodes\"><tr><th>node</th><th>core</th><th>status</th>\
-         <th>clock</th><th>timers armed</th><th>wakes pending</th><th>persists pending</th>\
+         <th>clock</th><th>timers armed (ids)</th><th>wakes pending (ids)</th><th>persists pending</th>\
          <th>core state</th></tr>\n",
     );
     for (node, ns) in state.nodes.iter().enumerate() {

@@ -346,7 +346,11 @@ fn a_world_page_shows_nodes_network_ghost_and_chart() {
     let world = cmc_world::build_model(&cmc_world::WorldArgs {
         cores: vec!["rust:reqack".into()],
         nodes: 2,
-        params: vec!["requests=1".into(), "crashes=1".into()],
+        params: vec![
+            "requests=1".into(),
+            "crashes=1".into(),
+            "partitions=1".into(),
+        ],
         check_determinism: false,
     })
     .unwrap();
@@ -375,6 +379,37 @@ fn a_world_page_shows_nodes_network_ghost_and_chart() {
         crashed.body.contains("#c0392b"),
         "the chart marks the crash"
     );
+    assert!(first.body.contains("every link is up"));
+    let cut = action_links(&first.body)
+        .into_iter()
+        .find(|(_, text)| text == "LINKS cut n0-n1")
+        .expect("a LINKS cut action");
+    let partitioned = get(address, &cut.0.replace("&amp;", "&"));
+    assert!(
+        partitioned.body.contains("cut: n0 &ndash; n1"),
+        "{}",
+        partitioned.body
+    );
+    assert_eq!(partitions_left(&first.body), "1");
+    assert_eq!(partitions_left(&partitioned.body), "0", "the cut spent it");
+}
+
+/// The `partitions` budget left, from a World page's budgets table.
+fn partitions_left(page: &str) -> String {
+    let table = page.split("id=\"budgets\"").nth(1).unwrap();
+    let table = table.split("</table>").next().unwrap();
+    let names: Vec<&str> = table
+        .split("<th>")
+        .skip(1)
+        .map(|cell| cell.split('<').next().unwrap())
+        .collect();
+    let values: Vec<&str> = table
+        .split("<td>")
+        .skip(1)
+        .map(|cell| cell.split('<').next().unwrap())
+        .collect();
+    let column = names.iter().position(|name| *name == "partitions").unwrap();
+    values[column].to_string()
 }
 
 /// `(href, action text)` of each enabled action's link on a page.
