@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what cmc's build and tests need on a fresh Debian machine:
-# a C compiler and binutils (`nm`) for C cores. Idempotent; needs root (or
-# sudo) only when something is missing.
+# a C compiler and binutils (`nm`) for C cores, and headless Chromium (with
+# a font) for the browser tests of `cmc explore` and the HTML reports.
+# Idempotent; needs root (or sudo) only when something is missing.
 set -euo pipefail
 
 missing=()
 command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
 command -v nm >/dev/null 2>&1 || missing+=(binutils)
 command -v make >/dev/null 2>&1 || missing+=(make)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium fonts-liberation)
 
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}" >&2

@@ -33,6 +33,8 @@ pub enum Command {
     /// The planted-bug gate of a gate file: every control run must pass and
     /// every planted bug must be caught by its expected property.
     Gate(GateArgs),
+    /// Serve a web UI on 127.0.0.1 to step through a model's states by hand.
+    Explore(crate::explore::ExploreArgs),
     /// Replay a product's glue log (include/cmc_glue_log.h) through the same
     /// cores and check that its glue did what the steps asked and what a
     /// network, a disk and timers can do.
@@ -241,7 +243,7 @@ fn workers(text: &str) -> Result<usize, String> {
     integer_in(text, 1..=WORKERS_MAX).map(|value| value as usize)
 }
 
-fn nodes(text: &str) -> Result<usize, String> {
+pub(crate) fn nodes(text: &str) -> Result<usize, String> {
     integer_in(text, 1..=cmc_world::spec::NODES_MAX as u64).map(|value| value as usize)
 }
 

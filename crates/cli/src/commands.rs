@@ -42,6 +42,7 @@ pub fn run(cli: Cli) -> Result<Status, String> {
         Command::Describe(args) => describe(args),
         Command::Gate(args) => crate::gate::command(args),
         Command::Validate(args) => crate::validate::command(args),
+        Command::Explore(args) => crate::explore::command(args),
     }
 }
 

@@ -8,6 +8,7 @@
 pub mod args;
 mod commands;
 mod distributed;
+mod explore;
 mod gate;
 mod gate_file;
 mod inputs;

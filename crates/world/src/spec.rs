@@ -68,7 +68,8 @@ pub struct WorldSpec {
     pub applied: Vec<ModelParam>,
 }
 
-const BUDGET_NAMES: [(&str, Budget); BUDGETS] = [
+/// The parameter name of each fault budget (`drops=K`...), in [`Budget`] order.
+pub const BUDGET_NAMES: [(&str, Budget); BUDGETS] = [
     ("drops", Budget::Drops),
     ("dups", Budget::Dups),
     ("crashes", Budget::Crashes),
