@@ -78,7 +78,8 @@ fn the_lease_gate_passes_its_controls_and_catches_every_planted_bug() {
     let (stdout, stderr) = text(&replay);
     assert_eq!(replay.status.code(), Some(1), "{stdout}{stderr}");
     assert!(
-        stderr.contains("Invariant OneLeaseHolder is violated") || stdout.contains("VIOLATED OneLeaseHolder"),
+        stderr.contains("Invariant OneLeaseHolder is violated")
+            || stdout.contains("VIOLATED OneLeaseHolder"),
         "{stdout}{stderr}"
     );
 }

@@ -225,7 +225,7 @@ fn the_skew_bound_holds_in_every_reachable_state() {
         assert_eq!(outcome.verdict, Verdict::Pass, "{params:?}");
         assert_eq!(
             outcome.stats.distinct_states,
-            clock_vectors(nodes, ticks, skew as u32),
+            clock_vectors(nodes, ticks, skew),
             "{params:?}"
         );
     }
