@@ -280,3 +280,27 @@ fn a_crashed_node_does_not_hold_time_back() {
         outcome.verdict
     );
 }
+
+#[test]
+fn an_early_fire_is_not_enabled_even_when_asked_for_directly() {
+    // What a replay file or a hand-written action list would ask for: the
+    // World refuses FIRE before the deadline, then allows it once reached.
+    use cmc_model::Model;
+    let world = alarm(Arming::At(1), 1, &["ticks=1"]);
+    let mut init = Vec::new();
+    world.init_states(&mut init);
+    let fire = Action::Fire { node: 0, timer: 0 };
+    assert!(world.next_state(&init[0], &fire).is_none(), "clock 0 < 1");
+    let mut enabled = Vec::new();
+    world.actions(&init[0], &mut enabled);
+    assert_eq!(enabled, vec![Action::Tick { node: 0 }]);
+    let ticked = world
+        .next_state(&init[0], &Action::Tick { node: 0 })
+        .unwrap();
+    let fired = world.next_state(&ticked, &fire).expect("clock 1 reached 1");
+    assert_eq!(firings(&world, &fired), vec![1]);
+    assert!(
+        fired.nodes[0].deadlines.is_empty(),
+        "a fired timer is disarmed"
+    );
+}
