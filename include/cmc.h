@@ -57,7 +57,8 @@ enum cmc_event_kind {
     CMC_EV_CLIENT = 5,     /* client request `id` arrived */
     CMC_EV_LOCAL_FAIL = 6, /* client request `id` failed locally */
     CMC_EV_WAKE = 7,       /* pending wake-up `id` ran */
-    CMC_EV_TICK = 8        /* the node's clock advanced to `clock` */
+    CMC_EV_TICK = 8        /* the node's clock advanced to `clock` (by one; with the World's
+                              skew=K, no two nodes' clocks ever differ by more than K) */
 };
 
 /* What the node asks the environment to do. */
@@ -67,7 +68,12 @@ enum cmc_output_kind {
     CMC_OUT_CANCEL_TIMER = 3, /* disarm timer `id` */
     CMC_OUT_PERSIST = 4,      /* write `payload[0..len)` at durable offset `id`, once flushed */
     CMC_OUT_WAKE = 5,         /* schedule wake-up `id` */
-    CMC_OUT_REPLY = 6         /* reply `payload[0..len)` to client request `id` */
+    CMC_OUT_REPLY = 6,        /* reply `payload[0..len)` to client request `id` */
+    CMC_OUT_SET_TIMER_AT = 7  /* arm timer `id` with a deadline on this node's clock: it fires
+                                 only once the clock has reached it (payload: the deadline,
+                                 8 bytes little-endian; use cmc_set_timer_at). Re-arming
+                                 replaces the deadline; CMC_OUT_SET_TIMER (no deadline) may
+                                 fire at any moment */
 };
 
 /* The node's configuration: constant for the node's lifetime. */
@@ -166,6 +172,12 @@ static inline int cmc_wake(cmc_outputs *out, uint32_t id) {
 }
 static inline int cmc_reply(cmc_outputs *out, uint32_t request, const void *bytes, uint32_t len) {
     return cmc_emit(out, CMC_OUT_REPLY, 0, request, bytes, len);
+}
+/* Arms timer `id` to fire once this node's clock (cmc_event.clock) has reached `deadline`. */
+static inline int cmc_set_timer_at(cmc_outputs *out, uint32_t id, uint64_t deadline) {
+    uint8_t bytes[8];
+    for (unsigned i = 0; i < 8; i++) bytes[i] = (uint8_t)(deadline >> (8 * i));
+    return cmc_emit(out, CMC_OUT_SET_TIMER_AT, 0, id, bytes, 8);
 }
 
 /*

@@ -11,6 +11,9 @@
 #     message sequence chart; plus DieHard's state graph in DOT.
 #  5. The reference cores' gate file (crates/protocols/gate.toml): every
 #     control passes and every planted bug is caught, evidence kept.
+#  6. A C team's own core through cmc only (examples/c-lease, no Rust code
+#     of theirs): the lease library built with cc, its control checked, and
+#     its gate file (every planted bug caught), evidence kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -52,4 +55,10 @@ else
 fi
 rm -rf target/gate-evidence
 $cmc gate crates/protocols/gate.toml --evidence target/gate-evidence
+lease=examples/c-lease
+cc -std=c11 -Wall -Wextra -Werror -O2 -fPIC -shared -Iinclude "$lease/lease.c" "$lease/lease_props.c" \
+  -o "$out/liblease.so"
+$cmc check --core "$out/liblease.so" --nodes 3 requests=2 clients=1,2 ticks=13 skew=1 cfg1=1 --no-deadlock
+rm -rf target/gate-evidence-c-lease
+$cmc gate "$lease/gate.toml" --evidence target/gate-evidence-c-lease
 echo "main job: done (the violation above is expected: it shows a counterexample and its replay)"

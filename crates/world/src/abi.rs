@@ -85,15 +85,27 @@ pub enum OutputKind {
     Wake = 5,
     /// Reply the payload to client request `id`.
     Reply = 6,
+    /// Arm timer `id` with a deadline on the node's clock (the payload, a
+    /// little-endian `u64`, see [`Outputs::set_timer_at`]): it fires only
+    /// once the clock has reached the deadline.
+    SetTimerAt = 7,
 }
 
 impl OutputKind {
     /// The kind with ABI number `raw`, if any.
     pub fn from_raw(raw: u32) -> Option<OutputKind> {
         use OutputKind::*;
-        [Send, SetTimer, CancelTimer, Persist, Wake, Reply]
-            .into_iter()
-            .find(|kind| *kind as u32 == raw)
+        [
+            Send,
+            SetTimer,
+            CancelTimer,
+            Persist,
+            Wake,
+            Reply,
+            SetTimerAt,
+        ]
+        .into_iter()
+        .find(|kind| *kind as u32 == raw)
     }
 
     /// Upper-case name used in traces, e.g. `SEND`.
@@ -105,6 +117,7 @@ impl OutputKind {
             OutputKind::Persist => "PERSIST",
             OutputKind::Wake => "WAKE",
             OutputKind::Reply => "REPLY",
+            OutputKind::SetTimerAt => "SET_TIMER_AT",
         }
     }
 }
@@ -292,6 +305,19 @@ impl Outputs {
     pub fn reply(&mut self, request: u32, bytes: &[u8]) -> Result<(), CoreError> {
         self.emit(OutputKind::Reply, 0, request, bytes)
     }
+
+    /// Arms timer `id` to fire once the node's clock has reached `deadline`
+    /// (`cmc_set_timer_at` in C): the payload is the deadline as 8
+    /// little-endian bytes. Re-arming replaces the earlier deadline.
+    pub fn set_timer_at(&mut self, id: u32, deadline: u64) -> Result<(), CoreError> {
+        self.emit(OutputKind::SetTimerAt, 0, id, &deadline.to_le_bytes())
+    }
+}
+
+/// The deadline a [`OutputKind::SetTimerAt`] output carries, or `None` if
+/// its payload is not the 8 bytes [`Outputs::set_timer_at`] writes.
+pub fn timer_deadline(output: &Output) -> Option<u64> {
+    Some(u64::from_le_bytes(output.payload().try_into().ok()?))
 }
 
 /// `cmc_step_fn`.

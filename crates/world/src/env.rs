@@ -22,11 +22,22 @@
 //!   would start another is a capacity fault.
 //! - [`NET_MAX`] packets in flight, [`PERSISTS_MAX`] unflushed persists per
 //!   node, [`GHOST_MAX`] ghost entries, outputs and payloads beyond the ABI
-//!   limits (a core that ignores `cmc_emit`'s error) and a clock at
-//!   `u32::MAX`: capacity faults.
+//!   limits (a core that ignores `cmc_emit`'s error), a clock at
+//!   `u32::MAX` and a timer deadline beyond it: capacity faults.
+//!
+//! Time. Each node has a clock, advanced by one per TICK (budget `ticks`).
+//! Without a drift bound, clocks advance freely and only on live nodes.
+//! With `skew=K`, the clocks of any two nodes never differ by more than K: a
+//! TICK that would put a clock more than K ahead of the slowest is not
+//! enabled, and a crashed node's clock keeps running (its TICK advances the
+//! clock without a step), so a node that is down never holds time back.
+//! A timer armed with SET_TIMER may fire at any moment; one armed with
+//! SET_TIMER_AT may fire only once its node's clock has reached the
+//! deadline (and at any moment after that).
 
 use crate::abi::{
-    Config, Event, EventKind, OutputKind, Outputs, OUTPUTS_MAX, PAYLOAD_MAX, TIMERS_MAX,
+    timer_deadline, Config, Event, EventKind, OutputKind, Outputs, OUTPUTS_MAX, PAYLOAD_MAX,
+    TIMERS_MAX,
 };
 use crate::action::{Action, NetOp, Surplus};
 use crate::spec::{NetSemantics, WorldSpec};
@@ -109,6 +120,7 @@ impl Env {
                         timers: 0,
                         wakes: 0,
                         persists: Vec::new(),
+                        deadlines: Vec::new(),
                     }
                 })
                 .collect(),
@@ -166,14 +178,21 @@ impl Env {
         for (node, ns) in state.nodes.iter().enumerate() {
             let node = node as u8;
             if ns.crashed {
+                if self.spec.skew.is_some() && self.may_tick(state, node) {
+                    out.push(Action::Tick { node });
+                }
                 continue;
             }
             if !ns.persists.is_empty() {
                 out.push(Action::Flush { node });
             }
-            out.extend(bits(ns.timers).map(|timer| Action::Fire { node, timer }));
+            out.extend(
+                bits(ns.timers)
+                    .filter(|&timer| ns.timer_due(timer))
+                    .map(|timer| Action::Fire { node, timer }),
+            );
             out.extend(bits(ns.wakes).map(|wake| Action::Wake { node, wake }));
-            if state.budget(Budget::Ticks) > 0 {
+            if self.may_tick(state, node) {
                 out.push(Action::Tick { node });
             }
         }
@@ -299,9 +318,14 @@ impl Env {
                 )?;
             }
             Action::Fire { node, timer } => {
-                if !live(node) || !take_bit(&mut next.nodes[node as usize].timers, timer) {
+                if !live(node) || !state.nodes[node as usize].timer_due(timer) {
                     return Ok(None);
                 }
+                let ns = &mut next.nodes[node as usize];
+                if !take_bit(&mut ns.timers, timer) {
+                    return Ok(None);
+                }
+                ns.set_deadline(timer, None);
                 self.step(
                     &mut next,
                     node,
@@ -327,10 +351,11 @@ impl Env {
                 )?;
             }
             Action::Tick { node } => {
-                if !live(node) {
+                let exists = (node as usize) < state.nodes.len();
+                if !exists || !(live(node) || self.spec.skew.is_some()) {
                     return Ok(None);
                 }
-                if !spend(&mut next, Budget::Ticks) {
+                if !self.may_tick(state, node) || !spend(&mut next, Budget::Ticks) {
                     return Ok(None);
                 }
                 let clock = &mut next.nodes[node as usize].clock;
@@ -342,7 +367,9 @@ impl Env {
                         format!("the clock of n{node} is at its maximum, {}", u32::MAX),
                     )
                 })?;
-                self.step(&mut next, node, EventKind::Tick, 0, 0, &[], observer)?;
+                if live(node) {
+                    self.step(&mut next, node, EventKind::Tick, 0, 0, &[], observer)?;
+                }
             }
             Action::Crash { node } => {
                 if !live(node) || !self.spec.crash_nodes.contains(&node) {
@@ -359,6 +386,7 @@ impl Env {
                 ns.core[durable..].fill(0);
                 ns.crashed = true;
                 ns.timers = 0;
+                ns.deadlines.clear();
                 ns.wakes = 0;
                 ns.persists.clear();
             }
@@ -522,7 +550,29 @@ impl Env {
                     self.send(&mut state.net, packet).map_err(full)?;
                 }
                 OutputKind::SetTimer => ns.timers |= 1 << id_ok()?,
-                OutputKind::CancelTimer => ns.timers &= !(1 << id_ok()?),
+                OutputKind::SetTimerAt => {
+                    let timer = id_ok()?;
+                    let deadline = timer_deadline(item).ok_or_else(|| {
+                        bad(format!(
+                            "the deadline must be 8 little-endian bytes, not {}",
+                            item.len
+                        ))
+                    })?;
+                    let at = u32::try_from(deadline).map_err(|_| {
+                        full(format!(
+                            "the deadline {deadline} of timer {timer} is beyond the largest \
+                             clock value, {}",
+                            u32::MAX
+                        ))
+                    })?;
+                    ns.timers |= 1 << timer;
+                    ns.set_deadline(timer, Some(at));
+                }
+                OutputKind::CancelTimer => {
+                    let timer = id_ok()?;
+                    ns.timers &= !(1 << timer);
+                    ns.set_deadline(timer, None);
+                }
                 OutputKind::Wake => ns.wakes |= 1 << id_ok()?,
                 OutputKind::Persist => {
                     if item.id as usize + item.len as usize > durable_size {
@@ -593,6 +643,23 @@ impl Env {
         }
         net.insert(position, packet);
         Ok(())
+    }
+}
+
+impl Env {
+    /// Whether TICK of `node` is enabled: ticks are left and, with a drift
+    /// bound `skew=K`, the node's next clock value stays within K of every
+    /// other node's clock (crashed nodes included).
+    fn may_tick(&self, state: &WorldState, node: u8) -> bool {
+        if state.budget(Budget::Ticks) == 0 {
+            return false;
+        }
+        let Some(skew) = self.spec.skew else {
+            return true;
+        };
+        let slowest = state.nodes.iter().map(|ns| ns.clock).min().unwrap_or(0);
+        let next = state.nodes[node as usize].clock as u64 + 1;
+        next - slowest as u64 <= skew as u64
     }
 }
 

@@ -64,6 +64,11 @@ pub struct WorldSpec {
     /// Interchangeable nodes for symmetry reduction (`symmetry=1,2`; see
     /// [`crate::symmetry`]); empty (the default): off.
     pub symmetric_nodes: Vec<u8>,
+    /// The drift bound (`skew=K`): the clocks of any two nodes never differ
+    /// by more than K, a TICK that would break this is not enabled, and a
+    /// crashed node's clock keeps running (see [`crate::env`]). `None` (the
+    /// default): every clock advances freely, and only on live nodes.
+    pub skew: Option<u8>,
     /// `NAME=VALUE` pairs applied so far, for replay files.
     pub applied: Vec<ModelParam>,
 }
@@ -90,6 +95,7 @@ clients=0,2              nodes that receive client requests (default 0)
 crash_nodes=1,2          nodes the environment may crash (default all)
 roles=0,1,1              core index of each node when several --core are given (one per node)
 symmetry=off|1,2         interchangeable nodes: states are merged up to renaming them (default off)
+skew=K                   clocks of any two nodes differ by at most K ticks; crashed nodes' clocks keep running (1 to 255, default: unbounded)
 quiescence=K             with spent fault budgets, the fair schedule answers every client within K steps (1 to 100000)
 cfg0=V .. cfg7=V         values passed to every core in config.params";
 
@@ -115,6 +121,7 @@ impl WorldSpec {
             link_bound: 2,
             quiescence_steps: None,
             symmetric_nodes: Vec::new(),
+            skew: None,
             applied: Vec::new(),
         };
         spec.set_roles(roles)?;
@@ -245,6 +252,8 @@ impl WorldSpec {
             self.net_bound = ranged(1, u8::MAX)?;
         } else if name == "link_bound" {
             self.link_bound = ranged(1, u8::MAX)?;
+        } else if name == "skew" {
+            self.skew = Some(ranged(1, u8::MAX)?);
         } else if name == "symmetry" {
             self.symmetric_nodes = match value {
                 "off" => Vec::new(),
@@ -391,6 +400,21 @@ mod tests {
         let mut spec = fresh();
         spec.set("net_bound", "1").unwrap();
         assert_eq!(spec.net_bound, 1);
+    }
+
+    #[test]
+    fn skew_is_a_positive_tick_count() {
+        for value in ["0", "256", "x"] {
+            let error = fresh().set("skew", value).unwrap_err();
+            assert_eq!(
+                error,
+                format!("skew={value}: expected a count from 1 to 255")
+            );
+        }
+        assert_eq!(fresh().skew, None, "unbounded by default");
+        let mut spec = fresh();
+        spec.set("skew", "2").unwrap();
+        assert_eq!(spec.skew, Some(2));
     }
 
     #[test]

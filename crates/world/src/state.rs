@@ -101,6 +101,16 @@ pub struct Persist {
     pub bytes: Payload,
 }
 
+/// The deadline of a timer armed with `SET_TIMER_AT`: it may fire only once
+/// its node's clock has reached `at`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
+pub struct Deadline {
+    /// The timer id.
+    pub timer: u8,
+    /// The clock value from which the timer may fire.
+    pub at: u32,
+}
+
 /// One node: its core's bytes and what the environment holds for it.
 #[derive(Clone, Debug, PartialEq, Eq, Encode)]
 pub struct NodeState {
@@ -116,6 +126,43 @@ pub struct NodeState {
     pub wakes: u32,
     /// Unflushed persists, oldest first.
     pub persists: Vec<Persist>,
+    /// Deadlines of the armed timers that have one, sorted by timer id; an
+    /// armed timer without one may fire at any moment.
+    pub deadlines: Vec<Deadline>,
+}
+
+impl NodeState {
+    /// The deadline of timer `timer`, if it was armed with one.
+    pub fn deadline(&self, timer: u8) -> Option<u32> {
+        self.deadlines
+            .iter()
+            .find(|deadline| deadline.timer == timer)
+            .map(|deadline| deadline.at)
+    }
+
+    /// Whether armed timer `timer` may fire now: it has no deadline, or the
+    /// node's clock has reached it.
+    pub fn timer_due(&self, timer: u8) -> bool {
+        self.deadline(timer).is_none_or(|at| self.clock >= at)
+    }
+
+    /// Gives timer `timer` the deadline `at` (replacing an earlier one), or
+    /// none (`None`), keeping [`NodeState::deadlines`] sorted.
+    pub fn set_deadline(&mut self, timer: u8, at: Option<u32>) {
+        let position = self.deadlines.partition_point(|d| d.timer < timer);
+        let present = self
+            .deadlines
+            .get(position)
+            .is_some_and(|d| d.timer == timer);
+        match (at, present) {
+            (Some(at), true) => self.deadlines[position].at = at,
+            (Some(at), false) => self.deadlines.insert(position, Deadline { timer, at }),
+            (None, true) => {
+                self.deadlines.remove(position);
+            }
+            (None, false) => {}
+        }
+    }
 }
 
 /// What a ghost history entry records.
@@ -221,6 +268,7 @@ mod tests {
                     offset: 0,
                     bytes: Payload::new(&[9]).unwrap(),
                 }],
+                deadlines: vec![Deadline { timer: 0, at: 7 }],
             }],
             net: vec![Packet {
                 src: 0,
@@ -237,6 +285,32 @@ mod tests {
         };
         assert_eq!(WorldState::decode_exact(&state.to_bytes()).unwrap(), state);
         assert!(!state.link_up(0, 1) && state.link_up(1, 2));
+    }
+
+    #[test]
+    fn deadlines_stay_sorted_and_decide_when_a_timer_is_due() {
+        let mut node = NodeState {
+            core: vec![],
+            crashed: false,
+            clock: 3,
+            timers: 0b1011,
+            wakes: 0,
+            persists: vec![],
+            deadlines: vec![],
+        };
+        node.set_deadline(3, Some(5));
+        node.set_deadline(0, Some(3));
+        node.set_deadline(3, Some(4));
+        assert_eq!(
+            node.deadlines,
+            vec![Deadline { timer: 0, at: 3 }, Deadline { timer: 3, at: 4 }]
+        );
+        assert!(node.timer_due(0), "the clock has reached 3");
+        assert!(node.timer_due(1), "no deadline: any moment");
+        assert!(!node.timer_due(3), "4 is not reached at 3");
+        node.set_deadline(0, None);
+        node.set_deadline(1, None);
+        assert_eq!(node.deadlines, vec![Deadline { timer: 3, at: 4 }]);
     }
 
     #[test]

@@ -216,6 +216,10 @@ impl World {
                     Some(OutputKind::Reply) => {
                         format!("REPLY r{} {}", item.id, hex(item.payload()))
                     }
+                    Some(OutputKind::SetTimerAt) => match crate::abi::timer_deadline(item) {
+                        Some(deadline) => format!("SET_TIMER_AT {} at={deadline}", item.id),
+                        None => format!("SET_TIMER_AT {} {}", item.id, hex(item.payload())),
+                    },
                     _ => format!("{kind} {}", item.id),
                 }
             })
@@ -432,10 +436,15 @@ impl Model for World {
                 .iter()
                 .map(|p| format!("@{} {}", p.offset, hex(p.bytes.as_bytes())))
                 .collect();
+            let deadlines: String = ns
+                .deadlines
+                .iter()
+                .map(|d| format!(" timer{}@{}", d.timer, d.at))
+                .collect();
             view = view.text(
                 format!("n{node}.env"),
                 format!(
-                    "{} clock={} timers={:#x} wakes={:#x} persists=[{}]",
+                    "{} clock={} timers={:#x}{deadlines} wakes={:#x} persists=[{}]",
                     if ns.crashed { "CRASHED" } else { "up" },
                     ns.clock,
                     ns.timers,
