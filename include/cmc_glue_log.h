@@ -32,7 +32,7 @@ static inline const char *cmc_glue_event_name(uint32_t kind) {
 
 static inline const char *cmc_glue_output_name(uint32_t kind) {
     static const char *const names[] = {"?", "SEND", "SET_TIMER", "CANCEL_TIMER",
-                                        "PERSIST", "WAKE", "REPLY"};
+                                        "PERSIST", "WAKE", "REPLY", "SET_TIMER_AT"};
     return kind < sizeof names / sizeof names[0] ? names[kind] : "?";
 }
 

@@ -9,7 +9,8 @@
 //!   not received more often than it was sent (unless duplication is allowed);
 //! - a `FLUSHED` is the node's oldest pending `PERSIST`, with the same offset
 //!   and bytes, and its bytes become durable;
-//! - a `TIMER` fires only while armed, a `WAKE` only while pending, a
+//! - a `TIMER` fires only while armed and, if it was armed with a deadline
+//!   (`SET_TIMER_AT`), once the node's clock has reached it; a `WAKE` only while pending, a
 //!   `LOCAL_FAIL` only for a request the node was given;
 //! - a node gets `START` first, and again only after a `crash` record (which
 //!   loses its volatile part, unflushed persists, timers and wake-ups);
@@ -19,7 +20,7 @@
 //! Event and output kinds this module does not know (newer ABI kinds) are
 //! still run through the core and compared, without environment checks.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use crate::abi::{Config, Event, EventKind, Output, OutputKind, Outputs};
 use crate::glue_log::{format_record, Line, Record};
@@ -83,7 +84,8 @@ struct Node {
     durable_size: usize,
     running: bool,
     clock: u64,
-    timers: BTreeSet<u32>,
+    /// Armed timers, with their deadline on the node's clock if they have one.
+    timers: BTreeMap<u32, Option<u64>>,
     wakes: BTreeSet<u32>,
     persists: VecDeque<(u32, Vec<u8>)>,
     requests: BTreeSet<u32>,
@@ -124,7 +126,7 @@ impl<'s> Glue<'s> {
                     durable_size: core.durable_size(),
                     running: false,
                     clock: 0,
-                    timers: BTreeSet::new(),
+                    timers: BTreeMap::new(),
                     wakes: BTreeSet::new(),
                     persists: VecDeque::new(),
                     requests: BTreeSet::new(),
@@ -250,15 +252,22 @@ impl<'s> Glue<'s> {
                     ));
                 }
             }
-            EventKind::Timer => {
-                if !state.timers.remove(&event.id) {
+            EventKind::Timer => match state.timers.remove(&event.id) {
+                None => {
                     return Err(format!(
                         "timer {} fires at node {node}, which has not armed it \
                          (never set, cancelled, or already fired)",
                         event.id
-                    ));
+                    ))
                 }
-            }
+                Some(Some(deadline)) if state.clock < deadline => {
+                    return Err(format!(
+                        "timer {} fires at node {node} at clock {}, before its deadline {deadline}",
+                        event.id, state.clock
+                    ))
+                }
+                Some(_) => {}
+            },
             EventKind::Wake => {
                 if !state.wakes.remove(&event.id) {
                     return Err(format!(
@@ -387,7 +396,15 @@ impl<'s> Glue<'s> {
                 copies.in_flight += 1;
             }
             Some(OutputKind::SetTimer) => {
-                state.timers.insert(output.id);
+                state.timers.entry(output.id).or_insert(None);
+            }
+            Some(OutputKind::SetTimerAt) => {
+                let deadline = output
+                    .payload()
+                    .try_into()
+                    .map(u64::from_le_bytes)
+                    .map_err(|_| "SET_TIMER_AT carries its deadline as 8 bytes".to_string())?;
+                state.timers.insert(output.id, Some(deadline));
             }
             Some(OutputKind::CancelTimer) => {
                 state.timers.remove(&output.id);
