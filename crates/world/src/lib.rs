@@ -19,6 +19,7 @@
 //!   `guarded`: every step's buffers between canaries and guard pages.
 //! - [`replay`]: counterexamples through the real cores, and message sequence charts.
 //! - [`cores`]: the example cores.
+//! - [`export`]: a Rust core exported through the C ABI ([`export_core!`]).
 
 pub mod abi;
 pub mod action;
@@ -28,6 +29,7 @@ pub mod chart_svg;
 pub mod core;
 pub mod cores;
 pub mod env;
+pub mod export;
 pub mod fault;
 mod guarded;
 pub mod inspect;
