@@ -498,3 +498,131 @@ fn check_name(name: &str, what: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn die_hard(params: &mut Params) -> Result<cmc_models::DieHard, String> {
+        params.take_count("JUGS", 2, 2..=2)?;
+        Ok(cmc_models::DieHard::new())
+    }
+
+    fn reqack(bug: u32) -> cmc_world::cores::reqack::ReqAck {
+        cmc_world::cores::reqack::ReqAck { bug }
+    }
+
+    fn catalog(cli: Cli) -> Catalog {
+        cli.catalog
+    }
+
+    #[test]
+    fn core_variants_are_found_by_their_exact_names() {
+        let entry = CoreEntry::with_bugs("rust:reqack", 2, reqack);
+        assert_eq!(entry.names(), ["reqack", "reqack-bug1", "reqack-bug2"]);
+        for name in ["reqack", "reqack-bug1", "reqack-bug2"] {
+            assert!(entry.variant(name).is_some(), "{name}");
+        }
+        for name in ["reqack-bug0", "reqack-bug3", "reqack-bug01", "reqack-bugx", "reqackx", "req"] {
+            assert!(entry.variant(name).is_none(), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_model_that_breaks_the_contract_is_refused() {
+        // DieHard calls itself `die-hard` and does not record JUGS.
+        let catalog = catalog(Cli::new("t").model(ModelEntry::new("jugs", "", die_hard)));
+        let entry = catalog.model("jugs").unwrap();
+        let error = catalog.build(entry, &[]).err().unwrap();
+        assert!(error.contains("calls itself `die-hard`"), "{error}");
+        let catalog = catalog_named_die_hard();
+        let entry = catalog.model("die-hard").unwrap();
+        assert!(catalog.build(entry, &[]).is_ok());
+        let given = [("JUGS".to_string(), "2".to_string())];
+        let error = catalog.build(entry, &given).err().unwrap();
+        assert!(error.contains("JUGS= but does not report it"), "{error}");
+        let given = [("JUG".to_string(), "2".to_string())];
+        let error = catalog.build(entry, &given).err().unwrap();
+        assert!(error.contains("there is no parameter JUG"), "{error}");
+    }
+
+    fn catalog_named_die_hard() -> Catalog {
+        catalog(Cli::new("t").model(ModelEntry::new("die-hard", "", die_hard)))
+    }
+
+    #[test]
+    fn registrations_with_bad_or_taken_names_are_refused() {
+        let cases = [
+            (Cli::new("t").model(ModelEntry::new("a b", "", die_hard)), "one word"),
+            (Cli::new("t").model(ModelEntry::new("-a", "", die_hard)), "one word"),
+            (Cli::new("t").model(ModelEntry::new("N=3", "", die_hard)), "one word"),
+            (
+                Cli::new("t")
+                    .model(ModelEntry::new("m", "", die_hard))
+                    .model(ModelEntry::new("m", "", die_hard)),
+                "two models",
+            ),
+            (Cli::new("t").core(CoreEntry::with_bugs("reqack", 0, reqack)), "one of cmc's own"),
+            (
+                Cli::new("t")
+                    .core(CoreEntry::with_bugs("mine", 1, reqack))
+                    .core(CoreEntry::new("mine-bug1", || reqack(0))),
+                "rust:mine-bug1` is registered twice",
+            ),
+            (Cli::bundled().core(CoreEntry::new("paxos", || reqack(0))), "registered twice"),
+            (Cli::new("t").core(CoreEntry::new("", || reqack(0))), "one word"),
+        ];
+        for (cli, why) in cases {
+            let error = cli.catalog.validate().unwrap_err();
+            assert!(error.contains(why), "{why}: {error}");
+        }
+        assert_eq!(Cli::bundled().catalog.validate(), Ok(()));
+        let mine = Cli::new("t")
+            .model(ModelEntry::new("die-hard", "", die_hard))
+            .core(CoreEntry::with_bugs("mine", 2, reqack));
+        assert_eq!(mine.catalog.validate(), Ok(()));
+    }
+
+    #[test]
+    fn a_cores_properties_apply_when_every_node_runs_it() {
+        let catalog = catalog(Cli::new("t").core(
+            CoreEntry::with_bugs("mine", 1, reqack).properties(cmc_world::cores::reqack::properties),
+        ));
+        let spec = |cores: Vec<Arc<dyn Core>>| WorldSpec::with_cores(cores, vec![0, 1]).unwrap();
+        let mine = catalog.rust_core("mine-bug1").unwrap();
+        let names = |properties: Vec<Property<World>>| -> Vec<String> {
+            properties.into_iter().map(|property| property.name).collect()
+        };
+        assert_eq!(
+            names(catalog.properties_for(&spec(vec![Arc::clone(&mine), Arc::clone(&mine)]))),
+            ["AckedIsDurable"]
+        );
+        let other: Arc<dyn Core> = Arc::new(reqack(0));
+        let smaller = {
+            // Another core with the same name but another state layout.
+            struct Other;
+            impl cmc_world::TypedCore for Other {
+                type Durable = u8;
+                type Volatile = u8;
+                fn name(&self) -> &str {
+                    "reqack"
+                }
+                fn step(
+                    &self,
+                    _: &cmc_world::abi::Config,
+                    _: &u8,
+                    _: &mut u8,
+                    _: &cmc_world::abi::Event,
+                    _: &mut cmc_world::abi::Outputs,
+                ) -> Result<(), cmc_world::abi::CoreError> {
+                    Ok(())
+                }
+            }
+            Arc::new(Other) as Arc<dyn Core>
+        };
+        assert_eq!(names(catalog.properties_for(&spec(vec![mine, other]))).len(), 1);
+        assert!(catalog
+            .properties_for(&spec(vec![smaller, Arc::clone(&catalog.rust_core("mine").unwrap())]))
+            .is_empty());
+    }
+}

@@ -33,12 +33,13 @@ pub fn command(args: GateArgs) -> Result<Status, String> {
     let path = match (args.file, crate::registry::default_gate()) {
         (Some(path), _) => path,
         (None, Some(default)) if default.is_file() => default,
-        (None, _) => {
-            return Err(
-                "name a gate file (the reference cores' gate is crates/protocols/gate.toml in cmc's sources)"
-                    .into(),
-            )
+        (None, Some(default)) => {
+            return Err(format!(
+                "name a gate file (the default, {}, is not there)",
+                default.display()
+            ))
         }
+        (None, None) => return Err("name a gate file".into()),
     };
     let mut file = GateFile::load(&path, &args.evidence)?;
     if !args.only.is_empty() {
