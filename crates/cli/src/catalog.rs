@@ -80,7 +80,12 @@ impl ModelEntry {
 
     /// Documents a parameter for `list`: its name, its default as text, and
     /// what it means (which values it takes).
-    pub fn param(mut self, name: &'static str, default: &'static str, meaning: &'static str) -> Self {
+    pub fn param(
+        mut self,
+        name: &'static str,
+        default: &'static str,
+        meaning: &'static str,
+    ) -> Self {
         self.params.push(ParamSpec {
             name,
             default,
@@ -218,7 +223,11 @@ impl CoreEntry {
             1 => format!("; planted bug rust:{}-bug1", self.name),
             n => format!("; planted bugs rust:{0}-bug1 to rust:{0}-bug{n}", self.name),
         };
-        format!("{:<14} Rust core (--core rust:{}){bugs}", format!("rust:{}", self.name), self.name)
+        format!(
+            "{:<14} Rust core (--core rust:{}){bugs}",
+            format!("rust:{}", self.name),
+            self.name
+        )
     }
 }
 
@@ -371,7 +380,10 @@ impl Catalog {
 
     /// The names of the registered models.
     pub fn model_names(&self) -> Vec<&str> {
-        self.models.iter().map(|entry| entry.name.as_str()).collect()
+        self.models
+            .iter()
+            .map(|entry| entry.name.as_str())
+            .collect()
     }
 
     /// Builds the model `entry` with `params`, holding it to
@@ -523,7 +535,14 @@ mod tests {
         for name in ["reqack", "reqack-bug1", "reqack-bug2"] {
             assert!(entry.variant(name).is_some(), "{name}");
         }
-        for name in ["reqack-bug0", "reqack-bug3", "reqack-bug01", "reqack-bugx", "reqackx", "req"] {
+        for name in [
+            "reqack-bug0",
+            "reqack-bug3",
+            "reqack-bug01",
+            "reqack-bugx",
+            "reqackx",
+            "req",
+        ] {
             assert!(entry.variant(name).is_none(), "{name}");
         }
     }
@@ -553,24 +572,42 @@ mod tests {
     #[test]
     fn registrations_with_bad_or_taken_names_are_refused() {
         let cases = [
-            (Cli::new("t").model(ModelEntry::new("a b", "", die_hard)), "one word"),
-            (Cli::new("t").model(ModelEntry::new("-a", "", die_hard)), "one word"),
-            (Cli::new("t").model(ModelEntry::new("N=3", "", die_hard)), "one word"),
+            (
+                Cli::new("t").model(ModelEntry::new("a b", "", die_hard)),
+                "one word",
+            ),
+            (
+                Cli::new("t").model(ModelEntry::new("-a", "", die_hard)),
+                "one word",
+            ),
+            (
+                Cli::new("t").model(ModelEntry::new("N=3", "", die_hard)),
+                "one word",
+            ),
             (
                 Cli::new("t")
                     .model(ModelEntry::new("m", "", die_hard))
                     .model(ModelEntry::new("m", "", die_hard)),
                 "two models",
             ),
-            (Cli::new("t").core(CoreEntry::with_bugs("reqack", 0, reqack)), "one of cmc's own"),
+            (
+                Cli::new("t").core(CoreEntry::with_bugs("reqack", 0, reqack)),
+                "one of cmc's own",
+            ),
             (
                 Cli::new("t")
                     .core(CoreEntry::with_bugs("mine", 1, reqack))
                     .core(CoreEntry::new("mine-bug1", || reqack(0))),
                 "rust:mine-bug1` is registered twice",
             ),
-            (Cli::bundled().core(CoreEntry::new("paxos", || reqack(0))), "registered twice"),
-            (Cli::new("t").core(CoreEntry::new("", || reqack(0))), "one word"),
+            (
+                Cli::bundled().core(CoreEntry::new("paxos", || reqack(0))),
+                "registered twice",
+            ),
+            (
+                Cli::new("t").core(CoreEntry::new("", || reqack(0))),
+                "one word",
+            ),
         ];
         for (cli, why) in cases {
             let error = cli.catalog.validate().unwrap_err();
@@ -585,13 +622,19 @@ mod tests {
 
     #[test]
     fn a_cores_properties_apply_when_every_node_runs_it() {
-        let catalog = catalog(Cli::new("t").core(
-            CoreEntry::with_bugs("mine", 1, reqack).properties(cmc_world::cores::reqack::properties),
-        ));
+        let catalog = catalog(
+            Cli::new("t").core(
+                CoreEntry::with_bugs("mine", 1, reqack)
+                    .properties(cmc_world::cores::reqack::properties),
+            ),
+        );
         let spec = |cores: Vec<Arc<dyn Core>>| WorldSpec::with_cores(cores, vec![0, 1]).unwrap();
         let mine = catalog.rust_core("mine-bug1").unwrap();
         let names = |properties: Vec<Property<World>>| -> Vec<String> {
-            properties.into_iter().map(|property| property.name).collect()
+            properties
+                .into_iter()
+                .map(|property| property.name)
+                .collect()
         };
         assert_eq!(
             names(catalog.properties_for(&spec(vec![Arc::clone(&mine), Arc::clone(&mine)]))),
@@ -620,9 +663,15 @@ mod tests {
             }
             Arc::new(Other) as Arc<dyn Core>
         };
-        assert_eq!(names(catalog.properties_for(&spec(vec![mine, other]))).len(), 1);
+        assert_eq!(
+            names(catalog.properties_for(&spec(vec![mine, other]))).len(),
+            1
+        );
         assert!(catalog
-            .properties_for(&spec(vec![smaller, Arc::clone(&catalog.rust_core("mine").unwrap())]))
+            .properties_for(&spec(vec![
+                smaller,
+                Arc::clone(&catalog.rust_core("mine").unwrap())
+            ]))
             .is_empty());
     }
 }

@@ -25,7 +25,8 @@ use crate::gate_file::{GateFile, Source, Variant};
 
 /// The gate file `cmc gate` runs when none is named: the reference cores'
 /// gate in this source tree, if it is there.
-pub(crate) const REFERENCE_GATE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../protocols/gate.toml");
+pub(crate) const REFERENCE_GATE: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../protocols/gate.toml");
 
 /// `cmc gate [FILE]`: `Fail` when any line is a hole; `Err` (exit 2) for a
 /// gate file that cannot be read or is malformed.

@@ -142,16 +142,26 @@ fn a_trace_of_another_programs_model_names_that_program() {
     let message = stderr(&output);
     assert!(
         message.starts_with("cmc: error: ring.cmc-trace: unknown model `token-ring`")
-            && message.contains("written by `mycheck`: replay it with `mycheck replay ring.cmc-trace`"),
+            && message
+                .contains("written by `mycheck`: replay it with `mycheck replay ring.cmc-trace`"),
         "{message}"
     );
     // cmc's own traces say it wrote them, and replay in cmc.
     let output = cmc(
-        &["check", "die-hard", "INVARIANTS=NotSolved", "--replay-out", "jugs.cmc-trace"],
+        &[
+            "check",
+            "die-hard",
+            "INVARIANTS=NotSolved",
+            "--replay-out",
+            "jugs.cmc-trace",
+        ],
         dir.path(),
     );
     assert_eq!(output.status.code(), Some(1));
     let text = std::fs::read_to_string(dir.path().join("jugs.cmc-trace")).unwrap();
     assert!(text.starts_with("# written by cmc:"), "{text}");
-    assert_eq!(cmc(&["replay", "jugs.cmc-trace"], dir.path()).status.code(), Some(1));
+    assert_eq!(
+        cmc(&["replay", "jugs.cmc-trace"], dir.path()).status.code(),
+        Some(1)
+    );
 }

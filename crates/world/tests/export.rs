@@ -66,11 +66,7 @@ fn the_descriptor_says_what_the_rust_core_says() {
     assert_eq!(exported.name(), "reqack");
     assert_eq!(exported.durable_size(), Core::durable_size(&rust));
     assert_eq!(exported.volatile_size(), Core::volatile_size(&rust));
-    assert_eq!(
-        cmc_core_entry(),
-        cmc_core_entry(),
-        "one static descriptor"
-    );
+    assert_eq!(cmc_core_entry(), cmc_core_entry(), "one static descriptor");
     // A state after a client request, described by both.
     let config = Config {
         node: 0,
@@ -175,10 +171,8 @@ fn a_panic_or_an_error_in_an_exported_step_is_a_core_error() {
     for params in [&["requests=1"][..], &[][..]] {
         let core: Arc<dyn Core> = Arc::new(
             // SAFETY: as above.
-            unsafe {
-                CCore::from_descriptor(FAULTY.entry::<ExportedFaulty>(), "faulty", None)
-            }
-            .unwrap(),
+            unsafe { CCore::from_descriptor(FAULTY.entry::<ExportedFaulty>(), "faulty", None) }
+                .unwrap(),
         );
         let mut spec = WorldSpec::new(core, 1).unwrap();
         spec.set_all(params).unwrap();

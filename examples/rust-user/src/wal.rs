@@ -84,7 +84,12 @@ impl TypedCore for Wal {
         Ok(())
     }
 
-    fn describe_state(&self, _config: &Config, durable: &Durable, volatile: &Volatile) -> Option<String> {
+    fn describe_state(
+        &self,
+        _config: &Config,
+        durable: &Durable,
+        volatile: &Volatile,
+    ) -> Option<String> {
         Some(format!(
             "logged={:#x} pending={:#x}",
             durable.logged, volatile.pending

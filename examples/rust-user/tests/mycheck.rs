@@ -101,16 +101,31 @@ fn the_model_is_checked_its_bug_found_and_replayed_by_the_users_binary() {
     // cmc itself lacks the model: bad input, not a verdict.
     assert_eq!(cmc_cli::run(["cmc", "replay", trace.to_str().unwrap()]), 2);
 
-    for strategy in [&["--dfs"][..], &["--simulate", "--walks", "50", "--seed", "3"]] {
-        let mut args = vec!["check", "token-ring", "BUG=1", "--replay-out", "other.cmc-trace"];
+    for strategy in [
+        &["--dfs"][..],
+        &["--simulate", "--walks", "50", "--seed", "3"],
+    ] {
+        let mut args = vec![
+            "check",
+            "token-ring",
+            "BUG=1",
+            "--replay-out",
+            "other.cmc-trace",
+        ];
         args.extend_from_slice(strategy);
         let output = mycheck(&args, dir.path());
-        assert_eq!(output.status.code(), Some(1), "{strategy:?}: {}", stderr(&output));
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{strategy:?}: {}",
+            stderr(&output)
+        );
     }
     let unknown = mycheck(&["check", "token-ring", "NODES=4"], dir.path());
     assert_eq!(unknown.status.code(), Some(2));
     assert!(
-        stderr(&unknown).starts_with("mycheck: error: model `token-ring`: there is no parameter NODES"),
+        stderr(&unknown)
+            .starts_with("mycheck: error: model `token-ring`: there is no parameter NODES"),
         "{}",
         stderr(&unknown)
     );
@@ -155,7 +170,11 @@ fn the_core_exported_as_a_library_counts_as_the_core_in_process() {
     assert_eq!(json(&output)["property"], "AckedIsDurable");
     let replayed = mycheck(&["replay", "world.cmc-trace"], dir.path());
     assert_eq!(replayed.status.code(), Some(1), "{}", stderr(&replayed));
-    assert!(stdout(&replayed).contains("AckedIsDurable"), "{}", stdout(&replayed));
+    assert!(
+        stdout(&replayed).contains("AckedIsDurable"),
+        "{}",
+        stdout(&replayed)
+    );
 }
 
 #[test]
@@ -166,7 +185,13 @@ fn the_gate_file_of_the_users_core_has_no_holes() {
         &["gate", gate.to_str().unwrap(), "--evidence", "evidence"],
         dir.path(),
     );
-    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
     let text = stdout(&output);
     let verdicts: Vec<&str> = text
         .lines()
