@@ -227,7 +227,7 @@ fn check_in_child(args: &CheckArgs) -> ! {
     let code = match status {
         Ok(status) => crate::exit_code(status),
         Err(message) => {
-            eprintln!("cmc: error: {message}");
+            eprintln!("{}: error: {message}", registry::program());
             crate::EXIT_USAGE
         }
     };
@@ -313,7 +313,10 @@ fn check_here(
             Err(problem) => {
                 // The violation is reported all the same, with the trace in full.
                 render_report(&report, args.json, None, with_header, out);
-                eprintln!("cmc: error: {problem}; the trace above is the only copy");
+                eprintln!(
+                    "{}: error: {problem}; the trace above is the only copy",
+                    registry::program()
+                );
                 html_report_if_asked(args, &report)?;
                 dot_if_asked(args, model.as_deref(), &report)?;
                 return Ok(Status::Fail);
@@ -513,11 +516,15 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
     match (&file.violates, &report.property) {
         (Some(expected), Some(found)) if expected != found => {
             eprintln!(
-                "cmc: note: the file says it violates {expected}, the replay violated {found}"
+                "{}: note: the file says it violates {expected}, the replay violated {found}",
+                registry::program()
             );
         }
         (Some(expected), None) => {
-            eprintln!("cmc: note: the file says it violates {expected}, but the replay found no violation");
+            eprintln!(
+                "{}: note: the file says it violates {expected}, but the replay found no violation",
+                registry::program()
+            );
         }
         _ => {}
     }
