@@ -14,6 +14,10 @@
 #  6. A C team's own core through cmc only (examples/c-lease, no Rust code
 #     of theirs): the lease library built with cc, its control checked, and
 #     its gate file (every planted bug caught), evidence kept.
+#  7. A user's own front end (examples/rust-user, `mycheck`): its Rust model
+#     passes, its planted bug is found, written as a replay file and replayed
+#     by mycheck; its Rust core passes in process and exported as a shared
+#     library loaded by cmc; its gate file has no holes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -61,4 +65,24 @@ cc -std=c11 -Wall -Wextra -Werror -O2 -fPIC -shared -Iinclude "$lease/lease.c" "
 $cmc check --core "$out/liblease.so" --nodes 3 requests=2 clients=1,2 ticks=13 skew=1 cfg1=1 --no-deadlock
 rm -rf target/gate-evidence-c-lease
 $cmc gate "$lease/gate.toml" --evidence target/gate-evidence-c-lease
-echo "main job: done (the violation above is expected: it shows a counterexample and its replay)"
+cargo build --release -p cmc-example-rust-user
+mycheck=target/release/mycheck
+$mycheck list
+$mycheck check token-ring N=6
+status=0
+$mycheck check token-ring BUG=1 --replay-out "$out/token-ring.cmc-trace" || status=$?
+if [ "$status" -ne 1 ]; then
+  echo "main job: expected mycheck to find the token ring's planted bug (exit code 1), got $status" >&2
+  exit 1
+fi
+status=0
+$mycheck replay "$out/token-ring.cmc-trace" | tail -2 || status=$?
+if [ "$status" -ne 1 ]; then
+  echo "main job: expected mycheck's replay to show the violation again (exit code 1), got $status" >&2
+  exit 1
+fi
+$mycheck check --core rust:wal --nodes 1 requests=3 crashes=1 restarts=1
+$cmc check --core target/release/librust_user.so --nodes 1 requests=3 crashes=1 restarts=1
+rm -rf target/gate-evidence-rust-user
+$mycheck gate examples/rust-user/gate.toml --evidence target/gate-evidence-rust-user
+echo "main job: done (the violations above are expected: they show counterexamples and their replays)"

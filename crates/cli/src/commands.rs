@@ -229,7 +229,7 @@ fn check_in_child(args: &CheckArgs) -> ! {
     let code = match status {
         Ok(status) => crate::exit_code(status),
         Err(message) => {
-            eprintln!("cmc: error: {message}");
+            eprintln!("{}: error: {message}", registry::program());
             crate::EXIT_USAGE
         }
     };
@@ -315,7 +315,10 @@ fn check_here(
             Err(problem) => {
                 // The violation is reported all the same, with the trace in full.
                 render_report(&report, args.json, None, with_header, out);
-                eprintln!("cmc: error: {problem}; the trace above is the only copy");
+                eprintln!(
+                    "{}: error: {problem}; the trace above is the only copy",
+                    registry::program()
+                );
                 html_report_if_asked(args, &report)?;
                 dot_if_asked(args, model.as_deref(), &report)?;
                 return Ok(Status::Fail);
@@ -379,8 +382,29 @@ fn write_html_report(path: &Path, report: &Report, chart: Option<&str>) -> Resul
         .map_err(|problem| format!("cannot write the HTML report {}: {problem}", path.display()))
 }
 
+/// The comment that opens a replay file written by `program`.
+const WRITTEN_BY: &str = "# written by ";
+
+/// The program named by a replay file's opening comment (see
+/// [`write_replay_file`]), if it has one.
+fn written_by(text: &str) -> Option<&str> {
+    text.lines()
+        .take_while(|line| line.starts_with('#'))
+        .find_map(|line| line.strip_prefix(WRITTEN_BY))
+        .and_then(|rest| rest.split_once(':'))
+        .map(|(program, _)| program.trim())
+}
+
+/// Writes `file` at `path`, opened by a comment naming this program (which
+/// knows the file's model and cores), so that another program that does not
+/// can say which one does.
 fn write_replay_file(path: &Path, file: &ReplayFile) -> Result<(), String> {
-    std::fs::write(path, file.to_text())
+    let program = registry::program();
+    let text = format!(
+        "{WRITTEN_BY}{program}: run it again with `{program} replay FILE`\n{}",
+        file.to_text()
+    );
+    std::fs::write(path, text)
         .map_err(|problem| format!("cannot write the replay file {}: {problem}", path.display()))
 }
 
@@ -404,8 +428,9 @@ fn render_report(
     if !json {
         if let Some(path) = replay_path {
             out.push_str(&format!(
-                "The trace is saved in {}; run it again with: cmc replay {}\n",
+                "The trace is saved in {}; run it again with: {} replay {}\n",
                 path.display(),
+                registry::program(),
                 path.display()
             ));
         }
@@ -444,6 +469,15 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
     let text = crate::inputs::read_replay_file(path)?;
     let in_file = |problem: String| format!("{}: {problem}", path.display());
     let file = ReplayFile::parse(&text).map_err(|e| in_file(e.to_string()))?;
+    // A model or core this program lacks: name the program that wrote the file.
+    let unknown_here = |problem: String| match written_by(&text) {
+        Some(writer) if writer != registry::program() => in_file(format!(
+            "{problem}; the file was written by `{writer}`: replay it with \
+             `{writer} replay {}`",
+            path.display()
+        )),
+        _ => in_file(problem),
+    };
     let params: Vec<(String, String)> = file
         .params
         .iter()
@@ -455,7 +489,7 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
             // Through the real cores: each event, its outputs and the core's
             // own description of its state, then the message sequence chart.
             let _exit_guard = supervise::ExitGuard::new();
-            let world = cmc_world::build_world(&world_args).map_err(in_file)?;
+            let world = cmc_world::build_world(&world_args).map_err(unknown_here)?;
             let (steps, rows) =
                 cmc_world::replay::run_with_chart(&world, &file).map_err(in_file)?;
             let mut report = AnyModel::replay(&world, &file).map_err(|e| in_file(e.to_string()))?;
@@ -472,7 +506,7 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
             report
         }
         None => {
-            let model = registry::build(&file.model, &params).map_err(in_file)?;
+            let model = registry::build(&file.model, &params).map_err(unknown_here)?;
             let report = model.replay(&file).map_err(|e| in_file(e.to_string()))?;
             if let Some(path) = &args.report {
                 write_html_report(path, &report, None)?;
@@ -484,11 +518,15 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
     match (&file.violates, &report.property) {
         (Some(expected), Some(found)) if expected != found => {
             eprintln!(
-                "cmc: note: the file says it violates {expected}, the replay violated {found}"
+                "{}: note: the file says it violates {expected}, the replay violated {found}",
+                registry::program()
             );
         }
         (Some(expected), None) => {
-            eprintln!("cmc: note: the file says it violates {expected}, but the replay found no violation");
+            eprintln!(
+                "{}: note: the file says it violates {expected}, but the replay found no violation",
+                registry::program()
+            );
         }
         _ => {}
     }

@@ -25,20 +25,22 @@ use crate::gate_file::{GateFile, Source, Variant};
 
 /// The gate file `cmc gate` runs when none is named: the reference cores'
 /// gate in this source tree, if it is there.
-const REFERENCE_GATE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../protocols/gate.toml");
+pub(crate) const REFERENCE_GATE: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../protocols/gate.toml");
 
 /// `cmc gate [FILE]`: `Fail` when any line is a hole; `Err` (exit 2) for a
 /// gate file that cannot be read or is malformed.
 pub fn command(args: GateArgs) -> Result<Status, String> {
-    let path = match args.file {
-        Some(path) => path,
-        None if Path::new(REFERENCE_GATE).is_file() => PathBuf::from(REFERENCE_GATE),
-        None => {
-            return Err(
-                "name a gate file (the reference cores' gate is crates/protocols/gate.toml in cmc's sources)"
-                    .into(),
-            )
+    let path = match (args.file, crate::registry::default_gate()) {
+        (Some(path), _) => path,
+        (None, Some(default)) if default.is_file() => default,
+        (None, Some(default)) => {
+            return Err(format!(
+                "name a gate file (the default, {}, is not there)",
+                default.display()
+            ))
         }
+        (None, None) => return Err("name a gate file".into()),
     };
     let mut file = GateFile::load(&path, &args.evidence)?;
     if !args.only.is_empty() {

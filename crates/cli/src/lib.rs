@@ -1,4 +1,6 @@
-//! The `cmc` command line as a library, so that tests can run it in-process.
+//! The `cmc` command line as a library: for tests that run it in-process,
+//! and for programs that register their own models and Rust cores and get
+//! every command for them ([`Cli`]; `crates/cli/README.md`).
 //!
 //! [`run`] parses the arguments, runs the command and returns the exit code:
 //! 0 every property holds, 1 a property failed (a violation, or a witness
@@ -6,6 +8,7 @@
 //! could not be completed, 3 interrupted.
 
 pub mod args;
+mod catalog;
 mod commands;
 mod distributed;
 mod explore;
@@ -17,7 +20,10 @@ mod validate;
 
 use std::ffi::OsString;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
+
+pub use catalog::{Cli, CoreEntry, ModelEntry};
+pub use cmc_models::params::Params;
 
 /// Exit code: every property holds.
 pub const EXIT_PASS: u8 = 0;
@@ -28,21 +34,37 @@ pub const EXIT_USAGE: u8 = 2;
 /// Exit code: the search was interrupted.
 pub const EXIT_INTERRUPTED: u8 = 3;
 
-/// Runs the command line `args` (the program's name first, as in
-/// [`std::env::args_os`]) and returns its exit code. Errors are printed on
+/// Runs the `cmc` command line `args` (the program's name first, as in
+/// [`std::env::args_os`]) over the bundled models and cores
+/// ([`Cli::bundled`]) and returns its exit code. Errors are printed on
 /// stderr as one `cmc: error: ...` line.
 pub fn run<I, T>(args: I) -> u8
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match args::Cli::try_parse_from(args) {
+    Cli::bundled().run_args(args)
+}
+
+/// Runs the command line `args` of `program` over the installed catalog.
+fn run_installed<I, T>(program: &str, args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let command = args::Cli::command()
+        .name(program.to_string())
+        .bin_name(program.to_string());
+    let parsed = command
+        .try_get_matches_from(args)
+        .and_then(|matches| args::Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(error) if error.kind() == clap::error::ErrorKind::ValueValidation => {
             // A number out of range: one line, like every other bad input.
             let text = error.to_string();
             let line = text.lines().next().unwrap_or_default();
-            eprintln!("cmc: error: {}", line.trim_start_matches("error: "));
+            eprintln!("{program}: error: {}", line.trim_start_matches("error: "));
             return EXIT_USAGE;
         }
         Err(error) if error.use_stderr() => {
@@ -59,7 +81,7 @@ where
     match commands::run(cli) {
         Ok(status) => exit_code(status),
         Err(message) => {
-            eprintln!("cmc: error: {message}");
+            eprintln!("{program}: error: {message}");
             EXIT_USAGE
         }
     }

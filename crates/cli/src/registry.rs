@@ -1,4 +1,5 @@
-//! Finding a model by name: the bundled models of `cmc-models`.
+//! Finding a model by name in the running program's catalog (the bundled
+//! models of `cmc-models` for `cmc`; see [`crate::Cli`]).
 
 use cmc_search::AnyModel;
 
@@ -15,39 +16,34 @@ pub fn parse_params(words: &[String]) -> Result<Vec<(String, String)>, String> {
         .collect()
 }
 
-/// Builds the bundled model `name` with `params`.
+/// Builds the model `name` of the running program's catalog with `params`.
 pub fn build(name: &str, params: &[(String, String)]) -> Result<Box<dyn AnyModel>, String> {
-    let entries = cmc_models::registry::bundled();
-    let entry = entries
-        .iter()
-        .find(|entry| entry.name == name)
-        .ok_or_else(|| {
-            let names: Vec<&str> = entries.iter().map(|entry| entry.name).collect();
-            format!(
-                "unknown model `{name}`; the bundled models are: {} (see `cmc list`)",
-                names.join(", ")
-            )
-        })?;
-    (entry.build)(params).map_err(|problem| format!("model `{name}`: {problem}"))
+    let catalog = crate::catalog::current();
+    let entry = catalog.model(name).ok_or_else(|| {
+        format!(
+            "unknown model `{name}`; the models of {} are: {} (see `{} list`)",
+            catalog.program,
+            catalog.model_names().join(", "),
+            catalog.program
+        )
+    })?;
+    catalog
+        .build(entry, params)
+        .map_err(|problem| format!("model `{name}`: {problem}"))
 }
 
-/// One line per bundled model: name, summary and parameters.
+/// One line per model (name, summary and parameters), then one per Rust core
+/// the program registered.
 pub fn list_lines() -> Vec<String> {
-    cmc_models::registry::bundled()
-        .iter()
-        .map(|entry| {
-            let params: Vec<String> = entry
-                .params
-                .iter()
-                .map(|param| format!("{}={} ({})", param.name, param.default, param.meaning))
-                .collect();
-            format!(
-                "{:<14} {}{}{}",
-                entry.name,
-                entry.summary,
-                if params.is_empty() { "" } else { "; params: " },
-                params.join(", ")
-            )
-        })
-        .collect()
+    crate::catalog::current().list_lines()
+}
+
+/// The running program's name (`cmc`, or a front end's own).
+pub fn program() -> String {
+    crate::catalog::current().program.clone()
+}
+
+/// The gate file `gate` runs when none is named, if the program has one.
+pub fn default_gate() -> Option<std::path::PathBuf> {
+    crate::catalog::current().default_gate.clone()
 }

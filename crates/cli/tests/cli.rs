@@ -130,3 +130,38 @@ fn bad_input_exits_2_with_a_one_line_explanation() {
         }
     }
 }
+
+#[test]
+fn a_trace_of_another_programs_model_names_that_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = "# written by mycheck: run it again with `mycheck replay FILE`\n\
+                cmc-replay 2\nmodel token-ring\nparam N=3\ninit 0\naction Enter(n0)\nend\n";
+    std::fs::write(dir.path().join("ring.cmc-trace"), file).unwrap();
+    let output = cmc(&["replay", "ring.cmc-trace"], dir.path());
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.starts_with("cmc: error: ring.cmc-trace: unknown model `token-ring`")
+            && message
+                .contains("written by `mycheck`: replay it with `mycheck replay ring.cmc-trace`"),
+        "{message}"
+    );
+    // cmc's own traces say it wrote them, and replay in cmc.
+    let output = cmc(
+        &[
+            "check",
+            "die-hard",
+            "INVARIANTS=NotSolved",
+            "--replay-out",
+            "jugs.cmc-trace",
+        ],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let text = std::fs::read_to_string(dir.path().join("jugs.cmc-trace")).unwrap();
+    assert!(text.starts_with("# written by cmc:"), "{text}");
+    assert_eq!(
+        cmc(&["replay", "jugs.cmc-trace"], dir.path()).status.code(),
+        Some(1)
+    );
+}

@@ -21,6 +21,7 @@
 //! - [`glue_log`] and [`validate`]: a product's log of what its glue did,
 //!   replayed through the same cores (`cmc validate`).
 //! - [`cores`]: the example cores.
+//! - [`export`]: a Rust core exported through the C ABI ([`export_core!`]).
 
 pub mod abi;
 pub mod action;
@@ -30,6 +31,7 @@ pub mod chart_svg;
 pub mod core;
 pub mod cores;
 pub mod env;
+pub mod export;
 pub mod fault;
 pub mod glue_log;
 mod guarded;

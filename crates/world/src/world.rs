@@ -173,13 +173,7 @@ impl World {
         self.spec()
             .core_of(node)
             .describe_state(&self.env.configs[node], view.durable, view.volatile)
-            .unwrap_or_else(|| {
-                format!(
-                    "durable {} volatile {}",
-                    hex(view.durable),
-                    hex(view.volatile)
-                )
-            })
+            .unwrap_or_else(|| state_hex(view.durable, view.volatile))
     }
 
     /// One event as text, e.g. `n1 RECV from n0 DATA(r=0)`.
@@ -491,4 +485,9 @@ impl Model for World {
         view.text("ghost", format!("[{}]", ghost.join(", ")))
             .field("budgets", state.budgets)
     }
+}
+
+/// A node's state as text when its core gives none: both parts in hex.
+pub(crate) fn state_hex(durable: &[u8], volatile: &[u8]) -> String {
+    format!("durable {} volatile {}", hex(durable), hex(volatile))
 }

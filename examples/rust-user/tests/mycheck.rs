@@ -1,0 +1,203 @@
+//! The user's own front end, `mycheck`, as the user runs it: it checks,
+//! fails, replays and gates the user's own model and core, and the core
+//! exported as a shared library counts exactly like the core in process.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+use cmc_search::{Checker, Verdict};
+use cmc_world::{Core, World, WorldSpec};
+use rust_user::ring::TokenRing;
+use rust_user::wal::{self, Wal};
+
+/// `mycheck args` run in `dir`.
+fn mycheck(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mycheck"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("mycheck runs")
+}
+
+/// The shared library this package's library is also built as (next to
+/// the binary: cargo builds every crate type of the library for it).
+fn core_library() -> PathBuf {
+    let dir = Path::new(env!("CARGO_BIN_EXE_mycheck")).parent().unwrap();
+    dir.join(format!(
+        "{}rust_user{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    ))
+}
+
+fn json(output: &Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|_| {
+        panic!(
+            "not JSON: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+/// Distinct states, generated states and depth of a JSON report.
+fn counts(report: &serde_json::Value) -> (u64, u64, u64) {
+    let count = |key: &str| report[key].as_u64().unwrap();
+    (
+        count("distinct_states"),
+        count("states_generated"),
+        count("depth"),
+    )
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn the_model_is_checked_its_bug_found_and_replayed_by_the_users_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let passing = mycheck(&["check", "token-ring", "N=5", "--json"], dir.path());
+    assert_eq!(passing.status.code(), Some(0), "{}", stderr(&passing));
+    let in_process = Checker::new(TokenRing::new(5, 0)).workers(2).run();
+    assert_eq!(in_process.verdict, Verdict::Pass);
+    let expected = (
+        in_process.stats.distinct_states,
+        in_process.stats.states_generated,
+        in_process.stats.depth,
+    );
+    assert_eq!(counts(&json(&passing)), expected);
+
+    let failing = mycheck(
+        &[
+            "check",
+            "token-ring",
+            "BUG=1",
+            "--json",
+            "--replay-out",
+            "ring.cmc-trace",
+        ],
+        dir.path(),
+    );
+    assert_eq!(failing.status.code(), Some(1), "{}", stderr(&failing));
+    assert_eq!(json(&failing)["property"], "MutualExclusion");
+    let trace = dir.path().join("ring.cmc-trace");
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(text.starts_with("# written by mycheck:"), "{text}");
+    assert!(text.contains("param BUG=1"), "{text}");
+
+    let replayed = mycheck(&["replay", "ring.cmc-trace"], dir.path());
+    assert_eq!(replayed.status.code(), Some(1), "{}", stderr(&replayed));
+    assert!(
+        stdout(&replayed).contains("Invariant MutualExclusion is violated"),
+        "{}",
+        stdout(&replayed)
+    );
+    // cmc itself lacks the model: bad input, not a verdict.
+    assert_eq!(cmc_cli::run(["cmc", "replay", trace.to_str().unwrap()]), 2);
+
+    for strategy in [
+        &["--dfs"][..],
+        &["--simulate", "--walks", "50", "--seed", "3"],
+    ] {
+        let mut args = vec![
+            "check",
+            "token-ring",
+            "BUG=1",
+            "--replay-out",
+            "other.cmc-trace",
+        ];
+        args.extend_from_slice(strategy);
+        let output = mycheck(&args, dir.path());
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{strategy:?}: {}",
+            stderr(&output)
+        );
+    }
+    let unknown = mycheck(&["check", "token-ring", "NODES=4"], dir.path());
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        stderr(&unknown)
+            .starts_with("mycheck: error: model `token-ring`: there is no parameter NODES"),
+        "{}",
+        stderr(&unknown)
+    );
+}
+
+/// The World the tests check the wal core in.
+const WAL_WORLD: [&str; 5] = ["--nodes", "1", "requests=3", "crashes=1", "restarts=1"];
+
+#[test]
+fn the_core_exported_as_a_library_counts_as_the_core_in_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = WorldSpec::new(Arc::new(Wal::default()) as Arc<dyn Core>, 1).unwrap();
+    spec.set_all(&WAL_WORLD[2..]).unwrap();
+    let world = wal::properties()
+        .into_iter()
+        .fold(World::new(spec), World::with_property);
+    let checker = Checker::new(world).workers(2);
+    let outcome = checker.run();
+    assert_eq!(checker.model().fault(), None);
+    assert_eq!(outcome.verdict, Verdict::Pass);
+    let in_process = (
+        outcome.stats.distinct_states,
+        outcome.stats.states_generated,
+        outcome.stats.depth,
+    );
+    let library = core_library();
+    assert!(library.is_file(), "{} was built", library.display());
+    for core in ["rust:wal", library.to_str().unwrap()] {
+        let mut args = vec!["check", "--core", core, "--json", "--check-determinism"];
+        args.extend_from_slice(&WAL_WORLD);
+        let output = mycheck(&args, dir.path());
+        assert_eq!(output.status.code(), Some(0), "{core}: {}", stderr(&output));
+        assert_eq!(counts(&json(&output)), in_process, "{core}");
+    }
+
+    // A planted bug through the user's core registry, caught by its
+    // property, and its World trace replayed through the same core.
+    let mut args = vec!["check", "--core", "rust:wal-bug2", "--json"];
+    args.extend_from_slice(&WAL_WORLD);
+    let output = mycheck(&args, dir.path());
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert_eq!(json(&output)["property"], "AckedIsDurable");
+    let replayed = mycheck(&["replay", "world.cmc-trace"], dir.path());
+    assert_eq!(replayed.status.code(), Some(1), "{}", stderr(&replayed));
+    assert!(
+        stdout(&replayed).contains("AckedIsDurable"),
+        "{}",
+        stdout(&replayed)
+    );
+}
+
+#[test]
+fn the_gate_file_of_the_users_core_has_no_holes() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = Path::new(env!("CARGO_MANIFEST_DIR")).join("gate.toml");
+    let output = mycheck(
+        &["gate", gate.to_str().unwrap(), "--evidence", "evidence"],
+        dir.path(),
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    let text = stdout(&output);
+    let verdicts: Vec<&str> = text
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(3))
+        .collect();
+    assert_eq!(verdicts[..3], ["PASS", "CAUGHT", "CAUGHT"], "{text}");
+    assert!(text.contains("gate: no holes"), "{text}");
+    assert!(dir.path().join("evidence/wal-bug2.cmc-trace").is_file());
+}
