@@ -108,7 +108,14 @@ pub fn check(
     }
     // A World runs here in the supervised child of `cmc check --core`: every
     // process loads the same cores, under its own supervisor.
-    run_bundled!(model, TwoPhase, PaxosCommit, TCommit, DieHard, cmc_world::World);
+    run_bundled!(
+        model,
+        TwoPhase,
+        PaxosCommit,
+        TCommit,
+        DieHard,
+        cmc_world::World
+    );
     Err(format!(
         "the timely engine checks the bundled models and Worlds of cores; `{name}` is neither (use --engine native)"
     ))

@@ -235,7 +235,10 @@ fn a_world_violation_has_the_native_length_on_two_processes() {
 fn a_process_with_another_core_library_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let hosts = hostfile(dir.path(), 2);
-    let cores = [reqack_core(dir.path(), None), reqack_core(dir.path(), Some(2))];
+    let cores = [
+        reqack_core(dir.path(), None),
+        reqack_core(dir.path(), Some(2)),
+    ];
     let model = |index: usize| {
         words(&format!(
             "--core {} --nodes 2 requests=1",

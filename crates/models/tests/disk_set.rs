@@ -46,7 +46,11 @@ fn assert_disk_set_matches_memory<M: Model + Clone>(model: M) {
             disk.table_bytes
         );
         // The run directory went with the set.
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{context}");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "{context}"
+        );
     }
 }
 

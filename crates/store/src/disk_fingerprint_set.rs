@@ -422,8 +422,40 @@ mod tests {
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[..32].rotate_left(16);
         std::fs::write(&path, &bytes).unwrap();
-        let error = DiskFingerprintSet::load(&path, 1024, dir.path()).err().unwrap();
+        let error = DiskFingerprintSet::load(&path, 1024, dir.path())
+            .err()
+            .unwrap();
         assert!(error.to_string().contains("not a sorted"), "{error}");
+    }
+
+    /// Two searches sharing a spill directory (the default temporary one)
+    /// must not write each other's runs (a run file rewritten under a set
+    /// would answer for other fingerprints, or SIGBUS on a shorter file).
+    #[test]
+    fn two_sets_in_one_directory_keep_their_own_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut sets = [1024, 1024].map(|capacity| DiskFingerprintSet::new(capacity, dir.path()));
+        let members = [random_fingerprints(3000, 15), random_fingerprints(3000, 16)];
+        for (set, members) in sets.iter_mut().zip(&members) {
+            for chunk in members.chunks(500) {
+                for &fp in chunk {
+                    assert_eq!(set.insert(fp), Some(Insertion::New));
+                }
+                set.flush().unwrap();
+            }
+        }
+        for (set, members) in sets.iter().zip(&members) {
+            assert_eq!(set.len(), members.len() as u64);
+            assert!(members
+                .iter()
+                .all(|&fp| set.insert(fp) == Some(Insertion::Present)));
+        }
+        let [first, second] = &sets;
+        assert!(members[1].iter().all(|&fp| !first.memory.contains(fp)
+            && !first.runs.iter().any(|tiered| tiered.run.contains(fp))));
+        assert!(members[0]
+            .iter()
+            .all(|&fp| !second.runs.iter().any(|tiered| tiered.run.contains(fp))));
     }
 
     #[test]

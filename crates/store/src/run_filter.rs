@@ -30,7 +30,10 @@ impl RunFilter {
     /// Builds the filter of `sorted`, the fingerprints of a run in increasing
     /// order (`count` of them).
     pub(crate) fn build(count: u64, sorted: impl Iterator<Item = Fingerprint>) -> RunFilter {
-        let partitions = count.div_ceil(KEYS_PER_PARTITION).max(1).next_power_of_two();
+        let partitions = count
+            .div_ceil(KEYS_PER_PARTITION)
+            .max(1)
+            .next_power_of_two();
         let bits = partitions.trailing_zeros();
         let mut filter = RunFilter {
             bits,

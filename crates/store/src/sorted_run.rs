@@ -76,10 +76,7 @@ impl SortedRun {
         if (1..count).any(|index| get(index - 1) >= get(index)) {
             return Err(invalid("a sorted fingerprint run"));
         }
-        let page_starts = (0..count)
-            .step_by(FINGERPRINTS_PER_PAGE)
-            .map(get)
-            .collect();
+        let page_starts = (0..count).step_by(FINGERPRINTS_PER_PAGE).map(get).collect();
         let filter = RunFilter::build(count as u64, (0..count).map(get));
         Ok(SortedRun {
             path,
@@ -211,8 +208,9 @@ pub(crate) fn write_record(out: &mut impl Write, fingerprint: Fingerprint) -> io
 #[inline]
 fn record_at(map: &[u8], index: usize) -> Fingerprint {
     let record = &map[index * RECORD_BYTES..(index + 1) * RECORD_BYTES];
-    let word =
-        |range: std::ops::Range<usize>| u64::from_le_bytes(record[range].try_into().expect("8 bytes"));
+    let word = |range: std::ops::Range<usize>| {
+        u64::from_le_bytes(record[range].try_into().expect("8 bytes"))
+    };
     Fingerprint::from_halves(word(0..8), word(8..16))
 }
 
