@@ -316,16 +316,18 @@ fn a_process_that_never_comes_is_a_clear_error_in_bounded_time() {
     assert!(started.elapsed() < Duration::from_secs(30));
 }
 
-#[test]
-fn a_peer_killed_mid_run_ends_the_others_with_a_clear_error() {
+/// Starts `model` on `count` loopback processes, kills the last one with
+/// SIGKILL once process 0 has reported level 3, and returns the standard
+/// error of every survivor, each of which must end within a minute, with
+/// exit code 2 and a clear error.
+fn kill_one_mid_run(model: &str, count: usize) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
-    let hosts = hostfile(dir.path(), 3);
-    // Large enough never to finish before the kill.
+    let hosts = hostfile(dir.path(), count);
     let mut processes = Processes::start(
         dir.path(),
         &hosts,
-        3,
-        |_| words("two-phase RM=9"),
+        count,
+        |_| words(model),
         &["--progress", "plain"],
     );
     // Wait until process 0 reports a level: the search is under way.
@@ -348,7 +350,7 @@ fn a_peer_killed_mid_run_ends_the_others_with_a_clear_error() {
             break;
         }
     }
-    let mut victim = processes.0[2].take().unwrap();
+    let mut victim = processes.0[count - 1].take().unwrap();
     victim.kill().unwrap();
     victim.wait().unwrap();
     let killed_at = Instant::now();
@@ -358,17 +360,38 @@ fn a_peer_killed_mid_run_ends_the_others_with_a_clear_error() {
     while let Ok(line) = seen.recv_timeout(Duration::from_secs(10)) {
         collected.push(line);
     }
-    let stderrs = [collected.join("\n"), text(&outputs[1]).1];
+    let mut stderrs = vec![collected.join("\n")];
+    stderrs.extend(outputs[1..].iter().map(|output| text(output).1));
     for (output, stderr) in outputs.iter().zip(&stderrs) {
         assert_eq!(output.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains("was lost during the search"), "{stderr}");
     }
+    stderrs
+}
+
+#[test]
+fn a_peer_killed_mid_run_ends_the_others_with_a_clear_error() {
+    // Large enough never to finish before the kill.
+    let stderrs = kill_one_mid_run("two-phase RM=9", 3);
     // The first survivor to notice names the dead peer; the other may see
     // the first survivor leave before it sees the dead peer.
     assert!(
         stderrs
             .iter()
             .any(|stderr| stderr.contains("the connection to process 2 was lost")),
+        "{stderrs:?}"
+    );
+}
+
+#[test]
+fn a_world_process_killed_mid_run_ends_the_other_with_a_clear_error() {
+    // Its supervised child dies with it (PR_SET_PDEATHSIG).
+    let stderrs = kill_one_mid_run(
+        "--core rust:reqack --nodes 3 requests=2 drops=1 crashes=1",
+        2,
+    );
+    assert!(
+        stderrs[0].contains("the connection to process 1 was lost"),
         "{stderrs:?}"
     );
 }
