@@ -24,7 +24,8 @@ pub enum Engine {
 #[derive(Debug, Args)]
 pub struct EngineArgs {
     /// Search engine: native, or timely (timely dataflow, across processes
-    /// with --processes, --process and --hostfile; bundled models only).
+    /// with --processes, --process and --hostfile; bundled models and
+    /// Worlds of cores).
     #[arg(long, value_enum, default_value_t = Engine::Native)]
     pub engine: Engine,
     /// Number of processes of a timely run (the same command runs on each).
@@ -105,9 +106,18 @@ pub fn check(
             drop(model);
         }};
     }
-    run_bundled!(model, TwoPhase, PaxosCommit, TCommit, DieHard);
+    // A World runs here in the supervised child of `cmc check --core`: every
+    // process loads the same cores, under its own supervisor.
+    run_bundled!(
+        model,
+        TwoPhase,
+        PaxosCommit,
+        TCommit,
+        DieHard,
+        cmc_world::World
+    );
     Err(format!(
-        "the timely engine checks the bundled models; `{name}` is not one (use --engine native)"
+        "the timely engine checks the bundled models and Worlds of cores; `{name}` is neither (use --engine native)"
     ))
 }
 

@@ -1,6 +1,7 @@
 //! `cmc check --engine timely` on loopback: 2 and 3 processes on 127.0.0.1
-//! give the native engine's exact counts and counterexample length; a peer
-//! with other parameters is refused; a peer that dies or never comes ends
+//! give the native engine's exact counts and counterexample length, for
+//! bundled models and Worlds of C and Rust cores; a peer with other
+//! parameters or another core library is refused; a peer that dies or never comes ends
 //! the run on every other process with a clear error, in bounded time.
 
 mod common;
@@ -12,7 +13,7 @@ use std::process::{Child, Output};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{cmc, cmc_command, text};
+use common::{cmc, cmc_command, compile_c, text};
 
 /// Longest any process of these tests may run.
 const RUN_BOUND: Duration = Duration::from_secs(120);
@@ -183,6 +184,79 @@ fn a_violation_has_the_one_process_length_on_every_process() {
     }
 }
 
+/// Compiles the reqack example C core (with planted bug `bug`, if any)
+/// into `dir`.
+fn reqack_core(dir: &Path, bug: Option<u32>) -> std::path::PathBuf {
+    let out = dir.join(format!("libreqack-{}.so", bug.unwrap_or(0)));
+    let define = bug.map(|bug| format!("-DCMC_BUG={bug}"));
+    let mut flags = vec!["-O1", "-shared", "-fPIC"];
+    flags.extend(define.as_deref());
+    compile_c(&["cores/reqack/reqack.c"], &flags, &out);
+    out
+}
+
+#[test]
+fn two_processes_count_a_c_core_world_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = reqack_core(dir.path(), None);
+    let model = format!("--core {} --nodes 2 requests=2 drops=1", core.display());
+    let expected = native(dir.path(), &model);
+    assert_eq!(expected["verdict"], "pass", "{expected}");
+    assert!(expected["distinct_states"].as_u64().unwrap() > 100);
+    for output in distributed(dir.path(), &model, 2) {
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+        let report = json(&output);
+        for key in ["verdict", "distinct_states", "states_generated", "depth"] {
+            assert_eq!(report[key], expected[key], "{key}");
+        }
+        assert!(text(&output).1.contains("2 process(es)"));
+    }
+}
+
+#[test]
+fn a_world_violation_has_the_native_length_on_two_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = "--core rust:reqack-bug2 --nodes 2 requests=2";
+    let expected = native(dir.path(), model);
+    assert_eq!(expected["property"], "AckedIsDurable", "{expected}");
+    for output in distributed(dir.path(), model, 2) {
+        assert_eq!(output.status.code(), Some(1), "{}", text(&output).1);
+        let report = json(&output);
+        assert_eq!(report["property"], "AckedIsDurable");
+        assert_eq!(
+            report["counterexample"]["length"],
+            expected["counterexample"]["length"]
+        );
+        assert_eq!(report["distinct_states"], expected["distinct_states"]);
+    }
+}
+
+#[test]
+fn a_process_with_another_core_library_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let hosts = hostfile(dir.path(), 2);
+    let cores = [
+        reqack_core(dir.path(), None),
+        reqack_core(dir.path(), Some(2)),
+    ];
+    let model = |index: usize| {
+        words(&format!(
+            "--core {} --nodes 2 requests=1",
+            cores[index].display()
+        ))
+    };
+    let outputs = Processes::start(dir.path(), &hosts, 2, model, &[]).wait_all(RUN_BOUND);
+    for output in outputs {
+        let stderr = text(&output).1;
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("start every process with the same model"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("core_digest="), "{stderr}");
+    }
+}
+
 #[test]
 fn a_process_with_other_parameters_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -242,16 +316,18 @@ fn a_process_that_never_comes_is_a_clear_error_in_bounded_time() {
     assert!(started.elapsed() < Duration::from_secs(30));
 }
 
-#[test]
-fn a_peer_killed_mid_run_ends_the_others_with_a_clear_error() {
+/// Starts `model` on `count` loopback processes, kills the last one with
+/// SIGKILL once process 0 has reported level 3, and returns the standard
+/// error of every survivor, each of which must end within a minute, with
+/// exit code 2 and a clear error.
+fn kill_one_mid_run(model: &str, count: usize) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
-    let hosts = hostfile(dir.path(), 3);
-    // Large enough never to finish before the kill.
+    let hosts = hostfile(dir.path(), count);
     let mut processes = Processes::start(
         dir.path(),
         &hosts,
-        3,
-        |_| words("two-phase RM=9"),
+        count,
+        |_| words(model),
         &["--progress", "plain"],
     );
     // Wait until process 0 reports a level: the search is under way.
@@ -274,7 +350,7 @@ fn a_peer_killed_mid_run_ends_the_others_with_a_clear_error() {
             break;
         }
     }
-    let mut victim = processes.0[2].take().unwrap();
+    let mut victim = processes.0[count - 1].take().unwrap();
     victim.kill().unwrap();
     victim.wait().unwrap();
     let killed_at = Instant::now();
@@ -284,17 +360,38 @@ fn a_peer_killed_mid_run_ends_the_others_with_a_clear_error() {
     while let Ok(line) = seen.recv_timeout(Duration::from_secs(10)) {
         collected.push(line);
     }
-    let stderrs = [collected.join("\n"), text(&outputs[1]).1];
+    let mut stderrs = vec![collected.join("\n")];
+    stderrs.extend(outputs[1..].iter().map(|output| text(output).1));
     for (output, stderr) in outputs.iter().zip(&stderrs) {
         assert_eq!(output.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains("was lost during the search"), "{stderr}");
     }
+    stderrs
+}
+
+#[test]
+fn a_peer_killed_mid_run_ends_the_others_with_a_clear_error() {
+    // Large enough never to finish before the kill.
+    let stderrs = kill_one_mid_run("two-phase RM=9", 3);
     // The first survivor to notice names the dead peer; the other may see
     // the first survivor leave before it sees the dead peer.
     assert!(
         stderrs
             .iter()
             .any(|stderr| stderr.contains("the connection to process 2 was lost")),
+        "{stderrs:?}"
+    );
+}
+
+#[test]
+fn a_world_process_killed_mid_run_ends_the_other_with_a_clear_error() {
+    // Its supervised child dies with it (PR_SET_PDEATHSIG).
+    let stderrs = kill_one_mid_run(
+        "--core rust:reqack --nodes 3 requests=2 drops=1 crashes=1",
+        2,
+    );
+    assert!(
+        stderrs[0].contains("the connection to process 1 was lost"),
         "{stderrs:?}"
     );
 }

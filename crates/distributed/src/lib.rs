@@ -20,7 +20,8 @@
 //! # Running on k machines
 //!
 //! Each machine needs the same `cmc` binary (and, for a user's own model,
-//! the same program), a copy of the hostfile listing every process's
+//! the same program; for a World, the same core libraries: their digests
+//! are part of what peers must agree on), a copy of the hostfile listing every process's
 //! `host:port` in process order, and that port open to the other
 //! machines. Start `cmc check MODEL PARAMS --engine timely --workers T
 //! --processes K --process I --hostfile FILE` on each, with I = 0..K-1;

@@ -134,8 +134,9 @@ impl<M: Model> Checker<M> {
         self
     }
 
-    /// Keeps the visited set's fingerprints in a bounded table in front of a
-    /// sorted run on disk, so that it can outgrow memory.
+    /// Keeps the visited set's fingerprints in a bounded table in front of
+    /// sorted runs on disk (log-structured, a filter per run), so that it
+    /// can outgrow memory.
     pub fn fingerprints_on_disk(mut self, on_disk: bool) -> Checker<M> {
         self.options.fingerprints_on_disk = on_disk;
         self

@@ -1,160 +1,56 @@
 //! A visited set larger than memory: recent fingerprints in a bounded
-//! in-memory table, older ones in a sorted file on disk.
+//! in-memory table, older ones in sorted runs on disk, log-structured.
 //!
-//! The design follows TLC's disk fingerprint set: when the in-memory table
-//! fills up, its fingerprints are sorted and merged with the sorted run on
-//! disk into a new run (one sequential pass), and the table starts empty. A
-//! lookup that misses in memory binary-searches the run through a small
-//! in-memory index (the first fingerprint of every page) and one page of the
-//! memory-mapped run, which the operating system keeps in its page cache as
-//! long as memory allows. Breadth-first search finds most duplicates among
-//! recent states, so most lookups never reach the run.
+//! When the in-memory table fills up, its fingerprints are sorted and written
+//! as a new run (a write proportional to the table, not to the set), and the
+//! table starts empty. Runs are merged by size tiers, as in a log-structured
+//! merge tree: when [`FANOUT`] runs of the same tier are the newest, they are
+//! merged into one run of the next tier (one sequential pass), so every
+//! fingerprint is rewritten about log_FANOUT(set / table) times over a whole
+//! search, and there are at most `FANOUT - 1` runs a tier. A lookup that
+//! misses in memory asks each run's in-memory filter (about 9 bits a
+//! fingerprint) and reads one page only of the runs whose filter lets it
+//! through: a new fingerprint reads a page with probability about 0.4% per
+//! run, one already on disk reads its own run's page. Membership answers are
+//! exact: a filter only skips runs.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use cmc_model::Fingerprint;
-use memmap2::Mmap;
 
+use crate::sorted_run::{self, SortedRun};
 use crate::{FingerprintTable, Insertion};
 
-/// Fingerprints per page of the run (one 4 KiB page of 16-byte records).
-const FINGERPRINTS_PER_PAGE: usize = 256;
-/// Bytes of one fingerprint in the run: high then low word, little-endian.
-const RECORD_BYTES: usize = 16;
-
-/// The sorted run on disk.
-struct SortedRun {
-    path: PathBuf,
-    map: Mmap,
-    count: usize,
-    /// The first fingerprint of every page, in order.
-    page_starts: Vec<Fingerprint>,
-}
-
-impl SortedRun {
-    fn open(path: PathBuf) -> io::Result<SortedRun> {
-        let file = File::open(&path)?;
-        // SAFETY: the run is written once, before it is mapped, and never
-        // modified while mapped (a flush writes a new file).
-        let map = unsafe { Mmap::map(&file)? };
-        if map.len() % RECORD_BYTES != 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("{} is not a fingerprint run", path.display()),
-            ));
-        }
-        let count = map.len() / RECORD_BYTES;
-        let mut run = SortedRun {
-            path,
-            map,
-            count,
-            page_starts: Vec::new(),
-        };
-        run.page_starts = (0..count)
-            .step_by(FINGERPRINTS_PER_PAGE)
-            .map(|index| run.get(index))
-            .collect();
-        Ok(run)
-    }
-
-    #[inline]
-    fn get(&self, index: usize) -> Fingerprint {
-        let record = &self.map[index * RECORD_BYTES..(index + 1) * RECORD_BYTES];
-        let word = |range: std::ops::Range<usize>| {
-            u64::from_le_bytes(record[range].try_into().expect("8 bytes"))
-        };
-        Fingerprint::from_halves(word(0..8), word(8..16))
-    }
-
-    fn contains(&self, fingerprint: Fingerprint) -> bool {
-        let Some(page) = self.page_of(fingerprint) else {
-            return false;
-        };
-        let (mut low, mut high) = (
-            page * FINGERPRINTS_PER_PAGE,
-            ((page + 1) * FINGERPRINTS_PER_PAGE).min(self.count),
-        );
-        while low < high {
-            let middle = (low + high) / 2;
-            match self.get(middle).cmp(&fingerprint) {
-                std::cmp::Ordering::Less => low = middle + 1,
-                std::cmp::Ordering::Greater => high = middle,
-                std::cmp::Ordering::Equal => return true,
-            }
-        }
-        false
-    }
-
-    fn iter(&self) -> impl Iterator<Item = Fingerprint> + '_ {
-        (0..self.count).map(|index| self.get(index))
-    }
-
-    /// The last page whose first fingerprint is <= `fingerprint`, if any.
-    ///
-    /// Fingerprints are uniform, so the page is guessed from the high word
-    /// and found by galloping from the guess: a few probes of the index
-    /// instead of a binary search over all of it (which, for a run of 10^8
-    /// fingerprints, is some 20 cache misses per lookup).
-    fn page_of(&self, fingerprint: Fingerprint) -> Option<usize> {
-        let starts = &self.page_starts;
-        let pages = starts.len();
-        if pages == 0 || starts[0] > fingerprint {
-            return None;
-        }
-        let guess = (((fingerprint.high() as u128) * pages as u128) >> 64) as usize;
-        let guess = guess.min(pages - 1);
-        // Bracket [low, high) with starts[low] <= fingerprint < starts[high].
-        let (mut low, mut high) = if starts[guess] <= fingerprint {
-            let mut step = 1;
-            let mut low = guess;
-            loop {
-                let next = low + step;
-                if next >= pages {
-                    break (low, pages);
-                }
-                if starts[next] > fingerprint {
-                    break (low, next);
-                }
-                low = next;
-                step *= 2;
-            }
-        } else {
-            let mut step = 1;
-            let mut high = guess;
-            loop {
-                let next = high.saturating_sub(step);
-                if starts[next] <= fingerprint {
-                    break (next, high);
-                }
-                high = next;
-                step *= 2;
-            }
-        };
-        while high - low > 1 {
-            let middle = (low + high) / 2;
-            if starts[middle] <= fingerprint {
-                low = middle;
-            } else {
-                high = middle;
-            }
-        }
-        Some(low)
-    }
-}
+/// Runs of one tier merged into one of the next tier.
+const FANOUT: usize = 4;
 
 /// A set of fingerprints of bounded memory: a [`FingerprintTable`] of fixed
-/// capacity in front of a sorted run on disk.
+/// capacity in front of sorted runs on disk.
 ///
 /// [`insert`](Self::insert) is safe from many threads at once; it never
-/// adds to the run. When [`needs_flush`](Self::needs_flush) says the table is
-/// full enough, the owner calls [`flush`](Self::flush) with exclusive access.
+/// adds to the runs. When [`needs_flush`](Self::needs_flush) says the table
+/// is full enough, the owner calls [`flush`](Self::flush) with exclusive
+/// access.
 pub struct DiskFingerprintSet {
     memory: FingerprintTable,
-    run: Option<SortedRun>,
-    dir: PathBuf,
+    /// Oldest first; each holds fingerprints no other run or the table holds.
+    runs: Vec<TieredRun>,
+    /// Where the private directory of runs is made.
+    parent: PathBuf,
+    /// The private directory of runs, made at the first flush and removed
+    /// with the set.
+    runs_dir: Option<tempfile::TempDir>,
+    /// Runs written so far (flushes and merges), naming the next file.
+    runs_written: u64,
     flushes: u64,
+}
+
+/// A run and its size tier.
+struct TieredRun {
+    run: SortedRun,
+    tier: u32,
 }
 
 /// Fraction of the in-memory table's slots filled before a flush is due.
@@ -162,12 +58,14 @@ const FLUSH_AT_LOAD: f64 = 0.75;
 
 impl DiskFingerprintSet {
     /// An empty set whose in-memory table has `memory_capacity` slots and
-    /// whose runs are written under `dir`.
+    /// whose runs are written in a private directory made under `dir`.
     pub fn new(memory_capacity: usize, dir: &Path) -> DiskFingerprintSet {
         DiskFingerprintSet {
             memory: FingerprintTable::with_capacity(memory_capacity),
-            run: None,
-            dir: dir.to_path_buf(),
+            runs: Vec::new(),
+            parent: dir.to_path_buf(),
+            runs_dir: None,
+            runs_written: 0,
             flushes: 0,
         }
     }
@@ -178,9 +76,10 @@ impl DiskFingerprintSet {
     pub fn insert(&self, fingerprint: Fingerprint) -> Option<Insertion> {
         if self.memory.contains(fingerprint)
             || self
-                .run
-                .as_ref()
-                .is_some_and(|run| run.contains(fingerprint))
+                .runs
+                .iter()
+                .rev()
+                .any(|tiered| tiered.run.contains(fingerprint))
         {
             return Some(Insertion::Present);
         }
@@ -195,7 +94,7 @@ impl DiskFingerprintSet {
 
     /// Number of fingerprints stored, in memory and on disk.
     pub fn len(&self) -> u64 {
-        self.memory.len() + self.run.as_ref().map_or(0, |run| run.count as u64)
+        self.memory.len() + self.disk_len()
     }
 
     /// Whether the set is empty.
@@ -208,19 +107,20 @@ impl DiskFingerprintSet {
         self.memory.len() as f64 >= self.memory.capacity() as f64 * FLUSH_AT_LOAD
     }
 
-    /// Bytes of memory the set holds (table and page index; the run's pages
-    /// are the operating system's page cache).
+    /// Bytes of memory the set holds (table, fence indexes and filters; the
+    /// runs' pages are the operating system's page cache).
     pub fn memory_bytes(&self) -> usize {
         self.memory.memory_bytes()
             + self
-                .run
-                .as_ref()
-                .map_or(0, |run| run.page_starts.len() * RECORD_BYTES)
+                .runs
+                .iter()
+                .map(|tiered| tiered.run.memory_bytes())
+                .sum::<usize>()
     }
 
-    /// Number of fingerprints in the run on disk.
+    /// Number of fingerprints in the runs on disk.
     pub fn disk_len(&self) -> u64 {
-        self.run.as_ref().map_or(0, |run| run.count as u64)
+        self.runs.iter().map(|tiered| tiered.run.len() as u64).sum()
     }
 
     /// Slots of the in-memory table.
@@ -228,9 +128,9 @@ impl DiskFingerprintSet {
         self.memory.capacity()
     }
 
-    /// Bytes of the run on disk.
+    /// Bytes of the runs on disk.
     pub fn disk_bytes(&self) -> u64 {
-        self.run.as_ref().map_or(0, |run| run.map.len() as u64)
+        self.runs.iter().map(|tiered| tiered.run.disk_bytes()).sum()
     }
 
     /// Number of flushes so far.
@@ -238,49 +138,85 @@ impl DiskFingerprintSet {
         self.flushes
     }
 
-    /// Merges the in-memory fingerprints into the run on disk and empties
-    /// the table.
+    /// Number of runs on disk.
+    pub fn runs(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// The tier of a run of `count` fingerprints: 0 up to `FANOUT` times a
+    /// full table, then one more for every factor of `FANOUT`.
+    fn tier_of(&self, count: usize) -> u32 {
+        let unit = (self.memory.capacity() as f64 * FLUSH_AT_LOAD).max(1.0);
+        let mut tier = 0;
+        let mut bound = unit * FANOUT as f64;
+        while count as f64 >= bound {
+            tier += 1;
+            bound *= FANOUT as f64;
+        }
+        tier
+    }
+
+    /// A path for the next run, in the private directory (made if needed).
+    fn next_run_path(&mut self) -> io::Result<PathBuf> {
+        if self.runs_dir.is_none() {
+            self.runs_dir = Some(
+                tempfile::Builder::new()
+                    .prefix("cmc-fingerprints-")
+                    .tempdir_in(&self.parent)?,
+            );
+        }
+        self.runs_written += 1;
+        let dir = self.runs_dir.as_ref().expect("made above").path();
+        Ok(dir.join(format!("{}.run", self.runs_written)))
+    }
+
+    /// Adds `run` as the newest run, then merges the newest runs while
+    /// [`FANOUT`] of them are of the newest one's tier or below.
+    fn push_run(&mut self, run: SortedRun) -> io::Result<()> {
+        let tier = self.tier_of(run.len());
+        self.runs.push(TieredRun { run, tier });
+        loop {
+            let newest = self.runs.last().expect("just pushed").tier;
+            let group = self
+                .runs
+                .iter()
+                .rev()
+                .take_while(|tiered| tiered.tier <= newest)
+                .count();
+            if group < FANOUT {
+                return Ok(());
+            }
+            let first = self.runs.len() - group;
+            let expected: usize = self.runs[first..].iter().map(|t| t.run.len()).sum();
+            let path = self.next_run_path()?;
+            let merged = {
+                let parts: Vec<&SortedRun> = self.runs[first..].iter().map(|t| &t.run).collect();
+                SortedRun::write(path, sorted_run::merged(&parts))?
+            };
+            check_count("merging runs", merged.len(), expected)?;
+            for old in self.runs.drain(first..) {
+                remove_run(old.run)?;
+            }
+            let tier = self.tier_of(merged.len()).max(newest + 1);
+            self.runs.push(TieredRun { run: merged, tier });
+        }
+    }
+
+    /// Writes the in-memory fingerprints as a new run (merging runs as
+    /// their tiers fill) and empties the table.
     pub fn flush(&mut self) -> io::Result<()> {
         let mut recent: Vec<Fingerprint> = self.memory.iter().collect();
+        if recent.is_empty() {
+            return Ok(());
+        }
         recent.sort_unstable();
+        let expected = recent.len();
+        let path = self.next_run_path()?;
+        let run = SortedRun::write(path, recent.into_iter())?;
+        check_count("flushing the table", run.len(), expected)?;
         self.flushes += 1;
-        let path = self.dir.join(format!("fingerprints-{}.run", self.flushes));
-        let mut out = BufWriter::with_capacity(1 << 20, File::create(&path)?);
-        let mut write = |fingerprint: Fingerprint| -> io::Result<()> {
-            out.write_all(&fingerprint.high().to_le_bytes())?;
-            out.write_all(&fingerprint.low().to_le_bytes())
-        };
-        {
-            let mut old = self.run.as_ref().map(|run| run.iter().peekable());
-            for fingerprint in recent {
-                if let Some(old) = old.as_mut() {
-                    while let Some(&earlier) = old.peek().filter(|&&earlier| earlier < fingerprint)
-                    {
-                        write(earlier)?;
-                        old.next();
-                    }
-                }
-                write(fingerprint)?;
-            }
-            for earlier in old.into_iter().flatten() {
-                write(earlier)?;
-            }
-        }
-        out.into_inner().map_err(|error| error.into_error())?;
-        let expected = self.len();
-        let merged = SortedRun::open(path)?;
-        if merged.count as u64 != expected {
-            return Err(io::Error::other(format!(
-                "merging fingerprints gave {} entries, expected {expected}",
-                merged.count
-            )));
-        }
-        if let Some(old) = self.run.replace(merged) {
-            drop(old.map);
-            std::fs::remove_file(&old.path)?;
-        }
         self.memory = FingerprintTable::with_capacity(self.memory.capacity());
-        Ok(())
+        self.push_run(run)
     }
 
     /// Replaces the empty in-memory table by one of `memory_capacity` slots
@@ -297,68 +233,79 @@ impl DiskFingerprintSet {
     /// there is refused).
     pub fn save(&mut self, path: &Path) -> io::Result<()> {
         self.flush()?;
-        let mut out = crate::guarded::create(path)?;
-        if let Some(run) = &self.run {
-            io::copy(&mut File::open(&run.path)?, &mut out)?;
+        let mut out = io::BufWriter::with_capacity(1 << 20, crate::guarded::create(path)?);
+        let parts: Vec<&SortedRun> = self.runs.iter().map(|tiered| &tiered.run).collect();
+        for fingerprint in sorted_run::merged(&parts) {
+            sorted_run::write_record(&mut out, fingerprint)?;
         }
-        out.sync_all()
+        out.into_inner()
+            .map_err(|error| error.into_error())?
+            .sync_all()
     }
 
     /// A set holding the fingerprints saved at `path` by [`save`](Self::save)
     /// (sorted; a symbolic link there is refused), with an empty in-memory
-    /// table of `memory_capacity` slots.
+    /// table of `memory_capacity` slots and its runs under `dir`.
     pub fn load(path: &Path, memory_capacity: usize, dir: &Path) -> io::Result<DiskFingerprintSet> {
         let mut set = DiskFingerprintSet::new(memory_capacity, dir);
-        set.flushes = 1;
-        let run_path = dir.join("fingerprints-1.run");
+        let run_path = set.next_run_path()?;
         io::copy(
             &mut crate::guarded::open(path)?,
             &mut File::create(&run_path)?,
         )?;
-        let run = SortedRun::open(run_path)?;
-        let sorted = run
-            .iter()
-            .zip(run.iter().skip(1))
-            .all(|(earlier, later)| earlier < later);
-        if !sorted {
-            return Err(io::Error::new(
+        let run = SortedRun::open(run_path).map_err(|error| match error.kind() {
+            io::ErrorKind::InvalidData => io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!("{} is not a sorted fingerprint run", path.display()),
-            ));
+            ),
+            _ => error,
+        })?;
+        if run.len() > 0 {
+            let tier = set.tier_of(run.len());
+            set.runs.push(TieredRun { run, tier });
         }
-        set.run = Some(run);
         Ok(set)
     }
 
     /// Every fingerprint, from disk then memory (for checkpoints).
     pub fn iter(&self) -> impl Iterator<Item = Fingerprint> + '_ {
-        self.run
+        self.runs
             .iter()
-            .flat_map(|run| run.iter())
+            .flat_map(|tiered| tiered.run.iter())
             .chain(self.memory.iter())
     }
 }
 
-impl Drop for DiskFingerprintSet {
-    fn drop(&mut self) {
-        if let Some(run) = self.run.take() {
-            drop(run.map);
-            // Best effort: a run left behind is only a file in the spill directory.
-            let _ = std::fs::remove_file(&run.path);
-        }
+/// An error unless a run written while `doing` holds the `expected` count.
+fn check_count(doing: &str, count: usize, expected: usize) -> io::Result<()> {
+    if count == expected {
+        Ok(())
+    } else {
+        Err(io::Error::other(format!(
+            "{doing} gave {count} fingerprints, expected {expected}"
+        )))
     }
+}
+
+/// Unmaps `run` and deletes its file.
+fn remove_run(run: SortedRun) -> io::Result<()> {
+    let path = run.path().to_path_buf();
+    drop(run);
+    std::fs::remove_file(path)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::test_support::random_fingerprints;
+    use rand::{Rng, SeedableRng};
+    use std::collections::HashSet;
 
     #[test]
-    fn fingerprints_stay_members_across_flushes() {
+    fn fingerprints_stay_members_across_flushes_and_merges() {
         let dir = tempfile::tempdir().unwrap();
         let mut set = DiskFingerprintSet::new(4096, dir.path());
-        let fingerprints = random_fingerprints(20_000, 9);
+        let fingerprints = random_fingerprints(60_000, 9);
         let mut new = 0;
         for chunk in fingerprints.chunks(1000) {
             for &fp in chunk {
@@ -370,9 +317,11 @@ mod tests {
                 set.flush().unwrap();
             }
         }
-        assert_eq!(new, 20_000);
-        assert!(set.flushes() >= 4, "the table was flushed several times");
-        assert_eq!(set.len(), 20_000);
+        assert_eq!(new, 60_000);
+        assert!(set.flushes() >= 12, "the table was flushed many times");
+        assert!(set.runs() < set.flushes() as usize, "runs were merged");
+        assert!(set.runs() <= 2 * (FANOUT - 1) + 1, "{} runs", set.runs());
+        assert_eq!(set.len(), 60_000);
         for &fp in &fingerprints {
             assert_eq!(set.insert(fp), Some(Insertion::Present));
         }
@@ -383,29 +332,141 @@ mod tests {
         let mut all: Vec<_> = set.iter().collect();
         all.sort_unstable();
         all.dedup();
-        assert_eq!(all.len(), 20_001);
+        assert_eq!(all.len(), 60_001);
     }
 
     #[test]
-    fn the_run_is_sorted_and_found_at_page_edges() {
+    fn runs_stay_few_and_tiers_decrease_from_oldest_to_newest() {
         let dir = tempfile::tempdir().unwrap();
-        let mut set = DiskFingerprintSet::new(2048, dir.path());
-        let fingerprints = random_fingerprints(1500, 10);
-        for &fp in &fingerprints {
-            set.insert(fp);
+        let mut set = DiskFingerprintSet::new(1024, dir.path());
+        for (flush, chunk) in random_fingerprints(200 * 700, 13).chunks(700).enumerate() {
+            for &fp in chunk {
+                set.insert(fp).unwrap();
+            }
+            set.flush().unwrap();
+            let tiers: Vec<u32> = set.runs.iter().map(|t| t.tier).collect();
+            assert!(tiers.windows(2).all(|w| w[0] >= w[1]), "{tiers:?}");
+            for tier in 0..=tiers[0] {
+                let same = tiers.iter().filter(|&&t| t == tier).count();
+                assert!(same < FANOUT, "after flush {flush}: {tiers:?}");
+            }
         }
+        assert_eq!(set.flushes(), 200);
+        assert!(set.runs() <= 4 * (FANOUT - 1), "{} runs", set.runs());
+        assert_eq!(set.disk_len(), 200 * 700);
+    }
+
+    /// Random inserts, flushes, saves and loads agree with a `HashSet`.
+    #[test]
+    fn membership_agrees_with_a_hash_set() {
+        for seed in 0..8u64 {
+            let dir = tempfile::tempdir().unwrap();
+            let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+            let mut set = DiskFingerprintSet::new(1024, dir.path());
+            let mut model = HashSet::new();
+            let mut most_runs = 0;
+            // A small universe, so that most inserts are repeats of
+            // fingerprints in memory or in any run; some share a high word.
+            let universe: Vec<Fingerprint> = random_fingerprints(5000, 100 + seed)
+                .into_iter()
+                .enumerate()
+                .map(|(i, fp)| match i % 7 {
+                    0 => Fingerprint::from_halves(0x5555, fp.low()),
+                    _ => fp,
+                })
+                .collect();
+            for step in 0..30_000 {
+                let fp = universe[rng.gen_range(0..universe.len())];
+                let expected = if model.insert(fp) {
+                    Insertion::New
+                } else {
+                    Insertion::Present
+                };
+                assert_eq!(set.insert(fp), Some(expected), "seed {seed} step {step}");
+                match rng.gen_range(0..1000) {
+                    0..=9 => set.flush().unwrap(),
+                    10 => {
+                        let path = dir.path().join("saved");
+                        set.save(&path).unwrap();
+                        set = DiskFingerprintSet::load(&path, 1024, dir.path()).unwrap();
+                        std::fs::remove_file(path).unwrap();
+                    }
+                    _ if set.needs_flush() => set.flush().unwrap(),
+                    _ => {}
+                }
+                assert_eq!(set.len(), model.len() as u64);
+                most_runs = most_runs.max(set.runs());
+            }
+            assert!(most_runs >= 3, "seed {seed}: several runs were searched");
+        }
+    }
+
+    #[test]
+    fn a_saved_set_loads_back_and_unsorted_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut set = DiskFingerprintSet::new(1024, dir.path());
+        let fingerprints = random_fingerprints(5000, 14);
+        for chunk in fingerprints.chunks(500) {
+            for &fp in chunk {
+                set.insert(fp).unwrap();
+            }
+            set.flush().unwrap();
+        }
+        let path = dir.path().join("saved");
+        set.save(&path).unwrap();
+        let loaded = DiskFingerprintSet::load(&path, 1024, dir.path()).unwrap();
+        assert_eq!(loaded.len(), 5000);
+        assert!(fingerprints
+            .iter()
+            .all(|&fp| loaded.insert(fp) == Some(Insertion::Present)));
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[..32].rotate_left(16);
+        std::fs::write(&path, &bytes).unwrap();
+        let error = DiskFingerprintSet::load(&path, 1024, dir.path())
+            .err()
+            .unwrap();
+        assert!(error.to_string().contains("not a sorted"), "{error}");
+    }
+
+    /// Two searches sharing a spill directory (the default temporary one)
+    /// must not write each other's runs (a run file rewritten under a set
+    /// would answer for other fingerprints, or SIGBUS on a shorter file).
+    #[test]
+    fn two_sets_in_one_directory_keep_their_own_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut sets = [1024, 1024].map(|capacity| DiskFingerprintSet::new(capacity, dir.path()));
+        let members = [random_fingerprints(3000, 15), random_fingerprints(3000, 16)];
+        for (set, members) in sets.iter_mut().zip(&members) {
+            for chunk in members.chunks(500) {
+                for &fp in chunk {
+                    assert_eq!(set.insert(fp), Some(Insertion::New));
+                }
+                set.flush().unwrap();
+            }
+        }
+        for (set, members) in sets.iter().zip(&members) {
+            assert_eq!(set.len(), members.len() as u64);
+            assert!(members
+                .iter()
+                .all(|&fp| set.insert(fp) == Some(Insertion::Present)));
+        }
+        let [first, second] = &sets;
+        assert!(members[1].iter().all(|&fp| !first.memory.contains(fp)
+            && !first.runs.iter().any(|tiered| tiered.run.contains(fp))));
+        assert!(members[0]
+            .iter()
+            .all(|&fp| !second.runs.iter().any(|tiered| tiered.run.contains(fp))));
+    }
+
+    #[test]
+    fn runs_live_in_a_private_directory_removed_with_the_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut set = DiskFingerprintSet::new(1024, dir.path());
+        set.insert(Fingerprint::from_halves(1, 1)).unwrap();
         set.flush().unwrap();
-        let run = set.run.as_ref().unwrap();
-        let stored: Vec<_> = run.iter().collect();
-        assert!(stored.windows(2).all(|pair| pair[0] < pair[1]));
-        for index in [0, 255, 256, 257, 511, 512, 1499] {
-            assert!(run.contains(stored[index]), "index {index}");
-        }
-        assert!(!run.contains(Fingerprint::from_halves(1, 0)));
-        for (index, &fingerprint) in stored.iter().enumerate() {
-            let page = run.page_of(fingerprint).unwrap();
-            assert_eq!(page, index / FINGERPRINTS_PER_PAGE, "index {index}");
-        }
-        assert!(!run.contains(Fingerprint::from_halves(u64::MAX, u64::MAX)));
+        let private = set.runs_dir.as_ref().unwrap().path().to_path_buf();
+        assert!(private.starts_with(dir.path()) && private != dir.path());
+        drop(set);
+        assert!(!private.exists());
     }
 }

@@ -1,8 +1,9 @@
 //! Storage for a search: visited sets, BFS frontier segments and parent links (see `ARCHITECTURE.md`).
 //!
 //! - [`FingerprintTable`]: the visited set, 16 bytes per slot, lock-free inserts
-//!   from many workers; [`DiskFingerprintSet`]: a bounded table in front of a
-//!   sorted run on disk, for visited sets larger than memory; [`InsertRoom`]:
+//!   from many workers; [`DiskFingerprintSet`]: a bounded table in front of
+//!   log-structured sorted runs on disk, each with an in-memory filter, for
+//!   visited sets larger than memory; [`InsertRoom`]:
 //!   the inserts it can take between two pauses, shared out among workers.
 //! - [`Frontier`]: a BFS level as segments of canonical state bytes, never heap
 //!   objects, so a level can be written to disk or sent to another process.
@@ -14,6 +15,8 @@ mod fingerprint_table;
 mod frontier;
 pub mod guarded;
 mod insert_room;
+mod run_filter;
+mod sorted_run;
 mod trace_log;
 mod visited_set;
 

@@ -77,7 +77,7 @@ pub enum RoomError {
 pub enum VisitedSet {
     /// Every fingerprint in one table that grows as it fills.
     Memory(FingerprintTable),
-    /// A bounded table in front of a sorted run on disk.
+    /// A bounded table in front of sorted runs on disk.
     Disk(DiskFingerprintSet),
 }
 
