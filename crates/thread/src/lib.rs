@@ -62,5 +62,5 @@ pub use explore::{Checker, Mode, Stats};
 pub use report::{Failure, TraceRow};
 pub use rng::Rng;
 pub use rt::{Event, Op, Stop, Value};
-pub use schedule::{Schedule, ScheduleParseError};
+pub use schedule::{Choice, Schedule, ScheduleParseError};
 pub use stress::{stress, StressFailure};

@@ -20,6 +20,11 @@ pub trait Scheduler {
     /// `active` thread is the one that just reached a switch point). An error aborts the
     /// execution (replay when the schedule does not fit, or a detected non-determinism).
     fn choose(&mut self, st: &ExecState, enabled: u64) -> Result<ThreadId, Stop>;
+
+    /// Called right after [`Scheduler::choose`] picked a thread whose step may read one of
+    /// `options` stores (weak memory; 1 otherwise): how many stores back from the latest it
+    /// reads, below `options`.
+    fn choose_stale(&mut self, st: &ExecState, options: u32) -> Result<u32, Stop>;
 }
 
 /// Why an execution stopped early (an execution that completes has no `Stop`).
@@ -111,6 +116,7 @@ pub struct Driver {
     last_thread: Arc<AtomicUsize>,
     detect_leaks: bool,
     random_seed: u64,
+    weak_memory: bool,
 }
 
 impl Driver {
@@ -132,7 +138,13 @@ impl Driver {
             last_thread: progress.last_thread.clone(),
             detect_leaks: true,
             random_seed: 0,
+            weak_memory: false,
         }
+    }
+
+    /// Whether loads may read older stores as the weak memory model allows (see `weak.rs`).
+    pub fn weak_memory(&mut self, on: bool) {
+        self.weak_memory = on;
     }
 
     /// The seed of every execution's random generator (`crate::random`).
@@ -161,6 +173,7 @@ impl Driver {
         let epoch = next_epoch();
         *self.ctx.state.borrow_mut() = ExecState::new(epoch, spin_limit);
         self.ctx.state.borrow_mut().random = crate::rng::Rng::new(self.random_seed);
+        self.ctx.state.borrow_mut().weak = super::weak::WeakMemory::new(self.weak_memory);
         CURRENT.with(|c| c.set(&*self.ctx as *const Context));
         uncontrolled::enter(epoch);
         let stop = self.run_inner(model, sched);
@@ -214,8 +227,8 @@ impl Driver {
                 if enabled == 0 {
                     return Some(stuck(&st));
                 }
-                match sched.choose(&st, enabled) {
-                    Ok(t) if t < 64 && enabled & (1 << t) != 0 => (t, enabled),
+                let t = match sched.choose(&st, enabled) {
+                    Ok(t) if t < 64 && enabled & (1 << t) != 0 => t,
                     Ok(t) => {
                         return Some(Stop::Schedule(format!(
                             "thread {t} is not enabled at step {}",
@@ -223,12 +236,23 @@ impl Driver {
                         )))
                     }
                     Err(stop) => return Some(stop),
+                };
+                let options = st.read_options(t);
+                match sched.choose_stale(&st, options) {
+                    Ok(stale) if stale < options => (t, enabled, stale),
+                    Ok(stale) => return Some(Stop::Schedule(format!(
+                        "step {} reads {stale} stores back, but thread {t} can only read {} back",
+                        st.trace.len(),
+                        options - 1
+                    ))),
+                    Err(stop) => return Some(stop),
                 }
             };
-            let (choice, enabled) = choice;
+            let (choice, enabled, stale) = choice;
             {
                 let mut st = self.ctx.state.borrow_mut();
                 st.note_switch(choice, enabled);
+                st.weak.stale = stale;
                 st.begin_step(choice);
             }
             self.progress
