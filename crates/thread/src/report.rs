@@ -170,6 +170,10 @@ pub fn describe_op(st: &ExecState, e: &Event) -> String {
     };
     let value = match (e.op.atomic(), e.value) {
         (_, Value::None) => String::new(),
+        (Some((_, AtomicKind::Store)), v) if e.stale > 0 => format!(
+            " <- {v} (placed {} slot(s) before the end of the modification order)",
+            e.stale
+        ),
         (Some((_, AtomicKind::Store)), v) => format!(" <- {v}"),
         (_, v) if e.stale > 0 => format!(": {v} (stale: {} newer store(s) not seen)", e.stale),
         (_, v) => format!(": {v}"),

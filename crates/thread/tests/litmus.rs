@@ -99,8 +99,9 @@ fn default_mode_reaches_exactly_the_seqcst_outcomes_whatever_the_ordering() {
 fn the_weak_outcomes_are_explored_at_all() {
     // A guard against a weak mode that quietly reads only the latest store: these four
     // outcomes are impossible under SeqCst and must be reached.
-    let weak_only: [(&str, Orders, &[usize]); 4] = [
+    let weak_only: [(&str, Orders, &[usize]); 5] = [
         ("SB", Orders::Relaxed, &[0, 0]),
+        ("2+2W", Orders::ReleaseAcquire, &[1, 1]),
         ("MP", Orders::Relaxed, &[1, 0]),
         ("IRIW", Orders::ReleaseAcquire, &[1, 0, 1, 0]),
         ("WRC", Orders::Relaxed, &[1, 1, 0]),

@@ -294,7 +294,9 @@ pub fn atomic_access<R>(
         } else {
             orders.1
         };
-        with(|st| st.weak_write(o, kind, order, written));
+        if let Some(Err(stop)) = with(|st| st.weak_write(o, kind, order, written)) {
+            fail(stop, location);
+        }
     }
     complete(id, value, written.is_some());
     result

@@ -1,27 +1,31 @@
 //! Weak memory (opt-in: `Checker::weak_memory(true)`): atomics under a view-based operational
 //! model of the C++20 / Rust memory model.
 //!
-//! Every atomic keeps its stores in modification order, each with what it released
-//! ([`Knowledge`]: happens-before clock and view). A thread's view records, per atomic, the
-//! latest store it knows of; it may read that store or any later one (coherence), so a
-//! non-`SeqCst` load is a choice among them, which the scheduler makes (the schedule's
-//! `thread~stale` items). Reading a store raises the reader's view to it; an acquire read
-//! (or a later acquire fence) also takes the store's released view, so release/acquire
-//! message passing publishes everything the writer knew. Read-modify-writes always read the
-//! latest store (atomicity) and continue its release sequence.
+//! Every atomic keeps its stores in modification order, each with a timestamp and what it
+//! released ([`Knowledge`]: happens-before clock and view). A thread's view records, per
+//! atomic, the timestamp of the latest store it knows of; it may read that store or any
+//! later one (coherence), so a non-`SeqCst` load is a choice among them, which the
+//! scheduler makes (the schedule's `thread~k` items: `k` stores back from the latest).
+//! Reading a store raises the reader's view to it; an acquire read (or a later acquire
+//! fence) also takes the store's released view, so release/acquire message passing
+//! publishes everything the writer knew. A non-`SeqCst` store is a choice too: it goes
+//! after every store its thread knows, last or between two later stores (`k` slots back
+//! from the end), except right before a read-modify-write (which stays right after the
+//! store it read). Read-modify-writes read the latest store (atomicity), go last, and
+//! continue its release sequence.
 //!
-//! `SeqCst` operations stay never stale: a `SeqCst` load reads the latest store, and every
-//! `SeqCst` operation and `fence(SeqCst)` exchanges views with one global `SeqCst` view (it
-//! takes what earlier ones passed on, then passes on what it knows); they are steps of one
-//! object, the `SeqCst` order, so DPOR orders them.
+//! `SeqCst` operations stay never stale: a `SeqCst` load reads the latest store, a `SeqCst`
+//! store goes last, and every `SeqCst` operation and `fence(SeqCst)` exchanges views with
+//! one global `SeqCst` view (it takes what earlier ones passed on, then passes on what it
+//! knows); they are steps of one object, the `SeqCst` order, so DPOR orders them.
 //!
 //! Under-approximation (no outcome the model forbids is produced; these allowed ones are
-//! not): a store is always placed last in modification order (so the 2+2W outcome, which
-//! needs two stores ordered against execution order, is not reached); no load reads a
-//! store that has not executed yet (load buffering, LB); a failed `compare_exchange` reads
-//! the latest store; a `SeqCst` load reads the latest store even where the model would let
-//! it read an older one. A thread that keeps re-reading a stale value is made to see the
-//! latest store once the spin detector would have blocked it (eventual visibility).
+//! not): no load reads a store that has not executed yet (load buffering, LB); a failed
+//! `compare_exchange` reads the latest store; a `SeqCst` load reads the latest store even
+//! where the model would let it read an older one; at most 12 stores fit between two
+//! adjacent ones (timestamps are halved). A thread that keeps re-reading a stale value is
+//! made to see the latest store once the spin detector would have blocked it (eventual
+//! visibility).
 
 use super::clock::{Knowledge, VClock};
 use super::execution::ExecState;
@@ -30,11 +34,34 @@ use super::op::{AtomicKind, ObjId, Op, ThreadId};
 use std::panic::Location;
 use std::sync::atomic::Ordering;
 
-/// One store of an atomic: its value (as bits) and what an acquire read of it acquires.
+/// One store of an atomic: its place in modification order, its value (as bits), what an
+/// acquire read of it acquires, and whether it is a read-modify-write (nothing may be
+/// placed between it and the store it read).
 #[derive(Clone, Debug)]
 struct Message {
+    ts: u32,
     bits: u64,
     released: Knowledge,
+    rmw: bool,
+}
+
+/// Timestamp distance between stores appended one after another; a store placed between
+/// two takes the midpoint, so 12 fit between two neighbours.
+const GAP: u32 = 1 << 12;
+
+/// The index of the store a thread whose view of the atomic is `view` knows of: the last
+/// one at or before it (the initial store if the history was reset since).
+fn known(history: &[Message], view: u32) -> usize {
+    history.partition_point(|m| m.ts <= view).saturating_sub(1)
+}
+
+/// The slots (index of the store it would follow) where a store by a thread with `view`
+/// may go, from the end of the modification order backwards.
+fn slots(history: &[Message], view: u32) -> impl Iterator<Item = usize> + '_ {
+    let last = history.len() - 1;
+    (known(history, view)..=last).rev().filter(move |&k| {
+        k == last || (!history[k + 1].rmw && history[k + 1].ts - history[k].ts > 1)
+    })
 }
 
 /// The weak-memory state of one execution.
@@ -102,21 +129,26 @@ impl ExecState {
         }
     }
 
-    /// How many stores thread `t`'s announced operation may read: more than one only for a
-    /// non-`SeqCst` load in weak-memory mode (the latest store and the older ones not hidden
-    /// from `t` by what it knows).
+    /// How many choices thread `t`'s announced operation has: for a non-`SeqCst` load in
+    /// weak-memory mode, the stores it may read (the latest and the older ones not hidden
+    /// from `t` by what it knows); for a non-`SeqCst` store, the slots of the modification
+    /// order it may go to; otherwise 1.
     pub fn read_options(&self, t: ThreadId) -> u32 {
         if !self.weak.on {
             return 1;
         }
-        let Some((Op::Atomic(o, AtomicKind::Load), _)) = self.threads[t].pending else {
+        let Some((Op::Atomic(o, kind), _)) = self.threads[t].pending else {
             return 1;
         };
         let Some(history) = self.weak.history(o) else {
             return 1;
         };
-        let latest = history.len() as u32 - 1;
-        latest - view_of(self, t).get(o).min(latest) + 1
+        let view = view_of(self, t).get(o);
+        match kind {
+            AtomicKind::Load => (history.len() - known(history, view)) as u32,
+            AtomicKind::Store => slots(history, view).count() as u32,
+            _ => 1,
+        }
     }
 
     /// Creates `o`'s history at its first access in weak-memory mode, with the value the
@@ -127,8 +159,10 @@ impl ExecState {
         }
         if self.weak.histories[o].is_none() {
             self.weak.histories[o] = Some(vec![Message {
+                ts: 0,
                 bits: initial(),
-                released: Knowledge::default(),
+                released: self.objects[o].sync.clone(),
+                rmw: false,
             }]);
         }
     }
@@ -151,14 +185,14 @@ impl ExecState {
             self.threads[t].clock.now.view.join(&self.weak.sc_view);
         }
         let history = self.weak.history(o).expect("weak_init ran first");
-        let latest = history.len() as u32 - 1;
+        let last = history.len() - 1;
         let index = if sc {
-            latest
+            last
         } else {
-            latest - self.weak.stale.min(latest)
+            last - (self.weak.stale as usize).min(last)
         };
-        let message = history[index as usize].clone();
-        self.threads[t].clock.now.view.raise(o, index);
+        let message = history[index].clone();
+        self.threads[t].clock.now.view.raise(o, message.ts);
         self.atomic_sync(o, AtomicKind::Load, order, false, Some(&message.released));
         if sc {
             self.weak.sc_view.join(&self.threads[t].clock.now.view);
@@ -167,37 +201,68 @@ impl ExecState {
     }
 
     /// Records the active thread's write access of `o` in weak-memory mode (a store, a
-    /// read-modify-write, or a failed `compare_exchange` when `written` is `None`), which
-    /// read the latest store: its view and happens-before, then the new store (`written`
-    /// bits) appended to the modification order.
+    /// read-modify-write, or a failed `compare_exchange` when `written` is `None`): its view
+    /// and happens-before, and the new store (`written` bits) in modification order: in the
+    /// slot the scheduler chose for a non-`SeqCst` store, last otherwise. A read-modify-write
+    /// or failed `compare_exchange` reads the latest store. Fails when the atomic's
+    /// timestamps are exhausted (over a million stores in one execution).
     pub fn weak_write(
         &mut self,
         o: ObjId,
         kind: AtomicKind,
         order: Ordering,
         written: Option<u64>,
-    ) {
+    ) -> Result<(), super::Stop> {
         let t = self.active;
         let sc = order == Ordering::SeqCst;
         if sc {
             self.threads[t].clock.now.view.join(&self.weak.sc_view);
         }
-        let len = self.weak.history(o).expect("weak_init ran first").len() as u32;
-        let view = &mut self.threads[t].clock.now.view;
-        view.raise(o, len - 1);
-        if written.is_some() {
-            view.raise(o, len);
+        let view = self.threads[t].clock.now.view.get(o);
+        let history = self.weak.history(o).expect("weak_init ran first");
+        let last = history.len() - 1;
+        let plain_store = kind == AtomicKind::Store && !sc;
+        let after = if plain_store {
+            let stale = self.weak.stale as usize;
+            slots(history, view).nth(stale).unwrap_or(last)
+        } else {
+            last
+        };
+        let ts = match history.get(after + 1) {
+            Some(next) => history[after].ts + (next.ts - history[after].ts) / 2,
+            None => history[after].ts.checked_add(GAP).ok_or_else(|| {
+                super::Stop::Schedule(format!(
+                    "weak memory: more than {} stores to one atomic in one execution",
+                    u32::MAX / GAP
+                ))
+            })?,
+        };
+        if !plain_store {
+            let latest = history[last].ts;
+            self.threads[t].clock.now.view.raise(o, latest);
         }
-        self.atomic_sync(o, kind, order, written.is_some(), None);
         if let Some(bits) = written {
-            let released = self.objects[o].sync.clone();
+            self.threads[t].clock.now.view.raise(o, ts);
+            self.atomic_sync(o, kind, order, true, None);
+            let message = Message {
+                ts,
+                bits,
+                released: self.objects[o].sync.clone(),
+                rmw: kind != AtomicKind::Store,
+            };
             if let Some(Some(h)) = self.weak.histories.get_mut(o) {
-                h.push(Message { bits, released });
+                h.insert(after + 1, message);
+                // The object keeps what the latest store released (read-modify-writes
+                // continue its release sequence).
+                self.objects[o].sync = h[h.len() - 1].released.clone();
             }
+        } else {
+            self.atomic_sync(o, kind, order, false, None);
         }
         if sc {
             self.weak.sc_view.join(&self.threads[t].clock.now.view);
         }
+        Ok(())
     }
 
     /// The view effect of `fence(SeqCst)` by the active thread in weak-memory mode: takes
@@ -223,7 +288,7 @@ impl ExecState {
         let mut raised = false;
         let spun: Vec<ObjId> = self.threads[t].spin.locations().collect();
         for o in spun {
-            let Some(latest) = self.weak.history(o).map(|h| h.len() as u32 - 1) else {
+            let Some(latest) = self.weak.history(o).and_then(|h| h.last()).map(|m| m.ts) else {
                 continue;
             };
             let view = &mut self.threads[t].clock.now.view;
