@@ -5,11 +5,9 @@
 //! outcome kept: a loom `#[should_panic]` test must fail here with the kind of failure
 //! named, every other one must pass. Adaptations: `Rc` becomes `Arc` (cmc's `spawn` needs
 //! `Send`), loom's `Notify` becomes `thread::park`/`unpark`, the deprecated
-//! `compare_and_swap` becomes `compare_exchange`. Where loom's expected outcome depends on
-//! weak memory (relaxed reorderings, which cmc does not explore: it is sequentially
-//! consistent), the test asserts cmc's outcome and says so; the README counts it as a
-//! difference. The README's table lists
-//! every test ported and the ones not ported yet.
+//! `compare_and_swap` becomes `compare_exchange`. loom always explores weak memory, so
+//! every test runs with `Checker::weak_memory(true)`. The README's table lists every test
+//! ported and the ones not ported yet.
 
 use cmc_thread::cell::UnsafeCell;
 use cmc_thread::sync::atomic::{AtomicBool, AtomicUsize};
@@ -19,8 +17,13 @@ use cmc_thread::{thread, Checker, Stop};
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 
+/// The checker every ported test runs under: the defaults, with weak memory (as loom).
+fn checker() -> Checker {
+    Checker::new().weak_memory(true)
+}
+
 fn passes(model: impl Fn() + Send + Sync + 'static) {
-    let stats = Checker::new()
+    let stats = checker()
         .check(model)
         .unwrap_or_else(|f| panic!("{f}"));
     assert!(stats.complete, "{stats:?}");
@@ -28,7 +31,7 @@ fn passes(model: impl Fn() + Send + Sync + 'static) {
 
 /// The model fails, with a stop `is_expected` accepts.
 fn fails(model: impl Fn() + Send + Sync + 'static, is_expected: fn(&Stop) -> bool) {
-    let f = Checker::new().check(model).unwrap_err();
+    let f = checker().check(model).unwrap_err();
     assert!(is_expected(&f.stop), "unexpected failure kind:\n{f}");
 }
 
@@ -669,25 +672,33 @@ fn atomic_relaxed_check_ordering_valid() {
 }
 
 #[test]
-fn atomic_relaxed_check_ordering_invalid_1_differs_sc_only() {
+fn atomic_relaxed_check_ordering_invalid_1() {
     // loom: should_panic (a relaxed flag load may see the flag and a stale `n1.0`).
-    // cmc is sequentially consistent: the stale value is never read, so it passes. Issue
-    // 14 item 5 (weak memory) would make it fail; not done.
-    passes(message_passing(Release, Relaxed));
+    fails(message_passing(Release, Relaxed), |s| {
+        matches!(s, Stop::Panic { .. })
+    });
 }
 
 #[test]
-fn atomic_relaxed_check_ordering_invalid_2_differs_sc_only() {
+fn atomic_relaxed_check_ordering_invalid_2() {
     // As above, with both stores relaxed.
-    passes(message_passing(Relaxed, Relaxed));
+    fails(message_passing(Relaxed, Relaxed), |s| {
+        matches!(s, Stop::Panic { .. })
+    });
+}
+
+#[test]
+fn atomic_relaxed_check_ordering_invalid_1_passes_without_weak_memory() {
+    // Under the default sequentially consistent mode the stale value is never read.
+    assert!(Checker::new().check(message_passing(Release, Relaxed)).is_ok());
 }
 
 // ---- litmus.rs ----
 
 #[test]
-fn litmus_store_buffering_differs_sc_only() {
-    // loom reaches (0, 0) with relaxed accesses; under sequential consistency (cmc) it is
-    // unreachable, and the three SC outcomes are all reached.
+fn litmus_store_buffering() {
+    // loom reaches (0, 0) with relaxed accesses, as the model allows; so does cmc's weak
+    // mode, with the three SC outcomes.
     let seen = std::sync::Arc::new(std::sync::Mutex::new(BTreeSet::new()));
     let s = seen.clone();
     passes(move || {
@@ -704,7 +715,7 @@ fn litmus_store_buffering_differs_sc_only() {
         s.lock().unwrap().insert((a, b));
     });
     let seen = seen.lock().unwrap().clone();
-    assert_eq!(seen, BTreeSet::from([(0, 1), (1, 0), (1, 1)]));
+    assert_eq!(seen, BTreeSet::from([(0, 0), (0, 1), (1, 0), (1, 1)]));
 }
 
 // ---- thread_api.rs ----
@@ -1080,6 +1091,6 @@ fn atomic_lazy_static_arc_race_differs_leak() {
         jh.join().unwrap();
     };
     fails(model, |s| matches!(s, Stop::Leak { .. }));
-    let stats = Checker::new().detect_leaks(false).check(model).unwrap();
+    let stats = checker().detect_leaks(false).check(model).unwrap();
     assert!(stats.complete);
 }
