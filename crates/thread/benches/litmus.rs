@@ -98,13 +98,27 @@ fn cell(r: &Reached, allowed: &Outcomes) -> String {
     if missing.is_empty() {
         parts.push("all allowed".to_string());
     } else {
-        parts.push(format!("{} of {}; not reached: {}", r.outcomes.len() - forbidden.len(), allowed.len(), list(&missing)));
+        parts.push(format!(
+            "{} of {}; not reached: {}",
+            r.outcomes.len() - forbidden.len(),
+            allowed.len(),
+            list(&missing)
+        ));
     }
     if !forbidden.is_empty() {
         parts.push(format!("**FORBIDDEN reached: {}**", list(&forbidden)));
     }
-    let cut = if r.complete { "" } else { ", cut by its time cap" };
-    format!("{} ({} runs, {:.2} s{cut})", parts.join("; "), r.executions, r.seconds)
+    let cut = if r.complete {
+        ""
+    } else {
+        ", cut by its time cap"
+    };
+    format!(
+        "{} ({} runs, {:.2} s{cut})",
+        parts.join("; "),
+        r.executions,
+        r.seconds
+    )
 }
 
 fn main() {

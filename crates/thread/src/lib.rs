@@ -53,7 +53,9 @@
 
 pub mod cell;
 mod explore;
+pub mod fs;
 pub mod lincheck;
+pub mod net;
 pub mod random;
 mod report;
 mod rng;

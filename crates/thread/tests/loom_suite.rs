@@ -23,9 +23,7 @@ fn checker() -> Checker {
 }
 
 fn passes(model: impl Fn() + Send + Sync + 'static) {
-    let stats = checker()
-        .check(model)
-        .unwrap_or_else(|f| panic!("{f}"));
+    let stats = checker().check(model).unwrap_or_else(|f| panic!("{f}"));
     assert!(stats.complete, "{stats:?}");
 }
 
@@ -690,7 +688,9 @@ fn atomic_relaxed_check_ordering_invalid_2() {
 #[test]
 fn atomic_relaxed_check_ordering_invalid_1_passes_without_weak_memory() {
     // Under the default sequentially consistent mode the stale value is never read.
-    assert!(Checker::new().check(message_passing(Release, Relaxed)).is_ok());
+    assert!(Checker::new()
+        .check(message_passing(Release, Relaxed))
+        .is_ok());
 }
 
 // ---- litmus.rs ----

@@ -248,7 +248,7 @@ impl Checker {
         let me = self.clone();
         let p = progress.clone();
         let spawned = std::thread::Builder::new()
-            .name("cmc-explorer".into())
+            .name(crate::rt::os_threads::explorer_name())
             .spawn(move || {
                 let strategy = make(&me);
                 let _ = tx.send(me.explore(&model, strategy, &p));

@@ -83,7 +83,8 @@ pub enum Stop {
         /// Each leaked allocation: where it was created and its strong count.
         allocations: Vec<String>,
     },
-    /// A thread the checker does not control touched an object of the execution.
+    /// Something the checker does not control: a thread it did not start (touching an object
+    /// of the execution, or still running after it), or I/O through `cmc_thread::{fs, net}`.
     Uncontrolled(String),
     /// A coroutine stack could not be allocated.
     OutOfMemory,
@@ -117,6 +118,7 @@ pub struct Driver {
     detect_leaks: bool,
     random_seed: u64,
     weak_memory: bool,
+    os_threads: super::os_threads::OsThreadWatch,
 }
 
 impl Driver {
@@ -139,6 +141,7 @@ impl Driver {
             detect_leaks: true,
             random_seed: 0,
             weak_memory: false,
+            os_threads: super::os_threads::OsThreadWatch::new(),
         }
     }
 
@@ -180,6 +183,10 @@ impl Driver {
         let stop =
             uncontrolled::take(epoch).map_or(stop, |message| Some(Stop::Uncontrolled(message)));
         self.teardown();
+        let stop = match stop {
+            None => self.os_threads.check().map(Stop::Uncontrolled),
+            stop => stop,
+        };
         uncontrolled::leave(epoch);
         CURRENT.with(|c| c.set(std::ptr::null()));
         stop
@@ -240,11 +247,13 @@ impl Driver {
                 let options = st.read_options(t);
                 match sched.choose_stale(&st, options) {
                     Ok(stale) if stale < options => (t, enabled, stale),
-                    Ok(stale) => return Some(Stop::Schedule(format!(
+                    Ok(stale) => {
+                        return Some(Stop::Schedule(format!(
                         "step {} reads {stale} stores back, but thread {t} can only read {} back",
                         st.trace.len(),
                         options - 1
-                    ))),
+                    )))
+                    }
                     Err(stop) => return Some(stop),
                 }
             };

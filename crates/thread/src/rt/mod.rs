@@ -8,6 +8,7 @@ mod driver;
 mod execution;
 mod object;
 mod op;
+pub(crate) mod os_threads;
 mod overflow;
 mod race;
 mod spin;
@@ -111,6 +112,20 @@ pub fn fail(failure: Stop, location: &'static Location<'static>) -> ! {
     match recorded {
         Some(()) => std::panic::resume_unwind(Box::new(Abort)),
         None => panic!("{}", crate::report::stop_headline(&failure)),
+    }
+}
+
+/// Refuses I/O inside an execution: ends it with [`Stop::Uncontrolled`] naming `what` and
+/// the call site (the checker can neither replay nor interleave what the outside world
+/// does). Outside an execution it returns and the I/O runs.
+pub fn refuse_io(what: &str, location: &'static Location<'static>) {
+    if in_execution() {
+        fail(
+            Stop::Uncontrolled(format!(
+                "I/O is not supported inside a checked execution: {what} at {location}"
+            )),
+            location,
+        );
     }
 }
 
