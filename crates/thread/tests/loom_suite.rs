@@ -1,7 +1,7 @@
 //! loom's own tests (loom 0.7.3, `tests/` folder: every file but `futures.rs`, which uses
-//! loom's future API; the tests of loom-only API are left out), rewritten against cmc's API with each test's expected
-//! outcome kept: a loom `#[should_panic]` test must fail here with the kind of failure
-//! named, every other one must pass. Adaptations: `Rc` becomes `Arc` (cmc's `spawn` needs
+//! loom's future API; the tests of loom-only API are left out), rewritten against cmc's API
+//! with each test's expected outcome kept: a loom `#[should_panic]` test must fail here with
+//! the kind of failure named, every other one must pass. Adaptations: `Rc` becomes `Arc` (cmc's `spawn` needs
 //! `Send`), loom's `Notify` becomes `thread::park`/`unpark`, the deprecated
 //! `compare_and_swap` becomes `compare_exchange`. loom always explores weak memory, so
 //! every test runs with `Checker::weak_memory(true)`. The README's table lists every test
