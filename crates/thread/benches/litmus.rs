@@ -1,8 +1,9 @@
 //! The litmus table: for each case of `tests/litmus/cases.rs`, the outcomes the C++20 /
 //! Rust model allows, and the outcomes reached by cmc-thread (default sequentially
 //! consistent mode, and `weak_memory(true)`, both DPOR) and by loom 0.7 (exhaustive, capped
-//! at 60 s per case). Prints a markdown table; run with
-//! `cargo bench -p cmc-thread --bench litmus`.
+//! at 60 s per case). Prints a markdown table, then what weak memory costs cmc on three
+//! small programs (executions and time, default vs weak mode, 100,000-execution budget);
+//! run with `cargo bench -p cmc-thread --bench litmus` (`-- cost` for the second part only).
 
 mod cmc_cases {
     #![allow(dead_code)]
@@ -121,8 +122,84 @@ fn cell(r: &Reached, allowed: &Outcomes) -> String {
     )
 }
 
+/// `n` threads each doing `k` times a `fetch_add` (`rmw`) or a load then a store of the
+/// value read plus the thread's index, on one atomic, with `order`.
+fn counter(
+    n: usize,
+    k: usize,
+    rmw: bool,
+    order: cmc_thread::sync::atomic::Ordering,
+) -> impl Fn() + Send + Sync + 'static {
+    use cmc_thread::sync::atomic::AtomicUsize;
+    move || {
+        let a = Arc::new(AtomicUsize::new(0));
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                let a = a.clone();
+                cmc_thread::thread::spawn(move || {
+                    for _ in 0..k {
+                        if rmw {
+                            a.fetch_add(1, order);
+                        } else {
+                            let v = a.load(order);
+                            a.store(v + i, order);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+    }
+}
+
+fn cost() {
+    use cmc_thread::sync::atomic::Ordering;
+    println!();
+    println!(
+        "| program | orderings | default: executions, ms | weak_memory(true): executions, ms |"
+    );
+    println!("|---|---|---|---|");
+    let programs = [
+        ("3 threads x 3 fetch_add", 3, 3, true),
+        ("2 threads x 2 load+store", 2, 2, false),
+        ("3 threads x 2 load+store", 3, 2, false),
+    ];
+    for (name, n, k, rmw) in programs {
+        for order in [Ordering::SeqCst, Ordering::Relaxed] {
+            let run = |weak: bool| {
+                let best = (0..3)
+                    .map(|_| {
+                        cmc_thread::Checker::new()
+                            .weak_memory(weak)
+                            .check(counter(n, k, rmw, order))
+                            .unwrap_or_else(|f| panic!("{f}"))
+                    })
+                    .min_by_key(|s| s.elapsed)
+                    .expect("three runs");
+                let cut = if best.complete {
+                    ""
+                } else {
+                    " (budget reached, incomplete)"
+                };
+                format!(
+                    "{}{cut}, {:.1}",
+                    best.executions,
+                    best.elapsed.as_secs_f64() * 1000.0
+                )
+            };
+            println!("| {name} | {order:?} | {} | {} |", run(false), run(true));
+        }
+    }
+}
+
 fn main() {
     let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
+    if filter.as_deref() == Some("cost") {
+        cost();
+        return;
+    }
     println!("| test (outcome) | orderings | allowed by C++20 | cmc default (SC) | cmc weak_memory(true) | loom 0.7.3 |");
     println!("|---|---|---|---|---|---|");
     for (c, l) in cmc_cases::CASES.iter().zip(loom_cases::CASES) {
@@ -141,5 +218,8 @@ fn main() {
             cell(&weak, &allowed),
             cell(&lo, &allowed)
         );
+    }
+    if filter.is_none() {
+        cost();
     }
 }
