@@ -33,11 +33,18 @@
 //! ```
 //!
 //! ## Memory model
-//! Atomics are sequentially consistent whatever `Ordering` is passed: a load returns the
-//! latest store in the explored total order. Weak-memory behaviours (relaxed,
-//! acquire/release reorderings) are a documented later extension and are not explored.
-//! The `Ordering` does decide happens-before, which data-race detection on
-//! [`cell::UnsafeCell`] uses: a relaxed flag does not publish the data it guards.
+//! By default atomics are sequentially consistent whatever `Ordering` is passed: a load
+//! returns the latest store in the explored total order. `Checker::weak_memory(true)`
+//! explores the weak behaviours of the C++20 / Rust model with a view-based operational
+//! semantics (per-atomic modification orders, per-thread views, release/acquire, release
+//! sequences, fences; `SeqCst` operations never stale and totally ordered): a non-`SeqCst`
+//! load may read any store its thread's view allows and a non-`SeqCst` store may go to any
+//! allowed place in modification order, each such choice explored like a thread choice.
+//! It never produces an outcome the model forbids. Allowed outcomes it does not produce:
+//! load buffering (a load reading a store that executes later), a failed `compare_exchange`
+//! or a `SeqCst` load reading an older store than the latest. The `Ordering` also decides
+//! happens-before, which data-race detection on [`cell::UnsafeCell`] uses (in both modes):
+//! a relaxed flag does not publish the data it guards.
 //!
 //! ## Runtime
 //! Virtual threads are coroutines on one OS thread (the explorer's), so exactly one runs at a
@@ -46,7 +53,9 @@
 
 pub mod cell;
 mod explore;
+pub mod fs;
 pub mod lincheck;
+pub mod net;
 pub mod random;
 mod report;
 mod rng;
@@ -62,5 +71,5 @@ pub use explore::{Checker, Mode, Stats};
 pub use report::{Failure, TraceRow};
 pub use rng::Rng;
 pub use rt::{Event, Op, Stop, Value};
-pub use schedule::{Schedule, ScheduleParseError};
+pub use schedule::{Choice, Schedule, ScheduleParseError};
 pub use stress::{stress, StressFailure};

@@ -46,7 +46,7 @@ impl Failure {
     ) -> Self {
         Failure {
             stop,
-            schedule: Schedule(st.trace.iter().map(|e| e.thread).collect()),
+            schedule: Schedule::of(&st.trace),
             seed,
             executions,
             mode,
@@ -168,9 +168,14 @@ pub fn describe_op(st: &ExecState, e: &Event) -> String {
             _ => op.name().to_string(),
         },
     };
-    let value = match (e.op, e.value) {
+    let value = match (e.op.atomic(), e.value) {
         (_, Value::None) => String::new(),
-        (Op::Atomic(_, AtomicKind::Store), v) => format!(" <- {v}"),
+        (Some((_, AtomicKind::Store)), v) if e.stale > 0 => format!(
+            " <- {v} (placed {} slot(s) before the end of the modification order)",
+            e.stale
+        ),
+        (Some((_, AtomicKind::Store)), v) => format!(" <- {v}"),
+        (_, v) if e.stale > 0 => format!(": {v} (stale: {} newer store(s) not seen)", e.stale),
         (_, v) => format!(": {v}"),
     };
     match e.op {

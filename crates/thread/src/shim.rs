@@ -23,9 +23,9 @@
 //! `[lints.rust] unexpected_cfgs = { level = "warn", check-cfg = ["cfg(cmc)"] }`.
 
 #[cfg(cmc)]
-pub use crate::{sync, thread, time};
+pub use crate::{fs, net, sync, thread, time};
 #[cfg(not(cmc))]
-pub use std::{sync, thread, time};
+pub use std::{fs, net, sync, thread, time};
 
 /// `thread_local!`: cmc's (one value per virtual thread) under the cfg, std's otherwise.
 #[cfg(cmc)]

@@ -1,11 +1,76 @@
 //! Controlled time: inside an execution [`Instant::now`] reads the execution's virtual
 //! clock, which starts at zero and advances only by `thread::sleep` and by operations that
 //! time out (`park_timeout`, `recv_timeout`, `Condvar::wait_timeout`), so a re-run of a
-//! schedule reads the same times. Outside an execution it is `std::time::Instant`.
+//! schedule reads the same times. [`SystemTime::now`] reads the same clock, starting at
+//! [`VIRTUAL_START_SECS`] (2000-01-01T00:00:00Z). Outside an execution both are std's.
 
 use crate::rt;
 use std::ops::{Add, Sub};
-pub use std::time::Duration;
+pub use std::time::{Duration, SystemTimeError};
+
+/// The wall-clock time at which every execution starts, in seconds after the Unix epoch
+/// (2000-01-01T00:00:00Z), so that `SystemTime::now()` replays exactly.
+pub const VIRTUAL_START_SECS: u64 = 946_684_800;
+
+/// `std::time::UNIX_EPOCH`.
+pub const UNIX_EPOCH: SystemTime = SystemTime(std::time::UNIX_EPOCH);
+
+/// A wall-clock time with the API of `std::time::SystemTime`: inside an execution `now` is
+/// [`VIRTUAL_START_SECS`] after the Unix epoch plus the execution's virtual time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SystemTime(std::time::SystemTime);
+
+impl SystemTime {
+    /// `std::time::UNIX_EPOCH`.
+    pub const UNIX_EPOCH: SystemTime = UNIX_EPOCH;
+
+    /// The current time: virtual inside an execution (not a switch point).
+    pub fn now() -> Self {
+        match rt::with(|st| st.elapsed) {
+            Some(d) => UNIX_EPOCH + Duration::from_secs(VIRTUAL_START_SECS) + d,
+            None => SystemTime(std::time::SystemTime::now()),
+        }
+    }
+
+    /// Time from `earlier` to `self`; an error if `earlier` is later.
+    pub fn duration_since(&self, earlier: SystemTime) -> Result<Duration, SystemTimeError> {
+        self.0.duration_since(earlier.0)
+    }
+
+    /// Time since `self` (by `now`); an error if `self` is later.
+    pub fn elapsed(&self) -> Result<Duration, SystemTimeError> {
+        SystemTime::now().duration_since(*self)
+    }
+
+    /// `self + d`, if representable.
+    pub fn checked_add(&self, d: Duration) -> Option<SystemTime> {
+        self.0.checked_add(d).map(SystemTime)
+    }
+
+    /// `self - d`, if representable.
+    pub fn checked_sub(&self, d: Duration) -> Option<SystemTime> {
+        self.0.checked_sub(d).map(SystemTime)
+    }
+
+    /// The std value.
+    pub fn into_std(self) -> std::time::SystemTime {
+        self.0
+    }
+}
+
+impl Add<Duration> for SystemTime {
+    type Output = SystemTime;
+    fn add(self, d: Duration) -> SystemTime {
+        SystemTime(self.0 + d)
+    }
+}
+
+impl Sub<Duration> for SystemTime {
+    type Output = SystemTime;
+    fn sub(self, d: Duration) -> SystemTime {
+        SystemTime(self.0 - d)
+    }
+}
 
 /// A point in time with the API of `std::time::Instant` (virtual inside an execution).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -217,3 +217,40 @@ fn named_objects_are_shown_by_name() {
     assert!(text.contains("store(head#"), "{f}");
     assert!(text.contains("load(head#"), "{f}");
 }
+
+/// Two threads increment a shown mutex in two critical sections (read, then write back):
+/// the report shows the value after every lock and unlock.
+fn lost_update_in_a_shown_mutex() {
+    let m = std::sync::Arc::new(Mutex::shown("count", 0));
+    let m1 = m.clone();
+    let h = thread::spawn(move || {
+        let v = *m1.lock().unwrap();
+        *m1.lock().unwrap() = v + 1;
+    });
+    let v = *m.lock().unwrap();
+    *m.lock().unwrap() = v + 1;
+    h.join().unwrap();
+    assert_eq!(*m.lock().unwrap(), 2, "lost update");
+}
+
+#[test]
+fn a_shown_mutex_has_its_value_after_every_lock_and_unlock() {
+    let f = Checker::new()
+        .check(lost_update_in_a_shown_mutex)
+        .unwrap_err();
+    let text = f.to_string();
+    let rows: Vec<&str> = f.rows.iter().map(|r| r.text.as_str()).collect();
+    // Thread 0 reads 0 (lock, unlock), thread 1 reads 0 and writes 1 back, thread 0 writes
+    // its 0 + 1 over it, and the final lock sees 1.
+    let values: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| r.strip_prefix("count#"))
+        .map(|r| r.split_once(" = ").map_or("", |(_, v)| v))
+        .collect();
+    assert_eq!(
+        values,
+        ["0", "0", "0", "0", "0", "1", "1", "1", "1", "1"],
+        "{text}"
+    );
+    assert!(text.contains("| count#2 = 1 "), "{text}");
+}

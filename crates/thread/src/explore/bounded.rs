@@ -19,13 +19,18 @@
 //! replaying it in a later round is checked like a replay inside a round: a divergence is a
 //! non-determinism report naming the step.
 
-use super::strategy::{check_replay, check_replay_end, is_preemption, Recorded, Strategy};
+use super::strategy::{
+    check_replay, check_replay_end, is_preemption, ReadChoice, Recorded, Strategy,
+};
 use crate::rt::{ExecState, Scheduler, Stop, ThreadId};
 use std::collections::{HashSet, VecDeque};
 use std::rc::Rc;
 
 struct Node {
     chosen: ThreadId,
+    /// Which store the chosen thread's step reads (weak memory); read choices are not
+    /// preemptions, so every one is explored in the node's round.
+    read: ReadChoice,
     /// Non-preemptive alternatives not yet tried.
     alternatives: u64,
     /// Preemptions in the schedule up to and including this choice.
@@ -37,6 +42,7 @@ struct Node {
 #[derive(Clone, Copy)]
 struct Step {
     chosen: ThreadId,
+    read: ReadChoice,
     recorded: Recorded,
 }
 
@@ -109,8 +115,9 @@ impl Bounded {
 
     fn load_prefix(&mut self, prefix: Prefix) {
         let preemptions = self.round;
-        let node = |chosen, recorded| Node {
+        let node = |chosen, read, recorded| Node {
             chosen,
+            read,
             alternatives: 0,
             preemptions,
             recorded,
@@ -119,18 +126,21 @@ impl Bounded {
         self.stack.extend(
             prefix.run[..prefix.len]
                 .iter()
-                .map(|s| node(s.chosen, s.recorded)),
+                .map(|s| node(s.chosen, s.read, s.recorded)),
         );
         let enabled = prefix.run[prefix.len].recorded.enabled;
         self.stack.push(node(
             prefix.then,
+            ReadChoice::default(),
             Recorded {
                 enabled,
                 event: None,
             },
         ));
         self.recorded = self.stack.iter().map(|n| n.recorded).collect();
-        self.fixed = self.stack.len();
+        // The node switched to has no thread alternatives here, but its read choices are
+        // this subtree's to explore.
+        self.fixed = prefix.len;
         self.replayed = prefix.len;
     }
 
@@ -161,10 +171,17 @@ impl Strategy for Bounded {
         // Backtrack within the current subtree.
         while self.stack.len() > self.fixed {
             let node = self.stack.last_mut().expect("non-empty");
+            if node.read.advance() {
+                node.recorded.event = None;
+                self.replayed = self.stack.len() - 1;
+                self.recorded.truncate(self.replayed);
+                return true;
+            }
             if node.alternatives != 0 {
                 let t = node.alternatives.trailing_zeros() as usize;
                 node.alternatives &= !(1 << t);
                 node.chosen = t;
+                node.read = ReadChoice::default();
                 node.recorded.event = None;
                 self.replayed = self.stack.len() - 1;
                 self.recorded.truncate(self.replayed);
@@ -197,6 +214,7 @@ impl Strategy for Bounded {
                 .iter()
                 .map(|n| Step {
                     chosen: n.chosen,
+                    read: n.read,
                     recorded: n.recorded,
                 })
                 .collect();
@@ -255,6 +273,7 @@ impl Scheduler for Bounded {
         }
         self.stack.push(Node {
             chosen: default,
+            read: ReadChoice::default(),
             alternatives,
             preemptions: before,
             recorded: Recorded {
@@ -263,5 +282,13 @@ impl Scheduler for Bounded {
             },
         });
         Ok(default)
+    }
+
+    fn choose_stale(&mut self, st: &ExecState, options: u32) -> Result<u32, Stop> {
+        let depth = st.trace.len();
+        match self.stack.get_mut(depth) {
+            Some(node) => node.read.choose(depth, options),
+            None => Ok(0),
+        }
     }
 }

@@ -24,7 +24,7 @@
 //! happen before it, and the backtrack set there is extended as in the paper, so each
 //! Mazurkiewicz trace of a terminating program is explored at least once.
 
-use super::strategy::{check_replay, check_replay_end, Recorded, Strategy};
+use super::strategy::{check_replay, check_replay_end, ReadChoice, Recorded, Strategy};
 use crate::rt::{
     Access, AtomicKind, Event, ExecState, ObjId, ObjState, Op, Scheduler, Stop, ThreadId, Value,
     MAX_THREADS,
@@ -39,6 +39,9 @@ struct Node {
     backtrack: u64,
     done: u64,
     chosen: ThreadId,
+    /// Which store the chosen thread's step reads (weak memory); every read choice is
+    /// explored before another thread.
+    read: ReadChoice,
     /// Steps each thread had taken before this node.
     counts: Clock,
     recorded: Recorded,
@@ -294,10 +297,17 @@ impl Strategy for Dpor {
             return true;
         }
         while let Some(node) = self.nodes.last_mut() {
+            if node.read.advance() {
+                node.recorded.event = None;
+                self.replayed = self.nodes.len() - 1;
+                self.recorded.truncate(self.replayed);
+                return true;
+            }
             let todo = node.backtrack & !node.done & !node.sleep;
             if todo != 0 {
                 let t = todo.trailing_zeros() as usize;
                 node.chosen = t;
+                node.read = ReadChoice::default();
                 node.done |= 1 << t;
                 node.recorded.event = None;
                 self.replayed = self.nodes.len() - 1;
@@ -361,6 +371,7 @@ impl Scheduler for Dpor {
             backtrack: 1 << chosen,
             done: 1 << chosen,
             chosen,
+            read: ReadChoice::default(),
             counts,
             recorded: Recorded {
                 enabled,
@@ -369,5 +380,13 @@ impl Scheduler for Dpor {
         });
         self.analyse(st);
         Ok(chosen)
+    }
+
+    fn choose_stale(&mut self, st: &ExecState, options: u32) -> Result<u32, Stop> {
+        let depth = st.trace.len();
+        match self.nodes.get_mut(depth) {
+            Some(node) => node.read.choose(depth, options),
+            None => Ok(0),
+        }
     }
 }

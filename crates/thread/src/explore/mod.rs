@@ -92,6 +92,7 @@ pub struct Checker {
     recheck_every: u64,
     detect_leaks: bool,
     random_seed: u64,
+    weak_memory: bool,
 }
 
 impl Default for Checker {
@@ -106,6 +107,7 @@ impl Default for Checker {
             recheck_every: 64,
             detect_leaks: true,
             random_seed: 0,
+            weak_memory: false,
         }
     }
 }
@@ -180,6 +182,17 @@ impl Checker {
         self
     }
 
+    /// Weak memory (default: off, every atomic access is sequentially consistent). On,
+    /// a non-`SeqCst` load may read any store the C++20 / Rust memory model lets it read
+    /// given what its thread knows (coherence, release/acquire, fences, release sequences),
+    /// and each such choice is explored like a thread choice (schedule item `thread~stale`).
+    /// Never produces an outcome the model forbids; the allowed outcomes it does not reach
+    /// (load buffering, 2+2W, stale failed `compare_exchange`) are listed in the crate docs.
+    pub fn weak_memory(mut self, on: bool) -> Self {
+        self.weak_memory = on;
+        self
+    }
+
     fn is_sampled(&self, execution: u64) -> bool {
         self.recheck_every != 0 && (execution == 1 || execution % self.recheck_every == 0)
     }
@@ -235,7 +248,7 @@ impl Checker {
         let me = self.clone();
         let p = progress.clone();
         let spawned = std::thread::Builder::new()
-            .name("cmc-explorer".into())
+            .name(crate::rt::os_threads::explorer_name())
             .spawn(move || {
                 let strategy = make(&me);
                 let _ = tx.send(me.explore(&model, strategy, &p));
@@ -282,6 +295,7 @@ impl Checker {
         let mut driver = Driver::new(self.stack_size, self.max_steps, self.spin_limit, progress);
         driver.detect_leaks(self.detect_leaks);
         driver.random_seed(self.random_seed);
+        driver.weak_memory(self.weak_memory);
         let mut executions = 0u64;
         let mut reruns = 0u64;
         let mut complete = !matches!(self.mode, Mode::Random { .. } | Mode::Pct { .. });

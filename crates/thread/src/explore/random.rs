@@ -99,4 +99,11 @@ impl Scheduler for Randomized {
             .max_by_key(|&t| self.priorities[t]);
         Ok(best.unwrap_or(0))
     }
+
+    fn choose_stale(&mut self, _st: &ExecState, options: u32) -> Result<u32, Stop> {
+        Ok(match options {
+            0 | 1 => 0,
+            n => self.rng.below(n as u64) as u32,
+        })
+    }
 }

@@ -2,16 +2,17 @@
 
 use super::strategy::{mask_list, Strategy};
 use crate::rt::{ExecState, Scheduler, Stop, ThreadId};
+use crate::schedule::Choice;
 
 /// Runs one execution following `schedule`.
 pub struct Replay {
-    schedule: Vec<ThreadId>,
+    schedule: Vec<Choice>,
     ran: bool,
 }
 
 impl Replay {
     /// A replay of `schedule`.
-    pub fn new(schedule: Vec<ThreadId>) -> Self {
+    pub fn new(schedule: Vec<Choice>) -> Self {
         Replay {
             schedule,
             ran: false,
@@ -39,8 +40,8 @@ impl Scheduler for Replay {
     fn choose(&mut self, st: &ExecState, enabled: u64) -> Result<ThreadId, Stop> {
         let step = st.trace.len();
         match self.schedule.get(step) {
-            Some(&t) if t < 64 && enabled & (1 << t) != 0 => Ok(t),
-            Some(&t) => Err(Stop::Schedule(format!(
+            Some(&Choice { thread: t, .. }) if t < 64 && enabled & (1 << t) != 0 => Ok(t),
+            Some(&Choice { thread: t, .. }) => Err(Stop::Schedule(format!(
                 "step {step} of the schedule picks thread {t}, but only threads {} can run there",
                 mask_list(enabled)
             ))),
@@ -49,5 +50,9 @@ impl Scheduler for Replay {
                 mask_list(enabled)
             ))),
         }
+    }
+
+    fn choose_stale(&mut self, st: &ExecState, _options: u32) -> Result<u32, Stop> {
+        Ok(self.schedule.get(st.trace.len()).map_or(0, |c| c.stale))
     }
 }

@@ -48,8 +48,8 @@ pub fn rerun(
     mode: String,
     seed: Option<u64>,
 ) -> Option<Failure> {
-    let schedule: Vec<usize> = first.trace.iter().map(|e| e.thread).collect();
-    let outcome = driver.run(model, &mut Replay::new(schedule));
+    let schedule = crate::schedule::Schedule::of(&first.trace);
+    let outcome = driver.run(model, &mut Replay::new(schedule.0));
     let st = driver.state();
     let same_kind = first.outcome.as_ref().map(std::mem::discriminant)
         == outcome.as_ref().map(std::mem::discriminant);

@@ -26,6 +26,43 @@ pub fn is_preemption(st: &ExecState, enabled: u64, current: ThreadId, chosen: Th
             .is_some_and(|(op, _)| op.is_yield())
 }
 
+/// The read choice at a node of a systematic strategy: which store, counted back from the
+/// latest, the chosen thread's weak-memory load reads, and how many it could read.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReadChoice {
+    /// Stores back from the latest (0: the latest).
+    pub stale: u32,
+    /// Stores the load could read (0: not known yet, the node's step has not run).
+    pub options: u32,
+}
+
+impl ReadChoice {
+    /// The choice for the node's step at `step`, which may read one of `options` stores:
+    /// the first time, records `options` and reads the latest; when the node is replayed,
+    /// its recorded choice, after checking that the options did not change.
+    pub fn choose(&mut self, step: usize, options: u32) -> Result<u32, Stop> {
+        if self.options == 0 {
+            self.options = options;
+        } else if self.options != options {
+            return Err(Stop::NonDeterminism {
+                step,
+                first: format!("the load could read {} stores", self.options),
+                second: format!("the load could read {options} stores"),
+            });
+        }
+        Ok(self.stale)
+    }
+
+    /// Moves to the next older store, if there is one not tried yet.
+    pub fn advance(&mut self) -> bool {
+        let more = self.stale + 1 < self.options;
+        if more {
+            self.stale += 1;
+        }
+        more
+    }
+}
+
 /// What a systematic strategy remembers of a step, to check that a replay takes the same path.
 #[derive(Clone, Copy, Debug)]
 pub struct Recorded {

@@ -42,15 +42,46 @@ impl VClock {
     }
 }
 
+impl VClock {
+    /// Raises entry `i` to at least `v`.
+    pub fn raise(&mut self, i: usize, v: u32) {
+        if self.0.len() <= i {
+            self.0.resize(i + 1, 0);
+        }
+        self.0[i] = self.0[i].max(v);
+    }
+}
+
+/// What a thread knows at a point, and what a release passes on: the happens-before vector
+/// clock (race detection) and, in weak-memory mode, the view: per atomic location (entry =
+/// `ObjId`), the position in its modification order of the latest store known, below which
+/// the thread may no longer read (coherence). Both are joined pointwise.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Knowledge {
+    /// Happens-before, indexed by thread.
+    pub clock: VClock,
+    /// Latest store known per atomic location (empty unless weak memory is explored).
+    pub view: VClock,
+}
+
+impl Knowledge {
+    /// Pointwise maximum with `other`, clock and view.
+    pub fn join(&mut self, other: &Knowledge) {
+        self.clock.join(&other.clock);
+        self.view.join(&other.view);
+    }
+}
+
 /// What a thread knows about happens-before.
 #[derive(Clone, Debug, Default)]
 pub struct ThreadClock {
     /// Everything that happens before the thread's next operation.
-    pub now: VClock,
-    /// The clock at the thread's latest release fence (carried by its later relaxed writes).
-    fence_release: Option<VClock>,
+    pub now: Knowledge,
+    /// The knowledge at the thread's latest release fence (carried by its later relaxed
+    /// writes).
+    fence_release: Option<Knowledge>,
     /// What its relaxed reads saw (acquired by a later acquire fence).
-    relaxed_reads: VClock,
+    relaxed_reads: Knowledge,
 }
 
 fn acquires(o: Ordering) -> bool {
@@ -68,9 +99,9 @@ impl ExecState {
         let mut clock = ThreadClock::default();
         if let Some(p) = parent {
             clock.now = self.threads[p].clock.now.clone();
-            self.threads[p].clock.now.tick(p);
+            self.threads[p].clock.now.clock.tick(p);
         }
-        clock.now.tick(child);
+        clock.now.clock.tick(child);
         clock
     }
 
@@ -84,7 +115,7 @@ impl ExecState {
     pub fn release(&mut self, t: ThreadId, obj: ObjId) {
         let clock = &mut self.threads[t].clock.now;
         self.objects[obj].sync.join(clock);
-        clock.tick(t);
+        clock.clock.tick(t);
     }
 
     /// The happens-before effect of thread `t` starting non-atomic operation `op` (atomics
@@ -119,8 +150,18 @@ impl ExecState {
 
     /// The happens-before effect of the atomic access the active thread just made on
     /// `obj`: `kind` with ordering `order`, which wrote or not (a failed
-    /// `compare_exchange` only reads). `Arc` counts are acquire-release.
-    pub fn atomic_sync(&mut self, obj: ObjId, kind: AtomicKind, order: Ordering, wrote: bool) {
+    /// `compare_exchange` only reads). `Arc` counts are acquire-release. A read acquires
+    /// what the store it read released: `read_from` (an older store, in weak-memory mode)
+    /// or else the latest store's, kept in the object; a write leaves what it releases in
+    /// the object.
+    pub fn atomic_sync(
+        &mut self,
+        obj: ObjId,
+        kind: AtomicKind,
+        order: Ordering,
+        wrote: bool,
+        read_from: Option<&Knowledge>,
+    ) {
         let t = self.active;
         let (reads, rmw) = match kind {
             AtomicKind::Store => (false, false),
@@ -130,10 +171,11 @@ impl ExecState {
         let th = &mut self.threads[t].clock;
         let sync = &mut self.objects[obj].sync;
         if reads {
+            let released = read_from.unwrap_or(sync);
             if acquires(order) {
-                th.now.join(sync);
+                th.now.join(released);
             } else {
-                th.relaxed_reads.join(sync);
+                th.relaxed_reads.join(released);
             }
         }
         if wrote {
@@ -147,10 +189,10 @@ impl ExecState {
                 (true, Some(c)) => sync.join(c),
                 (true, None) => {}
                 (false, Some(c)) => *sync = c.clone(),
-                (false, None) => *sync = VClock::default(),
+                (false, None) => *sync = Knowledge::default(),
             }
             if releases(order) {
-                th.now.tick(t);
+                th.now.clock.tick(t);
             }
         }
     }
@@ -164,9 +206,13 @@ impl ExecState {
             th.now.join(&seen);
             th.relaxed_reads = seen;
         }
+        if order == Ordering::SeqCst && self.weak.on {
+            self.weak_sc_fence();
+        }
+        let th = &mut self.threads[t].clock;
         if releases(order) {
             th.fence_release = Some(th.now.clone());
-            th.now.tick(t);
+            th.now.clock.tick(t);
         }
     }
 }

@@ -20,6 +20,11 @@ pub trait Scheduler {
     /// `active` thread is the one that just reached a switch point). An error aborts the
     /// execution (replay when the schedule does not fit, or a detected non-determinism).
     fn choose(&mut self, st: &ExecState, enabled: u64) -> Result<ThreadId, Stop>;
+
+    /// Called right after [`Scheduler::choose`] picked a thread whose step may read one of
+    /// `options` stores (weak memory; 1 otherwise): how many stores back from the latest it
+    /// reads, below `options`.
+    fn choose_stale(&mut self, st: &ExecState, options: u32) -> Result<u32, Stop>;
 }
 
 /// Why an execution stopped early (an execution that completes has no `Stop`).
@@ -78,7 +83,8 @@ pub enum Stop {
         /// Each leaked allocation: where it was created and its strong count.
         allocations: Vec<String>,
     },
-    /// A thread the checker does not control touched an object of the execution.
+    /// Something the checker does not control: a thread it did not start (touching an object
+    /// of the execution, or still running after it), or I/O through `cmc_thread::{fs, net}`.
     Uncontrolled(String),
     /// A coroutine stack could not be allocated.
     OutOfMemory,
@@ -111,6 +117,8 @@ pub struct Driver {
     last_thread: Arc<AtomicUsize>,
     detect_leaks: bool,
     random_seed: u64,
+    weak_memory: bool,
+    os_threads: super::os_threads::OsThreadWatch,
 }
 
 impl Driver {
@@ -132,7 +140,14 @@ impl Driver {
             last_thread: progress.last_thread.clone(),
             detect_leaks: true,
             random_seed: 0,
+            weak_memory: false,
+            os_threads: super::os_threads::OsThreadWatch::new(),
         }
+    }
+
+    /// Whether loads may read older stores as the weak memory model allows (see `weak.rs`).
+    pub fn weak_memory(&mut self, on: bool) {
+        self.weak_memory = on;
     }
 
     /// The seed of every execution's random generator (`crate::random`).
@@ -161,12 +176,17 @@ impl Driver {
         let epoch = next_epoch();
         *self.ctx.state.borrow_mut() = ExecState::new(epoch, spin_limit);
         self.ctx.state.borrow_mut().random = crate::rng::Rng::new(self.random_seed);
+        self.ctx.state.borrow_mut().weak = super::weak::WeakMemory::new(self.weak_memory);
         CURRENT.with(|c| c.set(&*self.ctx as *const Context));
         uncontrolled::enter(epoch);
         let stop = self.run_inner(model, sched);
         let stop =
             uncontrolled::take(epoch).map_or(stop, |message| Some(Stop::Uncontrolled(message)));
         self.teardown();
+        let stop = match stop {
+            None => self.os_threads.check().map(Stop::Uncontrolled),
+            stop => stop,
+        };
         uncontrolled::leave(epoch);
         CURRENT.with(|c| c.set(std::ptr::null()));
         stop
@@ -214,8 +234,8 @@ impl Driver {
                 if enabled == 0 {
                     return Some(stuck(&st));
                 }
-                match sched.choose(&st, enabled) {
-                    Ok(t) if t < 64 && enabled & (1 << t) != 0 => (t, enabled),
+                let t = match sched.choose(&st, enabled) {
+                    Ok(t) if t < 64 && enabled & (1 << t) != 0 => t,
                     Ok(t) => {
                         return Some(Stop::Schedule(format!(
                             "thread {t} is not enabled at step {}",
@@ -223,12 +243,25 @@ impl Driver {
                         )))
                     }
                     Err(stop) => return Some(stop),
+                };
+                let options = st.read_options(t);
+                match sched.choose_stale(&st, options) {
+                    Ok(stale) if stale < options => (t, enabled, stale),
+                    Ok(stale) => {
+                        return Some(Stop::Schedule(format!(
+                        "step {} reads {stale} stores back, but thread {t} can only read {} back",
+                        st.trace.len(),
+                        options - 1
+                    )))
+                    }
+                    Err(stop) => return Some(stop),
                 }
             };
-            let (choice, enabled) = choice;
+            let (choice, enabled, stale) = choice;
             {
                 let mut st = self.ctx.state.borrow_mut();
                 st.note_switch(choice, enabled);
+                st.weak.stale = stale;
                 st.begin_step(choice);
             }
             self.progress

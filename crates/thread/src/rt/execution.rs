@@ -1,7 +1,7 @@
 //! The state of one execution: virtual threads, objects, trace, and the rules that decide
 //! which announced operations are enabled.
 
-use super::clock::{ThreadClock, VClock};
+use super::clock::{Knowledge, ThreadClock};
 use super::object::{ObjState, Object};
 use super::op::{Event, ObjId, Op, ThreadId, Value};
 use super::spin::SpinState;
@@ -69,6 +69,8 @@ pub struct ExecState {
     pub random: crate::rng::Rng,
     /// Thread-local values: (thread, key address, value); see `thread::LocalKey`.
     pub locals: Vec<(ThreadId, usize, Box<dyn std::any::Any>)>,
+    /// Stores per atomic and views, when weak memory is explored (see `weak.rs`).
+    pub weak: super::weak::WeakMemory,
 }
 
 impl ExecState {
@@ -91,6 +93,7 @@ impl ExecState {
             elapsed: std::time::Duration::ZERO,
             locals: Vec::new(),
             random: crate::rng::Rng::new(0),
+            weak: super::weak::WeakMemory::default(),
         }
     }
 
@@ -105,7 +108,7 @@ impl ExecState {
             type_name,
             version: 0,
             state,
-            sync: VClock::default(),
+            sync: Knowledge::default(),
             name: None,
             created,
         });
@@ -215,6 +218,7 @@ impl ExecState {
             op,
             value: Value::None,
             location,
+            stale: self.weak.stale,
         });
     }
 
@@ -243,9 +247,16 @@ impl ExecState {
                 }
             }
         } else {
-            let version = self.objects[obj].version;
+            let version = self
+                .weak_read_version(me, obj)
+                .unwrap_or(self.objects[obj].version);
             let limit = self.spin_limit;
-            self.threads[me].spin.on_read(obj, version, limit);
+            if self.threads[me].spin.on_read(obj, version, limit)
+                && self.weak.on
+                && self.catch_up(me)
+            {
+                self.threads[me].spin.on_own_write();
+            }
         }
     }
 

@@ -8,11 +8,13 @@ mod driver;
 mod execution;
 mod object;
 mod op;
+pub(crate) mod os_threads;
 mod overflow;
 mod race;
 mod spin;
 mod switch;
 pub(crate) mod uncontrolled;
+mod weak;
 
 pub use driver::{Driver, Progress, Scheduler, Stop};
 pub use execution::{ExecState, SpawnFn, MAX_THREADS};
@@ -113,6 +115,20 @@ pub fn fail(failure: Stop, location: &'static Location<'static>) -> ! {
     }
 }
 
+/// Refuses I/O inside an execution: ends it with [`Stop::Uncontrolled`] naming `what` and
+/// the call site (the checker can neither replay nor interleave what the outside world
+/// does). Outside an execution it returns and the I/O runs.
+pub fn refuse_io(what: &str, location: &'static Location<'static>) {
+    if in_execution() {
+        fail(
+            Stop::Uncontrolled(format!(
+                "I/O is not supported inside a checked execution: {what} at {location}"
+            )),
+            location,
+        );
+    }
+}
+
 /// Announces `op` by the running thread and yields to the scheduler; returns once the
 /// scheduler picked this thread to perform it. Outside an execution, while the thread is
 /// unwinding, or while the execution is torn down, it returns at once without yielding.
@@ -174,6 +190,13 @@ impl ObjCell {
         ObjCell(AtomicU64::new(self.0.load(Ordering::Relaxed)), self.1)
     }
 
+    /// The object's id in `st`'s execution if it was registered there.
+    pub fn current(&self, st: &ExecState) -> Option<ObjId> {
+        let packed = self.0.load(Ordering::Relaxed);
+        (packed >> ID_BITS == st.epoch && packed & ((1 << ID_BITS) - 1) != 0)
+            .then(|| (packed & ((1 << ID_BITS) - 1)) as usize - 1)
+    }
+
     /// The object's id in `st`'s execution, registering it first if needed.
     pub fn get(
         &self,
@@ -182,9 +205,8 @@ impl ObjCell {
         state: fn() -> ObjState,
         location: &'static Location<'static>,
     ) -> ObjId {
-        let packed = self.0.load(Ordering::Relaxed);
-        if packed >> ID_BITS == st.epoch && packed & ((1 << ID_BITS) - 1) != 0 {
-            return (packed & ((1 << ID_BITS) - 1)) as usize - 1;
+        if let Some(id) = self.current(st) {
+            return id;
         }
         let id = st.register(type_name, state(), location);
         st.objects[id].name = self.1;
@@ -243,24 +265,75 @@ impl Default for ObjCell {
 }
 
 /// Runs one atomic access on `cell`'s atomic: [`announce`] `kind`, then `body`, which
-/// performs it on the real atomic and returns its result, the value for the trace, and
-/// whether it wrote; then its happens-before effect under `orders` (the ordering if it
-/// wrote, the ordering if it only read), then [`complete`]. Outside an execution `body`
-/// just runs.
+/// performs it on the real atomic and returns its result, the value for the trace, and the
+/// bits it wrote (`None`: it only read); then its happens-before effect under `orders` (the
+/// ordering if it wrote, the ordering if it only read), then [`complete`]. In weak-memory
+/// mode a load does not read the real atomic: `body` gets the bits of the store the
+/// scheduler chose (`Some`), and `peek` (the real atomic's current bits) starts the atomic's
+/// store history at its first access. Outside an execution `body(None)` just runs.
 pub fn atomic_access<R>(
     cell: &ObjCell,
     type_name: &'static str,
     kind: AtomicKind,
     orders: (std::sync::atomic::Ordering, std::sync::atomic::Ordering),
     location: &'static Location<'static>,
-    body: impl FnOnce() -> (R, Value, bool),
+    peek: impl FnOnce() -> u64,
+    body: impl FnOnce(Option<u64>) -> (R, Value, Option<u64>),
 ) -> R {
+    use std::sync::atomic::Ordering::SeqCst;
     let plain = || ObjState::Plain;
-    let id = announce(cell, type_name, plain, |o| Op::Atomic(o, kind), location);
-    let (result, value, wrote) = body();
-    sync_access(id, kind, if wrote { orders.0 } else { orders.1 }, wrote);
-    complete(id, value, wrote);
+    let ordered = if orders.0 == SeqCst || orders.1 == SeqCst {
+        SeqCst
+    } else {
+        orders.0
+    };
+    let op = |o| with(|st| st.atomic_op(o, kind, ordered, location)).unwrap_or(Op::Atomic(o, kind));
+    let id = announce(cell, type_name, plain, op, location);
+    let weak = id.filter(|_| with(|st| st.weak.on && !st.aborting) == Some(true));
+    let Some(o) = weak else {
+        let (result, value, written) = body(None);
+        let wrote = written.is_some();
+        sync_access(id, kind, if wrote { orders.0 } else { orders.1 }, wrote);
+        complete(id, value, wrote);
+        return result;
+    };
+    let read = with(|st| {
+        st.weak_init(o, peek);
+        (kind == AtomicKind::Load).then(|| st.weak_load(o, orders.1))
+    })
+    .flatten();
+    let (result, value, written) = body(read);
+    if kind != AtomicKind::Load {
+        let order = if written.is_some() {
+            orders.0
+        } else {
+            orders.1
+        };
+        if let Some(Err(stop)) = with(|st| st.weak_write(o, kind, order, written)) {
+            fail(stop, location);
+        }
+    }
+    complete(id, value, written.is_some());
     result
+}
+
+/// `fence(SeqCst)` in weak-memory mode is a step of the `SeqCst` order (announced here);
+/// otherwise nothing.
+pub fn sc_fence_step(location: &'static Location<'static>) {
+    let order = with(|st| (st.weak.on && !st.aborting).then(|| st.sc_order(location))).flatten();
+    if let Some(order) = order {
+        schedule(Op::Fence(order), location);
+    }
+}
+
+/// In weak-memory mode, forgets the store history of `cell`'s atomic after an exclusive
+/// access (`get_mut`) that may change its value without a step.
+pub fn exclusive_access(cell: &ObjCell) {
+    with(|st| {
+        if let Some(o) = cell.current(st) {
+            st.weak_reset(o);
+        }
+    });
 }
 
 /// The happens-before effect of an atomic access announced on `id` (see `clock.rs`);
@@ -274,7 +347,7 @@ pub fn sync_access(
     if let Some(id) = id {
         with(|st| {
             if !st.aborting {
-                st.atomic_sync(id, kind, order, wrote)
+                st.atomic_sync(id, kind, order, wrote, None)
             }
         });
     }

@@ -1,6 +1,6 @@
 //! Per-execution state of instrumented objects (what decides whether an operation is enabled).
 
-use super::clock::VClock;
+use super::clock::Knowledge;
 use super::op::ThreadId;
 use super::race::CellHistory;
 use std::panic::Location;
@@ -80,7 +80,7 @@ pub struct Object {
     /// Blocking state.
     pub state: ObjState,
     /// What releases into this object carried (happens-before; see `clock.rs`).
-    pub sync: VClock,
+    pub sync: Knowledge,
     /// The name the user gave the object, if any.
     pub name: Option<&'static str>,
     /// Where the object was created or first used in the execution.

@@ -48,6 +48,26 @@ pub enum AtomicKind {
     Count(&'static str),
 }
 
+impl AtomicKind {
+    /// How the access touches its atomic.
+    pub fn access(self) -> Access {
+        match self {
+            AtomicKind::Load | AtomicKind::Observe(_) => Access::Read,
+            AtomicKind::Count(_) => Access::Commute,
+            AtomicKind::Store | AtomicKind::Rmw(_) => Access::Write,
+        }
+    }
+
+    /// Short name for traces.
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicKind::Load => "load",
+            AtomicKind::Store => "store",
+            AtomicKind::Observe(n) | AtomicKind::Rmw(n) | AtomicKind::Count(n) => n,
+        }
+    }
+}
+
 /// An operation a virtual thread announces before performing it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
@@ -59,6 +79,11 @@ pub enum Op {
     Join(ThreadId),
     /// An atomic access.
     Atomic(ObjId, AtomicKind),
+    /// A `SeqCst` atomic access in weak-memory mode: it also takes part in the single total
+    /// order of `SeqCst` operations, object `.2`.
+    SeqCst(ObjId, AtomicKind, ObjId),
+    /// `fence(SeqCst)` in weak-memory mode: a step in the `SeqCst` order, object `.0`.
+    Fence(ObjId),
     /// Acquiring a mutex.
     Lock(ObjId),
     /// Trying to acquire a mutex without blocking.
@@ -119,9 +144,9 @@ impl Op {
         use Access::*;
         match *self {
             Op::Start | Op::Spawn(_) | Op::Join(_) | Op::Yield | Op::Sleep => [None, None],
-            Op::Atomic(o, AtomicKind::Load | AtomicKind::Observe(_)) => [Some((o, Read)), None],
-            Op::Atomic(o, AtomicKind::Count(_)) => [Some((o, Commute)), None],
-            Op::Atomic(o, _) => [Some((o, Write)), None],
+            Op::Atomic(o, kind) => [Some((o, kind.access())), None],
+            Op::SeqCst(o, kind, order) => [Some((o, kind.access())), Some((order, Write))],
+            Op::Fence(order) => [Some((order, Write)), None],
             Op::OnceGet(o) => [Some((o, Read)), None],
             Op::CondWait(cv, m) => [Some((cv, Write)), Some((m, Write))],
             Op::Lock(o)
@@ -167,10 +192,8 @@ impl Op {
             Op::Start => "start",
             Op::Spawn(_) => "spawn",
             Op::Join(_) => "join",
-            Op::Atomic(_, AtomicKind::Load) => "load",
-            Op::Atomic(_, AtomicKind::Observe(n)) => n,
-            Op::Atomic(_, AtomicKind::Store) => "store",
-            Op::Atomic(_, AtomicKind::Rmw(n) | AtomicKind::Count(n)) => n,
+            Op::Atomic(_, kind) | Op::SeqCst(_, kind, _) => kind.name(),
+            Op::Fence(_) => "fence",
             Op::Lock(_) => "lock",
             Op::TryLock(_) => "try_lock",
             Op::Unlock(_) => "unlock",
@@ -209,6 +232,14 @@ impl Op {
     /// The primary object of the operation, if any.
     pub fn object(&self) -> Option<ObjId> {
         self.accesses()[0].map(|(o, _)| o)
+    }
+
+    /// The atomic and the kind of access, for an atomic access.
+    pub fn atomic(&self) -> Option<(ObjId, AtomicKind)> {
+        match *self {
+            Op::Atomic(o, kind) | Op::SeqCst(o, kind, _) => Some((o, kind)),
+            _ => None,
+        }
     }
 }
 
@@ -267,11 +298,17 @@ pub struct Event {
     pub value: Value,
     /// Where in the user's code the operation was called.
     pub location: &'static Location<'static>,
+    /// For a load in weak-memory mode: how many stores older than the latest one it may
+    /// read the store it read is (0: the latest).
+    pub stale: u32,
 }
 
 impl Event {
     /// Whether `self` and `other` agree (same thread, op and value) for non-determinism detection.
     pub fn same_as(&self, other: &Event) -> bool {
-        self.thread == other.thread && self.op == other.op && self.value.same_as(&other.value)
+        self.thread == other.thread
+            && self.op == other.op
+            && self.stale == other.stale
+            && self.value.same_as(&other.value)
     }
 }

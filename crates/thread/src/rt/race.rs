@@ -42,7 +42,7 @@ impl ExecState {
         location: &'static Location<'static>,
     ) -> Result<(), Stop> {
         let me = self.active;
-        let now = &self.threads[me].clock.now;
+        let now = &self.threads[me].clock.now.clock;
         let access = CellAccess {
             thread: me,
             epoch: now.get(me),

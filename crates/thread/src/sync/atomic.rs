@@ -1,21 +1,26 @@
 //! Drop-in replacements for `std::sync::atomic` types. Every access is a switch point.
 //!
-//! Memory model: all accesses are treated as sequentially consistent whatever `Ordering` is
-//! passed, so a load always returns the latest store in the explored total order. Weak
-//! (relaxed / acquire-release) behaviours are a planned extension and are *not* explored:
-//! code that is only wrong under weak memory passes. `compare_exchange_weak` never fails
-//! spuriously. The `Ordering` is still passed to the real operation, so invalid orderings
-//! panic exactly as with std.
+//! Memory model: by default every access is sequentially consistent whatever `Ordering` is
+//! passed, so a load always returns the latest store in the explored total order. With
+//! `Checker::weak_memory(true)` a non-`SeqCst` load may also read older stores, as the
+//! C++20 / Rust model allows (see the crate docs for what is and is not explored).
+//! `compare_exchange_weak` never fails spuriously. The `Ordering` is still passed to the
+//! real operation, so invalid orderings panic exactly as with std.
 
 use crate::rt::{self, AtomicKind, ObjCell, Value};
 use std::panic::Location;
 pub use std::sync::atomic::Ordering;
 
-/// A memory fence. Values stay sequentially consistent; for data-race detection an acquire
-/// fence acquires what the thread's earlier relaxed loads read, and a release fence makes
-/// the thread's later relaxed stores carry what happened before it. Not a switch point.
+/// A memory fence: an acquire fence acquires what the thread's earlier relaxed loads read,
+/// and a release fence makes the thread's later relaxed stores carry what the thread knew
+/// (happens-before for race detection, and the view in weak-memory mode). Not a switch
+/// point, except `fence(SeqCst)` in weak-memory mode (a step of the `SeqCst` order).
+#[track_caller]
 pub fn fence(order: Ordering) {
     std::sync::atomic::fence(order);
+    if order == Ordering::SeqCst {
+        rt::sc_fence_step(Location::caller());
+    }
     rt::with(|st| st.fence(order));
 }
 
@@ -25,7 +30,7 @@ pub fn compiler_fence(order: Ordering) {
 }
 
 macro_rules! common_methods {
-    ($name:ident, $std:ty, $t:ty, $to:expr) => {
+    ($name:ident, $std:ty, $t:ty, $to:expr, $bits:expr, $from:expr) => {
         impl $name {
             /// Creates a new atomic; it is registered with the checker on first use.
             pub const fn new(v: $t) -> Self {
@@ -48,20 +53,48 @@ macro_rules! common_methods {
                 kind: AtomicKind,
                 orders: (Ordering, Ordering),
                 location: &'static Location<'static>,
-                body: impl FnOnce(&$std) -> (R, Value, bool),
+                body: impl FnOnce(&$std) -> (R, Value, Option<$t>),
             ) -> R {
-                rt::atomic_access(&self.id, stringify!($name), kind, orders, location, || {
-                    body(&self.v)
-                })
+                let peek = || $bits(self.v.load(Ordering::Relaxed));
+                rt::atomic_access(
+                    &self.id,
+                    stringify!($name),
+                    kind,
+                    orders,
+                    location,
+                    peek,
+                    |_| {
+                        let (r, value, written) = body(&self.v);
+                        (r, value, written.map($bits))
+                    },
+                )
             }
 
-            /// Loads the value (a switch point).
+            /// Loads the value (a switch point). In weak-memory mode a non-`SeqCst` load may
+            /// return an older store, as the memory model allows.
             #[track_caller]
             pub fn load(&self, order: Ordering) -> $t {
-                self.run(AtomicKind::Load, (order, order), Location::caller(), |a| {
-                    let v = a.load(order);
-                    (v, $to(v), false)
-                })
+                self.load_at(order, Location::caller())
+            }
+
+            fn load_at(&self, order: Ordering, location: &'static Location<'static>) -> $t {
+                let peek = || $bits(self.v.load(Ordering::Relaxed));
+                let orders = (order, order);
+                rt::atomic_access(
+                    &self.id,
+                    stringify!($name),
+                    AtomicKind::Load,
+                    orders,
+                    location,
+                    peek,
+                    |read| {
+                        let v = match read {
+                            Some(bits) => $from(bits),
+                            None => self.v.load(order),
+                        };
+                        (v, $to(v), None)
+                    },
+                )
             }
 
             /// Stores `val` (a switch point).
@@ -69,7 +102,7 @@ macro_rules! common_methods {
             pub fn store(&self, val: $t, order: Ordering) {
                 self.run(AtomicKind::Store, (order, order), Location::caller(), |a| {
                     a.store(val, order);
-                    ((), $to(val), true)
+                    ((), $to(val), Some(val))
                 })
             }
 
@@ -82,7 +115,7 @@ macro_rules! common_methods {
                     Location::caller(),
                     |a| {
                         let old = a.swap(val, order);
-                        (old, update($to(old), $to(val)), true)
+                        (old, update($to(old), $to(val)), Some(val))
                     },
                 )
             }
@@ -124,8 +157,8 @@ macro_rules! common_methods {
                     (success, failure),
                     location,
                     |a| match a.compare_exchange(current, new, success, failure) {
-                        Ok(old) => (Ok(old), update($to(old), $to(new)), true),
-                        Err(seen) => (Err(seen), failed($to(seen)), false),
+                        Ok(old) => (Ok(old), update($to(old), $to(new)), Some(new)),
+                        Err(seen) => (Err(seen), failed($to(seen)), None),
                     },
                 )
             }
@@ -139,12 +172,7 @@ macro_rules! common_methods {
                 mut f: F,
             ) -> Result<$t, $t> {
                 let location = Location::caller();
-                let load = |a: &$std| {
-                    let v = a.load(fetch_order);
-                    (v, $to(v), false)
-                };
-                let mut prev =
-                    self.run(AtomicKind::Load, (fetch_order, fetch_order), location, load);
+                let mut prev = self.load_at(fetch_order, location);
                 while let Some(next) = f(prev) {
                     match self.cas(prev, next, set_order, fetch_order, location) {
                         Ok(v) => return Ok(v),
@@ -156,6 +184,7 @@ macro_rules! common_methods {
 
             /// Mutable access without a switch point (exclusive borrow, no race possible).
             pub fn get_mut(&mut self) -> &mut $t {
+                rt::exclusive_access(&self.id);
                 self.v.get_mut()
             }
 
@@ -193,7 +222,8 @@ macro_rules! rmw {
                 pub fn $method(&self, val: $t, order: Ordering) -> $t {
                     self.run(AtomicKind::Rmw(stringify!($method)), (order, order), Location::caller(), |a| {
                         let old = a.$method(val, order);
-                        (old, update($to(old), $to(a.load(Ordering::Relaxed))), true)
+                        let new = a.load(Ordering::Relaxed);
+                        (old, update($to(old), $to(new)), Some(new))
                     })
                 }
             )*
@@ -209,9 +239,14 @@ macro_rules! atomic_int {
             v: std::sync::atomic::$name,
             id: ObjCell,
         }
-        common_methods!($name, std::sync::atomic::$name, $t, |v: $t| Value::Int(
-            v as i128
-        ));
+        common_methods!(
+            $name,
+            std::sync::atomic::$name,
+            $t,
+            |v: $t| Value::Int(v as i128),
+            |v: $t| v as u64,
+            |b: u64| b as $t
+        );
         rmw!(
             $name,
             $t,
@@ -250,7 +285,14 @@ pub struct AtomicBool {
     v: std::sync::atomic::AtomicBool,
     id: ObjCell,
 }
-common_methods!(AtomicBool, std::sync::atomic::AtomicBool, bool, Value::Bool);
+common_methods!(
+    AtomicBool,
+    std::sync::atomic::AtomicBool,
+    bool,
+    Value::Bool,
+    |v: bool| v as u64,
+    |b: u64| b != 0
+);
 rmw!(
     AtomicBool,
     bool,
@@ -299,20 +341,37 @@ impl<T> AtomicPtr<T> {
         kind: AtomicKind,
         orders: (Ordering, Ordering),
         location: &'static Location<'static>,
-        body: impl FnOnce(&std::sync::atomic::AtomicPtr<T>) -> (R, Value, bool),
+        body: impl FnOnce(&std::sync::atomic::AtomicPtr<T>) -> (R, Value, Option<*mut T>),
     ) -> R {
-        rt::atomic_access(&self.id, "AtomicPtr", kind, orders, location, || {
-            body(&self.v)
+        let peek = || self.v.load(Ordering::Relaxed) as usize as u64;
+        rt::atomic_access(&self.id, "AtomicPtr", kind, orders, location, peek, |_| {
+            let (r, value, written) = body(&self.v);
+            (r, value, written.map(|p| p as usize as u64))
         })
     }
 
-    /// Loads the pointer (a switch point).
+    /// Loads the pointer (a switch point). In weak-memory mode a non-`SeqCst` load may
+    /// return an older store, as the memory model allows.
     #[track_caller]
     pub fn load(&self, order: Ordering) -> *mut T {
-        self.run(AtomicKind::Load, (order, order), Location::caller(), |a| {
-            let v = a.load(order);
-            (v, ptr_value(v), false)
-        })
+        let peek = || self.v.load(Ordering::Relaxed) as usize as u64;
+        let orders = (order, order);
+        let location = Location::caller();
+        rt::atomic_access(
+            &self.id,
+            "AtomicPtr",
+            AtomicKind::Load,
+            orders,
+            location,
+            peek,
+            |read| {
+                let v = match read {
+                    Some(bits) => bits as usize as *mut T,
+                    None => self.v.load(order),
+                };
+                (v, ptr_value(v), None)
+            },
+        )
     }
 
     /// Stores `p` (a switch point).
@@ -320,7 +379,7 @@ impl<T> AtomicPtr<T> {
     pub fn store(&self, p: *mut T, order: Ordering) {
         self.run(AtomicKind::Store, (order, order), Location::caller(), |a| {
             a.store(p, order);
-            ((), ptr_value(p), true)
+            ((), ptr_value(p), Some(p))
         })
     }
 
@@ -333,7 +392,7 @@ impl<T> AtomicPtr<T> {
             Location::caller(),
             |a| {
                 let old = a.swap(p, order);
-                (old, ptr_value(p), true)
+                (old, ptr_value(p), Some(p))
             },
         )
     }
@@ -375,14 +434,15 @@ impl<T> AtomicPtr<T> {
             (success, failure),
             location,
             |a| match a.compare_exchange(current, new, success, failure) {
-                Ok(old) => (Ok(old), ptr_value(new), true),
-                Err(seen) => (Err(seen), Value::Busy, false),
+                Ok(old) => (Ok(old), ptr_value(new), Some(new)),
+                Err(seen) => (Err(seen), Value::Busy, None),
             },
         )
     }
 
     /// Mutable access without a switch point.
     pub fn get_mut(&mut self) -> &mut *mut T {
+        rt::exclusive_access(&self.id);
         self.v.get_mut()
     }
 

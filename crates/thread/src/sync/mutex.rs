@@ -13,7 +13,13 @@ use std::sync::{LockResult, TryLockError, TryLockResult};
 pub struct Mutex<T: ?Sized> {
     id: ObjCell,
     fallback: std::sync::Mutex<()>,
+    /// Formats the value for reports (mutexes made with [`Mutex::shown`]).
+    show: Option<fn(&T) -> String>,
     data: UnsafeCell<T>,
+}
+
+fn debug_text<T: std::fmt::Debug + ?Sized>(value: &T) -> String {
+    format!("{value:?}")
 }
 
 // SAFETY: access to `data` is serialised by the modelled lock (inside an execution, where only
@@ -32,6 +38,7 @@ impl<T> Mutex<T> {
         Mutex {
             id: ObjCell::new(),
             fallback: std::sync::Mutex::new(()),
+            show: None,
             data: UnsafeCell::new(t),
         }
     }
@@ -41,6 +48,22 @@ impl<T> Mutex<T> {
         Mutex {
             id: ObjCell::named(name),
             fallback: std::sync::Mutex::new(()),
+            show: None,
+            data: UnsafeCell::new(t),
+        }
+    }
+
+    /// Like `named`, and reports also show the value (`Debug`) after every `lock` and
+    /// `unlock` step, in the thread's column: `name#id = value`. (`new` and `named` cannot
+    /// show it: stable Rust cannot tell whether an arbitrary `T` is `Debug`.)
+    pub const fn shown(name: &'static str, t: T) -> Self
+    where
+        T: std::fmt::Debug,
+    {
+        Mutex {
+            id: ObjCell::named(name),
+            fallback: std::sync::Mutex::new(()),
+            show: Some(debug_text::<T>),
             data: UnsafeCell::new(t),
         }
     }
@@ -78,12 +101,14 @@ impl<T: ?Sized> Mutex<T> {
         };
         rt::schedule(Op::Lock(id), location);
         rt::with(|st| st.lock_acquire(id, false));
-        Ok(MutexGuard {
+        let guard = MutexGuard {
             lock: self,
             id: Some(id),
             location,
             fallback: None,
-        })
+        };
+        guard.show_value(id);
+        Ok(guard)
     }
 
     /// Acquires the lock if it is free (a switch point); a failure counts as a read for
@@ -105,12 +130,14 @@ impl<T: ?Sized> Mutex<T> {
         rt::schedule(Op::TryLock(id), location);
         let acquired = rt::with(|st| st.try_acquire(id, false));
         if acquired == Some(true) {
-            Ok(MutexGuard {
+            let guard = MutexGuard {
                 lock: self,
                 id: Some(id),
                 location,
                 fallback: None,
-            })
+            };
+            guard.show_value(id);
+            Ok(guard)
         } else {
             Err(TryLockError::WouldBlock)
         }
@@ -157,10 +184,25 @@ impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
     }
 }
 
+impl<T: ?Sized> MutexGuard<'_, T> {
+    /// For a [`Mutex::shown`] mutex held by the running thread: labels its column with the
+    /// value, shown after the thread's latest step.
+    fn show_value(&self, id: ObjId) {
+        if let Some(show) = self.lock.show {
+            let text = show(self);
+            let name = rt::with(|st| (!st.aborting).then(|| st.object_name(id))).flatten();
+            if let Some(name) = name {
+                rt::annotate(format!("{name} = {text}"));
+            }
+        }
+    }
+}
+
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
         if let Some(id) = self.id {
             rt::schedule(Op::Unlock(id), self.location);
+            self.show_value(id);
             rt::with(|st| st.lock_release(id));
         }
         self.fallback.take();

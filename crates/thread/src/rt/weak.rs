@@ -1,0 +1,302 @@
+//! Weak memory (opt-in: `Checker::weak_memory(true)`): atomics under a view-based operational
+//! model of the C++20 / Rust memory model.
+//!
+//! Every atomic keeps its stores in modification order, each with a timestamp and what it
+//! released ([`Knowledge`]: happens-before clock and view). A thread's view records, per
+//! atomic, the timestamp of the latest store it knows of; it may read that store or any
+//! later one (coherence), so a non-`SeqCst` load is a choice among them, which the
+//! scheduler makes (the schedule's `thread~k` items: `k` stores back from the latest).
+//! Reading a store raises the reader's view to it; an acquire read (or a later acquire
+//! fence) also takes the store's released view, so release/acquire message passing
+//! publishes everything the writer knew. A non-`SeqCst` store is a choice too: it goes
+//! after every store its thread knows, last or between two later stores (`k` slots back
+//! from the end), except right before a read-modify-write (which stays right after the
+//! store it read). Read-modify-writes read the latest store (atomicity), go last, and
+//! continue its release sequence.
+//!
+//! `SeqCst` operations stay never stale: a `SeqCst` load reads the latest store, a `SeqCst`
+//! store goes last, and every `SeqCst` operation and `fence(SeqCst)` exchanges views with
+//! one global `SeqCst` view (it takes what earlier ones passed on, then passes on what it
+//! knows); they are steps of one object, the `SeqCst` order, so DPOR orders them.
+//!
+//! Under-approximation (no outcome the model forbids is produced; these allowed ones are
+//! not): no load reads a store that has not executed yet (load buffering, LB); a failed
+//! `compare_exchange` reads the latest store; a `SeqCst` load reads the latest store even
+//! where the model would let it read an older one; at most 12 stores fit between two
+//! adjacent ones (timestamps are halved). A thread that keeps re-reading a stale value is
+//! made to see the latest store once the spin detector would have blocked it (eventual
+//! visibility).
+
+use super::clock::{Knowledge, VClock};
+use super::execution::ExecState;
+use super::object::ObjState;
+use super::op::{AtomicKind, ObjId, Op, ThreadId};
+use std::panic::Location;
+use std::sync::atomic::Ordering;
+
+/// One store of an atomic: its place in modification order, its value (as bits), what an
+/// acquire read of it acquires, and whether it is a read-modify-write (nothing may be
+/// placed between it and the store it read).
+#[derive(Clone, Debug)]
+struct Message {
+    ts: u32,
+    bits: u64,
+    released: Knowledge,
+    rmw: bool,
+}
+
+/// Timestamp distance between stores appended one after another; a store placed between
+/// two takes the midpoint, so 12 fit between two neighbours.
+const GAP: u32 = 1 << 12;
+
+/// The index of the store a thread whose view of the atomic is `view` knows of: the last
+/// one at or before it (the initial store if the history was reset since).
+fn known(history: &[Message], view: u32) -> usize {
+    history.partition_point(|m| m.ts <= view).saturating_sub(1)
+}
+
+/// The slots (index of the store it would follow) where a store by a thread with `view`
+/// may go, from the end of the modification order backwards.
+fn slots(history: &[Message], view: u32) -> impl Iterator<Item = usize> + '_ {
+    let last = history.len() - 1;
+    (known(history, view)..=last).rev().filter(move |&k| {
+        k == last || (!history[k + 1].rmw && history[k + 1].ts - history[k].ts > 1)
+    })
+}
+
+/// The weak-memory state of one execution.
+#[derive(Debug, Default)]
+pub struct WeakMemory {
+    /// Whether weak behaviours are explored (otherwise every load reads the latest store and
+    /// nothing here is used).
+    pub on: bool,
+    /// Per object id: its stores in modification order (created at its first access).
+    histories: Vec<Option<Vec<Message>>>,
+    /// What `SeqCst` operations passed on to each other (views only: the `SeqCst` order
+    /// creates no happens-before).
+    sc_view: VClock,
+    /// The object standing for the `SeqCst` order, registered at its first use.
+    sc_order: Option<ObjId>,
+    /// The choice for the step being performed: how many stores back from the latest the
+    /// load reads.
+    pub stale: u32,
+}
+
+impl WeakMemory {
+    /// A fresh state; weak behaviours explored when `on`.
+    pub fn new(on: bool) -> Self {
+        WeakMemory {
+            on,
+            ..WeakMemory::default()
+        }
+    }
+
+    fn history(&self, o: ObjId) -> Option<&Vec<Message>> {
+        self.histories.get(o).and_then(Option::as_ref)
+    }
+}
+
+fn view_of(st: &ExecState, t: ThreadId) -> &VClock {
+    &st.threads[t].clock.now.view
+}
+
+impl ExecState {
+    /// The operation announced for an atomic access of `o` with `order` (`SeqCst` ones are
+    /// steps of the `SeqCst` order in weak-memory mode).
+    pub fn atomic_op(
+        &mut self,
+        o: ObjId,
+        kind: AtomicKind,
+        order: Ordering,
+        location: &'static Location<'static>,
+    ) -> Op {
+        if self.weak.on && order == Ordering::SeqCst {
+            Op::SeqCst(o, kind, self.sc_order(location))
+        } else {
+            Op::Atomic(o, kind)
+        }
+    }
+
+    /// The object of the `SeqCst` order, registered at its first use.
+    pub fn sc_order(&mut self, location: &'static Location<'static>) -> ObjId {
+        match self.weak.sc_order {
+            Some(o) => o,
+            None => {
+                let o = self.register("SeqCst order", ObjState::Plain, location);
+                self.weak.sc_order = Some(o);
+                o
+            }
+        }
+    }
+
+    /// How many choices thread `t`'s announced operation has: for a non-`SeqCst` load in
+    /// weak-memory mode, the stores it may read (the latest and the older ones not hidden
+    /// from `t` by what it knows); for a non-`SeqCst` store, the slots of the modification
+    /// order it may go to; otherwise 1.
+    pub fn read_options(&self, t: ThreadId) -> u32 {
+        if !self.weak.on {
+            return 1;
+        }
+        let Some((Op::Atomic(o, kind), _)) = self.threads[t].pending else {
+            return 1;
+        };
+        let Some(history) = self.weak.history(o) else {
+            return 1;
+        };
+        let view = view_of(self, t).get(o);
+        match kind {
+            AtomicKind::Load => (history.len() - known(history, view)) as u32,
+            AtomicKind::Store => slots(history, view).count() as u32,
+            _ => 1,
+        }
+    }
+
+    /// Creates `o`'s history at its first access in weak-memory mode, with the value the
+    /// real atomic holds (`initial` bits) as its first store.
+    pub fn weak_init(&mut self, o: ObjId, initial: impl FnOnce() -> u64) {
+        if self.weak.histories.len() <= o {
+            self.weak.histories.resize_with(o + 1, || None);
+        }
+        if self.weak.histories[o].is_none() {
+            self.weak.histories[o] = Some(vec![Message {
+                ts: 0,
+                bits: initial(),
+                released: self.objects[o].sync.clone(),
+                rmw: false,
+            }]);
+        }
+    }
+
+    /// Forgets `o`'s history after an exclusive access (`get_mut`) may have changed the
+    /// value: the next access starts a new one from the real atomic's value.
+    pub fn weak_reset(&mut self, o: ObjId) {
+        if let Some(h) = self.weak.histories.get_mut(o) {
+            *h = None;
+        }
+    }
+
+    /// Performs the active thread's load of `o` with `order` in weak-memory mode: reads the
+    /// store the scheduler chose (`weak.stale` back from the latest), updates the thread's
+    /// view and happens-before, and returns the store's bits.
+    pub fn weak_load(&mut self, o: ObjId, order: Ordering) -> u64 {
+        let t = self.active;
+        let sc = order == Ordering::SeqCst;
+        if sc {
+            self.threads[t].clock.now.view.join(&self.weak.sc_view);
+        }
+        let history = self.weak.history(o).expect("weak_init ran first");
+        let last = history.len() - 1;
+        let index = if sc {
+            last
+        } else {
+            last - (self.weak.stale as usize).min(last)
+        };
+        let message = history[index].clone();
+        self.threads[t].clock.now.view.raise(o, message.ts);
+        self.atomic_sync(o, AtomicKind::Load, order, false, Some(&message.released));
+        if sc {
+            self.weak.sc_view.join(&self.threads[t].clock.now.view);
+        }
+        message.bits
+    }
+
+    /// Records the active thread's write access of `o` in weak-memory mode (a store, a
+    /// read-modify-write, or a failed `compare_exchange` when `written` is `None`): its view
+    /// and happens-before, and the new store (`written` bits) in modification order: in the
+    /// slot the scheduler chose for a non-`SeqCst` store, last otherwise. A read-modify-write
+    /// or failed `compare_exchange` reads the latest store. Fails when the atomic's
+    /// timestamps are exhausted (over a million stores in one execution).
+    pub fn weak_write(
+        &mut self,
+        o: ObjId,
+        kind: AtomicKind,
+        order: Ordering,
+        written: Option<u64>,
+    ) -> Result<(), super::Stop> {
+        let t = self.active;
+        let sc = order == Ordering::SeqCst;
+        if sc {
+            self.threads[t].clock.now.view.join(&self.weak.sc_view);
+        }
+        let view = self.threads[t].clock.now.view.get(o);
+        let history = self.weak.history(o).expect("weak_init ran first");
+        let last = history.len() - 1;
+        let plain_store = kind == AtomicKind::Store && !sc;
+        let after = if plain_store {
+            let stale = self.weak.stale as usize;
+            slots(history, view).nth(stale).unwrap_or(last)
+        } else {
+            last
+        };
+        let ts = match history.get(after + 1) {
+            Some(next) => history[after].ts + (next.ts - history[after].ts) / 2,
+            None => history[after].ts.checked_add(GAP).ok_or_else(|| {
+                super::Stop::Schedule(format!(
+                    "weak memory: more than {} stores to one atomic in one execution",
+                    u32::MAX / GAP
+                ))
+            })?,
+        };
+        if !plain_store {
+            let latest = history[last].ts;
+            self.threads[t].clock.now.view.raise(o, latest);
+        }
+        if let Some(bits) = written {
+            self.threads[t].clock.now.view.raise(o, ts);
+            self.atomic_sync(o, kind, order, true, None);
+            let message = Message {
+                ts,
+                bits,
+                released: self.objects[o].sync.clone(),
+                rmw: kind != AtomicKind::Store,
+            };
+            if let Some(Some(h)) = self.weak.histories.get_mut(o) {
+                h.insert(after + 1, message);
+                // The object keeps what the latest store released (read-modify-writes
+                // continue its release sequence).
+                self.objects[o].sync = h[h.len() - 1].released.clone();
+            }
+        } else {
+            self.atomic_sync(o, kind, order, false, None);
+        }
+        if sc {
+            self.weak.sc_view.join(&self.threads[t].clock.now.view);
+        }
+        Ok(())
+    }
+
+    /// The view effect of `fence(SeqCst)` by the active thread in weak-memory mode: takes
+    /// what earlier `SeqCst` operations passed on, and passes on what it knows.
+    pub fn weak_sc_fence(&mut self) {
+        let t = self.active;
+        let now = &mut self.threads[t].clock.now.view;
+        now.join(&self.weak.sc_view);
+        self.weak.sc_view.join(now);
+    }
+
+    /// In weak-memory mode, the version of atomic `o` thread `t` just read, for spin
+    /// detection: the position of the store read (a stale read followed by a newer one is
+    /// progress even though nobody wrote in between).
+    pub fn weak_read_version(&self, t: ThreadId, o: ObjId) -> Option<u64> {
+        (self.weak.on && self.weak.history(o).is_some()).then(|| view_of(self, t).get(o) as u64)
+    }
+
+    /// Eventual visibility: when thread `t` would be blocked for spinning, raises its view of
+    /// every location it spins on to the latest store. Returns whether one was stale (the
+    /// thread then keeps running and reads the latest value next).
+    pub fn catch_up(&mut self, t: ThreadId) -> bool {
+        let mut raised = false;
+        let spun: Vec<ObjId> = self.threads[t].spin.locations().collect();
+        for o in spun {
+            let Some(latest) = self.weak.history(o).and_then(|h| h.last()).map(|m| m.ts) else {
+                continue;
+            };
+            let view = &mut self.threads[t].clock.now.view;
+            if view.get(o) < latest {
+                view.raise(o, latest);
+                raised = true;
+            }
+        }
+        raised
+    }
+}
