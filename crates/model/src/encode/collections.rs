@@ -76,10 +76,14 @@ fn decode_ascending<I, K: Ord, C: FromIterator<I>>(
 
 impl<T: Encode> Encode for Vec<T> {
     fn encode(&self, out: &mut Vec<u8>) {
-        encode_items(self.len(), self.iter(), out);
+        encode_len(self.len(), out);
+        T::encode_slice(self, out);
     }
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        decode_items(decoder)
+        let len = decode_len(decoder)?;
+        let mut items = Vec::new();
+        T::decode_into(decoder, len, &mut items)?;
+        Ok(items)
     }
 }
 
