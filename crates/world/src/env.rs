@@ -229,7 +229,7 @@ impl Env {
         action: &Action,
         observer: &mut impl Observer,
     ) -> Result<Option<WorldState>, StepFault> {
-        let mut next = state.clone();
+        let mut next = crate::recycle::copy_of(state);
         let live =
             |node: u8| (node as usize) < state.nodes.len() && !state.nodes[node as usize].crashed;
         match *action {

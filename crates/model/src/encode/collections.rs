@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::{DecodeError, Decoder, Encode};
 
+#[inline]
 fn encode_len(len: usize, out: &mut Vec<u8>) {
     let len = u32::try_from(len).expect("a state collection holds at most u32::MAX items");
     len.encode(out);
@@ -16,6 +17,7 @@ fn encode_len(len: usize, out: &mut Vec<u8>) {
 /// for the count up front), so a count beyond the input ends in
 /// [`DecodeError::Truncated`]; a count far beyond it, which only items of
 /// zero bytes could fill, is refused at once so that it cannot spin.
+#[inline]
 fn decode_len(decoder: &mut Decoder<'_>) -> Result<usize, DecodeError> {
     let offset = decoder.offset();
     let len = u32::decode(decoder)? as usize;
@@ -75,6 +77,7 @@ fn decode_ascending<I, K: Ord, C: FromIterator<I>>(
 }
 
 impl<T: Encode> Encode for Vec<T> {
+    #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
         encode_len(self.len(), out);
         T::encode_slice(self, out);
