@@ -4,7 +4,7 @@ use crate::floor::InsertKind;
 use crate::job::{Job, ModelCase, Tool};
 use crate::measure;
 use crate::sample::Sample;
-use crate::world::WORLD_CASES;
+use crate::world::{WorldCase, WORLD_CASES};
 
 /// How much to measure.
 #[derive(Debug, Clone)]
@@ -133,7 +133,8 @@ pub fn run(config: &Config) -> Vec<Measured> {
 pub const WORLD_REFERENCE_RM: usize = 8;
 
 /// The World suite of issue 15: the model engine on two-phase commit
-/// RM=8 (1 and 2 workers), each World configuration (1 and 2 workers),
+/// RM=8 (1 and 2 workers), each World configuration (2 workers; reqack
+/// also 1),
 /// stateright's Paxos example with 3 clients (2 threads); each job run
 /// `runs` times, the median kept.
 pub fn run_world(runs: usize) -> Vec<Measured> {
@@ -142,9 +143,18 @@ pub fn run_world(runs: usize) -> Vec<Measured> {
     };
     let checks = [(reference, Tool::Cmc, 1), (reference, Tool::Cmc, 2)]
         .into_iter()
-        .chain(WORLD_CASES.into_iter().flat_map(|case| {
-            [1, 2].map(|workers| (ModelCase::World { case }, Tool::Cmc, workers))
-        }))
+        .chain([(
+            ModelCase::World {
+                case: WorldCase::ReqAck,
+            },
+            Tool::Cmc,
+            1,
+        )])
+        .chain(
+            WORLD_CASES
+                .into_iter()
+                .map(|case| (ModelCase::World { case }, Tool::Cmc, 2)),
+        )
         .chain([(
             ModelCase::Paxos { client_count: 3 },
             Tool::Stateright,
