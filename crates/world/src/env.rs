@@ -574,8 +574,9 @@ impl Env {
                 end
             }
             NetSemantics::Unordered | NetSemantics::Duplicating => {
-                let key = |p: &Packet| (p.src, p.dst, p.msg);
-                match net.binary_search_by_key(&key(&packet), key) {
+                match net.binary_search_by(|p| {
+                    (p.src, p.dst, &p.msg).cmp(&(link.0, link.1, &packet.msg))
+                }) {
                     Ok(found) => {
                         if self.spec.net == NetSemantics::Unordered {
                             add_copy(&mut net[found], bound);
