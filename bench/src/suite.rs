@@ -155,11 +155,7 @@ pub fn run_world(runs: usize) -> Vec<Measured> {
                 .into_iter()
                 .map(|case| (ModelCase::World { case }, Tool::Cmc, 2)),
         )
-        .chain([(
-            ModelCase::Paxos { client_count: 3 },
-            Tool::Stateright,
-            2,
-        )]);
+        .chain([(ModelCase::Paxos { client_count: 3 }, Tool::Stateright, 2)]);
     checks
         .map(|(model, tool, workers)| {
             let job = Job::Check {

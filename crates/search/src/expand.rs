@@ -345,7 +345,9 @@ impl<'a, M: Model> Expander<'a, M> {
             };
             let slot = successors.len();
             let enabled = match states.get_mut(slot) {
-                Some(buffer) => guard_panic(doing, || model.next_state_into(state, action, buffer))?,
+                Some(buffer) => {
+                    guard_panic(doing, || model.next_state_into(state, action, buffer))?
+                }
                 None => match guard_panic(doing, || model.next_state(state, action))? {
                     Some(next) => {
                         states.push(next);
