@@ -166,6 +166,24 @@ mod tests {
     }
 
     #[test]
+    fn byte_sequences_encode_as_the_bytes_themselves() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        let mut expected = vec![0, 1, 0, 0];
+        expected.extend(&bytes);
+        assert_eq!(bytes.to_bytes(), expected);
+        assert_eq!(Vec::<u8>::decode_exact(&expected).unwrap(), bytes);
+        assert_eq!([7u8, 8, 9].to_bytes(), [7, 8, 9]);
+        assert_eq!(<[u8; 3]>::decode_exact(&[7, 8, 9]).unwrap(), [7, 8, 9]);
+        assert!(matches!(
+            <[u8; 3]>::decode_exact(&[7, 8]),
+            Err(DecodeError::Truncated {
+                offset: 2,
+                needed: 1
+            })
+        ));
+    }
+
+    #[test]
     fn a_count_beyond_the_input_is_an_error() {
         // Four items announced, three present.
         assert!(matches!(
