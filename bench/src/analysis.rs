@@ -30,7 +30,7 @@ fn expected_distinct(model: ModelCase) -> Option<u64> {
             .find(|&&(rm, _)| rm == rm_count)
             .map(|&(_, distinct)| distinct),
         ModelCase::Paxos { client_count: 2 } => Some(PAXOS_TWO_CLIENTS_DISTINCT),
-        ModelCase::Paxos { .. } => None,
+        ModelCase::Paxos { .. } | ModelCase::World { .. } => None,
     }
 }
 

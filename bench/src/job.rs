@@ -7,6 +7,7 @@ use crate::floor::{self, InsertKind};
 use crate::paxos::Paxos;
 use crate::sample::Sample;
 use crate::stateright::{PaxosModelCfg, TwoPhaseSys};
+use crate::world::WorldCase;
 
 /// A model family and its parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,6 +21,11 @@ pub enum ModelCase {
     Paxos {
         /// Clients.
         client_count: usize,
+    },
+    /// A World of cores (cmc only).
+    World {
+        /// The configuration.
+        case: WorldCase,
     },
 }
 
@@ -68,6 +74,12 @@ impl ModelCase {
         match self {
             ModelCase::TwoPhase { .. } => "two-phase commit",
             ModelCase::Paxos { .. } => "paxos (stateright example)",
+            ModelCase::World { case } => match case {
+                WorldCase::ReqAck => "World: reqack core",
+                WorldCase::TwoPhaseC => "World: two-phase C core",
+                WorldCase::Paxos => "World: Paxos core",
+                WorldCase::Abd => "World: ABD core",
+            },
         }
     }
 
@@ -76,6 +88,7 @@ impl ModelCase {
         match self {
             ModelCase::TwoPhase { rm_count } => format!("RM={rm_count}"),
             ModelCase::Paxos { client_count } => format!("clients={client_count} servers=3"),
+            ModelCase::World { case } => case.params(),
         }
     }
 }
@@ -121,6 +134,10 @@ impl Job {
                     PaxosModelCfg::unordered_nonduplicating(client_count).into_model(),
                     workers,
                 ),
+                (ModelCase::World { case }, Tool::Cmc) => crate::world::check(case, workers),
+                (ModelCase::World { .. }, tool) => {
+                    panic!("a World is checked by cmc only, not {}", tool.name())
+                }
             },
             Job::Insert {
                 fingerprints,
@@ -147,6 +164,18 @@ impl Job {
                 .map_err(|problem| format!("`{word}` is not a count: {problem}"))
         };
         match words[..] {
+            ["check", "world", case, tool, workers] => {
+                let case = WorldCase::from_word(case)
+                    .ok_or_else(|| format!("unknown World configuration `{case}`"))?;
+                if tool != "cmc" {
+                    return Err(format!("a World is checked by cmc only, not `{tool}`"));
+                }
+                Ok(Job::Check {
+                    model: ModelCase::World { case },
+                    tool: Tool::Cmc,
+                    workers: number(workers)? as usize,
+                })
+            }
             ["check", family, parameter, tool, workers] => {
                 let parameter = number(parameter)? as usize;
                 let model = match family {
@@ -196,8 +225,9 @@ impl fmt::Display for Job {
                 workers,
             } => {
                 let (family, parameter) = match model {
-                    ModelCase::TwoPhase { rm_count } => ("two-phase", rm_count),
-                    ModelCase::Paxos { client_count } => ("paxos", client_count),
+                    ModelCase::TwoPhase { rm_count } => ("two-phase", rm_count.to_string()),
+                    ModelCase::Paxos { client_count } => ("paxos", client_count.to_string()),
+                    ModelCase::World { case } => ("world", case.word().to_string()),
                 };
                 write!(f, "check {family} {parameter} {} {workers}", tool.name())
             }
@@ -245,6 +275,13 @@ mod tests {
                 kind: InsertKind::Present,
             },
             Job::Step { rm_count: 7 },
+            Job::Check {
+                model: ModelCase::World {
+                    case: WorldCase::Abd,
+                },
+                tool: Tool::Cmc,
+                workers: 2,
+            },
         ];
         for job in jobs {
             assert_eq!(Job::parse(&job.to_args()), Ok(job));

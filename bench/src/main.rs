@@ -19,16 +19,19 @@ mod stateright;
 mod suite;
 mod table;
 mod targets;
+mod world;
 
 use std::process::ExitCode;
 
 use job::{Job, ModelCase};
 use suite::Config;
 
-const USAGE: &str = "usage: cmc-bench [--quick]\n\
+const USAGE: &str = "usage: cmc-bench [--quick | --world]\n\
     \n  Runs cmc (1 and 2 workers) and stateright (2 threads) on two-phase commit\n  \
     RM=3..9 and Paxos (2 and 3 clients), then the floor micro-benchmarks, best of 3 each, and\n  \
-    prints one Markdown table. --quick: one run each, RM=3..7.";
+    prints one Markdown table. --quick: one run each, RM=3..7.\n  \
+    --world: the World rows (reqack, two-phase C, Paxos, ABD cores) against the\n  \
+    model engine on two-phase RM=8 and stateright's Paxos, median of 3 each.";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -44,6 +47,7 @@ fn main() -> ExitCode {
         }
         None => run_suite(&Config::full()),
         Some("--quick") if args.len() == 1 => run_suite(&Config::quick()),
+        Some("--world") if args.len() == 1 => run_world_suite(),
         Some(_) => {
             eprintln!("{USAGE}");
             ExitCode::from(2)
@@ -66,6 +70,24 @@ fn run_suite(config: &Config) -> ExitCode {
     let table = table::render(&measured, largest);
     println!("{table}");
     println!("{}", targets::render(&measured, largest, &paxos));
+    if table.contains("FAIL") {
+        eprintln!("cmc-bench: some rows FAILED (see the check column)");
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Runs the World suite (issue 15), median of 3, and prints its table and
+/// targets; fails if any row failed.
+fn run_world_suite() -> ExitCode {
+    let measured = suite::run_world(3);
+    let reference = ModelCase::TwoPhase {
+        rm_count: suite::WORLD_REFERENCE_RM,
+    };
+    let table = table::render(&measured, reference);
+    println!("{table}");
+    println!("{}", targets::render_world(&measured, reference));
     if table.contains("FAIL") {
         eprintln!("cmc-bench: some rows FAILED (see the check column)");
         ExitCode::FAILURE

@@ -71,6 +71,27 @@ pub fn best_of(job: Job, runs: usize) -> Result<Sample, String> {
     Ok(best.expect("at least one run"))
 }
 
+/// Runs `job` `runs` times (at least once), each in a fresh child, and
+/// keeps the run of median wall time (on a shared machine the median is
+/// steadier than the best). Counts must not change between runs.
+pub fn median_of(job: Job, runs: usize) -> Result<Sample, String> {
+    let mut samples: Vec<Sample> = Vec::new();
+    for _ in 0..runs.max(1) {
+        let sample = run_in_child(job)?;
+        if let Some(first) = samples.first() {
+            if (first.distinct, first.generated) != (sample.distinct, sample.generated) {
+                return Err(format!(
+                    "`{job}` gave different counts on two runs: {} then {} distinct",
+                    first.distinct, sample.distinct
+                ));
+            }
+        }
+        samples.push(sample);
+    }
+    samples.sort_by_key(|sample| sample.wall);
+    Ok(samples.swap_remove(samples.len() / 2))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

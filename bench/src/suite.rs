@@ -4,6 +4,7 @@ use crate::floor::InsertKind;
 use crate::job::{Job, ModelCase, Tool};
 use crate::measure;
 use crate::sample::Sample;
+use crate::world::{WorldCase, WORLD_CASES};
 
 /// How much to measure.
 #[derive(Debug, Clone)]
@@ -57,7 +58,10 @@ pub const CHECKERS: [(Tool, usize); 4] = [
 
 fn measure(job: Job, runs: usize) -> Measured {
     eprintln!("cmc-bench: {job} (best of {runs})");
-    let result = measure::best_of(job, runs);
+    report(job, measure::best_of(job, runs))
+}
+
+fn report(job: Job, result: Result<Sample, String>) -> Measured {
     match &result {
         Ok(sample) => eprintln!(
             "cmc-bench:   {} distinct, {:.3} s, {}",
@@ -122,4 +126,45 @@ pub fn run(config: &Config) -> Vec<Measured> {
         config.runs,
     ));
     measured
+}
+
+/// The model engine's reference for the World rows (issue 15): two-phase
+/// commit at this many resource managers.
+pub const WORLD_REFERENCE_RM: usize = 8;
+
+/// The World suite of issue 15: the model engine on two-phase commit
+/// RM=8 (1 and 2 workers), each World configuration (2 workers; reqack
+/// also 1),
+/// stateright's Paxos example with 3 clients (2 threads); each job run
+/// `runs` times, the median kept.
+pub fn run_world(runs: usize) -> Vec<Measured> {
+    let reference = ModelCase::TwoPhase {
+        rm_count: WORLD_REFERENCE_RM,
+    };
+    let checks = [(reference, Tool::Cmc, 1), (reference, Tool::Cmc, 2)]
+        .into_iter()
+        .chain([(
+            ModelCase::World {
+                case: WorldCase::ReqAck,
+            },
+            Tool::Cmc,
+            1,
+        )])
+        .chain(
+            WORLD_CASES
+                .into_iter()
+                .map(|case| (ModelCase::World { case }, Tool::Cmc, 2)),
+        )
+        .chain([(ModelCase::Paxos { client_count: 3 }, Tool::Stateright, 2)]);
+    checks
+        .map(|(model, tool, workers)| {
+            let job = Job::Check {
+                model,
+                tool,
+                workers,
+            };
+            eprintln!("cmc-bench: {job} (median of {runs})");
+            report(job, measure::median_of(job, runs))
+        })
+        .collect()
 }

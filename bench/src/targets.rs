@@ -124,3 +124,69 @@ pub fn render(measured: &[Measured], largest: ModelCase, paxos: &[ModelCase]) ->
         .map(|judgement| judgement.line() + "\n")
         .collect()
 }
+
+/// Issue 15's targets for the World rows, judged on one run of
+/// [`crate::suite::run_world`]: each World's distinct states/s (2 workers)
+/// over the model engine's on two-phase commit at `reference` (2 workers),
+/// and the World Paxos core's over stateright's Paxos example (3 clients,
+/// 2 threads).
+pub fn render_world(measured: &[Measured], reference: ModelCase) -> String {
+    use crate::world::WorldCase;
+    let analysis = Analysis::new(measured);
+    let rate = |model: ModelCase, tool: Tool| {
+        analysis
+            .check(model, tool, 2)
+            .map(|sample| sample.distinct_per_second())
+    };
+    let engine = rate(reference, Tool::Cmc);
+    let versus_engine = |case: WorldCase| {
+        let ratio = rate(ModelCase::World { case }, Tool::Cmc)? / engine?;
+        Some((
+            ratio,
+            format!(
+                "{ratio:.2}× the model engine's distinct states/s on two-phase {}",
+                reference.params()
+            ),
+        ))
+    };
+    let world_target = |case: WorldCase, floor: f64| {
+        Judgement::new(
+            format!(
+                "World {} (2 workers) ≥ {floor}× the model engine on two-phase {}",
+                case.word(),
+                reference.params()
+            ),
+            versus_engine(case),
+            move |ratio| ratio >= floor,
+        )
+    };
+    let stateright = rate(ModelCase::Paxos { client_count: 3 }, Tool::Stateright);
+    let paxos_versus_stateright = rate(
+        ModelCase::World {
+            case: WorldCase::Paxos,
+        },
+        Tool::Cmc,
+    )
+    .zip(stateright)
+    .map(|(world, stateright)| {
+        let ratio = world / stateright;
+        (
+            ratio,
+            format!("{ratio:.2}× stateright's distinct states/s on its Paxos example (3 clients)"),
+        )
+    });
+    [
+        world_target(WorldCase::ReqAck, 0.5),
+        world_target(WorldCase::TwoPhaseC, 0.4),
+        world_target(WorldCase::Paxos, 0.4),
+        world_target(WorldCase::Abd, 0.2),
+        Judgement::new(
+            "World Paxos core (2 workers) ≥ 5× stateright's Paxos actor example".into(),
+            paxos_versus_stateright,
+            |ratio| ratio >= 5.0,
+        ),
+    ]
+    .into_iter()
+    .map(|judgement| judgement.line() + "\n")
+    .collect()
+}

@@ -140,6 +140,30 @@ pub trait Encode: Sized {
     /// Reads one value from `decoder`.
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError>;
 
+    /// Appends the encodings of `items` back to back (how sequences and
+    /// arrays encode their items). Must equal encoding each item in turn;
+    /// types whose encoding is their memory (bytes) override it with one copy.
+    #[inline]
+    fn encode_slice(items: &[Self], out: &mut Vec<u8>) {
+        for item in items {
+            item.encode(out);
+        }
+    }
+
+    /// Reads `len` values written by [`Encode::encode_slice`], appending
+    /// them to `into`. Must equal decoding each in turn.
+    #[inline]
+    fn decode_into(
+        decoder: &mut Decoder<'_>,
+        len: usize,
+        into: &mut Vec<Self>,
+    ) -> Result<(), DecodeError> {
+        for _ in 0..len {
+            into.push(Self::decode(decoder)?);
+        }
+        Ok(())
+    }
+
     /// Decodes a value that must span all of `bytes`.
     fn decode_exact(bytes: &[u8]) -> Result<Self, DecodeError> {
         let mut decoder = Decoder::new(bytes);

@@ -63,6 +63,26 @@ pub trait Model: Sync {
     /// is not enabled there.
     fn next_state(&self, state: &Self::State, action: &Self::Action) -> Option<Self::State>;
 
+    /// [`next_state`](Model::next_state) written over `out`: `true` and the
+    /// successor in `out` if the action is enabled, `false` (and `out`
+    /// unspecified) if not. The search calls it with successor buffers it
+    /// keeps from state to state, so a model whose states own heap memory
+    /// can override it to reuse `out`'s instead of allocating.
+    fn next_state_into(
+        &self,
+        state: &Self::State,
+        action: &Self::Action,
+        out: &mut Self::State,
+    ) -> bool {
+        match self.next_state(state, action) {
+            Some(next) => {
+                *out = next;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The properties to check on every reachable state or step.
     fn properties(&self) -> Vec<Property<Self>>
     where

@@ -220,7 +220,7 @@ pub(crate) fn visit_initial_states<M: Model>(
     table: &mut VisitedSet,
     options: &SearchOptions,
     scratch: &mut Scratch<'_, M>,
-    on_new: &mut impl FnMut(cmc_store::TraceId, &[u8], M::State),
+    on_new: &mut impl FnMut(cmc_store::TraceId, &[u8], &M::State),
 ) -> Result<(), SearchError> {
     let mut initial = Vec::new();
     model.init_states(&mut initial);

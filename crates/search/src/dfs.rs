@@ -34,7 +34,7 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) 
             &mut table,
             options,
             &mut scratch,
-            &mut |id, _, state| stack.push((state, id, 1)),
+            &mut |id, _, state| stack.push((state.clone(), id, 1)),
         )?;
         stack.reverse(); // expand the first initial state first
         while scratch.violation.is_none() {
@@ -61,7 +61,7 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) 
                         wanted = count as u64;
                         wanted <= room
                     },
-                    &mut |id, _, next| stack.push((next, id, depth + 1)),
+                    &mut |id, _, next| stack.push((next.clone(), id, depth + 1)),
                 )?;
                 if done {
                     stack[first_child..].reverse(); // take the first action first

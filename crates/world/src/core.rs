@@ -22,6 +22,14 @@ pub trait Core: Send + Sync {
     fn durable_size(&self) -> usize;
     /// Bytes of the volatile part.
     fn volatile_size(&self) -> usize;
+    /// Whether a step may break the memory contract (write outside its
+    /// buffers, or into the durable part, the event or the configuration):
+    /// then every step runs on guarded copies (module `guarded`). `true`
+    /// unless the step is safe Rust over the slices it is given, which
+    /// cannot, as every [`TypedCore`] is: those run on the state in place.
+    fn needs_memory_guards(&self) -> bool {
+        true
+    }
     /// Handles one event.
     fn step(
         &self,
@@ -122,6 +130,11 @@ impl<T: TypedCore> Core for T {
 
     fn volatile_size(&self) -> usize {
         std::mem::size_of::<T::Volatile>()
+    }
+
+    /// A typed core's step gets typed references and cannot write outside them.
+    fn needs_memory_guards(&self) -> bool {
+        false
     }
 
     fn step(

@@ -248,7 +248,7 @@ impl Env {
         action: &Action,
         observer: &mut impl Observer,
     ) -> Result<Option<WorldState>, StepFault> {
-        let mut next = state.clone();
+        let mut next = crate::recycle::copy_of(state);
         let live =
             |node: u8| (node as usize) < state.nodes.len() && !state.nodes[node as usize].crashed;
         match *action {
@@ -624,8 +624,9 @@ impl Env {
                 end
             }
             NetSemantics::Unordered | NetSemantics::Duplicating => {
-                let key = |p: &Packet| (p.src, p.dst, p.msg);
-                match net.binary_search_by_key(&key(&packet), key) {
+                match net.binary_search_by(|p| {
+                    (p.src, p.dst, &p.msg).cmp(&(link.0, link.1, &packet.msg))
+                }) {
                     Ok(found) => {
                         if self.spec.net == NetSemantics::Unordered {
                             add_copy(&mut net[found], bound);

@@ -42,6 +42,7 @@ pub mod properties;
 pub mod purity;
 pub mod quiescence;
 pub mod recorder;
+pub mod recycle;
 pub mod replay;
 pub mod spec;
 pub mod state;

@@ -73,7 +73,10 @@ thread_local! {
     static SLOT: Cell<Option<usize>> = const { Cell::new(None) };
     /// Core calls this thread is inside (only the outermost is recorded).
     static DEPTH: Cell<u32> = const { Cell::new(0) };
-    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The pre-state last recorded by this thread, and its encoding then
+    /// the action's (steps from one state come one after another).
+    static LAST_STATE: std::cell::RefCell<(Option<WorldState>, Vec<u8>)> =
+        const { std::cell::RefCell::new((None, Vec::new())) };
 }
 
 static INSTALLED: OnceLock<Recorder> = OnceLock::new();
@@ -243,16 +246,26 @@ impl Recorder {
         self.mark(slot, Call::Step);
     }
 
-    /// [`begin_step`](Self::begin_step) for a World state and action.
+    /// [`begin_step`](Self::begin_step) for a World state and action. The
+    /// state is encoded only when it differs from this thread's last one
+    /// (every action of a state is taken in a row).
     pub(crate) fn begin_state(&self, state: &WorldState, action: &Action) {
-        SCRATCH.with(|scratch| {
-            let mut bytes = scratch.borrow_mut();
-            bytes.clear();
-            state.encode(&mut bytes);
+        LAST_STATE.with(|last| {
+            let mut last = last.borrow_mut();
+            let (last_state, bytes) = &mut *last;
+            if last_state.as_ref() != Some(state) {
+                bytes.clear();
+                state.encode(bytes);
+                match last_state {
+                    Some(copy) => copy.clone_from(state),
+                    None => *last_state = Some(state.clone()),
+                }
+            }
             let state_len = bytes.len();
-            action.encode(&mut bytes);
+            action.encode(bytes);
             let (state, action) = bytes.split_at(state_len);
             self.begin_step(state, action);
+            bytes.truncate(state_len);
         });
     }
 

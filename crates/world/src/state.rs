@@ -112,7 +112,7 @@ pub struct Deadline {
 }
 
 /// One node: its core's bytes and what the environment holds for it.
-#[derive(Clone, Debug, PartialEq, Eq, Encode)]
+#[derive(Debug, Default, PartialEq, Eq, Encode)]
 pub struct NodeState {
     /// The core state: durable part, then volatile part. Opaque outside `inspect`.
     pub(crate) core: Vec<u8>,
@@ -212,7 +212,7 @@ pub enum Budget {
 pub const BUDGETS: usize = 7;
 
 /// The World's state. Its [`Encode`] bytes are its identity.
-#[derive(Clone, Debug, PartialEq, Eq, Encode)]
+#[derive(Debug, Default, PartialEq, Eq, Encode)]
 pub struct WorldState {
     /// The nodes, by id.
     pub nodes: Vec<NodeState>,
@@ -231,6 +231,63 @@ pub struct WorldState {
     /// when that node crashed: the client saw its connection break, so the
     /// request may never be answered (see [`crate::quiescence::answered`]).
     pub lost_in_crash: u32,
+}
+
+/// Cloning into an existing node reuses its memory (`clone_from`).
+impl Clone for NodeState {
+    fn clone(&self) -> Self {
+        let mut copy = NodeState::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        // Every field named: a new field must be copied here too.
+        let NodeState {
+            core,
+            crashed,
+            clock,
+            timers,
+            wakes,
+            persists,
+        } = source;
+        self.core.clone_from(core);
+        self.crashed = *crashed;
+        self.clock = *clock;
+        self.timers = *timers;
+        self.wakes = *wakes;
+        self.persists.clone_from(persists);
+    }
+}
+
+/// Cloning into an existing state reuses its memory (`clone_from`): how
+/// the World makes successors without allocating (see [`crate::recycle`]).
+impl Clone for WorldState {
+    fn clone(&self) -> Self {
+        let mut copy = WorldState::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        // Every field named: a new field must be copied here too.
+        let WorldState {
+            nodes,
+            net,
+            links_down,
+            budgets,
+            issued,
+            ghost,
+            lost_in_crash,
+        } = source;
+        self.nodes.clone_from(nodes);
+        self.net.clone_from(net);
+        self.links_down = *links_down;
+        self.budgets = *budgets;
+        self.issued = *issued;
+        self.ghost.clone_from(ghost);
+        self.lost_in_crash = *lost_in_crash;
+    }
 }
 
 impl WorldState {

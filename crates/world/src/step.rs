@@ -1,8 +1,10 @@
 //! Running one core step: guarded buffers, output validation and the
 //! determinism gate.
 //!
-//! Every step runs on guarded copies of its buffers (module `guarded`): a
-//! write out of bounds or into the read-only durable part is a fault.
+//! Every step of a core that [needs them](Core::needs_memory_guards) (a C
+//! core) runs on guarded copies of its buffers (module `guarded`): a write
+//! out of bounds or into the read-only durable part is a fault. A typed Rust
+//! core cannot do either and runs on the state in place.
 //!
 //! With the gate on, the step runs twice, each time from a copy of the state,
 //! with the stack and the output buffer dirtied by a different byte pattern;
@@ -77,6 +79,8 @@ pub fn run(
     validate(out)
 }
 
+/// One call of `core`'s step: on guarded copies of the buffers when the
+/// core [needs them](Core::needs_memory_guards), else on `state` in place.
 fn guarded_step(
     core: &dyn Core,
     config: &Config,
@@ -84,6 +88,10 @@ fn guarded_step(
     event: &Event,
     out: &mut Outputs,
 ) -> Result<Result<(), CoreError>, StepFailure> {
+    if !core.needs_memory_guards() {
+        let (durable, volatile) = state.split_at_mut(core.durable_size());
+        return Ok(core.step(config, durable, volatile, event, out));
+    }
     crate::guarded::step(core, config, state, event, out).map_err(StepFailure::Memory)
 }
 

@@ -9,6 +9,8 @@
 //! endpoints, cut links and the ghost history's nodes. Sound when the core's
 //! behaviour does not depend on which of the interchangeable ids it has.
 
+use std::cell::RefCell;
+
 use cmc_model::Encode;
 
 use crate::env::Env;
@@ -42,21 +44,47 @@ impl Symmetry {
     }
 
     /// The canonical form of `state`: its least encoding over the renamings.
-    pub fn canonical(&self, env: &Env, state: WorldState) -> WorldState {
-        let mut best_bytes = state.to_bytes();
-        let mut best = state.clone();
-        let mut bytes = Vec::with_capacity(best_bytes.len());
-        for perm in &self.perms[1..] {
-            let renamed = rename(env, &state, perm);
-            bytes.clear();
-            renamed.encode(&mut bytes);
-            if bytes < best_bytes {
-                std::mem::swap(&mut bytes, &mut best_bytes);
-                best = renamed;
+    /// Renamings are made in this thread's reused buffers: no allocation
+    /// once warm.
+    pub fn canonical(&self, env: &Env, mut state: WorldState) -> WorldState {
+        SCRATCH.with(|scratch| {
+            let scratch = &mut *scratch.borrow_mut();
+            scratch.best_bytes.clear();
+            state.encode(&mut scratch.best_bytes);
+            let mut renamed_better = false;
+            for perm in &self.perms[1..] {
+                rename_into(env, &state, perm, &mut scratch.renamed);
+                scratch.bytes.clear();
+                scratch.renamed.encode(&mut scratch.bytes);
+                if scratch.bytes < scratch.best_bytes {
+                    std::mem::swap(&mut scratch.bytes, &mut scratch.best_bytes);
+                    std::mem::swap(&mut scratch.renamed, &mut scratch.best);
+                    renamed_better = true;
+                }
             }
-        }
-        best
+            if renamed_better {
+                std::mem::swap(&mut state, &mut scratch.best);
+            }
+            state
+        })
     }
+}
+
+/// One thread's buffers for [`Symmetry::canonical`].
+#[derive(Default)]
+struct Scratch {
+    /// The renaming being tried.
+    renamed: WorldState,
+    /// The least renaming so far (when not the state itself).
+    best: WorldState,
+    /// The encoding of `renamed`.
+    bytes: Vec<u8>,
+    /// The least encoding so far.
+    best_bytes: Vec<u8>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
 /// Calls `visit` with every ordering of `items[at..]` (Heap-style swaps).
@@ -72,20 +100,21 @@ fn permutations(items: &mut Vec<u8>, at: usize, visit: &mut impl FnMut(&[u8])) {
     }
 }
 
-/// `state` with node `n` renamed `perm[n]` everywhere.
-fn rename(env: &Env, state: &WorldState, perm: &[u32]) -> WorldState {
+/// `state` with node `n` renamed `perm[n]` everywhere, written over `next`
+/// (whose memory is reused).
+fn rename_into(env: &Env, state: &WorldState, perm: &[u32], next: &mut WorldState) {
     let to = |node: u8| perm[node as usize] as u8;
-    let mut next = state.clone();
+    next.clone_from(state);
     for (old, node) in state.nodes.iter().enumerate() {
         let core = env.spec.core_of(old);
-        let mut moved = node.clone();
+        let moved = &mut next.nodes[perm[old] as usize];
+        moved.clone_from(node);
         let (durable, volatile) = moved.core.split_at_mut(core.durable_size());
         let supported = core.permute(&env.configs[old], durable, volatile, perm);
         assert!(
             supported,
             "symmetry was accepted for a core without permute"
         );
-        next.nodes[perm[old] as usize] = moved;
     }
     for packet in &mut next.net {
         let core = env.spec.core_of(packet.src as usize);
@@ -102,9 +131,9 @@ fn rename(env: &Env, state: &WorldState, perm: &[u32]) -> WorldState {
     match env.spec.net {
         // Stable: the order within a link is its queue.
         NetSemantics::Fifo => next.net.sort_by_key(|p| (p.src, p.dst)),
-        NetSemantics::Unordered | NetSemantics::Duplicating => {
-            next.net.sort_by_key(|p| (p.src, p.dst, p.msg))
-        }
+        NetSemantics::Unordered | NetSemantics::Duplicating => next
+            .net
+            .sort_by(|p, q| (p.src, p.dst, &p.msg).cmp(&(q.src, q.dst, &q.msg))),
     }
     let nodes = state.nodes.len() as u8;
     next.links_down = 0;
@@ -118,5 +147,4 @@ fn rename(env: &Env, state: &WorldState, perm: &[u32]) -> WorldState {
     for entry in &mut next.ghost {
         entry.node = to(entry.node);
     }
-    next
 }

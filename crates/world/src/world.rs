@@ -345,6 +345,18 @@ impl Model for World {
         })
     }
 
+    /// The successor is made in the memory of `out` (see [`crate::recycle`]).
+    fn next_state_into(&self, state: &WorldState, action: &Action, out: &mut WorldState) -> bool {
+        crate::recycle::give_back(std::mem::take(out));
+        match self.next_state(state, action) {
+            Some(next) => {
+                *out = next;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The first fault, with the pre-state described: it voids the verdict.
     fn fault_text(&self) -> Option<String> {
         let fault = self.fault()?;

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::{DecodeError, Decoder, Encode};
 
+#[inline]
 fn encode_len(len: usize, out: &mut Vec<u8>) {
     let len = u32::try_from(len).expect("a state collection holds at most u32::MAX items");
     len.encode(out);
@@ -16,6 +17,7 @@ fn encode_len(len: usize, out: &mut Vec<u8>) {
 /// for the count up front), so a count beyond the input ends in
 /// [`DecodeError::Truncated`]; a count far beyond it, which only items of
 /// zero bytes could fill, is refused at once so that it cannot spin.
+#[inline]
 fn decode_len(decoder: &mut Decoder<'_>) -> Result<usize, DecodeError> {
     let offset = decoder.offset();
     let len = u32::decode(decoder)? as usize;
@@ -75,11 +77,16 @@ fn decode_ascending<I, K: Ord, C: FromIterator<I>>(
 }
 
 impl<T: Encode> Encode for Vec<T> {
+    #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
-        encode_items(self.len(), self.iter(), out);
+        encode_len(self.len(), out);
+        T::encode_slice(self, out);
     }
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        decode_items(decoder)
+        let len = decode_len(decoder)?;
+        let mut items = Vec::new();
+        T::decode_into(decoder, len, &mut items)?;
+        Ok(items)
     }
 }
 
@@ -156,6 +163,24 @@ mod tests {
         assert_eq!(VecDeque::from([5u8]).to_bytes(), vec![5u8].to_bytes());
         assert_eq!(BTreeSet::from([6u8, 5]).to_bytes(), vec![5u8, 6].to_bytes());
         assert_eq!("ab".to_string().to_bytes(), [2, 0, 0, 0, b'a', b'b']);
+    }
+
+    #[test]
+    fn byte_sequences_encode_as_the_bytes_themselves() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        let mut expected = vec![0, 1, 0, 0];
+        expected.extend(&bytes);
+        assert_eq!(bytes.to_bytes(), expected);
+        assert_eq!(Vec::<u8>::decode_exact(&expected).unwrap(), bytes);
+        assert_eq!([7u8, 8, 9].to_bytes(), [7, 8, 9]);
+        assert_eq!(<[u8; 3]>::decode_exact(&[7, 8, 9]).unwrap(), [7, 8, 9]);
+        assert!(matches!(
+            <[u8; 3]>::decode_exact(&[7, 8]),
+            Err(DecodeError::Truncated {
+                offset: 2,
+                needed: 1
+            })
+        ));
     }
 
     #[test]

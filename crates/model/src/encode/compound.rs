@@ -39,15 +39,11 @@ encode_tuples!(
 
 impl<T: Encode, const N: usize> Encode for [T; N] {
     fn encode(&self, out: &mut Vec<u8>) {
-        for item in self {
-            item.encode(out);
-        }
+        T::encode_slice(self, out);
     }
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
         let mut items = Vec::with_capacity(N);
-        for _ in 0..N {
-            items.push(T::decode(decoder)?);
-        }
+        T::decode_into(decoder, N, &mut items)?;
         Ok(items
             .try_into()
             .unwrap_or_else(|_| unreachable!("exactly N items were pushed")))

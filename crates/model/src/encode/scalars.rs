@@ -19,7 +19,42 @@ macro_rules! encode_integers {
     )*};
 }
 
-encode_integers!(u8, u16, u32, u64, u128, i8, i16, i32, i64, i128);
+encode_integers!(u16, u32, u64, u128, i8, i16, i32, i64, i128);
+
+/// A byte is itself; a sequence of bytes is copied at once.
+impl Encode for u8 {
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.push(*self);
+    }
+    #[inline]
+    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        Ok(decoder.take(1)?[0])
+    }
+    #[inline]
+    fn encode_slice(items: &[u8], out: &mut Vec<u8>) {
+        out.extend_from_slice(items);
+    }
+    #[inline]
+    fn decode_into(
+        decoder: &mut Decoder<'_>,
+        len: usize,
+        into: &mut Vec<u8>,
+    ) -> Result<(), DecodeError> {
+        match decoder.take(len) {
+            Ok(bytes) => {
+                into.extend_from_slice(bytes);
+                Ok(())
+            }
+            // The error reading byte by byte gives: the first missing byte.
+            Err(DecodeError::Truncated { offset, needed }) => Err(DecodeError::Truncated {
+                offset: offset + len - needed,
+                needed: 1,
+            }),
+            Err(other) => Err(other),
+        }
+    }
+}
 
 impl Encode for usize {
     #[inline]
