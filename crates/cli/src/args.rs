@@ -136,6 +136,11 @@ pub struct CheckArgs {
     /// Most steps per random walk (a walk keeps its states in memory).
     #[arg(long, default_value_t = 100, value_parser = walk_length)]
     pub walk_length: u64,
+    /// Each random walk draws its own fault densities (per step, for every
+    /// fault kind with a budget: left out one time in three, else from 1/64
+    /// to 1/2) from its seed, instead of choosing uniformly among enabled actions.
+    #[arg(long)]
+    pub swarm: bool,
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,

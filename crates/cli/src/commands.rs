@@ -59,6 +59,10 @@ fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
             seed: args.seed,
         };
     }
+    if args.swarm && !args.simulate {
+        return Err("--swarm draws fault densities for random walks: add --simulate".into());
+    }
+    options.swarm = args.swarm;
     if let Some(workers) = args.workers {
         if workers == 0 {
             return Err("--workers must be at least 1".into());

@@ -157,6 +157,16 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
             stats.states_left_on_queue = position.level.len() + position.next.len();
             stats.complete =
                 position.violation.is_none() && stats.states_left_on_queue == 0 && ended.is_ok();
+            if let (Some(frontier), Ok(_), None, false) = (
+                options.frontier_walks,
+                &ended,
+                &position.violation,
+                position.level.is_empty(),
+            ) {
+                stats.wall = wall;
+                let level = std::mem::take(&mut position.level);
+                return walk_frontier(model, &properties, options, &log, level, frontier, stats);
+            }
             let result = ended.map(|_| position.violation.take());
             let outcome = crate::outcome::conclude(model, &properties, &log, stats, result);
             Outcome {
@@ -168,6 +178,61 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
             }
         }
     }
+}
+
+/// Random walks from every state of `level`, the frontier of a search
+/// stopped by its depth bound (`stats`); a failing walk is shown after the
+/// shortest path to its start state.
+fn walk_frontier<M: Model>(
+    model: &M,
+    properties: &PropertySet<M>,
+    options: &SearchOptions,
+    log: &TraceLog,
+    level: Frontier,
+    frontier: crate::FrontierWalks,
+    mut stats: Stats,
+) -> Outcome<M> {
+    let started = Instant::now();
+    let mut states = Vec::new();
+    let mut trace_ids = Vec::new();
+    let read = (|| -> Result<(), SearchError> {
+        for index in 0..level.segment_count() {
+            let Some(segment) = level.take(index)? else {
+                continue;
+            };
+            for entry in segment.iter() {
+                states.push(M::State::decode_exact(entry.state)?);
+                trace_ids.push(entry.trace_id);
+            }
+        }
+        Ok(())
+    })();
+    if let Err(problem) = read {
+        return Outcome {
+            verdict: Verdict::Error {
+                message: format!("cannot read the frontier for its walks: {problem}"),
+            },
+            stats,
+            counterexample: None,
+        };
+    }
+    let campaign = crate::simulate::Campaign {
+        model,
+        properties,
+        options,
+        walks: (states.len() as u64).saturating_mul(frontier.rounds),
+        walk_length: frontier.walk_length,
+        seed: frontier.seed,
+    };
+    let progress = Progress::start(options.progress);
+    let end = campaign.run(crate::simulate::Starts::Each(&states), &progress);
+    drop(progress);
+    stats.states_generated += end.generated;
+    stats.depth += end.stats.deepest;
+    stats.wall += started.elapsed();
+    crate::simulate::walk_outcome(model, options, properties, end, stats, |start| {
+        crate::counterexample::path_to(model, log, trace_ids[start])
+    })
 }
 
 /// The position before level 1: the initial states, checked and stored.

@@ -133,6 +133,48 @@ pub enum Action {
     },
 }
 
+impl Action {
+    /// The action's kind (`DELIVER`, `DROP`, `DUP`, `FLUSH`, `FIRE`, `WAKE`,
+    /// `TICK`, `CRASH`, `RESTART`, `PARTITION` (a cut link), `HEAL`, `CLIENT`,
+    /// `LOCAL_FAIL`) and whether it is a fault, taken from a budget.
+    pub fn kind(&self) -> (&'static str, bool) {
+        match *self {
+            Action::Net { op, .. } => (op.name(), op != NetOp::Deliver),
+            Action::Flush { .. } => ("FLUSH", false),
+            Action::Fire { .. } => ("FIRE", false),
+            Action::Wake { .. } => ("WAKE", false),
+            Action::Tick { .. } => ("TICK", true),
+            Action::Crash { .. } => ("CRASH", true),
+            Action::Restart { .. } => ("RESTART", true),
+            Action::Links { cut: true, .. } => ("PARTITION", true),
+            Action::Links { cut: false, .. } => ("HEAL", true),
+            Action::Client { .. } => ("CLIENT", false),
+            Action::LocalFail { .. } => ("LOCAL_FAIL", true),
+        }
+    }
+}
+
+/// Every environment action kind with the fault budget that enables it
+/// (`None`: not a fault), as [`Action::kind`] names them.
+pub const KINDS: [(&str, Option<crate::state::Budget>); 13] = {
+    use crate::state::Budget;
+    [
+        ("DELIVER", None),
+        ("DROP", Some(Budget::Drops)),
+        ("DUP", Some(Budget::Dups)),
+        ("FLUSH", None),
+        ("FIRE", None),
+        ("WAKE", None),
+        ("TICK", Some(Budget::Ticks)),
+        ("CRASH", Some(Budget::Crashes)),
+        ("RESTART", Some(Budget::Restarts)),
+        ("PARTITION", Some(Budget::Partitions)),
+        ("HEAL", Some(Budget::Partitions)),
+        ("CLIENT", None),
+        ("LOCAL_FAIL", Some(Budget::LocalFails)),
+    ]
+};
+
 impl Encode for Action {
     fn encode(&self, out: &mut Vec<u8>) {
         match *self {
