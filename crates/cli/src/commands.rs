@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cmc_search::{
-    AnyModel, CheckpointOptions, ProgressMode, ReplayFile, Report, SearchOptions, Strategy,
+    AnyModel, CheckpointOptions, FrontierWalks, ProgressMode, ReplayFile, Report, SearchOptions,
+    Strategy, WalksFrom,
 };
 use cmc_world::supervise::{self, Role};
 use cmc_world::WorldArgs;
@@ -59,10 +60,26 @@ fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
             seed: args.seed,
         };
     }
-    if args.swarm && !args.simulate {
-        return Err("--swarm draws fault densities for random walks: add --simulate".into());
+    if args.swarm && !args.simulate && args.frontier_walks.is_none() {
+        return Err(
+            "--swarm draws fault densities for random walks: add --simulate or --frontier-walks"
+                .into(),
+        );
     }
     options.swarm = args.swarm;
+    options.frontier_walks = args.frontier_walks.map(|walk_length| FrontierWalks {
+        walk_length,
+        rounds: args.frontier_rounds,
+        seed: args.seed,
+    });
+    if let Some(path) = &args.walks_from {
+        let text = crate::inputs::read_replay_file(path)?;
+        let file = ReplayFile::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        options.walks_from = Some(WalksFrom {
+            label: path.display().to_string(),
+            file,
+        });
+    }
     if let Some(workers) = args.workers {
         if workers == 0 {
             return Err("--workers must be at least 1".into());
