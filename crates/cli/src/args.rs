@@ -33,6 +33,15 @@ pub enum Command {
     /// The planted-bug gate of a gate file: every control run must pass and
     /// every planted bug must be caught by its expected property.
     Gate(GateArgs),
+    /// Re-run the pinned failing traces of a seed corpus (DIR/corpus.toml):
+    /// each must still fail on its buggy build and pass on its fixed one.
+    Corpus(CorpusArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CorpusArgs {
+    /// The corpus directory: corpus.toml and the replay files it pins.
+    pub dir: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -42,6 +42,7 @@ pub fn run(cli: Cli) -> Result<Status, String> {
         Command::Purity(args) => purity(args),
         Command::Describe(args) => describe(args),
         Command::Gate(args) => crate::gate::command(args),
+        Command::Corpus(args) => crate::corpus::command(args),
     }
 }
 
@@ -452,6 +453,23 @@ fn check_output(path: &Path, flag: &str, taken: &[PathBuf]) -> Result<(), String
     {
         Some(other) => refuse(format!("it would overwrite {}", other.display())),
         None => Ok(()),
+    }
+}
+
+/// The model the parameters of `file` name: a World of its cores (with the
+/// determinism check if the trace was recorded with it), or a bundled model.
+pub(crate) fn model_of_trace(file: &ReplayFile) -> Result<Box<dyn AnyModel>, String> {
+    let params: Vec<(String, String)> = file
+        .params
+        .iter()
+        .map(|p| (p.name.clone(), p.value.clone()))
+        .collect();
+    match world_args_of(&params)? {
+        Some(mut world_args) => {
+            world_args.check_determinism = file.settings.iter().any(|s| s == "check-determinism");
+            cmc_world::build_model(&world_args)
+        }
+        None => registry::build(&file.model, &params),
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod args;
 mod commands;
+mod corpus;
 mod distributed;
 mod gate;
 mod gate_file;
