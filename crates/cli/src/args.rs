@@ -161,6 +161,11 @@ pub struct CheckArgs {
     /// Walks from each frontier state (with --frontier-walks).
     #[arg(long, value_name = "R", default_value_t = 1, requires = "frontier_walks", value_parser = frontier_rounds)]
     pub frontier_rounds: u64,
+    /// Count, per action kind (for a World: each environment action kind),
+    /// how often it was enabled and taken; name the kinds never taken, and
+    /// warn about a fault with a budget that never occurred.
+    #[arg(long, conflicts_with = "resume")]
+    pub coverage: bool,
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,

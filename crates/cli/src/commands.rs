@@ -68,6 +68,7 @@ fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
         );
     }
     options.swarm = args.swarm;
+    options.coverage = args.coverage;
     options.frontier_walks = args.frontier_walks.map(|walk_length| FrontierWalks {
         walk_length,
         rounds: args.frontier_rounds,
@@ -300,6 +301,12 @@ fn check_here(
     }
     let with_header = header_to == HeaderTo::Stderr;
     let native = args.engine.native()?;
+    if !native && (args.coverage || args.frontier_walks.is_some()) {
+        return Err(
+            "--coverage and --frontier-walks run on the native engine: leave out --engine timely"
+                .into(),
+        );
+    }
     if !native && args.dump_dot.is_some() {
         return Err(
             "--dump-dot explores the graph with the native engine: leave out --engine timely"

@@ -28,6 +28,7 @@ use cmc_store::{
 };
 
 use crate::checkpoint::{CheckpointDir, Counters};
+use crate::coverage::{Coverage, KindTally};
 use crate::expand::{Expander, Scratch, SearchError, ViolationSite};
 use crate::progress::Progress;
 use crate::properties::PropertySet;
@@ -52,6 +53,8 @@ struct Position {
     violation: Option<ViolationSite>,
     /// Wall time of earlier runs (before a resume).
     wall_before: Duration,
+    /// Counts per action kind (with coverage on; since this run started).
+    tally: KindTally,
 }
 
 /// What one worker produced in a pass (its new states went into the next
@@ -61,6 +64,7 @@ struct WorkerYield {
     generated: u64,
     violation: Option<ViolationSite>,
     error: Option<SearchError>,
+    tally: KindTally,
 }
 
 /// How a search ended.
@@ -137,6 +141,9 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
         frontier_spilled_bytes: position.frontier_spilled_bytes + position.next.spilled_bytes(),
         table_bytes: position.table.memory_bytes() as u64,
         fingerprint_disk_bytes: position.table.disk_bytes(),
+        coverage: options
+            .coverage
+            .then(|| Coverage::new(mem::take(&mut position.tally), model.action_kinds())),
         ..Stats::default()
     };
     let wall = position.wall_before + started.elapsed();
@@ -272,6 +279,7 @@ fn fresh_position<M: Model>(
         table,
         frontier_spilled_bytes: 0,
         wall_before: Duration::ZERO,
+        tally: KindTally::default(),
     };
     drop(scratch);
     Ok((position, log))
@@ -335,6 +343,7 @@ fn resume_position<M: Model>(
         frontier_spilled_bytes: counters.frontier_spilled_bytes,
         violation: None,
         wall_before: Duration::from_secs_f64(counters.wall_seconds),
+        tally: KindTally::default(),
     };
     Ok((dir, position, log))
 }
@@ -486,6 +495,7 @@ impl<M: Model> Search<'_, M> {
                 return Err(error);
             }
             at.states_generated += worker.generated;
+            at.tally.merge(worker.tally);
             if let Some(found) = worker.violation {
                 ViolationSite::keep_least(&mut at.violation, found);
             }
@@ -554,6 +564,7 @@ impl<M: Model> Share<'_, M> {
             generated: 0,
             violation: None,
             error: None,
+            tally: KindTally::default(),
         };
         let mut out = Segment::new();
         let mut room = self.room.worker();
@@ -619,6 +630,7 @@ impl<M: Model> Share<'_, M> {
             scratch.flush()
         })();
         worker.violation = scratch.violation.take();
+        worker.tally = std::mem::take(&mut scratch.tally);
         worker.error = result.err();
         worker
     }

@@ -17,7 +17,10 @@ pub struct KindCount {
     /// successor was computed).
     pub enabled: u64,
     /// Times it was taken: by a random walk, the step it took; by an
-    /// exhaustive search, a step that reached a state not seen before.
+    /// exhaustive search, a step that reached a state not seen before (so
+    /// the counts of every kind add up to the distinct states found beyond
+    /// the initial ones; with several BFS workers, which of two actions
+    /// reaching the same new state counts it can depend on timing).
     pub taken: u64,
 }
 

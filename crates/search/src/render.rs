@@ -127,7 +127,7 @@ impl Report {
             render_walks(&mut text, walks);
         }
         if let Some(coverage) = &self.coverage {
-            render_coverage(&mut text, coverage);
+            render_coverage(&mut text, coverage, self.strategy == "simulate");
         }
         text
     }
@@ -173,11 +173,12 @@ impl Report {
 fn render_walks(text: &mut String, walks: &WalksReport) {
     let _ = writeln!(
         text,
-        "Walks: {} walk{}{}, {} steps, deepest {} step{}, {}{} distinct states; {:.0} walks/s, {:.0} steps/s.",
+        "Walks: {} walk{}{}, {} step{}, deepest {} step{}, {}{} distinct states; {:.0} walks/s, {:.0} steps/s.",
         walks.walks,
         if walks.walks == 1 { "" } else { "s" },
         if walks.swarm { " (swarm)" } else { "" },
         walks.steps,
+        if walks.steps == 1 { "" } else { "s" },
         walks.deepest,
         if walks.deepest == 1 { "" } else { "s" },
         if walks.distinct_capped { "at least " } else { "" },
@@ -211,9 +212,11 @@ fn render_walks(text: &mut String, walks: &WalksReport) {
     }
 }
 
-/// Writes the coverage table: per action kind, how often enabled and taken,
-/// the kinds never taken and the budgeted faults that never occurred.
-fn render_coverage(text: &mut String, coverage: &CoverageReport) {
+/// Writes the coverage table: per action kind, how often enabled and taken
+/// (by a walk; for an exhaustive search, `walks` false: to a new state), the
+/// kinds never taken and the budgeted faults that never occurred.
+fn render_coverage(text: &mut String, coverage: &CoverageReport, walks: bool) {
+    let taken = if walks { "taken" } else { "to new state" };
     let width = coverage
         .kinds
         .iter()
@@ -225,7 +228,7 @@ fn render_coverage(text: &mut String, coverage: &CoverageReport) {
     let _ = writeln!(
         text,
         "  {:<width$} {:>12} {:>12}",
-        "action kind", "enabled", "taken"
+        "action kind", "enabled", taken
     );
     for kind in &coverage.kinds {
         let _ = writeln!(

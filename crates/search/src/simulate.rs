@@ -371,10 +371,11 @@ pub(crate) fn walk_outcome<M: Model>(
     prefix: impl FnOnce(usize) -> Result<Counterexample<M>, String>,
 ) -> Outcome<M> {
     // Without coverage only steps taken were counted.
+    // After a BFS (frontier walks), coverage is the exhaustive search's.
     let kinds = if options.coverage {
         let coverage = Coverage::new(end.tally, model.action_kinds());
         let kinds = coverage.kinds.clone();
-        stats.coverage = Some(coverage);
+        stats.coverage.get_or_insert(coverage);
         kinds
     } else {
         end.tally.into_sorted()

@@ -257,3 +257,88 @@ fn walks_from_the_frontier_find_what_the_depth_bound_hides() {
     let replayed = cmc_search::replay(&model(), &file).unwrap();
     assert!(matches!(replayed.verdict, Verdict::Violated { .. }));
 }
+
+fn coverage_of(strategy: Strategy, max_depth: Option<u64>) -> (Report, cmc_search::Stats) {
+    let options = SearchOptions {
+        strategy,
+        max_depth,
+        coverage: true,
+        workers: 2,
+        check_deadlock: false,
+        ..SearchOptions::default()
+    };
+    let checker = Checker::new(Glitchy {
+        limit: 5,
+        bad: None,
+    })
+    .options(options.clone());
+    let outcome = checker.run();
+    (
+        Report::new(checker.model(), &options, &outcome),
+        outcome.stats,
+    )
+}
+
+#[test]
+fn exhaustive_coverage_adds_up_to_the_counts_of_the_search() {
+    for strategy in [Strategy::Bfs, Strategy::Dfs] {
+        let (report, stats) = coverage_of(strategy.clone(), None);
+        let coverage = report.coverage.clone().unwrap();
+        let total = |f: fn(&cmc_search::KindCoverageReport) -> u64| -> u64 {
+            coverage.kinds.iter().map(f).sum()
+        };
+        // Every successor computed is an enabled action; every state beyond
+        // the initial one was first reached by one action.
+        assert_eq!(
+            total(|k| k.enabled),
+            stats.states_generated - 1,
+            "{strategy:?}"
+        );
+        assert_eq!(
+            total(|k| k.taken),
+            stats.distinct_states - 1,
+            "{strategy:?}"
+        );
+        let work = coverage.kinds.iter().find(|k| k.kind == "Work").unwrap();
+        // 6 x 4 states (work 0..=5, glitches 0..=3); Work is enabled below 5.
+        // (Which action reaches a state first can depend on timing with
+        // several workers: the split of new states by kind is not asserted.)
+        assert_eq!((work.enabled, work.fault), (5 * 4, false));
+        assert!(work.taken >= 5);
+        // Alarm is a declared fault (it has a budget) that never occurred.
+        assert_eq!(coverage.never_taken, vec!["Alarm".to_string()]);
+        assert_eq!(coverage.never_enabled, vec!["Alarm".to_string()]);
+        assert_eq!(
+            coverage.budgeted_faults_never_taken,
+            vec!["Alarm".to_string()]
+        );
+        let text = report.render_text();
+        assert!(text.contains("Never taken: Alarm."), "{text}");
+        assert!(
+            text.contains("Warning: fault Alarm has a budget but never occurred"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn simulation_coverage_counts_enabled_and_taken_steps() {
+    let strategy = Strategy::Simulate {
+        walks: 50,
+        walk_length: 8,
+        seed: 4,
+    };
+    let (report, _) = coverage_of(strategy, None);
+    let coverage = report.coverage.unwrap();
+    let walks = report.walks.unwrap();
+    let taken: u64 = coverage.kinds.iter().map(|k| k.taken).sum();
+    assert_eq!(taken, walks.steps);
+    let glitch = coverage.kinds.iter().find(|k| k.kind == "Glitch").unwrap();
+    // Glitch is enabled at every step of every walk.
+    assert_eq!(glitch.enabled, walks.steps);
+    assert!(glitch.fault && glitch.taken > 0);
+    assert_eq!(
+        coverage.budgeted_faults_never_taken,
+        vec!["Alarm".to_string()]
+    );
+}
