@@ -70,3 +70,34 @@ fn a_budgeted_fault_that_never_occurred_is_a_warning() {
     assert!(text.contains("Walks: 1 walk, 1 step,"), "{text}");
     assert!(text.contains("Faults injected: none."), "{text}");
 }
+
+#[test]
+fn walk_options_without_their_search_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, err) = cmc_exiting(&["check", "die-hard", "--swarm"], dir.path(), 2);
+    assert!(err.contains("--swarm"), "{err}");
+    let (_, err) = cmc_exiting(
+        &["check", "die-hard", "--frontier-walks", "10"],
+        dir.path(),
+        2,
+    );
+    assert!(err.contains("--max-depth"), "{err}");
+    let (_, err) = cmc_exiting(
+        &["check", "die-hard", "--walks-from", "x.cmc-trace"],
+        dir.path(),
+        2,
+    );
+    assert!(err.contains("--simulate"), "{err}");
+    let (_, err) = cmc_exiting(
+        &[
+            "check",
+            "die-hard",
+            "--simulate",
+            "--walks-from",
+            "missing.cmc-trace",
+        ],
+        dir.path(),
+        2,
+    );
+    assert!(err.contains("missing.cmc-trace"), "{err}");
+}

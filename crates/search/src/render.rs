@@ -203,7 +203,7 @@ fn render_walks(text: &mut String, walks: &WalksReport) {
     if walks.stopped_by_fault_mix > 0 {
         let _ = writeln!(
             text,
-            "{} walk(s) stopped early: only faults their swarm mix leaves out were enabled.",
+            "{} walk(s) ended where only faults their swarm mix leaves out were enabled (not a deadlock).",
             walks.stopped_by_fault_mix
         );
     }
