@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use cmc_model::{ActionKind, Encode, Fingerprint, Model};
-use cmc_store::FingerprintTable;
+use cmc_store::{FingerprintTable, Insertion};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
@@ -28,6 +28,9 @@ use crate::swarm::FaultMix;
 use crate::{
     Counterexample, Coverage, Outcome, SearchOptions, Stats, TraceStep, Verdict, WalkStats,
 };
+
+/// New states a worker counts between two looks at the table's load.
+const DISTINCT_CHECK_EVERY: u64 = 256;
 
 /// The generator of walk number `walk` under `seed`.
 fn walk_rng(seed: u64, walk: u64) -> Pcg64 {
@@ -110,6 +113,8 @@ struct Walker<'a, M: Model> {
     kinds: Vec<(std::borrow::Cow<'static, str>, bool)>,
     bytes: Vec<u8>,
     generated: u64,
+    /// New distinct states this worker counted.
+    new_states: u64,
     tally: KindTally,
     /// The fault kinds the model declares, whose densities a swarm walk
     /// draws first.
@@ -146,6 +151,7 @@ impl<M: Model> Campaign<'_, M> {
                             kinds: Vec::new(),
                             bytes: Vec::new(),
                             generated: 0,
+                            new_states: 0,
                             tally: KindTally::default(),
                             fault_kinds: &fault_kinds,
                         };
@@ -245,16 +251,27 @@ impl<M: Model> Walker<'_, M> {
     /// Counts `state` among the distinct states seen. Distinct counts in
     /// simulation are statistics only: once the table is full, counting
     /// stops (and the report says the count is a lower bound), not walking.
+    ///
+    /// The table stops taking fingerprints at three quarters full: past
+    /// that, linear probing slows every insert down (a full table scans it
+    /// whole).
     fn note_distinct(&mut self, state: &M::State) {
+        if self.table_full.load(Ordering::Relaxed) {
+            return;
+        }
         self.bytes.clear();
         state.encode(&mut self.bytes);
-        if !self.table_full.load(Ordering::Relaxed)
-            && self
-                .table
-                .insert(Fingerprint::of_bytes(&self.bytes))
-                .is_none()
-        {
-            self.table_full.store(true, Ordering::Relaxed);
+        match self.table.insert(Fingerprint::of_bytes(&self.bytes)) {
+            Some(Insertion::Present) => {}
+            Some(Insertion::New) => {
+                self.new_states += 1;
+                if self.new_states.is_multiple_of(DISTINCT_CHECK_EVERY)
+                    && self.table.len() >= self.table.capacity() as u64 / 4 * 3
+                {
+                    self.table_full.store(true, Ordering::Relaxed);
+                }
+            }
+            None => self.table_full.store(true, Ordering::Relaxed),
         }
     }
 

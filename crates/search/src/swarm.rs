@@ -105,8 +105,9 @@ mod tests {
     fn a_left_out_fault_is_never_chosen_and_normal_steps_come_first() {
         let kinds = [("DELIVER", false), ("DROP", true), ("CRASH", true)];
         let mut rng = Pcg64::seed_from_u64(1);
-        let mut mix = FaultMix::default();
-        mix.densities = vec![("DROP".into(), 0.0), ("CRASH".into(), 0.5)];
+        let mut mix = FaultMix {
+            densities: vec![("DROP".into(), 0.0), ("CRASH".into(), 0.5)],
+        };
         let mut chosen = [0u32; 3];
         for _ in 0..2000 {
             chosen[mix.choose(&kinds, &mut rng).unwrap()] += 1;

@@ -342,3 +342,35 @@ fn simulation_coverage_counts_enabled_and_taken_steps() {
         vec!["Alarm".to_string()]
     );
 }
+
+#[test]
+fn a_full_distinct_state_table_makes_the_count_a_lower_bound_not_a_stop() {
+    let options = SearchOptions {
+        strategy: Strategy::Simulate {
+            walks: 4,
+            walk_length: 4000,
+            seed: 2,
+        },
+        table_capacity: 1024,
+        check_deadlock: false,
+        workers: 2,
+        ..SearchOptions::default()
+    };
+    let checker = Checker::new(Glitchy {
+        limit: 100_000,
+        bad: None,
+    })
+    .options(options.clone());
+    let outcome = checker.run();
+    let report = Report::new(checker.model(), &options, &outcome);
+    let walks = report.walks.as_ref().unwrap();
+    // Every walk ran to its end; counting stopped at three quarters full.
+    assert_eq!(walks.steps, 4 * 4000);
+    assert!(walks.distinct_capped);
+    assert!(
+        (768..=1024).contains(&walks.distinct_states),
+        "{}",
+        walks.distinct_states
+    );
+    assert!(report.render_text().contains("at least"));
+}
