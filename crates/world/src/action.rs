@@ -265,6 +265,54 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_action_kind_is_listed_with_its_budget() {
+        let msg = Payload::new(b"m").unwrap();
+        let net = |op| Action::Net {
+            op,
+            index: 0,
+            src: 0,
+            dst: 1,
+            msg,
+            surplus: Surplus::None,
+        };
+        let actions = [
+            net(NetOp::Deliver),
+            net(NetOp::Drop),
+            net(NetOp::Dup),
+            Action::Flush { node: 0 },
+            Action::Fire { node: 0, timer: 1 },
+            Action::Wake { node: 0, wake: 1 },
+            Action::Tick { node: 0 },
+            Action::Crash { node: 0 },
+            Action::Restart { node: 0 },
+            Action::Links {
+                a: 0,
+                b: 1,
+                cut: true,
+            },
+            Action::Links {
+                a: 0,
+                b: 1,
+                cut: false,
+            },
+            Action::Client {
+                request: 0,
+                node: 0,
+            },
+            Action::LocalFail {
+                request: 0,
+                node: 0,
+            },
+        ];
+        let kinds: Vec<(&str, bool)> = actions.iter().map(Action::kind).collect();
+        let listed: Vec<(&str, bool)> = KINDS
+            .iter()
+            .map(|&(name, budget)| (name, budget.is_some()))
+            .collect();
+        assert_eq!(kinds, listed);
+    }
+
+    #[test]
     fn actions_round_trip() {
         let actions = [
             Action::Net {
