@@ -9,7 +9,10 @@
 #     HTML reports of a violation are kept in target/reports (a CI artifact):
 #     DieHard's NotSolved counterexample, and a World's planted bug with its
 #     message sequence chart; plus DieHard's state graph in DOT.
-#  5. The reference cores' gate file (crates/protocols/gate.toml): every
+#  5. The seed corpus of the reference cores' planted bugs
+#     (crates/protocols/corpus): every pinned trace still fails on its
+#     planted-bug build and not on the fixed one; a short swarm campaign.
+#  6. The reference cores' gate file (crates/protocols/gate.toml): every
 #     control passes and every planted bug is caught, evidence kept.
 #  6. A C team's own core through cmc only (examples/c-lease, no Rust code
 #     of theirs): the lease library built with cc, its control checked, and
@@ -57,6 +60,9 @@ if command -v dot >/dev/null; then
 else
   echo "main job: note: Graphviz is not installed, die-hard.dot is not rendered"
 fi
+$cmc corpus crates/protocols/corpus
+$cmc check --core rust:paxos --nodes 5 crash_nodes=0,1,2 crashes=1 restarts=1 --no-deadlock \
+  --simulate --swarm --walks 20000 --walk-length 40 --seed 1
 rm -rf target/gate-evidence
 $cmc gate crates/protocols/gate.toml --evidence target/gate-evidence
 lease=examples/c-lease

@@ -39,6 +39,9 @@ pub enum Command {
     /// cores and check that its glue did what the steps asked and what a
     /// network, a disk and timers can do.
     Validate(ValidateArgs),
+    /// Re-run the pinned failing traces of a seed corpus (DIR/corpus.toml):
+    /// each must still fail on its buggy build and pass on its fixed one.
+    Corpus(CorpusArgs),
 }
 
 #[derive(Debug, Args)]
@@ -57,6 +60,12 @@ pub struct ValidateArgs {
     pub allow_duplicates: bool,
     /// Core parameters as for `cmc check` (CFG0=.. , roles=..).
     pub words: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CorpusArgs {
+    /// The corpus directory: corpus.toml and the replay files it pins.
+    pub dir: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -160,6 +169,27 @@ pub struct CheckArgs {
     /// Most steps per random walk (a walk keeps its states in memory).
     #[arg(long, default_value_t = 100, value_parser = walk_length)]
     pub walk_length: u64,
+    /// Each random walk (--simulate, --frontier-walks) draws its own fault densities (per step, for every
+    /// fault kind with a budget: left out one time in three, else from 1/64
+    /// to 1/2) from its seed, instead of choosing uniformly among enabled actions.
+    #[arg(long)]
+    pub swarm: bool,
+    /// Random walks start from the last state of this replay file (replayed
+    /// first; a failing walk's trace includes it), not from an initial state.
+    #[arg(long, value_name = "FILE", requires = "simulate")]
+    pub walks_from: Option<PathBuf>,
+    /// After the breadth-first search to --max-depth, random walks of at
+    /// most L steps from every state of its last level (the frontier).
+    #[arg(long, value_name = "L", requires = "max_depth", conflicts_with_all = ["dfs", "simulate", "resume", "checkpoint"], value_parser = walk_length)]
+    pub frontier_walks: Option<u64>,
+    /// Walks from each frontier state (with --frontier-walks).
+    #[arg(long, value_name = "R", default_value_t = 1, requires = "frontier_walks", value_parser = frontier_rounds)]
+    pub frontier_rounds: u64,
+    /// Count, per action kind (for a World: each environment action kind),
+    /// how often it was enabled and taken; name the kinds never taken, and
+    /// warn about a fault with a budget that never occurred.
+    #[arg(long, conflicts_with = "resume")]
+    pub coverage: bool,
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -214,6 +244,8 @@ pub const WORKERS_MAX: u64 = 1024;
 pub const DUMP_DOT_MAX_MAX: u64 = 1_000_000;
 /// Most random walks.
 pub const WALKS_MAX: u64 = 1_000_000_000;
+/// Most walks from each frontier state.
+pub const FRONTIER_ROUNDS_MAX: u64 = 1_000_000;
 /// Most steps of one random walk.
 pub const WALK_LENGTH_MAX: u64 = 1_000_000;
 /// Deepest depth bound.
@@ -253,6 +285,10 @@ fn max_depth(text: &str) -> Result<u64, String> {
 
 fn walks(text: &str) -> Result<u64, String> {
     integer_in(text, 1..=WALKS_MAX)
+}
+
+fn frontier_rounds(text: &str) -> Result<u64, String> {
+    integer_in(text, 1..=FRONTIER_ROUNDS_MAX)
 }
 
 fn walk_length(text: &str) -> Result<u64, String> {

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cmc_search::{
-    AnyModel, CheckpointOptions, ProgressMode, ReplayFile, Report, SearchOptions, Strategy,
+    AnyModel, CheckpointOptions, FrontierWalks, ProgressMode, ReplayFile, Report, SearchOptions,
+    Strategy, WalksFrom,
 };
 use cmc_world::supervise::{self, Role};
 use cmc_world::WorldArgs;
@@ -43,6 +44,7 @@ pub fn run(cli: Cli) -> Result<Status, String> {
         Command::Gate(args) => crate::gate::command(args),
         Command::Validate(args) => crate::validate::command(args),
         Command::Explore(args) => crate::explore::command(args),
+        Command::Corpus(args) => crate::corpus::command(args),
     }
 }
 
@@ -60,6 +62,27 @@ fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
             walk_length: args.walk_length,
             seed: args.seed,
         };
+    }
+    if args.swarm && !args.simulate && args.frontier_walks.is_none() {
+        return Err(
+            "--swarm draws fault densities for random walks: add --simulate or --frontier-walks"
+                .into(),
+        );
+    }
+    options.swarm = args.swarm;
+    options.coverage = args.coverage;
+    options.frontier_walks = args.frontier_walks.map(|walk_length| FrontierWalks {
+        walk_length,
+        rounds: args.frontier_rounds,
+        seed: args.seed,
+    });
+    if let Some(path) = &args.walks_from {
+        let text = crate::inputs::read_replay_file(path)?;
+        let file = ReplayFile::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        options.walks_from = Some(WalksFrom {
+            label: path.display().to_string(),
+            file,
+        });
     }
     if let Some(workers) = args.workers {
         if workers == 0 {
@@ -280,6 +303,12 @@ fn check_here(
     }
     let with_header = header_to == HeaderTo::Stderr;
     let native = args.engine.native()?;
+    if !native && (args.coverage || args.frontier_walks.is_some()) {
+        return Err(
+            "--coverage and --frontier-walks run on the native engine: leave out --engine timely"
+                .into(),
+        );
+    }
     if !native && args.dump_dot.is_some() {
         return Err(
             "--dump-dot explores the graph with the native engine: leave out --engine timely"
@@ -458,6 +487,23 @@ fn check_output(path: &Path, flag: &str, taken: &[PathBuf]) -> Result<(), String
     {
         Some(other) => refuse(format!("it would overwrite {}", other.display())),
         None => Ok(()),
+    }
+}
+
+/// The model the parameters of `file` name: a World of its cores (with the
+/// determinism check if the trace was recorded with it), or a bundled model.
+pub(crate) fn model_of_trace(file: &ReplayFile) -> Result<Box<dyn AnyModel>, String> {
+    let params: Vec<(String, String)> = file
+        .params
+        .iter()
+        .map(|p| (p.name.clone(), p.value.clone()))
+        .collect();
+    match world_args_of(&params)? {
+        Some(mut world_args) => {
+            world_args.check_determinism = file.settings.iter().any(|s| s == "check-determinism");
+            cmc_world::build_model(&world_args)
+        }
+        None => registry::build(&file.model, &params),
     }
 }
 

@@ -10,6 +10,7 @@
 pub mod args;
 mod catalog;
 mod commands;
+mod corpus;
 mod distributed;
 mod explore;
 mod gate;

@@ -1,5 +1,6 @@
 //! The transition-system interface every checked system implements.
 
+use std::borrow::Cow;
 use std::fmt::Debug;
 
 use crate::{Encode, Property, StateView};
@@ -23,6 +24,46 @@ impl ModelParam {
             name: name.into(),
             value: value.to_string(),
         }
+    }
+}
+
+/// What kind of step an action is: its name in coverage reports, and
+/// whether it is a fault the environment injects (a drop, a crash, ...), whose
+/// frequency a swarm simulation draws per walk.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ActionKind {
+    /// The kind's name, e.g. `DELIVER` or `TMCommit`.
+    pub name: Cow<'static, str>,
+    /// Whether the action is an injected fault.
+    pub fault: bool,
+}
+
+impl ActionKind {
+    /// A kind that is part of the system's own behaviour.
+    pub fn normal(name: impl Into<Cow<'static, str>>) -> ActionKind {
+        ActionKind {
+            name: name.into(),
+            fault: false,
+        }
+    }
+
+    /// A kind that is an injected fault.
+    pub fn fault(name: impl Into<Cow<'static, str>>) -> ActionKind {
+        ActionKind {
+            name: name.into(),
+            fault: true,
+        }
+    }
+
+    /// The kind named by the first word of an action's text (letters,
+    /// digits and `_`), e.g. `RMPrepare` for `RMPrepare(1)`; the whole text
+    /// when it starts with none of them.
+    pub fn of_text(text: &str) -> ActionKind {
+        let end = text
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(text.len());
+        let name = if end == 0 { text } else { &text[..end] };
+        ActionKind::normal(name.to_string())
     }
 }
 
@@ -100,6 +141,20 @@ pub trait Model: Sync {
     /// Human-readable text of an action; also its name in replay files.
     fn format_action(&self, action: &Self::Action) -> String {
         format!("{action:?}")
+    }
+
+    /// The kind of `action`, for coverage and swarm simulation. By default
+    /// the first word of [`format_action`](Model::format_action)'s text, not
+    /// a fault.
+    fn action_kind(&self, action: &Self::Action) -> ActionKind {
+        ActionKind::of_text(&self.format_action(action))
+    }
+
+    /// The kinds of action this instance can take, when the model knows them
+    /// (empty by default): coverage names those never taken, and warns about
+    /// every fault kind listed (a fault with a budget) that never occurred.
+    fn action_kinds(&self) -> Vec<ActionKind> {
+        Vec::new()
     }
 
     /// Text that explains why `property` fails in `state`, the last state of

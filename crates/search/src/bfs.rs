@@ -28,6 +28,7 @@ use cmc_store::{
 };
 
 use crate::checkpoint::{CheckpointDir, Counters};
+use crate::coverage::{Coverage, KindTally};
 use crate::expand::{Expander, Scratch, SearchError, ViolationSite};
 use crate::progress::Progress;
 use crate::properties::PropertySet;
@@ -52,6 +53,8 @@ struct Position {
     violation: Option<ViolationSite>,
     /// Wall time of earlier runs (before a resume).
     wall_before: Duration,
+    /// Counts per action kind (with coverage on; since this run started).
+    tally: KindTally,
 }
 
 /// What one worker produced in a pass (its new states went into the next
@@ -61,6 +64,7 @@ struct WorkerYield {
     generated: u64,
     violation: Option<ViolationSite>,
     error: Option<SearchError>,
+    tally: KindTally,
 }
 
 /// How a search ended.
@@ -137,6 +141,9 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
         frontier_spilled_bytes: position.frontier_spilled_bytes + position.next.spilled_bytes(),
         table_bytes: position.table.memory_bytes() as u64,
         fingerprint_disk_bytes: position.table.disk_bytes(),
+        coverage: options
+            .coverage
+            .then(|| Coverage::new(mem::take(&mut position.tally), model.action_kinds())),
         ..Stats::default()
     };
     let wall = position.wall_before + started.elapsed();
@@ -157,6 +164,16 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
             stats.states_left_on_queue = position.level.len() + position.next.len();
             stats.complete =
                 position.violation.is_none() && stats.states_left_on_queue == 0 && ended.is_ok();
+            if let (Some(frontier), Ok(_), None, false) = (
+                options.frontier_walks,
+                &ended,
+                &position.violation,
+                position.level.is_empty(),
+            ) {
+                stats.wall = wall;
+                let level = std::mem::take(&mut position.level);
+                return walk_frontier(model, &properties, options, &log, level, frontier, stats);
+            }
             let result = ended.map(|_| position.violation.take());
             let outcome = crate::outcome::conclude(model, &properties, &log, stats, result);
             Outcome {
@@ -168,6 +185,61 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
             }
         }
     }
+}
+
+/// Random walks from every state of `level`, the frontier of a search
+/// stopped by its depth bound (`stats`); a failing walk is shown after the
+/// shortest path to its start state.
+fn walk_frontier<M: Model>(
+    model: &M,
+    properties: &PropertySet<M>,
+    options: &SearchOptions,
+    log: &TraceLog,
+    level: Frontier,
+    frontier: crate::FrontierWalks,
+    mut stats: Stats,
+) -> Outcome<M> {
+    let started = Instant::now();
+    let mut states = Vec::new();
+    let mut trace_ids = Vec::new();
+    let read = (|| -> Result<(), SearchError> {
+        for index in 0..level.segment_count() {
+            let Some(segment) = level.take(index)? else {
+                continue;
+            };
+            for entry in segment.iter() {
+                states.push(M::State::decode_exact(entry.state)?);
+                trace_ids.push(entry.trace_id);
+            }
+        }
+        Ok(())
+    })();
+    if let Err(problem) = read {
+        return Outcome {
+            verdict: Verdict::Error {
+                message: format!("cannot read the frontier for its walks: {problem}"),
+            },
+            stats,
+            counterexample: None,
+        };
+    }
+    let campaign = crate::simulate::Campaign {
+        model,
+        properties,
+        options,
+        walks: (states.len() as u64).saturating_mul(frontier.rounds),
+        walk_length: frontier.walk_length,
+        seed: frontier.seed,
+    };
+    let progress = Progress::start(options.progress);
+    let end = campaign.run(crate::simulate::Starts::Each(&states), &progress);
+    drop(progress);
+    stats.states_generated += end.generated;
+    stats.depth += end.stats.deepest;
+    stats.wall += started.elapsed();
+    crate::simulate::walk_outcome(model, options, properties, end, stats, |start| {
+        crate::counterexample::path_to(model, log, trace_ids[start])
+    })
 }
 
 /// The position before level 1: the initial states, checked and stored.
@@ -207,6 +279,7 @@ fn fresh_position<M: Model>(
         table,
         frontier_spilled_bytes: 0,
         wall_before: Duration::ZERO,
+        tally: KindTally::default(),
     };
     drop(scratch);
     Ok((position, log))
@@ -270,6 +343,7 @@ fn resume_position<M: Model>(
         frontier_spilled_bytes: counters.frontier_spilled_bytes,
         violation: None,
         wall_before: Duration::from_secs_f64(counters.wall_seconds),
+        tally: KindTally::default(),
     };
     Ok((dir, position, log))
 }
@@ -421,6 +495,7 @@ impl<M: Model> Search<'_, M> {
                 return Err(error);
             }
             at.states_generated += worker.generated;
+            at.tally.merge(worker.tally);
             if let Some(found) = worker.violation {
                 ViolationSite::keep_least(&mut at.violation, found);
             }
@@ -489,6 +564,7 @@ impl<M: Model> Share<'_, M> {
             generated: 0,
             violation: None,
             error: None,
+            tally: KindTally::default(),
         };
         let mut out = Segment::new();
         let mut room = self.room.worker();
@@ -554,6 +630,7 @@ impl<M: Model> Share<'_, M> {
             scratch.flush()
         })();
         worker.violation = scratch.violation.take();
+        worker.tally = std::mem::take(&mut scratch.tally);
         worker.error = result.err();
         worker
     }

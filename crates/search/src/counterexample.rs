@@ -82,6 +82,24 @@ pub(crate) fn rebuild<M: Model>(
     Ok(counterexample)
 }
 
+/// The path `log` recorded to the state stored as `trace_id`, re-executed
+/// (see [`Counterexample::from_path`]).
+pub(crate) fn path_to<M: Model>(
+    model: &M,
+    log: &cmc_store::TraceLog,
+    trace_id: cmc_store::TraceId,
+) -> Result<Counterexample<M>, String> {
+    let records = log.path_to(trace_id).map_err(|e| e.to_string())?;
+    let path: Vec<PathStep> = records
+        .iter()
+        .map(|record| PathStep {
+            fingerprint: record.fingerprint,
+            step: record.step,
+        })
+        .collect();
+    Counterexample::from_path(model, &path, None)
+}
+
 /// One state of a recorded path: its fingerprint and how it was reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PathStep {

@@ -92,6 +92,9 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) 
             stats.depth = stats.depth.max(site.length);
         }
         stats.complete = scratch.violation.is_none() && stats.states_left_on_queue == 0;
+        stats.coverage = options.coverage.then(|| {
+            crate::Coverage::new(std::mem::take(&mut scratch.tally), model.action_kinds())
+        });
         Ok(scratch.violation.take())
     })();
     drop(progress);

@@ -7,6 +7,7 @@ use std::io;
 use cmc_model::{Encode, Fingerprint, Model};
 use cmc_store::{Insertion, TraceId, TraceLog, TraceRecord, TraceWriter, VisitedSet};
 
+use crate::coverage::KindTally;
 use crate::properties::{Failure, PropertySet};
 
 /// Where a violation was found, enough to rebuild its counterexample.
@@ -122,6 +123,8 @@ pub(crate) struct Scratch<'t, M: Model> {
     pub generated: u64,
     /// The least violation this worker found.
     pub violation: Option<ViolationSite>,
+    /// Counts per action kind (with coverage on).
+    pub tally: KindTally,
 }
 
 impl<'t, M: Model> Scratch<'t, M> {
@@ -135,6 +138,7 @@ impl<'t, M: Model> Scratch<'t, M> {
             writer: log.writer(),
             generated: 0,
             violation: None,
+            tally: KindTally::default(),
         }
     }
 
@@ -152,6 +156,8 @@ pub(crate) struct Expander<'a, M: Model> {
     pub check_deadlock: bool,
     pub check_determinism: bool,
     pub check_round_trip: bool,
+    /// Whether actions are counted per kind (enabled, and taken to a new state).
+    pub coverage: bool,
 }
 
 impl<'a, M: Model> Expander<'a, M> {
@@ -169,6 +175,7 @@ impl<'a, M: Model> Expander<'a, M> {
             check_deadlock: options.check_deadlock,
             check_determinism: options.check_determinism,
             check_round_trip: crate::round_trip::enabled(options),
+            coverage: options.coverage,
         }
     }
 
@@ -211,7 +218,8 @@ impl<'a, M: Model> Expander<'a, M> {
 
     /// Admits a state whose canonical encoding is `bytes` and fingerprint
     /// `fingerprint` (reached by the link `parent`/`step`, at `depth`): if it
-    /// is new, stores its parent link, checks invariants and hands it to `on_new`.
+    /// is new, stores its parent link, checks invariants and hands it to
+    /// `on_new`. Returns whether it was new.
     #[inline]
     #[allow(clippy::too_many_arguments)]
     fn admit(
@@ -225,14 +233,14 @@ impl<'a, M: Model> Expander<'a, M> {
         step: u32,
         depth: u64,
         on_new: &mut impl FnMut(TraceId, &[u8], &M::State),
-    ) -> Result<(), SearchError> {
+    ) -> Result<bool, SearchError> {
         match self.table.insert(fingerprint) {
             None => {
                 return Err(SearchError::TableFull {
                     capacity: self.table.memory_capacity(),
                 })
             }
-            Some(Insertion::Present) => return Ok(()),
+            Some(Insertion::Present) => return Ok(false),
             Some(Insertion::New) => {}
         }
         if self.check_round_trip {
@@ -266,7 +274,7 @@ impl<'a, M: Model> Expander<'a, M> {
             );
         }
         on_new(trace_id, bytes, state);
-        Ok(())
+        Ok(true)
     }
 
     /// Visits initial state number `index`.
@@ -293,6 +301,7 @@ impl<'a, M: Model> Expander<'a, M> {
             1,
             on_new,
         )
+        .map(|_| ())
     }
 
     /// Generates every successor of `state` (stored as `trace_id`, at
@@ -323,6 +332,7 @@ impl<'a, M: Model> Expander<'a, M> {
             writer,
             generated,
             violation,
+            tally,
         } = scratch;
         actions.clear();
         let model = self.model;
@@ -417,7 +427,13 @@ impl<'a, M: Model> Expander<'a, M> {
             );
         }
         for (successor, next) in successors.drain(..).zip(states.iter()) {
-            self.admit(
+            let kind = self
+                .coverage
+                .then(|| model.action_kind(&actions[successor.step as usize]));
+            if let Some(kind) = &kind {
+                tally.enabled(kind.clone());
+            }
+            let new = self.admit(
                 writer,
                 violation,
                 next,
@@ -428,6 +444,9 @@ impl<'a, M: Model> Expander<'a, M> {
                 depth + 1,
                 on_new,
             )?;
+            if let (true, Some(kind)) = (new, kind) {
+                tally.taken(kind);
+            }
         }
         Ok(true)
     }

@@ -41,6 +41,7 @@ mod bfs;
 mod checker;
 mod checkpoint;
 mod counterexample;
+mod coverage;
 mod dfs;
 mod dot;
 mod expand;
@@ -55,6 +56,7 @@ mod replay_file;
 mod report;
 mod round_trip;
 mod simulate;
+mod swarm;
 
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../../../README.md")]
@@ -70,14 +72,20 @@ pub fn checkpoint_model(dir: &std::path::Path) -> Result<(String, Vec<(String, S
     checkpoint::CheckpointDir::model_of(dir)
 }
 pub use counterexample::{Counterexample, PathStep, TraceStep};
+pub use coverage::{Coverage, KindCount};
 pub use dot::{state_graph_dot, DotError};
 pub use html::escape_html;
-pub use options::{CheckpointOptions, ProgressMode, SearchOptions, Strategy};
-pub use outcome::{Outcome, Stats, Verdict, ViolationKind};
+pub use options::{
+    CheckpointOptions, FrontierWalks, ProgressMode, SearchOptions, Strategy, WalksFrom,
+};
+pub use outcome::{Outcome, Stats, Verdict, ViolationKind, WalkStats};
 pub use properties::{Failure, PropertySet};
 pub use render::run_header;
 pub use replay::replay;
 pub use replay_file::{
     escape, unescape, ReplayError, ReplayFile, REPLAY_FORMAT_VERSION, REPLAY_LINE_MAX_BYTES,
 };
-pub use report::{CounterexampleReport, FieldChangeReport, Report, StepReport};
+pub use report::{
+    CounterexampleReport, CoverageReport, FieldChangeReport, KindCoverageReport, Report,
+    StepReport, WalksReport,
+};

@@ -91,6 +91,40 @@ pub struct SearchOptions {
     /// whether every new state's encoding is decoded and checked to give the
     /// state back (always done in builds with debug assertions).
     pub check_determinism: bool,
+    /// Random walks draw their own fault densities ([`crate::swarm`]).
+    pub swarm: bool,
+    /// Count, per action kind, how often it was enabled and taken.
+    pub coverage: bool,
+    /// After a breadth-first search stopped by `max_depth` without a
+    /// violation, random walks from its frontier (the states of its last
+    /// level); other strategies ignore it.
+    pub frontier_walks: Option<FrontierWalks>,
+    /// Random walks start from the last state of this trace (replayed
+    /// first), not from an initial state.
+    pub walks_from: Option<WalksFrom>,
+}
+
+/// A trace whose last state random walks start from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalksFrom {
+    /// Where the trace came from (a file name), as reports show it.
+    pub label: String,
+    /// The trace.
+    pub file: crate::ReplayFile,
+}
+
+/// Random walks from the frontier of a depth-bounded breadth-first search:
+/// `rounds` walks of at most `walk_length` steps from every state of the last
+/// level; walk `i` starts from frontier state `i % frontier size` and draws
+/// its choices from `(seed, i)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrontierWalks {
+    /// Most steps per walk.
+    pub walk_length: u64,
+    /// Walks from each frontier state.
+    pub rounds: u64,
+    /// The seed.
+    pub seed: u64,
 }
 
 impl Default for SearchOptions {
@@ -108,6 +142,10 @@ impl Default for SearchOptions {
             fingerprints_on_disk: false,
             checkpoint: None,
             interrupt: None,
+            swarm: false,
+            coverage: false,
+            frontier_walks: None,
+            walks_from: None,
         }
     }
 }
@@ -175,6 +213,17 @@ impl SearchOptions {
             settings.push(format!("walk-length={walk_length}"));
             settings.push(format!("seed={seed}"));
         }
+        if let Some(frontier) = self.frontier_walks {
+            settings.push(format!("frontier-walks={}", frontier.walk_length));
+            settings.push(format!("frontier-rounds={}", frontier.rounds));
+            settings.push(format!("seed={}", frontier.seed));
+        }
+        if self.swarm {
+            settings.push("swarm".into());
+        }
+        if let Some(from) = &self.walks_from {
+            settings.push(format!("walks-from={}", from.label));
+        }
         if let Some(depth) = self.max_depth {
             settings.push(format!("max-depth={depth}"));
         }
@@ -201,7 +250,16 @@ impl SearchOptions {
                 if *walks == 1 { "" } else { "s" },
                 if *walk_length == 1 { "" } else { "s" }
             )),
-            (_, Some(depth)) => Some(format!("depth {depth}")),
+            (_, Some(depth)) => Some(match self.frontier_walks {
+                Some(frontier) => format!(
+                    "depth {depth}, then {} random walk{} of at most {} step{} from each frontier state",
+                    frontier.rounds,
+                    if frontier.rounds == 1 { "" } else { "s" },
+                    frontier.walk_length,
+                    if frontier.walk_length == 1 { "" } else { "s" }
+                ),
+                None => format!("depth {depth}"),
+            }),
             (_, None) => None,
         }
     }

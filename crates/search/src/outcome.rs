@@ -105,6 +105,49 @@ pub struct Stats {
     pub workers: usize,
     /// Bytes of BFS frontier written to disk because memory was bounded.
     pub frontier_spilled_bytes: u64,
+    /// Random walks' statistics (simulation, and walks from a BFS frontier).
+    pub walks: Option<WalkStats>,
+    /// Counts per action kind, with `--coverage`.
+    pub coverage: Option<crate::Coverage>,
+}
+
+/// What a campaign of random walks did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WalkStats {
+    /// Walks run (a campaign stops early after a failing walk: walks with a
+    /// higher number are not started).
+    pub walks: u64,
+    /// Steps taken, over every walk.
+    pub steps: u64,
+    /// Steps of the longest walk.
+    pub deepest: u64,
+    /// Distinct states the walks visited (their fingerprints).
+    pub distinct_states: u64,
+    /// Whether the table counting distinct states filled up, so that
+    /// `distinct_states` is a lower bound.
+    pub distinct_capped: bool,
+    /// Steps taken per action kind (`enabled` counts only with `--coverage`).
+    pub kinds: std::collections::BTreeMap<String, crate::KindCount>,
+    /// Walks that stopped because only faults their swarm mix leaves out
+    /// were enabled (not a deadlock).
+    pub stopped_by_fault_mix: u64,
+    /// The number of the failing walk reported, if any.
+    pub failing_walk: Option<u64>,
+    /// Whether each walk drew its own fault densities (`--swarm`).
+    pub swarm: bool,
+    /// Wall time of the walks alone, in seconds.
+    pub wall_seconds: f64,
+}
+
+impl WalkStats {
+    /// Faults injected, by kind (kinds never injected are left out).
+    pub fn faults(&self) -> Vec<(String, u64)> {
+        self.kinds
+            .iter()
+            .filter(|(_, count)| count.fault && count.taken > 0)
+            .map(|(name, count)| (name.clone(), count.taken))
+            .collect()
+    }
 }
 
 impl Stats {

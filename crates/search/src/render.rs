@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use crate::report::{CoverageReport, WalksReport};
 use crate::{AnyModel, CounterexampleReport, Report, SearchOptions, Strategy};
 
 /// The first line of a report: the model, its parameters, the strategy, the
@@ -122,6 +123,12 @@ impl Report {
             }
         }
         self.render_summary(&mut text);
+        if let Some(walks) = &self.walks {
+            render_walks(&mut text, walks);
+        }
+        if let Some(coverage) = &self.coverage {
+            render_coverage(&mut text, coverage, self.strategy == "simulate");
+        }
         text
     }
 
@@ -158,6 +165,88 @@ impl Report {
             text,
             "The probability of a fingerprint collision is estimated at {:.1e}.",
             self.collision_probability
+        );
+    }
+}
+
+/// Writes what the random walks did: counts, rates, faults injected.
+fn render_walks(text: &mut String, walks: &WalksReport) {
+    let _ = writeln!(
+        text,
+        "Walks: {} walk{}{}, {} step{}, deepest {} step{}, {}{} distinct states; {:.0} walks/s, {:.0} steps/s.",
+        walks.walks,
+        if walks.walks == 1 { "" } else { "s" },
+        if walks.swarm { " (swarm)" } else { "" },
+        walks.steps,
+        if walks.steps == 1 { "" } else { "s" },
+        walks.deepest,
+        if walks.deepest == 1 { "" } else { "s" },
+        if walks.distinct_capped { "at least " } else { "" },
+        walks.distinct_states,
+        walks.walks_per_second,
+        walks.steps_per_second
+    );
+    let faults: Vec<String> = walks
+        .faults
+        .iter()
+        .map(|(kind, count)| format!("{kind} {count}"))
+        .collect();
+    let _ = writeln!(
+        text,
+        "Faults injected: {}.",
+        if faults.is_empty() {
+            "none".to_string()
+        } else {
+            faults.join(", ")
+        }
+    );
+    if walks.stopped_by_fault_mix > 0 {
+        let _ = writeln!(
+            text,
+            "{} walk(s) ended where only faults their swarm mix leaves out were enabled (not a deadlock).",
+            walks.stopped_by_fault_mix
+        );
+    }
+    if let Some(walk) = walks.failing_walk {
+        let _ = writeln!(text, "The failing walk is walk {walk}.");
+    }
+}
+
+/// Writes the coverage table: per action kind, how often enabled and taken
+/// (by a walk; for an exhaustive search, `walks` false: to a new state), the
+/// kinds never taken and the budgeted faults that never occurred.
+fn render_coverage(text: &mut String, coverage: &CoverageReport, walks: bool) {
+    let taken = if walks { "taken" } else { "to new state" };
+    let width = coverage
+        .kinds
+        .iter()
+        .map(|k| k.kind.len())
+        .max()
+        .unwrap_or(0)
+        .max("action kind".len());
+    let _ = writeln!(text, "Coverage:");
+    let _ = writeln!(
+        text,
+        "  {:<width$} {:>12} {:>12}",
+        "action kind", "enabled", taken
+    );
+    for kind in &coverage.kinds {
+        let _ = writeln!(
+            text,
+            "  {:<width$} {:>12} {:>12}{}",
+            kind.kind,
+            kind.enabled,
+            kind.taken,
+            if kind.fault { "  (fault)" } else { "" }
+        );
+    }
+    if !coverage.never_taken.is_empty() {
+        let _ = writeln!(text, "Never taken: {}.", coverage.never_taken.join(", "));
+    }
+    for fault in &coverage.budgeted_faults_never_taken {
+        let _ = writeln!(
+            text,
+            "Warning: fault {fault} has a budget but never occurred: the search did not exercise it."
         );
     }
 }

@@ -4,7 +4,9 @@
 use cmc_model::Model;
 use serde::Serialize;
 
-use crate::{Counterexample, Outcome, ReplayFile, SearchOptions, Verdict};
+use std::collections::BTreeMap;
+
+use crate::{Counterexample, Coverage, Outcome, ReplayFile, SearchOptions, Verdict, WalkStats};
 
 /// One field whose value a step changed.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -79,6 +81,115 @@ impl CounterexampleReport {
     }
 }
 
+/// What the random walks of a search did (simulation, frontier walks).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct WalksReport {
+    /// Walks run.
+    pub walks: u64,
+    /// Steps taken over every walk.
+    pub steps: u64,
+    /// Steps of the longest walk.
+    pub deepest: u64,
+    /// Distinct states the walks visited.
+    pub distinct_states: u64,
+    /// Whether `distinct_states` is a lower bound (the counting table filled).
+    pub distinct_capped: bool,
+    /// Faults injected, by kind.
+    pub faults: BTreeMap<String, u64>,
+    /// Steps taken, by action kind.
+    pub steps_by_kind: BTreeMap<String, u64>,
+    /// Walks that stopped because only faults their swarm mix leaves out
+    /// were enabled.
+    pub stopped_by_fault_mix: u64,
+    /// The number of the failing walk reported (rerun it with the same seed).
+    pub failing_walk: Option<u64>,
+    /// Whether each walk drew its own fault densities.
+    pub swarm: bool,
+    /// Wall time of the walks, in seconds.
+    pub wall_seconds: f64,
+    /// Walks per second of wall time.
+    pub walks_per_second: f64,
+    /// Steps per second of wall time.
+    pub steps_per_second: f64,
+}
+
+impl WalksReport {
+    fn new(stats: &WalkStats) -> WalksReport {
+        let seconds = stats.wall_seconds.max(1e-9);
+        WalksReport {
+            walks: stats.walks,
+            steps: stats.steps,
+            deepest: stats.deepest,
+            distinct_states: stats.distinct_states,
+            distinct_capped: stats.distinct_capped,
+            faults: stats.faults().into_iter().collect(),
+            steps_by_kind: stats
+                .kinds
+                .iter()
+                .filter(|(_, count)| count.taken > 0)
+                .map(|(name, count)| (name.clone(), count.taken))
+                .collect(),
+            stopped_by_fault_mix: stats.stopped_by_fault_mix,
+            failing_walk: stats.failing_walk,
+            swarm: stats.swarm,
+            wall_seconds: stats.wall_seconds,
+            walks_per_second: stats.walks as f64 / seconds,
+            steps_per_second: stats.steps as f64 / seconds,
+        }
+    }
+}
+
+/// One action kind's coverage.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct KindCoverageReport {
+    /// The kind's name.
+    pub kind: String,
+    /// Whether it is an injected fault.
+    pub fault: bool,
+    /// Times enabled in a state explored.
+    pub enabled: u64,
+    /// Times taken (a walk's step; in an exhaustive search, a step to a new state).
+    pub taken: u64,
+}
+
+/// Coverage per action kind (`--coverage`).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CoverageReport {
+    /// Every kind seen or declared, in name order.
+    pub kinds: Vec<KindCoverageReport>,
+    /// Kinds never enabled.
+    pub never_enabled: Vec<String>,
+    /// Kinds never taken.
+    pub never_taken: Vec<String>,
+    /// Fault kinds with a budget that never occurred.
+    pub budgeted_faults_never_taken: Vec<String>,
+}
+
+impl CoverageReport {
+    fn new(coverage: &Coverage) -> CoverageReport {
+        CoverageReport {
+            kinds: coverage
+                .kinds
+                .iter()
+                .map(|(kind, count)| KindCoverageReport {
+                    kind: kind.clone(),
+                    fault: count.fault,
+                    enabled: count.enabled,
+                    taken: count.taken,
+                })
+                .collect(),
+            never_enabled: coverage
+                .kinds
+                .iter()
+                .filter(|(_, count)| count.enabled == 0)
+                .map(|(kind, _)| kind.clone())
+                .collect(),
+            never_taken: coverage.never_taken(),
+            budgeted_faults_never_taken: coverage.budgeted_faults_never_taken(),
+        }
+    }
+}
+
 /// Everything a search found, without the model's types.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -132,6 +243,10 @@ pub struct Report {
     pub counterexample: Option<CounterexampleReport>,
     /// The model's own explanation of the violation in the last state.
     pub explanation: Option<String>,
+    /// What the random walks did (simulation, frontier walks).
+    pub walks: Option<WalksReport>,
+    /// Coverage per action kind (`--coverage`).
+    pub coverage: Option<CoverageReport>,
     /// The replay file of the counterexample, as text.
     #[serde(skip)]
     pub replay_file: Option<ReplayFile>,
@@ -199,8 +314,10 @@ impl Report {
                     .and_then(|state| model.explain_violation(property, state)),
                 _ => None,
             },
+            walks: stats.walks.as_ref().map(WalksReport::new),
+            coverage: stats.coverage.as_ref().map(CoverageReport::new),
             replay_file: outcome.counterexample.as_ref().map(|c| ReplayFile {
-                settings: options.verdict_settings(),
+                settings: replay_settings(options, stats.walks.as_ref()),
                 ..ReplayFile::from_counterexample(model, c, property.as_deref())
             }),
         }
@@ -215,4 +332,15 @@ impl Report {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a report always serializes")
     }
+}
+
+/// The settings a replay file records: the search's verdict settings and,
+/// for a failing random walk, its number (`walk=N`), so that the walk can be
+/// rerun from its seed.
+fn replay_settings(options: &SearchOptions, walks: Option<&WalkStats>) -> Vec<String> {
+    let mut settings = options.verdict_settings();
+    if let Some(walk) = walks.and_then(|w| w.failing_walk) {
+        settings.push(format!("walk={walk}"));
+    }
+    settings
 }

@@ -5,42 +5,430 @@
 //! the walks do not depend on the number of workers. When walks fail, the one
 //! with the smallest number is reported, so the verdict and counterexample do
 //! not depend on timing.
+//!
+//! A step draws one candidate action and computes its successor only; a
+//! candidate that is not enabled is set aside and another drawn, so the
+//! choice is uniform among enabled actions (or follows the walk's fault mix
+//! with `--swarm`, see [`crate::swarm`]) at the cost of one successor a step
+//! rather than all of them. With `--coverage` every successor is computed, to
+//! count which actions were enabled.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
-use cmc_model::{Encode, Fingerprint, Model};
-use cmc_store::FingerprintTable;
+use cmc_model::{ActionKind, Encode, Fingerprint, Model};
+use cmc_store::{FingerprintTable, Insertion};
 use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
 
+use crate::coverage::KindTally;
 use crate::progress::Progress;
 use crate::properties::{Failure, PropertySet};
-use crate::{Counterexample, Outcome, SearchOptions, Stats, TraceStep, Verdict};
+use crate::swarm::FaultMix;
+use crate::{
+    Counterexample, Coverage, Outcome, SearchOptions, Stats, TraceStep, Verdict, WalkStats,
+};
 
-/// A failed walk.
-struct FailedWalk<M: Model> {
-    walk: u64,
-    failure: Failure,
-    steps: Vec<TraceStep<M>>,
-}
-
-/// What one worker saw.
-struct WorkerYield<M: Model> {
-    generated: u64,
-    deepest: u64,
-    failed: Option<FailedWalk<M>>,
-}
+/// New states a worker counts between two looks at the table's load.
+const DISTINCT_CHECK_EVERY: u64 = 256;
 
 /// The generator of walk number `walk` under `seed`.
-fn walk_rng(seed: u64, walk: u64) -> rand_pcg::Pcg64 {
+fn walk_rng(seed: u64, walk: u64) -> Pcg64 {
     let mut seed_bytes = [0u8; 32];
     seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());
     seed_bytes[8..16].copy_from_slice(&walk.to_le_bytes());
     seed_bytes[16..24].copy_from_slice(b"cmc-walk");
-    rand_pcg::Pcg64::from_seed(seed_bytes)
+    Pcg64::from_seed(seed_bytes)
 }
 
-/// Runs `walks` random walks of at most `walk_length` steps from `seed`.
+/// Where the walks of a campaign start.
+#[derive(Clone, Copy)]
+pub(crate) enum Starts<'a, S> {
+    /// A state drawn at random by each walk (the initial states).
+    Any(&'a [S]),
+    /// Walk `i` starts from state `i % len` (a BFS frontier, a trace's end).
+    Each(&'a [S]),
+}
+
+/// A failed walk: its number, the index of the state it started from, the
+/// property it broke, and its steps from that state.
+pub(crate) struct FailedWalk<M: Model> {
+    pub walk: u64,
+    pub start: usize,
+    pub failure: Failure,
+    pub steps: Vec<TraceStep<M>>,
+}
+
+/// What a campaign found.
+pub(crate) struct CampaignEnd<M: Model> {
+    pub stats: WalkStats,
+    /// States computed (starts included).
+    pub generated: u64,
+    /// Counts per action kind.
+    pub tally: KindTally,
+    pub failed: Option<FailedWalk<M>>,
+}
+
+/// A campaign of random walks.
+pub(crate) struct Campaign<'a, M: Model> {
+    pub model: &'a M,
+    pub properties: &'a PropertySet<M>,
+    pub options: &'a SearchOptions,
+    pub walks: u64,
+    pub walk_length: u64,
+    pub seed: u64,
+}
+
+/// What one worker saw.
+struct WorkerYield<M: Model> {
+    stats: WalkStats,
+    generated: u64,
+    tally: KindTally,
+    failed: Option<FailedWalk<M>>,
+}
+
+/// How one walk ended.
+struct WalkEnd {
+    failure: Option<Failure>,
+    /// Only faults the walk's mix leaves out were enabled.
+    stopped_by_mix: bool,
+}
+
+/// A candidate action of the current state.
+struct Candidate<M: Model> {
+    action: M::Action,
+    /// Its kind, when the walk needs it (swarm, coverage).
+    kind: Option<ActionKind>,
+    /// Its successor, when computed up front (coverage).
+    next: Option<M::State>,
+}
+
+/// The buffers of one worker, reused from walk to walk.
+struct Walker<'a, M: Model> {
+    campaign: &'a Campaign<'a, M>,
+    table: &'a FingerprintTable,
+    table_full: &'a AtomicBool,
+    actions: Vec<M::Action>,
+    candidates: Vec<Candidate<M>>,
+    kinds: Vec<(std::borrow::Cow<'static, str>, bool)>,
+    bytes: Vec<u8>,
+    generated: u64,
+    /// New distinct states this worker counted.
+    new_states: u64,
+    tally: KindTally,
+    /// The fault kinds the model declares, whose densities a swarm walk
+    /// draws first.
+    fault_kinds: &'a [std::borrow::Cow<'static, str>],
+}
+
+impl<M: Model> Campaign<'_, M> {
+    /// Runs the walks from `starts` (which must not be empty).
+    pub fn run(&self, starts: Starts<'_, M::State>, progress: &Progress) -> CampaignEnd<M> {
+        let started = Instant::now();
+        let options = self.options;
+        let table = FingerprintTable::with_capacity(options.initial_table_capacity());
+        let table_full = AtomicBool::new(false);
+        let workers = options.workers.max(1);
+        let next_walk = AtomicU64::new(0);
+        let first_failure = AtomicU64::new(u64::MAX);
+        let fault_kinds: Vec<_> = self
+            .model
+            .action_kinds()
+            .into_iter()
+            .filter(|kind| kind.fault)
+            .map(|kind| kind.name)
+            .collect();
+        let yields: Vec<WorkerYield<M>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut walker = Walker {
+                            campaign: self,
+                            table: &table,
+                            table_full: &table_full,
+                            actions: Vec::new(),
+                            candidates: Vec::new(),
+                            kinds: Vec::new(),
+                            bytes: Vec::new(),
+                            generated: 0,
+                            new_states: 0,
+                            tally: KindTally::default(),
+                            fault_kinds: &fault_kinds,
+                        };
+                        let mut stats = WalkStats::default();
+                        let mut failed: Option<FailedWalk<M>> = None;
+                        loop {
+                            let walk = next_walk.fetch_add(1, Ordering::Relaxed);
+                            if walk >= self.walks || walk > first_failure.load(Ordering::Relaxed) {
+                                break;
+                            }
+                            let mut rng = walk_rng(self.seed, walk);
+                            let start = match starts {
+                                Starts::Any(states) => rng.gen_range(0..states.len()),
+                                Starts::Each(states) => (walk % states.len() as u64) as usize,
+                            };
+                            let state = match starts {
+                                Starts::Any(states) | Starts::Each(states) => states[start].clone(),
+                            };
+                            let before = walker.generated;
+                            let (steps, end) = walker.walk(state, &mut rng);
+                            stats.walks += 1;
+                            let length = steps.len() as u64 - 1;
+                            stats.steps += length;
+                            stats.deepest = stats.deepest.max(length);
+                            stats.stopped_by_fault_mix += u64::from(end.stopped_by_mix);
+                            progress
+                                .counters
+                                .generated
+                                .fetch_add(walker.generated - before, Ordering::Relaxed);
+                            progress
+                                .counters
+                                .distinct
+                                .store(table.len(), Ordering::Relaxed);
+                            if let Some(failure) = end.failure {
+                                first_failure.fetch_min(walk, Ordering::Relaxed);
+                                if failed.as_ref().is_none_or(|f| walk < f.walk) {
+                                    failed = Some(FailedWalk {
+                                        walk,
+                                        start,
+                                        failure,
+                                        steps,
+                                    });
+                                }
+                            }
+                        }
+                        WorkerYield {
+                            stats,
+                            generated: walker.generated,
+                            tally: walker.tally,
+                            failed,
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                // A worker's panic goes on with its own message (the checker reports it).
+                .map(|handle| {
+                    handle
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        });
+        let mut end = CampaignEnd {
+            stats: WalkStats {
+                swarm: options.swarm,
+                ..WalkStats::default()
+            },
+            generated: 0,
+            tally: KindTally::default(),
+            failed: None,
+        };
+        for worker in yields {
+            let stats = &mut end.stats;
+            stats.walks += worker.stats.walks;
+            stats.steps += worker.stats.steps;
+            stats.deepest = stats.deepest.max(worker.stats.deepest);
+            stats.stopped_by_fault_mix += worker.stats.stopped_by_fault_mix;
+            end.generated += worker.generated;
+            end.tally.merge(worker.tally);
+            if let Some(walk) = worker.failed {
+                if end.failed.as_ref().is_none_or(|f| walk.walk < f.walk) {
+                    end.failed = Some(walk);
+                }
+            }
+        }
+        end.stats.distinct_states = table.len();
+        end.stats.distinct_capped = table_full.load(Ordering::Relaxed);
+        end.stats.failing_walk = end.failed.as_ref().map(|f| f.walk);
+        end.stats.wall_seconds = started.elapsed().as_secs_f64();
+        end
+    }
+}
+
+impl<M: Model> Walker<'_, M> {
+    /// Counts `state` among the distinct states seen. Distinct counts in
+    /// simulation are statistics only: once the table is full, counting
+    /// stops (and the report says the count is a lower bound), not walking.
+    ///
+    /// The table stops taking fingerprints at three quarters full: past
+    /// that, linear probing slows every insert down (a full table scans it
+    /// whole).
+    fn note_distinct(&mut self, state: &M::State) {
+        if self.table_full.load(Ordering::Relaxed) {
+            return;
+        }
+        self.bytes.clear();
+        state.encode(&mut self.bytes);
+        match self.table.insert(Fingerprint::of_bytes(&self.bytes)) {
+            Some(Insertion::Present) => {}
+            Some(Insertion::New) => {
+                self.new_states += 1;
+                if self.new_states.is_multiple_of(DISTINCT_CHECK_EVERY)
+                    && self.table.len() >= self.table.capacity() as u64 / 4 * 3
+                {
+                    self.table_full.store(true, Ordering::Relaxed);
+                }
+            }
+            None => self.table_full.store(true, Ordering::Relaxed),
+        }
+    }
+
+    /// One walk from `state`: its steps (the first is `state`) and how it ended.
+    fn walk(&mut self, state: M::State, rng: &mut Pcg64) -> (Vec<TraceStep<M>>, WalkEnd) {
+        let campaign = self.campaign;
+        let (model, properties) = (campaign.model, campaign.properties);
+        let options = campaign.options;
+        let keep_kinds = options.swarm || options.coverage;
+        let mut mix = options
+            .swarm
+            .then(|| FaultMix::draw(self.fault_kinds.iter().cloned(), rng));
+        self.generated += 1;
+        self.note_distinct(&state);
+        let mut end = WalkEnd {
+            failure: properties.check_state(model, &state),
+            stopped_by_mix: false,
+        };
+        let mut steps = vec![TraceStep {
+            action: None,
+            state,
+        }];
+        if end.failure.is_some() {
+            return (steps, end);
+        }
+        for _ in 0..campaign.walk_length {
+            let current = &steps.last().expect("a walk has a state").state;
+            self.actions.clear();
+            model.actions(current, &mut self.actions);
+            self.candidates.clear();
+            for action in self.actions.drain(..) {
+                let kind = keep_kinds.then(|| model.action_kind(&action));
+                let next = if options.coverage {
+                    self.generated += 1;
+                    let Some(next) = model.next_state(current, &action) else {
+                        continue;
+                    };
+                    if let Some(kind) = &kind {
+                        self.tally.enabled(kind.clone());
+                    }
+                    Some(next)
+                } else {
+                    None
+                };
+                self.candidates.push(Candidate { action, kind, next });
+            }
+            let taken = loop {
+                if self.candidates.is_empty() {
+                    break None;
+                }
+                let at = match &mut mix {
+                    None => rng.gen_range(0..self.candidates.len()),
+                    Some(mix) => {
+                        self.kinds.clear();
+                        self.kinds.extend(self.candidates.iter().map(|c| {
+                            let kind = c.kind.as_ref().expect("swarm keeps kinds");
+                            (kind.name.clone(), kind.fault)
+                        }));
+                        let kinds: Vec<(&str, bool)> =
+                            self.kinds.iter().map(|(n, f)| (n.as_ref(), *f)).collect();
+                        match mix.choose(&kinds, rng) {
+                            Some(at) => at,
+                            None => {
+                                end.stopped_by_mix = true;
+                                return (steps, end);
+                            }
+                        }
+                    }
+                };
+                let candidate = self.candidates.swap_remove(at);
+                // Computed up front with coverage (and then enabled), else now.
+                let next = match candidate.next {
+                    Some(next) => Some(next),
+                    None => {
+                        self.generated += 1;
+                        model.next_state(current, &candidate.action)
+                    }
+                };
+                if let Some(next) = next {
+                    break Some((candidate.action, candidate.kind, next));
+                }
+            };
+            let Some((action, kind, next)) = taken else {
+                let deadlocked = options.check_deadlock && !model.is_terminal(current);
+                end.failure = deadlocked.then(|| properties.deadlock());
+                return (steps, end);
+            };
+            self.tally
+                .taken(kind.unwrap_or_else(|| model.action_kind(&action)));
+            end.failure = properties
+                .check_step(model, current, &action, &next)
+                .or_else(|| properties.check_state(model, &next));
+            self.note_distinct(&next);
+            steps.push(TraceStep {
+                action: Some(action),
+                state: next,
+            });
+            if end.failure.is_some() {
+                return (steps, end);
+            }
+        }
+        (steps, end)
+    }
+}
+
+/// The outcome of a campaign whose failing walk (if any) is shown after
+/// `prefix` (the path to its start state, the start state last).
+pub(crate) fn walk_outcome<M: Model>(
+    model: &M,
+    options: &SearchOptions,
+    properties: &PropertySet<M>,
+    end: CampaignEnd<M>,
+    mut stats: Stats,
+    prefix: impl FnOnce(usize) -> Result<Counterexample<M>, String>,
+) -> Outcome<M> {
+    // Without coverage only steps taken were counted.
+    // After a BFS (frontier walks), coverage is the exhaustive search's.
+    let kinds = if options.coverage {
+        let coverage = Coverage::new(end.tally, model.action_kinds());
+        let kinds = coverage.kinds.clone();
+        stats.coverage.get_or_insert(coverage);
+        kinds
+    } else {
+        end.tally.into_sorted()
+    };
+    stats.walks = Some(WalkStats { kinds, ..end.stats });
+    let Some(walk) = end.failed else {
+        return Outcome::without_violation(properties.unreached_witnesses(), stats);
+    };
+    match prefix(walk.start) {
+        Ok(mut counterexample) => {
+            counterexample.steps.extend(walk.steps.into_iter().skip(1));
+            stats.depth = stats.depth.max(counterexample.len() as u64);
+            Outcome {
+                verdict: Verdict::Violated {
+                    property: walk.failure.name,
+                    kind: walk.failure.kind,
+                },
+                stats,
+                counterexample: Some(counterexample),
+            }
+        }
+        Err(message) => Outcome {
+            verdict: Verdict::Error {
+                message: format!(
+                    "walk {} violated {}, but the path to its start could not be rebuilt: {message}",
+                    walk.walk, walk.failure.name
+                ),
+            },
+            stats,
+            counterexample: None,
+        },
+    }
+}
+
+/// Runs `walks` random walks of at most `walk_length` steps from `seed`,
+/// from the initial states or from the end of `options.walks_from`.
 pub(crate) fn run<M: Model>(
     model: &M,
     options: &SearchOptions,
@@ -50,201 +438,78 @@ pub(crate) fn run<M: Model>(
 ) -> Outcome<M> {
     let started = Instant::now();
     let properties = PropertySet::new(model.properties());
-    let table = FingerprintTable::with_capacity(options.initial_table_capacity());
-    let table_full = std::sync::atomic::AtomicBool::new(false);
-    let progress = Progress::start(options.progress);
     let workers = options.workers.max(1);
-    let next_walk = AtomicU64::new(0);
-    let first_failure = AtomicU64::new(u64::MAX);
-    let mut initial = Vec::new();
-    model.init_states(&mut initial);
-
-    let yields: Vec<WorkerYield<M>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut worker = WorkerYield {
-                        generated: 0,
-                        deepest: 0,
-                        failed: None,
-                    };
-                    loop {
-                        let walk = next_walk.fetch_add(1, Ordering::Relaxed);
-                        if walk >= walks || walk > first_failure.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        let mut rng = walk_rng(seed, walk);
-                        let (generated, steps, failure) = run_walk(
-                            model,
-                            &properties,
-                            &table,
-                            &table_full,
-                            &initial,
-                            &mut rng,
-                            walk_length,
-                            options.check_deadlock,
-                        );
-                        worker.generated += generated;
-                        worker.deepest = worker.deepest.max(steps.len() as u64);
-                        progress
-                            .counters
-                            .generated
-                            .fetch_add(generated, Ordering::Relaxed);
-                        progress
-                            .counters
-                            .distinct
-                            .store(table.len(), Ordering::Relaxed);
-                        if let Some(failure) = failure {
-                            first_failure.fetch_min(walk, Ordering::Relaxed);
-                            if worker.failed.as_ref().is_none_or(|f| walk < f.walk) {
-                                worker.failed = Some(FailedWalk {
-                                    walk,
-                                    failure,
-                                    steps,
-                                });
-                            }
-                        }
-                    }
-                    worker
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            // A worker's panic goes on with its own message (the checker reports it).
-            .map(|handle| {
-                handle
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    });
+    let error = |message: String| Outcome {
+        verdict: Verdict::Error { message },
+        stats: Stats {
+            workers,
+            ..Stats::default()
+        },
+        counterexample: None,
+    };
+    let (starts, prefix): (Vec<M::State>, Option<Counterexample<M>>) = match &options.walks_from {
+        Some(from) => match crate::replay(model, &from.file) {
+            Err(problem) => return error(format!("{}: {problem}", from.label)),
+            Ok(replayed) if !replayed.verdict.is_pass() => {
+                // The trace itself already fails: that is the verdict.
+                return replayed;
+            }
+            Ok(replayed) => {
+                let trace = replayed.counterexample.expect("a replay keeps its trace");
+                let last = trace.last_state().expect("a trace has a state").clone();
+                (vec![last], Some(trace))
+            }
+        },
+        None => {
+            let mut initial = Vec::new();
+            model.init_states(&mut initial);
+            (initial, None)
+        }
+    };
+    if starts.is_empty() {
+        return Outcome::without_violation(
+            Vec::new(),
+            Stats {
+                workers,
+                complete: true,
+                wall: started.elapsed(),
+                ..Stats::default()
+            },
+        );
+    }
+    let progress = Progress::start(options.progress);
+    let campaign = Campaign {
+        model,
+        properties: &properties,
+        options,
+        walks,
+        walk_length,
+        seed,
+    };
+    let from = match prefix {
+        Some(_) => Starts::Each(&starts),
+        None => Starts::Any(&starts),
+    };
+    let end = campaign.run(from, &progress);
     drop(progress);
-
-    let mut stats = Stats {
+    let stats = Stats {
         workers,
-        distinct_states: table.len(),
-        table_bytes: table.memory_bytes() as u64,
+        distinct_states: end.stats.distinct_states,
+        states_generated: end.generated,
+        depth: end.stats.deepest + 1 + prefix.as_ref().map_or(0, |p| p.len() as u64 - 1),
+        wall: started.elapsed(),
         ..Stats::default()
     };
-    let mut failed: Option<FailedWalk<M>> = None;
-    for worker in yields {
-        stats.states_generated += worker.generated;
-        stats.depth = stats.depth.max(worker.deepest);
-        if let Some(walk) = worker.failed {
-            if failed.as_ref().is_none_or(|f| walk.walk < f.walk) {
-                failed = Some(walk);
-            }
-        }
-    }
-    stats.wall = started.elapsed();
-    let (verdict, counterexample) = match failed {
-        Some(walk) => {
-            let init_index = initial
-                .iter()
-                .position(|state| state.to_bytes() == walk.steps[0].state.to_bytes())
-                .unwrap_or(0);
-            (
-                Verdict::Violated {
-                    property: walk.failure.name,
-                    kind: walk.failure.kind,
-                },
-                Some(Counterexample {
-                    init_index,
-                    steps: walk.steps,
-                }),
-            )
-        }
-        None if initial.is_empty() => (Verdict::Pass, None),
-        None => {
-            let unreached = properties.unreached_witnesses();
-            if unreached.is_empty() {
-                (Verdict::Pass, None)
-            } else {
-                (
-                    Verdict::Vacuous {
-                        properties: unreached,
-                    },
-                    None,
-                )
-            }
-        }
-    };
-    Outcome {
-        verdict,
-        stats,
-        counterexample,
-    }
-}
-
-/// One walk: returns the states generated, the walk, and its failure if any.
-#[allow(clippy::too_many_arguments)]
-fn run_walk<M: Model>(
-    model: &M,
-    properties: &PropertySet<M>,
-    table: &FingerprintTable,
-    table_full: &std::sync::atomic::AtomicBool,
-    initial: &[M::State],
-    rng: &mut rand_pcg::Pcg64,
-    walk_length: u64,
-    check_deadlock: bool,
-) -> (u64, Vec<TraceStep<M>>, Option<Failure>) {
-    let mut generated = 0u64;
-    let mut steps: Vec<TraceStep<M>> = Vec::new();
-    if initial.is_empty() {
-        return (0, steps, None);
-    }
-    let mut bytes = Vec::new();
-    let mut note_distinct = |state: &M::State| {
-        bytes.clear();
-        state.encode(&mut bytes);
-        // Distinct counts in simulation are statistics only: once the table
-        // is full, stop counting rather than stop walking.
-        if !table_full.load(Ordering::Relaxed)
-            && table.insert(Fingerprint::of_bytes(&bytes)).is_none()
-        {
-            table_full.store(true, Ordering::Relaxed);
-        }
-    };
-    let state = initial[rng.gen_range(0..initial.len())].clone();
-    generated += 1;
-    note_distinct(&state);
-    let failure = properties.check_state(model, &state);
-    steps.push(TraceStep {
-        action: None,
-        state,
-    });
-    if failure.is_some() {
-        return (generated, steps, failure);
-    }
-    let mut actions = Vec::new();
-    let mut successors: Vec<(M::Action, M::State)> = Vec::new();
-    for _ in 0..walk_length {
-        let current = &steps.last().expect("a walk has a state").state;
-        actions.clear();
-        model.actions(current, &mut actions);
-        successors.clear();
-        successors.extend(actions.drain(..).filter_map(|action| {
-            let next = model.next_state(current, &action)?;
-            Some((action, next))
-        }));
-        generated += successors.len() as u64;
-        if successors.is_empty() {
-            let deadlocked = check_deadlock && !model.is_terminal(current);
-            return (generated, steps, deadlocked.then(|| properties.deadlock()));
-        }
-        let (action, next) = successors.swap_remove(rng.gen_range(0..successors.len()));
-        let failure = properties
-            .check_step(model, current, &action, &next)
-            .or_else(|| properties.check_state(model, &next));
-        note_distinct(&next);
-        steps.push(TraceStep {
-            action: Some(action),
-            state: next,
-        });
-        if failure.is_some() {
-            return (generated, steps, failure);
-        }
-    }
-    (generated, steps, None)
+    walk_outcome(model, options, &properties, end, stats, |start| {
+        Ok(match prefix {
+            Some(prefix) => prefix,
+            None => Counterexample {
+                init_index: start,
+                steps: vec![TraceStep {
+                    action: None,
+                    state: starts[start].clone(),
+                }],
+            },
+        })
+    })
 }

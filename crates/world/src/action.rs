@@ -133,6 +133,48 @@ pub enum Action {
     },
 }
 
+impl Action {
+    /// The action's kind (`DELIVER`, `DROP`, `DUP`, `FLUSH`, `FIRE`, `WAKE`,
+    /// `TICK`, `CRASH`, `RESTART`, `PARTITION` (a cut link), `HEAL`, `CLIENT`,
+    /// `LOCAL_FAIL`) and whether it is a fault, taken from a budget.
+    pub fn kind(&self) -> (&'static str, bool) {
+        match *self {
+            Action::Net { op, .. } => (op.name(), op != NetOp::Deliver),
+            Action::Flush { .. } => ("FLUSH", false),
+            Action::Fire { .. } => ("FIRE", false),
+            Action::Wake { .. } => ("WAKE", false),
+            Action::Tick { .. } => ("TICK", true),
+            Action::Crash { .. } => ("CRASH", true),
+            Action::Restart { .. } => ("RESTART", true),
+            Action::Links { cut: true, .. } => ("PARTITION", true),
+            Action::Links { cut: false, .. } => ("HEAL", true),
+            Action::Client { .. } => ("CLIENT", false),
+            Action::LocalFail { .. } => ("LOCAL_FAIL", true),
+        }
+    }
+}
+
+/// Every environment action kind with the fault budget that enables it
+/// (`None`: not a fault), as [`Action::kind`] names them.
+pub const KINDS: [(&str, Option<crate::state::Budget>); 13] = {
+    use crate::state::Budget;
+    [
+        ("DELIVER", None),
+        ("DROP", Some(Budget::Drops)),
+        ("DUP", Some(Budget::Dups)),
+        ("FLUSH", None),
+        ("FIRE", None),
+        ("WAKE", None),
+        ("TICK", Some(Budget::Ticks)),
+        ("CRASH", Some(Budget::Crashes)),
+        ("RESTART", Some(Budget::Restarts)),
+        ("PARTITION", Some(Budget::Partitions)),
+        ("HEAL", Some(Budget::Partitions)),
+        ("CLIENT", None),
+        ("LOCAL_FAIL", Some(Budget::LocalFails)),
+    ]
+};
+
 impl Encode for Action {
     fn encode(&self, out: &mut Vec<u8>) {
         match *self {
@@ -221,6 +263,54 @@ impl Encode for Action {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_action_kind_is_listed_with_its_budget() {
+        let msg = Payload::new(b"m").unwrap();
+        let net = |op| Action::Net {
+            op,
+            index: 0,
+            src: 0,
+            dst: 1,
+            msg,
+            surplus: Surplus::None,
+        };
+        let actions = [
+            net(NetOp::Deliver),
+            net(NetOp::Drop),
+            net(NetOp::Dup),
+            Action::Flush { node: 0 },
+            Action::Fire { node: 0, timer: 1 },
+            Action::Wake { node: 0, wake: 1 },
+            Action::Tick { node: 0 },
+            Action::Crash { node: 0 },
+            Action::Restart { node: 0 },
+            Action::Links {
+                a: 0,
+                b: 1,
+                cut: true,
+            },
+            Action::Links {
+                a: 0,
+                b: 1,
+                cut: false,
+            },
+            Action::Client {
+                request: 0,
+                node: 0,
+            },
+            Action::LocalFail {
+                request: 0,
+                node: 0,
+            },
+        ];
+        let kinds: Vec<(&str, bool)> = actions.iter().map(Action::kind).collect();
+        let listed: Vec<(&str, bool)> = KINDS
+            .iter()
+            .map(|&(name, budget)| (name, budget.is_some()))
+            .collect();
+        assert_eq!(kinds, listed);
+    }
 
     #[test]
     fn actions_round_trip() {

@@ -250,6 +250,7 @@ impl Clone for NodeState {
             timers,
             wakes,
             persists,
+            deadlines,
         } = source;
         self.core.clone_from(core);
         self.crashed = *crashed;
@@ -257,6 +258,7 @@ impl Clone for NodeState {
         self.timers = *timers;
         self.wakes = *wakes;
         self.persists.clone_from(persists);
+        self.deadlines.clone_from(deadlines);
     }
 }
 

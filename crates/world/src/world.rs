@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use cmc_model::{Encode, Model, ModelParam, Property, StateView};
+use cmc_model::{ActionKind, Encode, Model, ModelParam, Property, StateView};
 
 use crate::abi::{Event, EventKind, OutputKind, Outputs};
 use crate::action::Action;
@@ -420,6 +420,28 @@ impl Model for World {
             Action::Client { request, node } => format!("CLIENT r{request} -> n{node}"),
             Action::LocalFail { request, node } => format!("LOCAL_FAIL r{request} at n{node}"),
         }
+    }
+
+    fn action_kind(&self, action: &Action) -> ActionKind {
+        let (name, fault) = action.kind();
+        ActionKind {
+            name: name.into(),
+            fault,
+        }
+    }
+
+    /// Every non-fault kind, and each fault kind whose budget is not zero
+    /// (HEAL only with PARTITION).
+    fn action_kinds(&self) -> Vec<ActionKind> {
+        crate::action::KINDS
+            .iter()
+            .filter_map(|&(name, budget)| match budget {
+                None => Some(ActionKind::normal(name)),
+                Some(budget) => {
+                    (self.spec().budgets[budget as usize] > 0).then(|| ActionKind::fault(name))
+                }
+            })
+            .collect()
     }
 
     fn explain_violation(&self, property: &str, state: &WorldState) -> Option<String> {

@@ -1,0 +1,138 @@
+//! `cmc corpus DIR`: the committed corpus of the reference cores' planted
+//! bugs reproduces; a stale pin, a regression and a malformed manifest are
+//! reported as such; a failing walk's replay file pins its seed and walk.
+
+mod common;
+
+use std::path::Path;
+
+use common::{cmc_exiting, repository};
+
+fn corpus_dir() -> std::path::PathBuf {
+    repository().join("crates/protocols/corpus")
+}
+
+/// A corpus in `dir` holding the committed Paxos bug 4 trace, its core
+/// parameter replaced by `buggy`, with `fixed` as its fixed build.
+fn one_pin(dir: &Path, buggy: &str, fixed: &str) {
+    let trace = std::fs::read_to_string(corpus_dir().join("paxos-bug4.cmc-trace")).unwrap();
+    let trace = trace.replace("param core=rust:paxos-bug4", &format!("param core={buggy}"));
+    std::fs::write(dir.join("pin.cmc-trace"), trace).unwrap();
+    std::fs::write(
+        dir.join("corpus.toml"),
+        format!("[[pin]]\ntrace = \"pin.cmc-trace\"\nfixed = [\"core={fixed}\"]\n"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_reference_corpus_reproduces_on_its_buggy_builds_and_passes_on_the_fixed_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = corpus_dir();
+    let (out, _) = cmc_exiting(&["corpus", corpus.to_str().unwrap()], dir.path(), 0);
+    let pins = std::fs::read_to_string(corpus.join("corpus.toml"))
+        .unwrap()
+        .matches("[[pin]]")
+        .count();
+    assert!(pins >= 13, "{pins}");
+    assert_eq!(out.matches("REPRODUCES ").count(), pins, "{out}");
+    assert!(
+        out.contains("paxos-bug4.cmc-trace: violates AtMostOneChosen"),
+        "{out}"
+    );
+    assert!(out.contains("walk="), "pins name their walk: {out}");
+    assert!(!out.contains("note:"), "every trace is pinned: {out}");
+}
+
+#[test]
+fn a_pin_that_no_longer_fails_on_its_buggy_build_is_stale() {
+    // The "buggy" build is the fixed core: the trace no longer shows the bug.
+    let dir = tempfile::tempdir().unwrap();
+    one_pin(dir.path(), "rust:paxos", "rust:paxos");
+    let (out, _) = cmc_exiting(&["corpus", "."], dir.path(), 1);
+    assert!(out.contains("STALE pin.cmc-trace"), "{out}");
+    assert!(out.contains("no longer guards anything"), "{out}");
+    assert!(out.contains("1 pin(s) stale or regressed"), "{out}");
+}
+
+#[test]
+fn a_pin_that_still_fails_on_its_fixed_build_is_a_regression() {
+    let dir = tempfile::tempdir().unwrap();
+    one_pin(dir.path(), "rust:paxos-bug4", "rust:paxos-bug4");
+    let (out, _) = cmc_exiting(&["corpus", "."], dir.path(), 1);
+    assert!(
+        out.contains("REGRESSION pin.cmc-trace: still violates AtMostOneChosen"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_bad_manifest_or_an_unpinned_trace_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    one_pin(dir.path(), "rust:paxos-bug4", "rust:paxos");
+    std::fs::write(dir.path().join("extra.cmc-trace"), "cmc-replay 2\n").unwrap();
+    let (out, _) = cmc_exiting(&["corpus", "."], dir.path(), 0);
+    assert!(out.contains("REPRODUCES pin.cmc-trace"), "{out}");
+    assert!(out.contains("extra.cmc-trace is in the corpus directory but no [[pin]] names it"));
+
+    for (manifest, needle) in [
+        ("", "no [[pin]]"),
+        (
+            "[[pin]]\ntrace = \"pin.cmc-trace\"\n",
+            "missing field `fixed`",
+        ),
+        (
+            "[[pin]]\ntrace = \"pin.cmc-trace\"\nfixed = [\"cores=x\"]\n",
+            "no parameter `cores`",
+        ),
+        (
+            "[[pin]]\ntrace = \"gone.cmc-trace\"\nfixed = []\n",
+            "gone.cmc-trace",
+        ),
+    ] {
+        std::fs::write(dir.path().join("corpus.toml"), manifest).unwrap();
+        let (_, err) = cmc_exiting(&["corpus", "."], dir.path(), 2);
+        assert!(err.contains(needle), "{manifest}: {err}");
+    }
+}
+
+#[test]
+fn a_failing_swarm_walk_writes_its_seed_and_walk_number_and_pins_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "check",
+        "--core",
+        "rust:paxos-bug3",
+        "--nodes",
+        "5",
+        "crash_nodes=0,1,2",
+        "crashes=1",
+        "restarts=1",
+        "--no-deadlock",
+        "--simulate",
+        "--swarm",
+        "--walks",
+        "2000",
+        "--walk-length",
+        "40",
+        "--seed",
+        "9",
+        "--replay-out",
+        "found.cmc-trace",
+        "--json",
+    ];
+    let (out, _) = cmc_exiting(&args, dir.path(), 1);
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let walk = report["walks"]["failing_walk"].as_u64().unwrap();
+    assert!(report["walks"]["swarm"].as_bool().unwrap());
+    let trace = std::fs::read_to_string(dir.path().join("found.cmc-trace")).unwrap();
+    assert!(trace.contains("setting seed=9\n"), "{trace}");
+    assert!(trace.contains(&format!("setting walk={walk}\n")), "{trace}");
+    std::fs::write(
+        dir.path().join("corpus.toml"),
+        "[[pin]]\ntrace = \"found.cmc-trace\"\nfixed = [\"core=rust:paxos\"]\n",
+    )
+    .unwrap();
+    let (out, _) = cmc_exiting(&["corpus", "."], dir.path(), 0);
+    assert!(out.contains(&format!("seed=9 walk={walk}")), "{out}");
+}
