@@ -43,13 +43,15 @@ pub enum EventKind {
     Wake = 7,
     /// The node's clock advanced.
     Tick = 8,
+    /// Random choice `id` was made: its value (below the `k` asked for) is `payload[0]`.
+    Choice = 10,
 }
 
 impl EventKind {
     /// The kind with ABI number `raw`, if any.
     pub fn from_raw(raw: u32) -> Option<EventKind> {
         use EventKind::*;
-        [Start, Recv, Timer, Flushed, Client, LocalFail, Wake, Tick]
+        [Start, Recv, Timer, Flushed, Client, LocalFail, Wake, Tick, Choice]
             .into_iter()
             .find(|kind| *kind as u32 == raw)
     }
@@ -65,6 +67,7 @@ impl EventKind {
             EventKind::LocalFail => "LOCAL_FAIL",
             EventKind::Wake => "WAKE",
             EventKind::Tick => "TICK",
+            EventKind::Choice => "CHOICE",
         }
     }
 }
@@ -85,13 +88,16 @@ pub enum OutputKind {
     Wake = 5,
     /// Reply the payload to client request `id`.
     Reply = 6,
+    /// Ask for random choice `id` among `payload[0]` values (1 to 255),
+    /// answered later by a [`EventKind::Choice`] event.
+    Choose = 8,
 }
 
 impl OutputKind {
     /// The kind with ABI number `raw`, if any.
     pub fn from_raw(raw: u32) -> Option<OutputKind> {
         use OutputKind::*;
-        [Send, SetTimer, CancelTimer, Persist, Wake, Reply]
+        [Send, SetTimer, CancelTimer, Persist, Wake, Reply, Choose]
             .into_iter()
             .find(|kind| *kind as u32 == raw)
     }
@@ -105,6 +111,7 @@ impl OutputKind {
             OutputKind::Persist => "PERSIST",
             OutputKind::Wake => "WAKE",
             OutputKind::Reply => "REPLY",
+            OutputKind::Choose => "CHOOSE",
         }
     }
 }
@@ -291,6 +298,13 @@ impl Outputs {
     /// Replies `bytes` to client request `request`.
     pub fn reply(&mut self, request: u32, bytes: &[u8]) -> Result<(), CoreError> {
         self.emit(OutputKind::Reply, 0, request, bytes)
+    }
+
+    /// Asks for random choice `id` among `k` values (1 to 255): a later
+    /// `CHOICE` event with this id carries the value, `0..k`, in `payload[0]`.
+    /// Asking again for a pending id replaces its `k`.
+    pub fn choose(&mut self, id: u32, k: u8) -> Result<(), CoreError> {
+        self.emit(OutputKind::Choose, 0, id, &[k])
     }
 }
 

@@ -123,12 +123,52 @@ pub enum Action {
         request: u8,
         /// The node it is sent to.
         node: u8,
+        /// The operation: an index into the workload's operations
+        /// ([`crate::spec::Workload::operations`]; 0 without a workload).
+        op: u16,
     },
     /// LOCAL_FAIL: request `request` fails locally at `node` (budget `local_fails`).
     LocalFail {
         /// The request id.
         request: u8,
         /// The node that holds it.
+        node: u8,
+    },
+    /// CHOICE: pending random choice `choice` of `node` takes `value`.
+    Choose {
+        /// The node that asked.
+        node: u8,
+        /// The choice id.
+        choice: u8,
+        /// The value, below the choice's `k`.
+        value: u8,
+    },
+    /// LINK: cut or heal the direction `src -> dst` only (budget `oneway_cuts`).
+    OneWay {
+        /// Sending side.
+        src: u8,
+        /// Receiving side.
+        dst: u8,
+        /// `true`: cut; `false`: heal.
+        cut: bool,
+    },
+    /// ISOLATE: cut every link to and from `node` (budget `isolations`).
+    Isolate {
+        /// The node.
+        node: u8,
+    },
+    /// SPLIT: cut every link between the nodes of `group` (a bit per node,
+    /// node 0 always in it) and the others (budget `splits`).
+    Split {
+        /// The group containing node 0.
+        group: u64,
+    },
+    /// RETRY: the client of open request `request` times out and sends it
+    /// again to `node` (budget `retries`).
+    Retry {
+        /// The request id.
+        request: u8,
+        /// The node it is sent to now.
         node: u8,
     },
 }
@@ -156,8 +196,23 @@ impl Encode for Action {
             Action::Crash { node } => out.extend([5, node]),
             Action::Restart { node } => out.extend([6, node]),
             Action::Links { a, b, cut } => out.extend([7, a, b, u8::from(cut)]),
-            Action::Client { request, node } => out.extend([8, request, node]),
+            Action::Client { request, node, op } => {
+                out.extend([8, request, node]);
+                op.encode(out);
+            }
             Action::LocalFail { request, node } => out.extend([9, request, node]),
+            Action::Choose {
+                node,
+                choice,
+                value,
+            } => out.extend([10, node, choice, value]),
+            Action::OneWay { src, dst, cut } => out.extend([11, src, dst, u8::from(cut)]),
+            Action::Isolate { node } => out.extend([12, node]),
+            Action::Split { group } => {
+                out.push(13);
+                group.encode(out);
+            }
+            Action::Retry { request, node } => out.extend([14, request, node]),
         }
     }
 
@@ -208,8 +263,29 @@ impl Encode for Action {
             8 => Action::Client {
                 request: byte(decoder)?,
                 node: byte(decoder)?,
+                op: u16::decode(decoder)?,
             },
             9 => Action::LocalFail {
+                request: byte(decoder)?,
+                node: byte(decoder)?,
+            },
+            10 => Action::Choose {
+                node: byte(decoder)?,
+                choice: byte(decoder)?,
+                value: byte(decoder)?,
+            },
+            11 => Action::OneWay {
+                src: byte(decoder)?,
+                dst: byte(decoder)?,
+                cut: bool::decode(decoder)?,
+            },
+            12 => Action::Isolate {
+                node: byte(decoder)?,
+            },
+            13 => Action::Split {
+                group: u64::decode(decoder)?,
+            },
+            14 => Action::Retry {
                 request: byte(decoder)?,
                 node: byte(decoder)?,
             },
@@ -241,6 +317,27 @@ mod tests {
             Action::LocalFail {
                 request: 1,
                 node: 0,
+            },
+            Action::Client {
+                request: 2,
+                node: 1,
+                op: 300,
+            },
+            Action::Choose {
+                node: 1,
+                choice: 4,
+                value: 2,
+            },
+            Action::OneWay {
+                src: 2,
+                dst: 0,
+                cut: true,
+            },
+            Action::Isolate { node: 3 },
+            Action::Split { group: 0b1011 },
+            Action::Retry {
+                request: 0,
+                node: 2,
             },
         ];
         for action in actions {

@@ -43,6 +43,7 @@ pub mod state;
 pub mod step;
 pub mod supervise;
 pub mod symmetry;
+pub mod workload;
 pub mod world;
 
 pub use crate::core::{Core, TypedCore};

@@ -116,6 +116,17 @@ pub struct NodeState {
     pub wakes: u32,
     /// Unflushed persists, oldest first.
     pub persists: Vec<Persist>,
+    /// Pending random choices the core asked for (`CHOOSE`), sorted by id.
+    pub choices: Vec<Choice>,
+}
+
+/// A random choice a core asked for and the environment has not made yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Encode)]
+pub struct Choice {
+    /// The choice id (`0..TIMERS_MAX`), echoed in the `CHOICE` event.
+    pub id: u8,
+    /// Number of values: the event carries one of `0..k`.
+    pub k: u8,
 }
 
 /// What a ghost history entry records.
@@ -127,6 +138,15 @@ pub enum GhostKind {
     Reply,
     /// The environment failed the request locally.
     LocalFail,
+    /// The client timed out and sent the request again, to `node` (budget `retries`).
+    Retry,
+}
+
+impl GhostKind {
+    /// Whether the entry answers its request (a reply or a local failure).
+    pub fn is_answer(self) -> bool {
+        matches!(self, GhostKind::Reply | GhostKind::LocalFail)
+    }
 }
 
 /// One entry of the ghost history of client requests and replies.
@@ -138,7 +158,8 @@ pub struct GhostEntry {
     pub request: u32,
     /// The node the request went to, or that replied.
     pub node: u8,
-    /// Reply bytes (empty otherwise).
+    /// Invoke and retry: the operation's bytes (empty without a workload);
+    /// reply: the reply's bytes; local failure: empty.
     pub payload: Payload,
 }
 
@@ -159,10 +180,18 @@ pub enum Budget {
     Ticks,
     /// LOCAL_FAIL(r).
     LocalFails,
+    /// LINK(src->dst): one direction of a link cut or healed.
+    OneWayCuts,
+    /// ISOLATE(n): every link to and from a node cut.
+    Isolations,
+    /// SPLIT(group): every link between two groups of nodes cut.
+    Splits,
+    /// RETRY(r): a client times out and sends its request again.
+    Retries,
 }
 
 /// Number of [`Budget`] kinds.
-pub const BUDGETS: usize = 7;
+pub const BUDGETS: usize = 11;
 
 /// The World's state. Its [`Encode`] bytes are its identity.
 #[derive(Clone, Debug, PartialEq, Eq, Encode)]
@@ -172,18 +201,19 @@ pub struct WorldState {
     /// Messages in flight: sorted by (src, dst, bytes) with counts, or, in FIFO
     /// mode, sorted by (src, dst) and in send order within a link.
     pub net: Vec<Packet>,
-    /// Cut links: bit `a * 8 + b` for the pair `a < b`.
-    pub links_down: u64,
+    /// Cut directions of links, sorted: `(src, dst)` when messages from
+    /// `src` to `dst` are not delivered (a pair cut is both directions).
+    pub cut_links: Vec<(u8, u8)>,
     /// Remaining fault budgets, indexed by [`Budget`].
     pub budgets: [u8; BUDGETS],
     /// Client requests issued so far (request ids `0..issued`).
     pub issued: u8,
     /// Client invocations and replies, in order.
     pub ghost: Vec<GhostEntry>,
-    /// Bit per request that was open (invoked, not answered) at its node
-    /// when that node crashed: the client saw its connection break, so the
-    /// request may never be answered (see [`crate::quiescence::answered`]).
-    pub lost_in_crash: u32,
+    /// Requests, sorted, that were open (invoked, not answered) at their
+    /// node when that node crashed: the client saw its connection break, so
+    /// the request may never be answered (see [`crate::quiescence::answered`]).
+    pub lost_in_crash: Vec<u8>,
 }
 
 impl WorldState {
@@ -192,16 +222,27 @@ impl WorldState {
         self.budgets[kind as usize]
     }
 
-    /// Whether the link between `a` and `b` is up.
-    pub fn link_up(&self, a: u8, b: u8) -> bool {
-        a == b || self.links_down & link_bit(a, b) == 0
+    /// Whether messages from `src` reach `dst` (the link's direction is not cut).
+    pub fn link_up(&self, src: u8, dst: u8) -> bool {
+        src == dst || self.cut_links.binary_search(&(src, dst)).is_err()
     }
-}
 
-/// The bit of the unordered pair `{a, b}` in [`WorldState::links_down`].
-pub fn link_bit(a: u8, b: u8) -> u64 {
-    let (low, high) = if a < b { (a, b) } else { (b, a) };
-    1u64 << (low as u32 * 8 + high as u32)
+    /// Whether both directions between `a` and `b` are up.
+    pub fn pair_up(&self, a: u8, b: u8) -> bool {
+        self.link_up(a, b) && self.link_up(b, a)
+    }
+
+    /// Cuts (`cut`) or heals the direction `src -> dst`; whether it changed.
+    pub fn set_cut(&mut self, src: u8, dst: u8, cut: bool) -> bool {
+        match (self.cut_links.binary_search(&(src, dst)), cut) {
+            (Err(at), true) if src != dst => self.cut_links.insert(at, (src, dst)),
+            (Ok(at), false) => {
+                self.cut_links.remove(at);
+            }
+            _ => return false,
+        }
+        true
+    }
 }
 
 #[cfg(test)]
@@ -221,6 +262,7 @@ mod tests {
                     offset: 0,
                     bytes: Payload::new(&[9]).unwrap(),
                 }],
+                choices: vec![Choice { id: 2, k: 3 }],
             }],
             net: vec![Packet {
                 src: 0,
@@ -229,14 +271,15 @@ mod tests {
                 count: 2,
                 surplus: true,
             }],
-            links_down: link_bit(1, 0),
+            cut_links: vec![(1, 0)],
             budgets: [1; BUDGETS],
             issued: 1,
             ghost: vec![],
-            lost_in_crash: 1,
+            lost_in_crash: vec![0],
         };
         assert_eq!(WorldState::decode_exact(&state.to_bytes()).unwrap(), state);
-        assert!(!state.link_up(0, 1) && state.link_up(1, 2));
+        assert!(!state.link_up(1, 0) && state.link_up(0, 1) && state.link_up(1, 2));
+        assert!(!state.pair_up(0, 1) && state.pair_up(1, 2));
     }
 
     #[test]
