@@ -2,13 +2,15 @@
 //! environment answers with a CHOICE event. Breadth-first search explores
 //! every value; a random walk draws one from its seed.
 
+mod common;
+
 use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
 use cmc_model::Model;
 use cmc_search::{Checker, Verdict};
 use cmc_world::abi::{Config, CoreError, Event, EventKind, Outputs};
-use cmc_world::{TypedCore, World, WorldSpec};
+use cmc_world::{CCore, TypedCore, World, WorldSpec};
 
 /// The two values drawn (each 0 until drawn, then value + 1).
 #[derive(Clone, Copy, Default, Pod, Zeroable)]
@@ -178,4 +180,31 @@ fn a_random_walk_draws_the_value_from_its_seed() {
     let first = run(7);
     assert_eq!(first.last().unwrap(), "CHOICE n0 id=0 value=3");
     assert_eq!(run(7), first);
+}
+
+#[test]
+fn a_c_core_draws_through_the_same_abi() {
+    // START asks for one choice among k: the initial state, then one state
+    // per value: 1 + k states, and the C core records each value.
+    let core = CCore::load(&common::fixture("libdice.so")).unwrap();
+    for k in [1u8, 3, 7] {
+        let spec = WorldSpec::builder(Arc::new(CCore::load(&common::fixture("libdice.so")).unwrap()), 1)
+            .core_param(0, k as u64)
+            .build()
+            .unwrap();
+        let world = World::new(spec);
+        let outcome = Checker::new(world).workers(1).run();
+        assert_eq!(outcome.verdict, Verdict::Pass);
+        assert_eq!(outcome.stats.distinct_states, 1 + k as u64, "k = {k}");
+    }
+    let spec = WorldSpec::builder(Arc::new(core), 1).core_param(0, 3).build().unwrap();
+    let world = World::new(spec);
+    let mut states = Vec::new();
+    world.init_states(&mut states);
+    let mut actions = Vec::new();
+    world.actions(&states[0], &mut actions);
+    let after = world.next_state(&states[0], &actions[2]).unwrap();
+    assert_eq!(world.format_action(&actions[2]), "CHOICE n0 id=0 value=2");
+    let drawn = world.inspect(&after).node(0).volatile_as::<u32>().unwrap();
+    assert_eq!(drawn, 3, "the C core saw value 2");
 }

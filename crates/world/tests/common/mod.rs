@@ -81,6 +81,7 @@ const FIXTURES: &[(&str, &str, &[&str])] = &[
         "test/misbehave.c",
         &["-O2", "-c", "-DNONDET_STATIC"],
     ),
+    ("libdice.so", "test/dice.c", &["-O2", "-shared"]),
 ];
 
 /// Serialises the compilations of the test threads.
