@@ -51,9 +51,11 @@ impl EventKind {
     /// The kind with ABI number `raw`, if any.
     pub fn from_raw(raw: u32) -> Option<EventKind> {
         use EventKind::*;
-        [Start, Recv, Timer, Flushed, Client, LocalFail, Wake, Tick, Choice]
-            .into_iter()
-            .find(|kind| *kind as u32 == raw)
+        [
+            Start, Recv, Timer, Flushed, Client, LocalFail, Wake, Tick, Choice,
+        ]
+        .into_iter()
+        .find(|kind| *kind as u32 == raw)
     }
 
     /// Upper-case name used in traces, e.g. `RECV`.

@@ -590,7 +590,9 @@ impl Env {
                 let payload = state
                     .ghost
                     .iter()
-                    .find(|entry| entry.kind == GhostKind::Invoke && entry.request == request as u32)
+                    .find(|entry| {
+                        entry.kind == GhostKind::Invoke && entry.request == request as u32
+                    })
                     .map(|entry| entry.payload)
                     .unwrap_or_default();
                 next.lost_in_crash.retain(|lost| *lost != request);

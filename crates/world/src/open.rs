@@ -308,7 +308,10 @@ mod tests {
             let error = build_world(&args(&["rust:reqack"], nodes, &[]))
                 .err()
                 .unwrap();
-            assert!(error.contains(&format!("1 to {NODES_MAX} nodes")), "{nodes}: {error}");
+            assert!(
+                error.contains(&format!("1 to {NODES_MAX} nodes")),
+                "{nodes}: {error}"
+            );
         }
         let huge = [ModelParam::new("nodes", "18446744073709551615")];
         assert!(WorldArgs::from_params(&huge)

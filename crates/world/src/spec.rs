@@ -386,8 +386,7 @@ impl WorldSpec {
                     .collect::<Result<_, _>>()
                     .map_err(|_| bad("expected off or node ids separated by commas".into()))?,
             };
-            self.check_symmetry()
-                .map_err(|why| bad(why.to_string()))?;
+            self.check_symmetry().map_err(|why| bad(why.to_string()))?;
         } else if name == "quiescence" {
             let steps = value
                 .parse::<u32>()
@@ -588,13 +587,26 @@ mod tests {
         assert_eq!(spec.budgets[Budget::Drops as usize], 2);
         assert_eq!(spec.client_nodes, vec![0, 2]);
         assert_eq!(spec.core_params[1], 7);
-        assert!(fresh().set("clients", "5").unwrap_err().to_string().contains("node 5"));
+        assert!(fresh()
+            .set("clients", "5")
+            .unwrap_err()
+            .to_string()
+            .contains("node 5"));
         assert!(spec
             .set("bogus", "1")
-            .unwrap_err().to_string()
+            .unwrap_err()
+            .to_string()
             .contains("unknown world parameter"));
-        assert!(spec.set("dups", "-1").unwrap_err().to_string().contains("count"));
-        assert!(spec.set("roles", "0,0,1").unwrap_err().to_string().contains("role 1"));
+        assert!(spec
+            .set("dups", "-1")
+            .unwrap_err()
+            .to_string()
+            .contains("count"));
+        assert!(spec
+            .set("roles", "0,0,1")
+            .unwrap_err()
+            .to_string()
+            .contains("role 1"));
         assert!(WorldSpec::new(Arc::new(ReqAck::default()), NODES_MAX + 1).is_err());
     }
 
@@ -617,7 +629,10 @@ mod tests {
 
     #[test]
     fn a_parameter_given_twice_is_refused() {
-        let error = fresh().set_all(&["drops=1", "drops=2"]).unwrap_err().to_string();
+        let error = fresh()
+            .set_all(&["drops=1", "drops=2"])
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             error,
             "drops=2: drops is already set (to 1); give each parameter once"

@@ -96,8 +96,7 @@ impl Workload {
                 bytes.extend_from_slice(&args);
                 out.push(Payload::new(&bytes).expect("arguments fit, checked by parse"));
                 // The next argument vector, last argument fastest.
-                let Some(at) = (0..args.len()).rev().find(|&i| args[i] + 1 < op.domains[i])
-                else {
+                let Some(at) = (0..args.len()).rev().find(|&i| args[i] + 1 < op.domains[i]) else {
                     break;
                 };
                 args[at] += 1;
@@ -113,7 +112,10 @@ impl Workload {
         let known = payload.split_first().and_then(|(kind, args)| {
             let op = self.ops.get(*kind as usize)?;
             let fits = args.len() == op.domains.len()
-                && args.iter().zip(&op.domains).all(|(arg, domain)| arg < domain);
+                && args
+                    .iter()
+                    .zip(&op.domains)
+                    .all(|(arg, domain)| arg < domain);
             fits.then(|| {
                 let args: Vec<String> = args.iter().map(u8::to_string).collect();
                 format!("{}({})", op.name, args.join(","))
@@ -149,7 +151,10 @@ mod tests {
         let ops = workload.operations();
         assert_eq!(workload.count(), 2 * 3 + 2 + 1);
         assert_eq!(ops.len(), workload.count());
-        let texts: Vec<String> = ops.iter().map(|p| workload.describe(p.as_bytes())).collect();
+        let texts: Vec<String> = ops
+            .iter()
+            .map(|p| workload.describe(p.as_bytes()))
+            .collect();
         assert_eq!(
             texts,
             [

@@ -52,7 +52,13 @@ fn violated(outcome: &Outcome<World>) -> Option<&str> {
 }
 
 /// Replies to each request with the operation it received.
-fn echo(_: &Config, _: &Words, _: &mut Words, event: &Event, out: &mut Outputs) -> Result<(), CoreError> {
+fn echo(
+    _: &Config,
+    _: &Words,
+    _: &mut Words,
+    event: &Event,
+    out: &mut Outputs,
+) -> Result<(), CoreError> {
     if event.kind() == Some(EventKind::Client) {
         out.reply(event.id, event.payload())?;
     }
@@ -62,12 +68,17 @@ fn echo(_: &Config, _: &Words, _: &mut Words, event: &Event, out: &mut Outputs) 
 /// Every reply carries the operation of its invocation.
 fn echoes_its_operation() -> Property<World> {
     Property::always("EchoesItsOperation", |_: &World, state: &WorldState| {
-        state.ghost.iter().filter(|e| e.kind == GhostKind::Reply).all(|reply| {
-            state
-                .ghost
-                .iter()
-                .any(|e| e.kind == GhostKind::Invoke && e.request == reply.request && e.payload == reply.payload)
-        })
+        state
+            .ghost
+            .iter()
+            .filter(|e| e.kind == GhostKind::Reply)
+            .all(|reply| {
+                state.ghost.iter().any(|e| {
+                    e.kind == GhostKind::Invoke
+                        && e.request == reply.request
+                        && e.payload == reply.payload
+                })
+            })
     })
 }
 
@@ -84,10 +95,14 @@ fn every_operation_of_the_workload_is_issued_and_seen_by_the_core() {
             .workload(&workload)
             .build()
             .unwrap();
-        let checker = Checker::new(World::new(spec).with_property(echoes_its_operation())).workers(1);
+        let checker =
+            Checker::new(World::new(spec).with_property(echoes_its_operation())).workers(1);
         let outcome = checker.run();
         assert_eq!(outcome.verdict, Verdict::Pass);
-        assert_eq!(outcome.stats.distinct_states, expected, "{requests} request(s)");
+        assert_eq!(
+            outcome.stats.distinct_states, expected,
+            "{requests} request(s)"
+        );
     }
     let spec = WorldSpec::builder(Arc::new(Scripted(echo)), 1)
         .requests(1)
@@ -112,11 +127,21 @@ fn every_operation_of_the_workload_is_issued_and_seen_by_the_core() {
         ]
     );
     let put = world.next_state(&states[0], &actions[2]).unwrap();
-    assert_eq!(put.ghost[0].payload.as_bytes(), [0, 1, 0], "the invocation records the operation");
+    assert_eq!(
+        put.ghost[0].payload.as_bytes(),
+        [0, 1, 0],
+        "the invocation records the operation"
+    );
 }
 
 /// Never answers: only the client's moves change the state.
-fn silent(_: &Config, _: &Words, _: &mut Words, _: &Event, _: &mut Outputs) -> Result<(), CoreError> {
+fn silent(
+    _: &Config,
+    _: &Words,
+    _: &mut Words,
+    _: &Event,
+    _: &mut Outputs,
+) -> Result<(), CoreError> {
     Ok(())
 }
 
@@ -131,7 +156,9 @@ fn a_retry_goes_to_any_client_node_and_is_recorded() {
         .budget(Budget::Retries, 2)
         .build()
         .unwrap();
-    let checker = Checker::new(World::new(spec)).workers(1).check_deadlock(false);
+    let checker = Checker::new(World::new(spec))
+        .workers(1)
+        .check_deadlock(false);
     let outcome = checker.run();
     assert_eq!(outcome.verdict, Verdict::Pass);
     assert_eq!(outcome.stats.distinct_states, 15);
@@ -141,7 +168,13 @@ fn a_retry_goes_to_any_client_node_and_is_recorded() {
 /// Correct: a request is answered once, however many acknowledgements
 /// come (a bit per answered request in `a`). With the bug, every
 /// acknowledgement is answered: a retried request gets two replies.
-fn forward(config: &Config, v: &mut Words, event: &Event, out: &mut Outputs, bug: bool) -> Result<(), CoreError> {
+fn forward(
+    config: &Config,
+    v: &mut Words,
+    event: &Event,
+    out: &mut Outputs,
+    bug: bool,
+) -> Result<(), CoreError> {
     match (config.node, event.kind()) {
         (0, Some(EventKind::Client)) => out.send(1, &[event.id as u8])?,
         (1, Some(EventKind::Recv)) => out.send(0, event.payload())?,
@@ -173,7 +206,11 @@ fn forwarding(bug: bool, retries: u8) -> Checker<World> {
 
 #[test]
 fn a_core_that_answers_a_retried_request_twice_is_caught_only_with_retries() {
-    assert_eq!(forwarding(true, 0).run().verdict, Verdict::Pass, "no retry, no second ack");
+    assert_eq!(
+        forwarding(true, 0).run().verdict,
+        Verdict::Pass,
+        "no retry, no second ack"
+    );
     assert_eq!(forwarding(false, 1).run().verdict, Verdict::Pass);
     let checker = forwarding(true, 1);
     let outcome = checker.run();
@@ -193,7 +230,14 @@ fn a_core_that_answers_a_retried_request_twice_is_caught_only_with_retries() {
 /// A transaction: CLIENT persists the request's bit in `a`, the flush
 /// acknowledges it, LOCAL_FAIL rolls it back. Correct: a transaction
 /// already acknowledged (bit in volatile `b`) is not rolled back.
-fn transact(_: &Config, durable: &Words, v: &mut Words, event: &Event, out: &mut Outputs, bug: bool) -> Result<(), CoreError> {
+fn transact(
+    _: &Config,
+    durable: &Words,
+    v: &mut Words,
+    event: &Event,
+    out: &mut Outputs,
+    bug: bool,
+) -> Result<(), CoreError> {
     let bit = 1u32 << (event.id & 31);
     match event.kind() {
         Some(EventKind::Client) => {
@@ -202,7 +246,8 @@ fn transact(_: &Config, durable: &Words, v: &mut Words, event: &Event, out: &mut
         }
         Some(EventKind::Flushed) => {
             let pending = v.a;
-            for request in (0..32).filter(|r| pending & (1 << r) != 0 && durable.a & (1 << r) != 0) {
+            for request in (0..32).filter(|r| pending & (1 << r) != 0 && durable.a & (1 << r) != 0)
+            {
                 v.a &= !(1 << request);
                 v.b |= 1 << request;
                 out.reply(request, &[1])?;
@@ -281,11 +326,20 @@ fn the_typed_builder_refuses_what_the_strings_refuse() {
         .build()
         .err()
         .unwrap();
-    assert!(matches!(&error, SpecError::BadValue { name, .. } if name == "clients"), "{error:?}");
-    assert_eq!(error.to_string(), "clients=0,5: node 5 does not exist in a 2-node world");
+    assert!(
+        matches!(&error, SpecError::BadValue { name, .. } if name == "clients"),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "clients=0,5: node 5 does not exist in a 2-node world"
+    );
     let boxed: Box<dyn std::error::Error> = Box::new(error);
     assert!(boxed.to_string().contains("node 5"));
-    let error = WorldSpec::builder(Arc::new(Scripted(echo)), 65).build().err().unwrap();
+    let error = WorldSpec::builder(Arc::new(Scripted(echo)), 65)
+        .build()
+        .err()
+        .unwrap();
     assert_eq!(error, SpecError::NodeCount(65));
     let spec = WorldSpec::builder(Arc::new(Scripted(echo)), 12)
         .requests(40)

@@ -31,7 +31,14 @@ impl TypedCore for Quiet {
         "quiet"
     }
 
-    fn step(&self, _: &Config, _: &Flags, _: &mut Flags, _: &Event, _: &mut Outputs) -> Result<(), CoreError> {
+    fn step(
+        &self,
+        _: &Config,
+        _: &Flags,
+        _: &mut Flags,
+        _: &Event,
+        _: &mut Outputs,
+    ) -> Result<(), CoreError> {
         Ok(())
     }
 }
@@ -70,8 +77,18 @@ fn enumerate(nodes: u32, budgets: Budgets) -> usize {
             for a in 0..nodes {
                 for b in a + 1..nodes {
                     let both = bit(a, b) | bit(b, a);
-                    let toggled = if cut & both == 0 { cut | both } else { cut & !both };
-                    next.push((toggled, Budgets { pairs: left.pairs - 1, ..left }));
+                    let toggled = if cut & both == 0 {
+                        cut | both
+                    } else {
+                        cut & !both
+                    };
+                    next.push((
+                        toggled,
+                        Budgets {
+                            pairs: left.pairs - 1,
+                            ..left
+                        },
+                    ));
                 }
             }
         }
@@ -79,7 +96,13 @@ fn enumerate(nodes: u32, budgets: Budgets) -> usize {
             for src in 0..nodes {
                 for dst in (0..nodes).filter(|&dst| dst != src) {
                     let toggled = cut ^ bit(src, dst);
-                    next.push((toggled, Budgets { oneway: left.oneway - 1, ..left }));
+                    next.push((
+                        toggled,
+                        Budgets {
+                            oneway: left.oneway - 1,
+                            ..left
+                        },
+                    ));
                 }
             }
         }
@@ -89,12 +112,22 @@ fn enumerate(nodes: u32, budgets: Budgets) -> usize {
             .collect();
         for (group, isolation) in groups {
             let mask = crossing(group);
-            let budget = if isolation { left.isolations } else { left.splits };
+            let budget = if isolation {
+                left.isolations
+            } else {
+                left.splits
+            };
             if budget > 0 && cut & mask != mask {
                 let spent = if isolation {
-                    Budgets { isolations: budget - 1, ..left }
+                    Budgets {
+                        isolations: budget - 1,
+                        ..left
+                    }
                 } else {
-                    Budgets { splits: budget - 1, ..left }
+                    Budgets {
+                        splits: budget - 1,
+                        ..left
+                    }
                 };
                 next.push((cut | mask, spent));
             }
@@ -116,17 +149,56 @@ fn spec_of(core: impl TypedCore + 'static, nodes: usize, budgets: Budgets) -> Wo
 
 #[test]
 fn link_states_match_an_independent_enumeration() {
-    let none = Budgets { pairs: 0, oneway: 0, isolations: 0, splits: 0 };
+    let none = Budgets {
+        pairs: 0,
+        oneway: 0,
+        isolations: 0,
+        splits: 0,
+    };
     let cases = [
         // By hand: from no cut, two one-way changes among 2 directions:
         // {} (2 left), {01} or {10} (1 left), {} or {01,10} (0 left): 5.
         (2, Budgets { oneway: 2, ..none }, 5),
         // 6 directions, 2 changes: 1 + 6 + (1 + 15) = 23.
         (3, Budgets { oneway: 2, ..none }, 23),
-        (3, Budgets { pairs: 1, oneway: 1, ..none }, 0),
-        (3, Budgets { isolations: 1, splits: 1, ..none }, 0),
-        (4, Budgets { pairs: 1, isolations: 1, splits: 2, ..none }, 0),
-        (4, Budgets { oneway: 1, splits: 1, isolations: 1, pairs: 1 }, 0),
+        (
+            3,
+            Budgets {
+                pairs: 1,
+                oneway: 1,
+                ..none
+            },
+            0,
+        ),
+        (
+            3,
+            Budgets {
+                isolations: 1,
+                splits: 1,
+                ..none
+            },
+            0,
+        ),
+        (
+            4,
+            Budgets {
+                pairs: 1,
+                isolations: 1,
+                splits: 2,
+                ..none
+            },
+            0,
+        ),
+        (
+            4,
+            Budgets {
+                oneway: 1,
+                splits: 1,
+                isolations: 1,
+                pairs: 1,
+            },
+            0,
+        ),
     ];
     for (nodes, budgets, by_hand) in cases {
         let expected = enumerate(nodes, budgets);
@@ -136,7 +208,10 @@ fn link_states_match_an_independent_enumeration() {
         let checker = Checker::new(World::new(spec_of(Quiet, nodes as usize, budgets))).workers(1);
         let outcome = checker.run();
         assert_eq!(outcome.verdict, Verdict::Pass);
-        assert_eq!(outcome.stats.distinct_states, expected as u64, "{nodes} nodes");
+        assert_eq!(
+            outcome.stats.distinct_states, expected as u64,
+            "{nodes} nodes"
+        );
     }
 }
 
@@ -151,7 +226,14 @@ impl TypedCore for Hello {
         "hello"
     }
 
-    fn step(&self, config: &Config, _: &Flags, v: &mut Flags, event: &Event, out: &mut Outputs) -> Result<(), CoreError> {
+    fn step(
+        &self,
+        config: &Config,
+        _: &Flags,
+        v: &mut Flags,
+        event: &Event,
+        out: &mut Outputs,
+    ) -> Result<(), CoreError> {
         match event.kind() {
             Some(EventKind::Start) => {
                 for peer in (0..config.nodes).filter(|&peer| peer != config.node) {
@@ -168,12 +250,20 @@ impl TypedCore for Hello {
 fn action_texts(world: &World, state: &cmc_world::state::WorldState) -> Vec<String> {
     let mut actions = Vec::new();
     world.actions(state, &mut actions);
-    actions.iter().map(|action| world.format_action(action)).collect()
+    actions
+        .iter()
+        .map(|action| world.format_action(action))
+        .collect()
 }
 
 #[test]
 fn a_one_way_cut_blocks_one_direction_only() {
-    let none = Budgets { pairs: 0, oneway: 1, isolations: 0, splits: 0 };
+    let none = Budgets {
+        pairs: 0,
+        oneway: 1,
+        isolations: 0,
+        splits: 0,
+    };
     let world = World::new(spec_of(Hello, 2, none));
     let mut states = Vec::new();
     world.init_states(&mut states);
@@ -187,14 +277,25 @@ fn a_one_way_cut_blocks_one_direction_only() {
         .unwrap();
     let after = world.next_state(&states[0], cut).unwrap();
     let texts = action_texts(&world, &after);
-    assert!(texts.iter().any(|t| t.starts_with("DELIVER n1->n0")), "{texts:?}");
-    assert!(!texts.iter().any(|t| t.starts_with("DELIVER n0->n1")), "{texts:?}");
+    assert!(
+        texts.iter().any(|t| t.starts_with("DELIVER n1->n0")),
+        "{texts:?}"
+    );
+    assert!(
+        !texts.iter().any(|t| t.starts_with("DELIVER n0->n1")),
+        "{texts:?}"
+    );
     assert!(!after.link_up(0, 1) && after.link_up(1, 0));
 }
 
 #[test]
 fn isolation_and_split_cut_every_link_across() {
-    let budgets = Budgets { pairs: 0, oneway: 0, isolations: 1, splits: 1 };
+    let budgets = Budgets {
+        pairs: 0,
+        oneway: 0,
+        isolations: 1,
+        splits: 1,
+    };
     let world = World::new(spec_of(Hello, 4, budgets));
     let mut states = Vec::new();
     world.init_states(&mut states);
@@ -228,7 +329,14 @@ impl TypedCore for AskTwo {
         "ask-two"
     }
 
-    fn step(&self, config: &Config, _: &Flags, v: &mut Flags, event: &Event, out: &mut Outputs) -> Result<(), CoreError> {
+    fn step(
+        &self,
+        config: &Config,
+        _: &Flags,
+        v: &mut Flags,
+        event: &Event,
+        out: &mut Outputs,
+    ) -> Result<(), CoreError> {
         match (config.node, event.kind()) {
             (0, Some(EventKind::Client)) => {
                 v.bits = 1;
@@ -261,10 +369,21 @@ fn ask_two(budgets: Budgets, quiescence: Option<u32>) -> Checker<World> {
 
 #[test]
 fn isolating_a_node_exposes_what_one_pair_cut_cannot() {
-    let none = Budgets { pairs: 0, oneway: 0, isolations: 0, splits: 0 };
+    let none = Budgets {
+        pairs: 0,
+        oneway: 0,
+        isolations: 0,
+        splits: 0,
+    };
     let outcome = ask_two(Budgets { pairs: 1, ..none }, None).run();
     assert_eq!(outcome.verdict, Verdict::Pass, "one cut pair leaves a path");
-    let checker = ask_two(Budgets { isolations: 1, ..none }, None);
+    let checker = ask_two(
+        Budgets {
+            isolations: 1,
+            ..none
+        },
+        None,
+    );
     let outcome = checker.run();
     match &outcome.verdict {
         Verdict::Violated { property, .. } => assert_eq!(property, "deadlock"),
@@ -286,10 +405,18 @@ fn the_fair_schedule_heals_one_way_cuts_isolations_and_splits() {
     // request unanswered; quiescence heals every cut direction first, so
     // the correct core passes. Without healing, the fair run from the
     // deadlocked states would be stuck and Quiescence violated.
-    let none = Budgets { pairs: 0, oneway: 0, isolations: 0, splits: 0 };
+    let none = Budgets {
+        pairs: 0,
+        oneway: 0,
+        isolations: 0,
+        splits: 0,
+    };
     for budgets in [
         Budgets { oneway: 2, ..none },
-        Budgets { isolations: 1, ..none },
+        Budgets {
+            isolations: 1,
+            ..none
+        },
         Budgets { splits: 1, ..none },
     ] {
         let deadlocks = ask_two(budgets, None).run();

@@ -188,16 +188,22 @@ fn a_c_core_draws_through_the_same_abi() {
     // per value: 1 + k states, and the C core records each value.
     let core = CCore::load(&common::fixture("libdice.so")).unwrap();
     for k in [1u8, 3, 7] {
-        let spec = WorldSpec::builder(Arc::new(CCore::load(&common::fixture("libdice.so")).unwrap()), 1)
-            .core_param(0, k as u64)
-            .build()
-            .unwrap();
+        let spec = WorldSpec::builder(
+            Arc::new(CCore::load(&common::fixture("libdice.so")).unwrap()),
+            1,
+        )
+        .core_param(0, k as u64)
+        .build()
+        .unwrap();
         let world = World::new(spec);
         let outcome = Checker::new(world).workers(1).run();
         assert_eq!(outcome.verdict, Verdict::Pass);
         assert_eq!(outcome.stats.distinct_states, 1 + k as u64, "k = {k}");
     }
-    let spec = WorldSpec::builder(Arc::new(core), 1).core_param(0, 3).build().unwrap();
+    let spec = WorldSpec::builder(Arc::new(core), 1)
+        .core_param(0, 3)
+        .build()
+        .unwrap();
     let world = World::new(spec);
     let mut states = Vec::new();
     world.init_states(&mut states);

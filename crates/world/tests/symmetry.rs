@@ -83,5 +83,9 @@ fn symmetry_refuses_nodes_that_differ() {
     spec.set_all(&["crash_nodes=1"]).unwrap();
     let why = spec.set("symmetry", "1,2").unwrap_err().to_string();
     assert!(why.contains("not interchangeable"), "{why}");
-    assert!(spec.set("symmetry", "1,7").unwrap_err().to_string().contains("node 7"));
+    assert!(spec
+        .set("symmetry", "1,7")
+        .unwrap_err()
+        .to_string()
+        .contains("node 7"));
 }
