@@ -350,3 +350,61 @@ fn the_typed_builder_refuses_what_the_strings_refuse() {
     let error = spec.set("splits", "1").unwrap_err();
     assert!(error.to_string().contains("at most 12 nodes"), "{error}");
 }
+
+/// A key-value store at one node: `put:2:2` stores, `get:2` reads. With the
+/// bug, a read of key 1 returns key 0's value.
+fn kv(_: &Config, _: &Words, v: &mut Words, event: &Event, out: &mut Outputs, bug: bool) -> Result<(), CoreError> {
+    if event.kind() != Some(EventKind::Client) {
+        return Ok(());
+    }
+    // Each key's value + 1 (0: absent) in one byte of `a`.
+    let slot = |key: u8| 8 * key as u32;
+    match *event.payload() {
+        [0, key, value] => {
+            v.a = (v.a & !(0xff << slot(key))) | (value as u32 + 1) << slot(key);
+            out.reply(event.id, &[])?;
+        }
+        [1, key] => {
+            let read = if bug { 0 } else { key };
+            out.reply(event.id, &[(v.a >> slot(read)) as u8])?;
+        }
+        _ => return Err(CoreError::Code(1)),
+    }
+    Ok(())
+}
+
+fn kv_checker(bug: bool) -> Checker<World> {
+    use cmc_linearizability::specs::{KvMap, KvOp, KvRet};
+    use cmc_world::properties::{self, ClientHistory, ReplyMeaning};
+    let behaviour: Behaviour = if bug {
+        |c, d, v, e, o| kv(c, d, v, e, o, true)
+    } else {
+        |c, d, v, e, o| kv(c, d, v, e, o, false)
+    };
+    let history = ClientHistory::with_operations(
+        KvMap,
+        |_, _, operation| match *operation {
+            [0, key, value] => KvOp::Put(key as u64, value as u64),
+            [_, key, ..] => KvOp::Get(key as u64),
+            _ => KvOp::Get(u64::MAX),
+        },
+        |op, reply| match op {
+            KvOp::Put(..) => ReplyMeaning::Returned(KvRet::Ack),
+            KvOp::Get(_) => ReplyMeaning::Returned(KvRet::Value(reply[0].checked_sub(1).map(u64::from))),
+        },
+    );
+    let spec = WorldSpec::builder(Arc::new(Scripted(behaviour)), 1)
+        .requests(2)
+        .workload(&Workload::parse("put:2:2,get:2").unwrap())
+        .build()
+        .unwrap();
+    Checker::new(World::new(spec).with_property(properties::linearizable(history))).workers(1)
+}
+
+#[test]
+fn a_workload_drives_a_linearizability_check() {
+    assert_eq!(kv_checker(false).run().verdict, Verdict::Pass);
+    let checker = kv_checker(true);
+    let outcome = checker.run();
+    assert_eq!(violated(&outcome), Some("Linearizable"));
+}
