@@ -223,7 +223,7 @@ impl Env {
         }
         self.partition_actions(state, out);
         if state.issued < self.spec.requests {
-            for &node in &self.spec.client_nodes {
+            for &node in self.spec.request_nodes(state.issued) {
                 if !state.nodes[node as usize].crashed {
                     out.extend((0..self.operations.len()).map(|op| Action::Client {
                         request: state.issued,
@@ -482,7 +482,7 @@ impl Env {
                 if request != state.issued
                     || request >= self.spec.requests
                     || !live(node)
-                    || !self.spec.client_nodes.contains(&node)
+                    || !self.spec.request_nodes(request).contains(&node)
                 {
                     return Ok(None);
                 }

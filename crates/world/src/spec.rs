@@ -73,6 +73,9 @@ pub struct WorldSpec {
     /// LOCAL_FAIL is also enabled for a request that was replied to (a
     /// transaction that aborts locally after it was acknowledged).
     pub local_fail_after_reply: bool,
+    /// Request `r` goes to `client_nodes[r % len]` only (`spread=1`),
+    /// instead of to any client node.
+    pub spread: bool,
 }
 
 const BUDGET_NAMES: [(&str, Budget); BUDGETS] = [
@@ -200,6 +203,7 @@ requests=K               client requests issued in total (0 to 255, default 0)
 clients=0,2              nodes that receive client requests (default 0)
 workload=put:2:2,get:2   client operations: a name and the domain size of each argument (payload: op index, args)
 local_fail_after_reply=0|1   LOCAL_FAIL also after a reply (default 0)
+spread=0|1               request r goes to the (r mod n)-th client node only, not to any of them (default 0)
 crash_nodes=1,2          nodes the environment may crash (default all)
 roles=0,1,1              core index of each node when several --core are given (one per node)
 symmetry=off|1,2         interchangeable nodes: states are merged up to renaming them (default off)
@@ -234,6 +238,7 @@ impl WorldSpec {
             applied: Vec::new(),
             workload: None,
             local_fail_after_reply: false,
+            spread: false,
         };
         spec.set_roles(roles)?;
         spec.crash_nodes = (0..spec.nodes() as u8).collect();
@@ -243,6 +248,16 @@ impl WorldSpec {
     /// The number of nodes.
     pub fn nodes(&self) -> usize {
         self.roles.len()
+    }
+
+    /// The nodes client request `request` may be sent to (see [`WorldSpec::spread`]).
+    pub fn request_nodes(&self, request: u8) -> &[u8] {
+        if self.spread && !self.client_nodes.is_empty() {
+            let at = request as usize % self.client_nodes.len();
+            &self.client_nodes[at..at + 1]
+        } else {
+            &self.client_nodes
+        }
     }
 
     /// The core that node `node` runs.
@@ -402,12 +417,17 @@ impl WorldSpec {
             self.requests = ranged(0, REQUESTS_MAX)?;
         } else if name == "workload" {
             self.workload = Some(Workload::parse(value).map_err(bad)?);
-        } else if name == "local_fail_after_reply" {
-            self.local_fail_after_reply = match value {
+        } else if name == "local_fail_after_reply" || name == "spread" {
+            let on = match value {
                 "0" | "off" => false,
                 "1" | "on" => true,
                 _ => return Err(bad("expected 0 or 1".into())),
             };
+            if name == "spread" {
+                self.spread = on;
+            } else {
+                self.local_fail_after_reply = on;
+            }
         } else if name == "clients" || name == "crash_nodes" {
             let list = nodes()?;
             if let Some(node) = list.iter().find(|n| **n >= self.nodes()) {
@@ -550,6 +570,11 @@ impl WorldSpecBuilder {
     /// The client workload (`workload=`).
     pub fn workload(self, workload: &Workload) -> WorldSpecBuilder {
         self.param("workload", workload)
+    }
+
+    /// Request `r` to the `r mod n`-th client node only (`spread=`).
+    pub fn spread(self, on: bool) -> WorldSpecBuilder {
+        self.param("spread", u8::from(on))
     }
 
     /// LOCAL_FAIL also after a reply (`local_fail_after_reply=`).

@@ -259,14 +259,13 @@ impl World {
         }
         let requests = self.spec().requests;
         if state.issued < requests {
-            let down: Vec<String> = self
-                .spec()
-                .client_nodes
+            let next_nodes = self.spec().request_nodes(state.issued);
+            let down: Vec<String> = next_nodes
                 .iter()
                 .filter(|&&node| state.nodes[node as usize].crashed)
                 .map(|node| format!("n{node}"))
                 .collect();
-            let why = if down.len() == self.spec().client_nodes.len() {
+            let why = if down.len() == next_nodes.len() {
                 format!(": every client node is down ({})", down.join(", "))
             } else {
                 String::new()
@@ -379,7 +378,7 @@ impl Model for World {
     /// A state is a legitimate end when every client request issued has an
     /// answer (a reply, a local failure, or its node crashed while it was
     /// open: see [`crate::quiescence::answered`]) and every request was
-    /// issued, or the rest cannot be: every client node is down. Any other
+    /// issued, or the rest cannot be: every node the next request may go to is down. Any other
     /// state without enabled actions is a hang, reported with
     /// [`World::explain_unanswered`]. After a fault, every state is terminal.
     fn is_terminal(&self, state: &WorldState) -> bool {
@@ -388,7 +387,7 @@ impl Model for World {
         }
         let clients_down = self
             .spec()
-            .client_nodes
+            .request_nodes(state.issued)
             .iter()
             .all(|&node| state.nodes[node as usize].crashed);
         (0..state.issued as u32).all(|request| answered(state, request))

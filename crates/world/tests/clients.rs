@@ -353,7 +353,14 @@ fn the_typed_builder_refuses_what_the_strings_refuse() {
 
 /// A key-value store at one node: `put:2:2` stores, `get:2` reads. With the
 /// bug, a read of key 1 returns key 0's value.
-fn kv(_: &Config, _: &Words, v: &mut Words, event: &Event, out: &mut Outputs, bug: bool) -> Result<(), CoreError> {
+fn kv(
+    _: &Config,
+    _: &Words,
+    v: &mut Words,
+    event: &Event,
+    out: &mut Outputs,
+    bug: bool,
+) -> Result<(), CoreError> {
     if event.kind() != Some(EventKind::Client) {
         return Ok(());
     }
@@ -390,7 +397,9 @@ fn kv_checker(bug: bool) -> Checker<World> {
         },
         |op, reply| match op {
             KvOp::Put(..) => ReplyMeaning::Returned(KvRet::Ack),
-            KvOp::Get(_) => ReplyMeaning::Returned(KvRet::Value(reply[0].checked_sub(1).map(u64::from))),
+            KvOp::Get(_) => {
+                ReplyMeaning::Returned(KvRet::Value(reply[0].checked_sub(1).map(u64::from)))
+            }
         },
     );
     let spec = WorldSpec::builder(Arc::new(Scripted(behaviour)), 1)
@@ -407,4 +416,23 @@ fn a_workload_drives_a_linearizability_check() {
     let checker = kv_checker(true);
     let outcome = checker.run();
     assert_eq!(violated(&outcome), Some("Linearizable"));
+}
+
+#[test]
+fn spread_requests_go_to_one_node_each_in_turn() {
+    // Three requests, clients n0 and n1, the echo core: any node per
+    // request gives 1 + 2 + 4 + 8 = 15 states; spread sends r0, r1, r2 to
+    // n0, n1, n0 only: 1 + 1 + 1 + 1 = 4.
+    for (spread, expected) in [(false, 15u64), (true, 4)] {
+        let spec = WorldSpec::builder(Arc::new(Scripted(echo)), 2)
+            .requests(3)
+            .clients(&[0, 1])
+            .spread(spread)
+            .build()
+            .unwrap();
+        let checker = Checker::new(World::new(spec)).workers(1);
+        let outcome = checker.run();
+        assert_eq!(outcome.verdict, Verdict::Pass);
+        assert_eq!(outcome.stats.distinct_states, expected, "spread={spread}");
+    }
 }
