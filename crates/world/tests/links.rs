@@ -3,6 +3,8 @@
 //! budgeted action besides the pair changes of `partitions`; the
 //! quiescence check's fair schedule heals them all.
 
+mod common;
+
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -11,7 +13,7 @@ use cmc_model::Model;
 use cmc_search::{Checker, Verdict};
 use cmc_world::abi::{Config, CoreError, Event, EventKind, Outputs};
 use cmc_world::state::Budget;
-use cmc_world::{TypedCore, World, WorldSpec};
+use cmc_world::{build_world, TypedCore, World, WorldArgs, WorldSpec};
 
 #[derive(Clone, Copy, Default, Pod, Zeroable)]
 #[repr(C)]
@@ -426,5 +428,29 @@ fn the_fair_schedule_heals_one_way_cuts_isolations_and_splits() {
         );
         let outcome = ask_two(budgets, Some(20)).check_deadlock(false).run();
         assert_eq!(outcome.verdict, Verdict::Pass);
+    }
+}
+
+fn c_view_check(params: &[&str]) -> Verdict {
+    let args = WorldArgs {
+        cores: vec![common::fixture("libdice_links.so").display().to_string()],
+        nodes: 3,
+        params: params.iter().map(|p| p.to_string()).collect(),
+        check_determinism: false,
+    };
+    let world = build_world(&args).unwrap();
+    Checker::new(world).workers(1).run().verdict
+}
+
+#[test]
+fn c_properties_see_each_cut_direction() {
+    // The C core only draws among cfg0=1 value; its properties read the
+    // view's `cut` matrix and `links_down`. Pair cuts keep the matrix
+    // symmetric; a one-way cut does not, and both views agree throughout.
+    let pass = c_view_check(&["cfg0=1", "partitions=2", "isolations=1", "splits=1"]);
+    assert_eq!(pass, Verdict::Pass);
+    match c_view_check(&["cfg0=1", "oneway_cuts=1"]) {
+        Verdict::Violated { property, .. } => assert_eq!(property, "CutsAreSymmetric"),
+        other => panic!("expected CutsAreSymmetric violated, got {other:?}"),
     }
 }
