@@ -108,7 +108,8 @@ pub enum Action {
         /// The node.
         node: u8,
     },
-    /// LINKS: cut or heal the link between `a < b` (budget `partitions`).
+    /// LINKS: cut or heal both directions between `a < b` (budget
+    /// `partitions`): a cut when both are up, else a heal.
     Links {
         /// Lower node id.
         a: u8,

@@ -1,8 +1,9 @@
 //! Bounded liveness: the quiescence check of `DESIGN.md`.
 //!
 //! From every reachable state whose fault budgets are spent (drops, dups,
-//! crashes, restarts, partitions, local failures: ticks are time, not a
-//! fault), the fair schedule must reach a goal within a bound of steps.
+//! crashes, restarts, partitions, local failures, one-way cuts, isolations,
+//! splits, retries: ticks are time, not a fault), the fair schedule must
+//! reach a goal within a bound of steps.
 //! Progress is judged once the faults are over: the fair schedule first
 //! heals every cut link (both directions: one-way cuts, isolations and
 //! splits included) and restarts every crashed node (without spending

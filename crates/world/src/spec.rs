@@ -303,6 +303,15 @@ impl WorldSpec {
         let Some(&first) = self.symmetric_nodes.first() else {
             return Ok(());
         };
+        let spread_clients = self
+            .symmetric_nodes
+            .iter()
+            .any(|node| self.client_nodes.contains(node));
+        if self.spread && spread_clients {
+            return Err(SpecError::Symmetry(
+                "with spread=1 each client node gets its own requests: client nodes are not interchangeable".into(),
+            ));
+        }
         for &node in &self.symmetric_nodes {
             if node as usize >= self.nodes() {
                 return Err(SpecError::Symmetry(format!(
