@@ -434,6 +434,10 @@ impl WorldSpec {
             };
             if name == "spread" {
                 self.spread = on;
+                if let Err(why) = self.check_symmetry() {
+                    self.spread = false;
+                    return Err(bad(why.to_string()));
+                }
             } else {
                 self.local_fail_after_reply = on;
             }
@@ -675,6 +679,19 @@ mod tests {
         assert!(spec.set("drops", "x").is_err());
         spec.set("drops", "1")
             .expect("a refused value does not count as set");
+    }
+
+    #[test]
+    fn spread_client_nodes_are_not_interchangeable() {
+        let mut spec = fresh();
+        spec.set_all(&["clients=1,2", "spread=1"]).unwrap();
+        let error = spec.set("symmetry", "1,2").unwrap_err().to_string();
+        assert!(error.contains("not interchangeable"), "{error}");
+        let mut spec = fresh();
+        spec.set_all(&["clients=1,2", "symmetry=1,2"]).unwrap();
+        let error = spec.set("spread", "1").unwrap_err().to_string();
+        assert!(error.contains("not interchangeable"), "{error}");
+        assert!(!spec.spread, "a refused value is not kept");
     }
 
     #[test]
