@@ -305,7 +305,7 @@ mod tests {
             assert!(workers(huge).is_err(), "{huge}");
         }
         assert_eq!(workers("1024"), Ok(1024));
-        assert!(nodes("9").is_err() && nodes("0").is_err());
+        assert!(nodes("65").is_err() && nodes("0").is_err());
         assert_eq!(nodes(" 8"), Ok(8));
         assert!(walk_length("1000001").is_err());
         assert!(walks("0").is_err());
