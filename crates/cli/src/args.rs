@@ -85,7 +85,7 @@ pub struct CheckArgs {
     /// a built-in Rust core (rust:reqack). Repeat for several roles.
     #[arg(long = "core", value_name = "PATH")]
     pub cores: Vec<String>,
-    /// Number of World nodes (with --core), 1 to 8.
+    /// Number of World nodes (with --core), 1 to 64.
     #[arg(long, default_value_t = 2, value_parser = nodes)]
     pub nodes: usize,
     /// Longest a core's step may take before it is reported as hung (with --core).
