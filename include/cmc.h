@@ -54,11 +54,12 @@ enum cmc_event_kind {
     CMC_EV_RECV = 2,       /* message `payload[0..len)` from node `src` */
     CMC_EV_TIMER = 3,      /* armed timer `id` fired */
     CMC_EV_FLUSHED = 4,    /* the oldest persist (offset `id`, bytes `payload`) is durable */
-    CMC_EV_CLIENT = 5,     /* client request `id` arrived */
+    CMC_EV_CLIENT = 5,     /* client request `id` arrived (again, if retried); payload: its operation */
     CMC_EV_LOCAL_FAIL = 6, /* client request `id` failed locally */
     CMC_EV_WAKE = 7,       /* pending wake-up `id` ran */
-    CMC_EV_TICK = 8        /* the node's clock advanced to `clock` (by one; with the World's
+    CMC_EV_TICK = 8,       /* the node's clock advanced to `clock` (by one; with the World's
                               skew=K, no two nodes' clocks ever differ by more than K) */
+    CMC_EV_CHOICE = 10     /* random choice `id` was made: its value, below the k asked, is payload[0] */
 };
 
 /* What the node asks the environment to do. */
@@ -69,11 +70,12 @@ enum cmc_output_kind {
     CMC_OUT_PERSIST = 4,      /* write `payload[0..len)` at durable offset `id`, once flushed */
     CMC_OUT_WAKE = 5,         /* schedule wake-up `id` */
     CMC_OUT_REPLY = 6,        /* reply `payload[0..len)` to client request `id` */
-    CMC_OUT_SET_TIMER_AT = 7  /* arm timer `id` with a deadline on this node's clock: it fires
+    CMC_OUT_SET_TIMER_AT = 7, /* arm timer `id` with a deadline on this node's clock: it fires
                                  only once the clock has reached it (payload: the deadline,
                                  8 bytes little-endian; use cmc_set_timer_at). Re-arming
                                  replaces the deadline; CMC_OUT_SET_TIMER (no deadline) may
                                  fire at any moment */
+    CMC_OUT_CHOOSE = 8        /* ask for random choice `id` among payload[0] = k values (1..255) */
 };
 
 /* The node's configuration: constant for the node's lifetime. */
@@ -179,6 +181,13 @@ static inline int cmc_set_timer_at(cmc_outputs *out, uint32_t id, uint64_t deadl
     for (unsigned i = 0; i < 8; i++) bytes[i] = (uint8_t)(deadline >> (8 * i));
     return cmc_emit(out, CMC_OUT_SET_TIMER_AT, 0, id, bytes, 8);
 }
+/* Asks for random choice `id` (0..31) among k values (1..255): a later CMC_EV_CHOICE with
+ * this id carries the value, 0..k-1, in payload[0]. The checker explores every value; a
+ * random walk draws one from its seed; a product draws it from its own source. Asking
+ * again for a pending id replaces its k; a crash forgets pending choices. */
+static inline int cmc_choose(cmc_outputs *out, uint32_t id, uint8_t k) {
+    return cmc_emit(out, CMC_OUT_CHOOSE, 0, id, &k, 1);
+}
 
 /*
  * Properties in C.
@@ -245,10 +254,12 @@ typedef struct cmc_packet_view {
 enum cmc_ghost_kind {
     CMC_GHOST_INVOKE = 1,              /* the environment issued client request `request` to `node` */
     CMC_GHOST_REPLY = 2,               /* `node` replied `payload` to `request` */
-    CMC_GHOST_LOCAL_FAIL = 3           /* the request failed locally at `node` */
+    CMC_GHOST_LOCAL_FAIL = 3,          /* the request failed locally at `node` */
+    CMC_GHOST_RETRY = 4                /* the client timed out and sent `request` again, to `node` */
 };
 
-/* One entry of the ghost history of client invocations and replies, in order. */
+/* One entry of the ghost history of client invocations and replies, in order. `payload`:
+ * the operation (invoke, retry; empty without a workload), the reply's bytes (reply). */
 typedef struct cmc_ghost_view {
     uint32_t kind;                     /* enum cmc_ghost_kind */
     uint32_t request;
@@ -263,10 +274,11 @@ typedef struct cmc_world_view {
     uint32_t packets;
     uint32_t ghost_len;
     uint32_t issued;                   /* client requests issued so far (ids 0..issued-1) */
-    uint64_t links_down;               /* bit a*8+b for each cut link a<b */
+    uint64_t links_down;               /* bit a*8+b for each link a<b<8 cut in some direction */
     const cmc_node_view *node;         /* `nodes` entries */
     const cmc_packet_view *net;        /* `packets` entries */
     const cmc_ghost_view *ghost;       /* `ghost_len` entries */
+    const uint8_t *cut;                /* nodes*nodes: cut[src*nodes+dst] != 0 when src->dst is cut */
 } cmc_world_view;
 
 /* Predicate over one state: nonzero if it holds (or is reached). */

@@ -26,13 +26,15 @@
 
 static inline const char *cmc_glue_event_name(uint32_t kind) {
     static const char *const names[] = {"?", "START", "RECV", "TIMER", "FLUSHED",
-                                        "CLIENT", "LOCAL_FAIL", "WAKE", "TICK"};
+                                        "CLIENT", "LOCAL_FAIL", "WAKE", "TICK",
+                                        "?", "CHOICE"};
     return kind < sizeof names / sizeof names[0] ? names[kind] : "?";
 }
 
 static inline const char *cmc_glue_output_name(uint32_t kind) {
     static const char *const names[] = {"?", "SEND", "SET_TIMER", "CANCEL_TIMER",
-                                        "PERSIST", "WAKE", "REPLY", "SET_TIMER_AT"};
+                                        "PERSIST", "WAKE", "REPLY", "SET_TIMER_AT",
+                                        "CHOOSE"};
     return kind < sizeof names / sizeof names[0] ? names[kind] : "?";
 }
 

@@ -118,7 +118,7 @@ pub struct CheckArgs {
     /// a built-in Rust core (rust:reqack). Repeat for several roles.
     #[arg(long = "core", value_name = "PATH")]
     pub cores: Vec<String>,
-    /// Number of World nodes (with --core), 1 to 8.
+    /// Number of World nodes (with --core), 1 to 64.
     #[arg(long, default_value_t = 2, value_parser = nodes)]
     pub nodes: usize,
     /// Longest a core's step may take before it is reported as hung (with --core).
@@ -365,7 +365,7 @@ mod tests {
             assert!(workers(huge).is_err(), "{huge}");
         }
         assert_eq!(workers("1024"), Ok(1024));
-        assert!(nodes("9").is_err() && nodes("0").is_err());
+        assert!(nodes("65").is_err() && nodes("0").is_err());
         assert_eq!(nodes(" 8"), Ok(8));
         assert!(walk_length("1000001").is_err());
         assert!(walks("0").is_err());

@@ -49,7 +49,7 @@ fn numbers_out_of_range_are_refused_before_anything_is_allocated() {
         &["check", "two-phase", "--workers", "100000000"],
         &["check", "two-phase", "--workers", "18446744073709551616"],
         &["check", "--core", "rust:reqack", "--nodes", "1000000000000"],
-        &["check", "--core", "rust:reqack", "--nodes", "9"],
+        &["check", "--core", "rust:reqack", "--nodes", "65"],
         &[
             "check",
             "die-hard",

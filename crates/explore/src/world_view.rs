@@ -109,10 +109,11 @@ fn network(html: &mut String, world: &World, state: &WorldState) {
 
 fn links(html: &mut String, world: &World, state: &WorldState) {
     let nodes = world.spec().nodes() as u8;
+    // Each direction on its own: a one-way cut shows one arrow, a pair cut two.
     let cut: Vec<String> = (0..nodes)
-        .flat_map(|a| (a + 1..nodes).map(move |b| (a, b)))
+        .flat_map(|a| (0..nodes).filter(move |&b| b != a).map(move |b| (a, b)))
         .filter(|&(a, b)| !state.link_up(a, b))
-        .map(|(a, b)| format!("n{a} &ndash; n{b}"))
+        .map(|(a, b)| format!("n{a} &rarr; n{b}"))
         .collect();
     let text = if cut.is_empty() {
         "every link is up".to_string()
@@ -141,6 +142,7 @@ fn ghost(html: &mut String, state: &WorldState) {
             GhostKind::LocalFail => {
                 format!("r{} failed locally at n{}", entry.request, entry.node)
             }
+            GhostKind::Retry => format!("request r{} sent again to n{}", entry.request, entry.node),
         };
         let _ = writeln!(html, "<li class=\"mono\">{}</li>", escape_html(&text));
     }

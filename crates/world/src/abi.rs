@@ -43,15 +43,19 @@ pub enum EventKind {
     Wake = 7,
     /// The node's clock advanced.
     Tick = 8,
+    /// Random choice `id` was made: its value (below the `k` asked for) is `payload[0]`.
+    Choice = 10,
 }
 
 impl EventKind {
     /// The kind with ABI number `raw`, if any.
     pub fn from_raw(raw: u32) -> Option<EventKind> {
         use EventKind::*;
-        [Start, Recv, Timer, Flushed, Client, LocalFail, Wake, Tick]
-            .into_iter()
-            .find(|kind| *kind as u32 == raw)
+        [
+            Start, Recv, Timer, Flushed, Client, LocalFail, Wake, Tick, Choice,
+        ]
+        .into_iter()
+        .find(|kind| *kind as u32 == raw)
     }
 
     /// Upper-case name used in traces, e.g. `RECV`.
@@ -65,6 +69,7 @@ impl EventKind {
             EventKind::LocalFail => "LOCAL_FAIL",
             EventKind::Wake => "WAKE",
             EventKind::Tick => "TICK",
+            EventKind::Choice => "CHOICE",
         }
     }
 }
@@ -89,6 +94,9 @@ pub enum OutputKind {
     /// little-endian `u64`, see [`Outputs::set_timer_at`]): it fires only
     /// once the clock has reached the deadline.
     SetTimerAt = 7,
+    /// Ask for random choice `id` among `payload[0]` values (1 to 255),
+    /// answered later by a [`EventKind::Choice`] event.
+    Choose = 8,
 }
 
 impl OutputKind {
@@ -103,6 +111,7 @@ impl OutputKind {
             Wake,
             Reply,
             SetTimerAt,
+            Choose,
         ]
         .into_iter()
         .find(|kind| *kind as u32 == raw)
@@ -118,6 +127,7 @@ impl OutputKind {
             OutputKind::Wake => "WAKE",
             OutputKind::Reply => "REPLY",
             OutputKind::SetTimerAt => "SET_TIMER_AT",
+            OutputKind::Choose => "CHOOSE",
         }
     }
 }
@@ -306,6 +316,12 @@ impl Outputs {
         self.emit(OutputKind::Reply, 0, request, bytes)
     }
 
+    /// Asks for random choice `id` among `k` values (1 to 255): a later
+    /// `CHOICE` event with this id carries the value, `0..k`, in `payload[0]`.
+    /// Asking again for a pending id replaces its `k`.
+    pub fn choose(&mut self, id: u32, k: u8) -> Result<(), CoreError> {
+        self.emit(OutputKind::Choose, 0, id, &[k])
+    }
     /// Arms timer `id` to fire once the node's clock has reached `deadline`
     /// (`cmc_set_timer_at` in C): the payload is the deadline as 8
     /// little-endian bytes. Re-arming replaces the earlier deadline.

@@ -108,7 +108,8 @@ pub enum Action {
         /// The node.
         node: u8,
     },
-    /// LINKS: cut or heal the link between `a < b` (budget `partitions`).
+    /// LINKS: cut or heal both directions between `a < b` (budget
+    /// `partitions`): a cut when both are up, else a heal.
     Links {
         /// Lower node id.
         a: u8,
@@ -123,6 +124,9 @@ pub enum Action {
         request: u8,
         /// The node it is sent to.
         node: u8,
+        /// The operation: an index into the workload's operations
+        /// ([`crate::spec::Workload::operations`]; 0 without a workload).
+        op: u16,
     },
     /// LOCAL_FAIL: request `request` fails locally at `node` (budget `local_fails`).
     LocalFail {
@@ -131,12 +135,50 @@ pub enum Action {
         /// The node that holds it.
         node: u8,
     },
+    /// CHOICE: pending random choice `choice` of `node` takes `value`.
+    Choose {
+        /// The node that asked.
+        node: u8,
+        /// The choice id.
+        choice: u8,
+        /// The value, below the choice's `k`.
+        value: u8,
+    },
+    /// LINK: cut or heal the direction `src -> dst` only (budget `oneway_cuts`).
+    OneWay {
+        /// Sending side.
+        src: u8,
+        /// Receiving side.
+        dst: u8,
+        /// `true`: cut; `false`: heal.
+        cut: bool,
+    },
+    /// ISOLATE: cut every link to and from `node` (budget `isolations`).
+    Isolate {
+        /// The node.
+        node: u8,
+    },
+    /// SPLIT: cut every link between the nodes of `group` (a bit per node,
+    /// node 0 always in it) and the others (budget `splits`).
+    Split {
+        /// The group containing node 0.
+        group: u64,
+    },
+    /// RETRY: the client of open request `request` times out and sends it
+    /// again to `node` (budget `retries`).
+    Retry {
+        /// The request id.
+        request: u8,
+        /// The node it is sent to now.
+        node: u8,
+    },
 }
 
 impl Action {
     /// The action's kind (`DELIVER`, `DROP`, `DUP`, `FLUSH`, `FIRE`, `WAKE`,
     /// `TICK`, `CRASH`, `RESTART`, `PARTITION` (a cut link), `HEAL`, `CLIENT`,
-    /// `LOCAL_FAIL`) and whether it is a fault, taken from a budget.
+    /// `LOCAL_FAIL`, `CHOOSE`, `ONEWAY_CUT`, `ONEWAY_HEAL`, `ISOLATE`, `SPLIT`,
+    /// `RETRY`) and whether it is a fault, taken from a budget.
     pub fn kind(&self) -> (&'static str, bool) {
         match *self {
             Action::Net { op, .. } => (op.name(), op != NetOp::Deliver),
@@ -150,13 +192,19 @@ impl Action {
             Action::Links { cut: false, .. } => ("HEAL", true),
             Action::Client { .. } => ("CLIENT", false),
             Action::LocalFail { .. } => ("LOCAL_FAIL", true),
+            Action::Choose { .. } => ("CHOOSE", false),
+            Action::OneWay { cut: true, .. } => ("ONEWAY_CUT", true),
+            Action::OneWay { cut: false, .. } => ("ONEWAY_HEAL", true),
+            Action::Isolate { .. } => ("ISOLATE", true),
+            Action::Split { .. } => ("SPLIT", true),
+            Action::Retry { .. } => ("RETRY", true),
         }
     }
 }
 
 /// Every environment action kind with the fault budget that enables it
 /// (`None`: not a fault), as [`Action::kind`] names them.
-pub const KINDS: [(&str, Option<crate::state::Budget>); 13] = {
+pub const KINDS: [(&str, Option<crate::state::Budget>); 19] = {
     use crate::state::Budget;
     [
         ("DELIVER", None),
@@ -172,6 +220,12 @@ pub const KINDS: [(&str, Option<crate::state::Budget>); 13] = {
         ("HEAL", Some(Budget::Partitions)),
         ("CLIENT", None),
         ("LOCAL_FAIL", Some(Budget::LocalFails)),
+        ("CHOOSE", None),
+        ("ONEWAY_CUT", Some(Budget::OneWayCuts)),
+        ("ONEWAY_HEAL", Some(Budget::OneWayCuts)),
+        ("ISOLATE", Some(Budget::Isolations)),
+        ("SPLIT", Some(Budget::Splits)),
+        ("RETRY", Some(Budget::Retries)),
     ]
 };
 
@@ -198,8 +252,23 @@ impl Encode for Action {
             Action::Crash { node } => out.extend([5, node]),
             Action::Restart { node } => out.extend([6, node]),
             Action::Links { a, b, cut } => out.extend([7, a, b, u8::from(cut)]),
-            Action::Client { request, node } => out.extend([8, request, node]),
+            Action::Client { request, node, op } => {
+                out.extend([8, request, node]);
+                op.encode(out);
+            }
             Action::LocalFail { request, node } => out.extend([9, request, node]),
+            Action::Choose {
+                node,
+                choice,
+                value,
+            } => out.extend([10, node, choice, value]),
+            Action::OneWay { src, dst, cut } => out.extend([11, src, dst, u8::from(cut)]),
+            Action::Isolate { node } => out.extend([12, node]),
+            Action::Split { group } => {
+                out.push(13);
+                group.encode(out);
+            }
+            Action::Retry { request, node } => out.extend([14, request, node]),
         }
     }
 
@@ -250,8 +319,29 @@ impl Encode for Action {
             8 => Action::Client {
                 request: byte(decoder)?,
                 node: byte(decoder)?,
+                op: u16::decode(decoder)?,
             },
             9 => Action::LocalFail {
+                request: byte(decoder)?,
+                node: byte(decoder)?,
+            },
+            10 => Action::Choose {
+                node: byte(decoder)?,
+                choice: byte(decoder)?,
+                value: byte(decoder)?,
+            },
+            11 => Action::OneWay {
+                src: byte(decoder)?,
+                dst: byte(decoder)?,
+                cut: bool::decode(decoder)?,
+            },
+            12 => Action::Isolate {
+                node: byte(decoder)?,
+            },
+            13 => Action::Split {
+                group: u64::decode(decoder)?,
+            },
+            14 => Action::Retry {
                 request: byte(decoder)?,
                 node: byte(decoder)?,
             },
@@ -298,8 +388,30 @@ mod tests {
             Action::Client {
                 request: 0,
                 node: 0,
+                op: 0,
             },
             Action::LocalFail {
+                request: 0,
+                node: 0,
+            },
+            Action::Choose {
+                node: 0,
+                choice: 0,
+                value: 0,
+            },
+            Action::OneWay {
+                src: 0,
+                dst: 1,
+                cut: true,
+            },
+            Action::OneWay {
+                src: 0,
+                dst: 1,
+                cut: false,
+            },
+            Action::Isolate { node: 0 },
+            Action::Split { group: 1 },
+            Action::Retry {
                 request: 0,
                 node: 0,
             },
@@ -331,6 +443,27 @@ mod tests {
             Action::LocalFail {
                 request: 1,
                 node: 0,
+            },
+            Action::Client {
+                request: 2,
+                node: 1,
+                op: 300,
+            },
+            Action::Choose {
+                node: 1,
+                choice: 4,
+                value: 2,
+            },
+            Action::OneWay {
+                src: 2,
+                dst: 0,
+                cut: true,
+            },
+            Action::Isolate { node: 3 },
+            Action::Split { group: 0b1011 },
+            Action::Retry {
+                request: 0,
+                node: 2,
             },
         ];
         for action in actions {

@@ -80,6 +80,7 @@ struct WorldView {
     node: *const NodeView,
     net: *const PacketView,
     ghost: *const GhostView,
+    cut: *const u8,
 }
 
 type StateFn = unsafe extern "C" fn(*const WorldView) -> c_int;
@@ -267,6 +268,7 @@ struct OwnedView {
     nodes: Vec<NodeView>,
     net: Vec<PacketView>,
     ghost: Vec<GhostView>,
+    cut: Vec<u8>,
     header: Box<WorldView>,
 }
 
@@ -325,6 +327,7 @@ impl OwnedView {
                     GhostKind::Invoke => 1,
                     GhostKind::Reply => 2,
                     GhostKind::LocalFail => 3,
+                    GhostKind::Retry => 4,
                 },
                 request: entry.request,
                 node: entry.node as u32,
@@ -332,21 +335,33 @@ impl OwnedView {
                 payload: padded(entry.payload.as_bytes()),
             })
             .collect::<Vec<_>>();
+        let count = nodes.len();
+        let mut cut = vec![0u8; count * count];
+        let mut links_down = 0u64;
+        for &(src, dst) in &state.cut_links {
+            cut[src as usize * count + dst as usize] = 1;
+            let (low, high) = (src.min(dst) as u32, src.max(dst) as u32);
+            if high < 8 {
+                links_down |= 1 << (low * 8 + high);
+            }
+        }
         let header = Box::new(WorldView {
-            nodes: nodes.len() as u32,
+            nodes: count as u32,
             packets: net.len() as u32,
             ghost_len: ghost.len() as u32,
             issued: state.issued as u32,
-            links_down: state.links_down,
+            links_down,
             node: nodes.as_ptr(),
             net: net.as_ptr(),
             ghost: ghost.as_ptr(),
+            cut: cut.as_ptr(),
         });
         OwnedView {
             bytes,
             nodes,
             net,
             ghost,
+            cut,
             header,
         }
     }
@@ -367,8 +382,9 @@ impl OwnedView {
         }
         out.extend_from_slice(bytemuck::cast_slice(&self.net));
         out.extend_from_slice(bytemuck::cast_slice(&self.ghost));
+        out.extend_from_slice(&self.cut);
         let header: &WorldView = &self.header;
-        // SAFETY: WorldView is repr(C) with no padding (four u32, a u64, three pointers).
+        // SAFETY: WorldView is repr(C) with no padding (four u32, a u64, four pointers).
         out.extend_from_slice(unsafe {
             std::slice::from_raw_parts(
                 (header as *const WorldView).cast::<u8>(),
@@ -520,7 +536,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<NodeView>(), 48);
         assert_eq!(std::mem::size_of::<PacketView>(), 24 + PAYLOAD_MAX);
         assert_eq!(std::mem::size_of::<GhostView>(), 16 + PAYLOAD_MAX);
-        assert_eq!(std::mem::size_of::<WorldView>(), 48);
+        assert_eq!(std::mem::size_of::<WorldView>(), 56);
         assert_eq!(std::mem::size_of::<PropertyRecord>(), 32);
         assert_eq!(std::mem::size_of::<PropertyTable>(), 16);
     }

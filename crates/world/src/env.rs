@@ -42,7 +42,7 @@ use crate::abi::{
 use crate::action::{Action, NetOp, Surplus};
 use crate::spec::{NetSemantics, WorldSpec};
 use crate::state::{
-    link_bit, Budget, GhostEntry, GhostKind, NodeState, Packet, Payload, Persist, WorldState,
+    Budget, Choice, GhostEntry, GhostKind, NodeState, Packet, Payload, Persist, WorldState,
 };
 use crate::step::{self, StepFailure};
 
@@ -52,6 +52,9 @@ pub const PERSISTS_MAX: usize = 16;
 pub const GHOST_MAX: usize = 128;
 /// Most packets in flight.
 pub const NET_MAX: usize = 256;
+/// Most nodes of a World with a `splits` budget: SPLIT enumerates the
+/// 2^(nodes-1) - 1 ways to cut the nodes in two groups.
+pub const SPLIT_NODES_MAX: usize = 12;
 
 /// Why the environment could not carry out an action.
 #[derive(Debug, Clone)]
@@ -91,6 +94,9 @@ pub struct Env {
     pub spec: WorldSpec,
     /// `configs[n]` is node `n`'s configuration.
     pub configs: Vec<Config>,
+    /// The operations a CLIENT action may issue (`Action::Client::op`
+    /// indexes it): the workload's, or one empty payload without one.
+    pub operations: Vec<Payload>,
 }
 
 impl Env {
@@ -104,7 +110,15 @@ impl Env {
                 params: spec.core_params,
             })
             .collect();
-        Env { spec, configs }
+        let operations = match &spec.workload {
+            Some(workload) => workload.operations(),
+            None => vec![Payload::default()],
+        };
+        Env {
+            spec,
+            configs,
+            operations,
+        }
     }
 
     /// The single initial state: every node started from a zero durable part.
@@ -121,15 +135,16 @@ impl Env {
                         wakes: 0,
                         persists: Vec::new(),
                         deadlines: Vec::new(),
+                        choices: Vec::new(),
                     }
                 })
                 .collect(),
             net: Vec::new(),
-            links_down: 0,
+            cut_links: Vec::new(),
             budgets: self.spec.budgets,
             issued: 0,
             ghost: Vec::new(),
-            lost_in_crash: 0,
+            lost_in_crash: Vec::new(),
         };
         for node in 0..self.spec.nodes() as u8 {
             self.step(&mut state, node, EventKind::Start, 0, 0, &[], observer)?;
@@ -192,6 +207,13 @@ impl Env {
                     .map(|timer| Action::Fire { node, timer }),
             );
             out.extend(bits(ns.wakes).map(|wake| Action::Wake { node, wake }));
+            for choice in &ns.choices {
+                out.extend((0..choice.k).map(|value| Action::Choose {
+                    node,
+                    choice: choice.id,
+                    value,
+                }));
+            }
             if self.may_tick(state, node) {
                 out.push(Action::Tick { node });
             }
@@ -213,23 +235,25 @@ impl Env {
                     out.push(Action::Links {
                         a,
                         b,
-                        cut: state.link_up(a, b),
+                        cut: state.pair_up(a, b),
                     });
                 }
             }
         }
+        self.partition_actions(state, out);
         if state.issued < self.spec.requests {
-            for &node in &self.spec.client_nodes {
+            for &node in self.spec.request_nodes(state.issued) {
                 if !state.nodes[node as usize].crashed {
-                    out.push(Action::Client {
+                    out.extend((0..self.operations.len()).map(|op| Action::Client {
                         request: state.issued,
                         node,
-                    });
+                        op: op as u16,
+                    }));
                 }
             }
         }
         if state.budget(Budget::LocalFails) > 0 {
-            for (request, node) in open_requests(state) {
+            for (request, node) in self.failable_requests(state) {
                 if !state.nodes[node as usize].crashed {
                     out.push(Action::LocalFail {
                         request: request as u8,
@@ -238,6 +262,71 @@ impl Env {
                 }
             }
         }
+        if state.budget(Budget::Retries) > 0 {
+            for (request, _) in open_requests(state) {
+                for &node in &self.spec.client_nodes {
+                    if !state.nodes[node as usize].crashed {
+                        out.push(Action::Retry {
+                            request: request as u8,
+                            node,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// The one-way cuts and heals, isolations and splits enabled by their budgets.
+    fn partition_actions(&self, state: &WorldState, out: &mut Vec<Action>) {
+        let nodes = state.nodes.len() as u8;
+        if state.budget(Budget::OneWayCuts) > 0 {
+            for src in 0..nodes {
+                for dst in (0..nodes).filter(|&dst| dst != src) {
+                    let cut = state.link_up(src, dst);
+                    out.push(Action::OneWay { src, dst, cut });
+                }
+            }
+        }
+        if state.budget(Budget::Isolations) > 0 {
+            for node in 0..nodes {
+                if crossing(nodes, 1 << node).any(|(src, dst)| state.link_up(src, dst)) {
+                    out.push(Action::Isolate { node });
+                }
+            }
+        }
+        if state.budget(Budget::Splits) > 0 && nodes as usize <= SPLIT_NODES_MAX {
+            for rest in 0..(1u64 << (nodes - 1)) - 1 {
+                let group = 1 | rest << 1;
+                if crossing(nodes, group).any(|(src, dst)| state.link_up(src, dst)) {
+                    out.push(Action::Split { group });
+                }
+            }
+        }
+    }
+
+    /// The requests LOCAL_FAIL may fail, with the node that holds each:
+    /// the open ones and, with `local_fail_after_reply`, the replied ones
+    /// not failed yet (at the node that replied).
+    fn failable_requests(&self, state: &WorldState) -> Vec<(u32, u8)> {
+        let mut failable: Vec<(u32, u8)> = open_requests(state).collect();
+        if self.spec.local_fail_after_reply {
+            for entry in &state.ghost {
+                let failed = || {
+                    state.ghost.iter().any(|other| {
+                        other.request == entry.request && other.kind == GhostKind::LocalFail
+                    })
+                };
+                let first_reply = || {
+                    !failable
+                        .iter()
+                        .any(|(request, _)| *request == entry.request)
+                };
+                if entry.kind == GhostKind::Reply && !failed() && first_reply() {
+                    failable.push((entry.request, entry.node));
+                }
+            }
+        }
+        failable
     }
 
     /// The state `action` leads to from `state`; `Ok(None)` if the action is
@@ -379,7 +468,10 @@ impl Env {
                     return Ok(None);
                 }
                 for (request, _) in open_requests(state).filter(|(_, at)| *at == node) {
-                    next.lost_in_crash |= 1 << request;
+                    let request = request as u8;
+                    if let Err(at) = next.lost_in_crash.binary_search(&request) {
+                        next.lost_in_crash.insert(at, request);
+                    }
                 }
                 let durable = self.spec.core_of(node as usize).durable_size();
                 let ns = &mut next.nodes[node as usize];
@@ -389,6 +481,7 @@ impl Env {
                 ns.deadlines.clear();
                 ns.wakes = 0;
                 ns.persists.clear();
+                ns.choices.clear();
             }
             Action::Restart { node } => {
                 if (node as usize) >= state.nodes.len() || !state.nodes[node as usize].crashed {
@@ -401,39 +494,45 @@ impl Env {
                 self.step(&mut next, node, EventKind::Start, 0, 0, &[], observer)?;
             }
             Action::Links { a, b, cut } => {
-                if b as usize >= state.nodes.len() || a >= b || state.link_up(a, b) != cut {
+                if b as usize >= state.nodes.len() || a >= b || state.pair_up(a, b) != cut {
                     return Ok(None);
                 }
                 if !spend(&mut next, Budget::Partitions) {
                     return Ok(None);
                 }
-                next.links_down ^= link_bit(a, b);
+                next.set_cut(a, b, cut);
+                next.set_cut(b, a, cut);
             }
-            Action::Client { request, node } => {
-                if request != state.issued || request >= self.spec.requests || !live(node) {
+            Action::Client { request, node, op } => {
+                let Some(payload) = self.operations.get(op as usize).copied() else {
+                    return Ok(None);
+                };
+                if request != state.issued
+                    || request >= self.spec.requests
+                    || !live(node)
+                    || !self.spec.request_nodes(request).contains(&node)
+                {
                     return Ok(None);
                 }
                 next.issued += 1;
-                push_ghost(
-                    &mut next,
-                    GhostKind::Invoke,
-                    request as u32,
-                    node,
-                    Payload::default(),
-                )
-                .map_err(|why| client_fault(state, node, EventKind::Client, request, why))?;
+                push_ghost(&mut next, GhostKind::Invoke, request as u32, node, payload)
+                    .map_err(|why| client_fault(state, node, EventKind::Client, request, why))?;
                 self.step(
                     &mut next,
                     node,
                     EventKind::Client,
                     0,
                     request as u32,
-                    &[],
+                    payload.as_bytes(),
                     observer,
                 )?;
             }
             Action::LocalFail { request, node } => {
-                if !live(node) {
+                let holds = || {
+                    self.failable_requests(state)
+                        .contains(&(request as u32, node))
+                };
+                if !live(node) || !holds() {
                     return Ok(None);
                 }
                 if !spend(&mut next, Budget::LocalFails) {
@@ -454,6 +553,86 @@ impl Env {
                     0,
                     request as u32,
                     &[],
+                    observer,
+                )?;
+            }
+            Action::Choose {
+                node,
+                choice,
+                value,
+            } => {
+                if !live(node) {
+                    return Ok(None);
+                }
+                let choices = &mut next.nodes[node as usize].choices;
+                let Some(at) = choices.iter().position(|c| c.id == choice && value < c.k) else {
+                    return Ok(None);
+                };
+                choices.remove(at);
+                self.step(
+                    &mut next,
+                    node,
+                    EventKind::Choice,
+                    0,
+                    choice as u32,
+                    &[value],
+                    observer,
+                )?;
+            }
+            Action::OneWay { src, dst, cut } => {
+                let nodes = state.nodes.len();
+                if src == dst || src as usize >= nodes || dst as usize >= nodes {
+                    return Ok(None);
+                }
+                if state.link_up(src, dst) != cut || !spend(&mut next, Budget::OneWayCuts) {
+                    return Ok(None);
+                }
+                next.set_cut(src, dst, cut);
+            }
+            Action::Isolate { node } => {
+                if node as usize >= state.nodes.len() {
+                    return Ok(None);
+                }
+                if !cut_crossing(&mut next, 1 << node) || !spend(&mut next, Budget::Isolations) {
+                    return Ok(None);
+                }
+            }
+            Action::Split { group } => {
+                let nodes = state.nodes.len();
+                let valid = nodes <= SPLIT_NODES_MAX
+                    && group & 1 == 1
+                    && group < (1 << nodes) - 1
+                    && group >> nodes == 0;
+                if !valid || !cut_crossing(&mut next, group) || !spend(&mut next, Budget::Splits) {
+                    return Ok(None);
+                }
+            }
+            Action::Retry { request, node } => {
+                let open = open_requests(state).any(|(open, _)| open == request as u32);
+                if !open || !live(node) || !self.spec.client_nodes.contains(&node) {
+                    return Ok(None);
+                }
+                if !spend(&mut next, Budget::Retries) {
+                    return Ok(None);
+                }
+                let payload = state
+                    .ghost
+                    .iter()
+                    .find(|entry| {
+                        entry.kind == GhostKind::Invoke && entry.request == request as u32
+                    })
+                    .map(|entry| entry.payload)
+                    .unwrap_or_default();
+                next.lost_in_crash.retain(|lost| *lost != request);
+                push_ghost(&mut next, GhostKind::Retry, request as u32, node, payload)
+                    .map_err(|why| client_fault(state, node, EventKind::Client, request, why))?;
+                self.step(
+                    &mut next,
+                    node,
+                    EventKind::Client,
+                    0,
+                    request as u32,
+                    payload.as_bytes(),
                     observer,
                 )?;
             }
@@ -594,6 +773,23 @@ impl Env {
                 OutputKind::Reply => {
                     push_ghost(state, GhostKind::Reply, item.id, node, payload).map_err(full)?
                 }
+                OutputKind::Choose => {
+                    let id = id_ok()?;
+                    let k = match payload.as_bytes() {
+                        [k] if *k > 0 => *k,
+                        _ => {
+                            return Err(bad(
+                                "a choice carries one byte, its number of values k (1 to 255)"
+                                    .into(),
+                            ))
+                        }
+                    };
+                    let choices = &mut ns.choices;
+                    match choices.binary_search_by_key(&id, |c| c.id) {
+                        Ok(at) => choices[at].k = k,
+                        Err(at) => choices.insert(at, Choice { id, k }),
+                    }
+                }
             }
         }
         Ok(())
@@ -724,16 +920,45 @@ fn add_copy(packet: &mut Packet, bound: u8) {
 }
 
 /// The requests invoked and not yet answered (no reply or local failure),
-/// with the node each went to.
+/// with the node each was last sent to (its invocation's, or its last retry's).
 pub fn open_requests(state: &WorldState) -> impl Iterator<Item = (u32, u8)> + '_ {
     state.ghost.iter().filter_map(|entry| {
         let open = entry.kind == GhostKind::Invoke
             && !state
                 .ghost
                 .iter()
-                .any(|later| later.request == entry.request && later.kind != GhostKind::Invoke);
-        open.then_some((entry.request, entry.node))
+                .any(|later| later.request == entry.request && later.kind.is_answer());
+        let node = || {
+            state
+                .ghost
+                .iter()
+                .rev()
+                .find(|later| later.request == entry.request && later.kind == GhostKind::Retry)
+                .map_or(entry.node, |retry| retry.node)
+        };
+        open.then(|| (entry.request, node()))
     })
+}
+
+/// The directions of links between the nodes of `group` (a bit per node)
+/// and the other nodes of a World of `nodes` nodes.
+fn crossing(nodes: u8, group: u64) -> impl Iterator<Item = (u8, u8)> {
+    let inside = move |node: u8| group & (1 << node) != 0;
+    (0..nodes).flat_map(move |a| {
+        (0..nodes)
+            .filter(move |&b| inside(a) && !inside(b))
+            .flat_map(move |b| [(a, b), (b, a)])
+    })
+}
+
+/// Cuts every direction between `group` and the other nodes; whether any was up.
+fn cut_crossing(state: &mut WorldState, group: u64) -> bool {
+    let nodes = state.nodes.len() as u8;
+    let mut changed = false;
+    for (src, dst) in crossing(nodes, group) {
+        changed |= state.set_cut(src, dst, true);
+    }
+    changed
 }
 
 /// Spends one unit of `kind`; `false` (nothing spent) if the budget is exhausted.

@@ -50,6 +50,7 @@ pub mod step;
 pub mod supervise;
 pub mod symmetry;
 pub mod validate;
+pub mod workload;
 pub mod world;
 
 pub use crate::core::{Core, TypedCore};

@@ -308,12 +308,15 @@ mod tests {
             let error = build_world(&args(&["rust:reqack"], nodes, &[]))
                 .err()
                 .unwrap();
-            assert!(error.contains("1 to 8 nodes"), "{nodes}: {error}");
+            assert!(
+                error.contains(&format!("1 to {NODES_MAX} nodes")),
+                "{nodes}: {error}"
+            );
         }
         let huge = [ModelParam::new("nodes", "18446744073709551615")];
         assert!(WorldArgs::from_params(&huge)
             .unwrap_err()
-            .contains("1 to 8"));
+            .contains(&format!("1 to {NODES_MAX}")));
         assert!(build_world(&args(&["rust:reqack"], NODES_MAX, &[])).is_ok());
     }
 

@@ -29,7 +29,7 @@ pub enum ReplyMeaning<Ret> {
     Refused,
 }
 
-type OpOf<S> = dyn Fn(u32, u8) -> <S as SequentialSpec>::Op + Send + Sync;
+type OpOf<S> = dyn Fn(u32, u8, &[u8]) -> <S as SequentialSpec>::Op + Send + Sync;
 type RetOf<S> = dyn Fn(&<S as SequentialSpec>::Op, &[u8]) -> ReplyMeaning<<S as SequentialSpec>::Ret>
     + Send
     + Sync;
@@ -63,6 +63,22 @@ impl<S: SequentialSpec> ClientHistory<S> {
         op_of: impl Fn(u32, u8) -> S::Op + Send + Sync + 'static,
         ret_of: impl Fn(&S::Op, &[u8]) -> ReplyMeaning<S::Ret> + Send + Sync + 'static,
     ) -> Self {
+        ClientHistory::with_operations(
+            spec,
+            move |request, node, _operation: &[u8]| op_of(request, node),
+            ret_of,
+        )
+    }
+
+    /// As [`ClientHistory::new`], for a World with a workload:
+    /// `op_of(request, node, operation)` also gets the operation's bytes
+    /// the invocation recorded (see [`crate::workload`]). A retried request
+    /// stays one operation, invoked at its first invocation.
+    pub fn with_operations(
+        spec: S,
+        op_of: impl Fn(u32, u8, &[u8]) -> S::Op + Send + Sync + 'static,
+        ret_of: impl Fn(&S::Op, &[u8]) -> ReplyMeaning<S::Ret> + Send + Sync + 'static,
+    ) -> Self {
         ClientHistory {
             spec,
             op_of: Arc::new(op_of),
@@ -77,7 +93,7 @@ impl<S: SequentialSpec> ClientHistory<S> {
             if entry.kind != GhostKind::Invoke {
                 continue;
             }
-            let op = (self.op_of)(entry.request, entry.node);
+            let op = (self.op_of)(entry.request, entry.node, entry.payload.as_bytes());
             let answer = state.ghost[at..].iter().enumerate().find(|(_, later)| {
                 later.kind == GhostKind::Reply && later.request == entry.request
             });

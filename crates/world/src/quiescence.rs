@@ -1,13 +1,16 @@
 //! Bounded liveness: from a state, a fair schedule must reach a goal within a bound.
 //!
 //! From every reachable state whose fault budgets are spent (drops, dups,
-//! crashes, restarts, partitions, local failures: ticks are time, not a
-//! fault), the fair schedule must reach a goal within a bound of steps.
+//! crashes, restarts, partitions, local failures, one-way cuts, isolations,
+//! splits, retries: ticks are time, not a fault), the fair schedule must
+//! reach a goal within a bound of steps.
 //! Progress is judged once the faults are over: the fair schedule first
-//! heals every cut link and restarts every crashed node (without spending
+//! heals every cut link (both directions: one-way cuts, isolations and
+//! splits included) and restarts every crashed node (without spending
 //! budgets; these steps count towards the bound). It then runs in rounds:
 //! each round takes the fair actions enabled at
-//! its start (DELIVER of every message, FLUSH, WAKE, CLIENT, FIRE of every
+//! its start (DELIVER of every message, FLUSH, WAKE, a pending random
+//! CHOICE (with the first value that is still enabled), CLIENT, FIRE of every
 //! armed timer, and TICK of every node when the World has a tick budget, the
 //! clock then being free) and runs each that is still enabled, in that order.
 //! Every action enabled for a whole round is therefore taken within it: no
@@ -24,7 +27,7 @@ use cmc_model::{Model, Property};
 
 use crate::action::{Action, NetOp, Surplus};
 use crate::spec::NetSemantics;
-use crate::state::{Budget, GhostKind, WorldState};
+use crate::state::{Budget, WorldState};
 use crate::World;
 
 /// A goal the fair schedule must reach, e.g. [`every_client_replied`].
@@ -60,12 +63,13 @@ pub fn answered(state: &WorldState, request: u32) -> bool {
         || state
             .ghost
             .iter()
-            .any(|entry| entry.request == request && entry.kind != GhostKind::Invoke)
+            .any(|entry| entry.request == request && entry.kind.is_answer())
 }
 
-/// Whether `request` was open at its node when that node crashed.
+/// Whether `request` was open at its node when that node crashed (and
+/// was not retried since).
 pub fn lost_in_crash(state: &WorldState, request: u32) -> bool {
-    request < 32 && state.lost_in_crash & (1 << request) != 0
+    u8::try_from(request).is_ok_and(|request| state.lost_in_crash.binary_search(&request).is_ok())
 }
 
 /// Whether every fault budget of `state` is spent (ticks are not a fault).
@@ -122,7 +126,8 @@ fn fair_rank(action: &Action) -> Option<u8> {
             ..
         } => Some(0),
         Action::Flush { .. } => Some(1),
-        Action::Wake { .. } => Some(2),
+        // A pending choice is made with some value (the first enabled).
+        Action::Wake { .. } | Action::Choose { .. } => Some(2),
         Action::Client { .. } => Some(3),
         Action::Fire { .. } => Some(4),
         Action::Tick { .. } => Some(5),
@@ -237,7 +242,7 @@ impl World {
         let nodes = state.nodes.len() as u8;
         let heals = (0..nodes)
             .flat_map(|a| (a + 1..nodes).map(move |b| (a, b)))
-            .filter(|&(a, b)| !state.link_up(a, b))
+            .filter(|&(a, b)| !state.pair_up(a, b))
             .map(|(a, b)| Action::Links { a, b, cut: false });
         let restarts = (0..nodes)
             .filter(|&node| state.nodes[node as usize].crashed)

@@ -47,7 +47,8 @@ mod tests {
                 ..NodeState::default()
             }],
             issued: 2,
-            lost_in_crash: 1,
+            lost_in_crash: vec![1],
+            cut_links: vec![(0, 1)],
             ..WorldState::default()
         };
         let mut bigger = source.clone();

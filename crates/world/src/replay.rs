@@ -179,11 +179,23 @@ fn chart_row(world: &World, step: usize, action: &Action) -> Row {
         Action::Tick { node } => local(node, "TICK".into()),
         Action::Crash { node } => local(node, "CRASH".into()),
         Action::Restart { node } => local(node, "RESTART".into()),
-        Action::Client { request, node } => local(node, format!("CLIENT r{request}")),
+        Action::Client { request, node, .. } => local(node, format!("CLIENT r{request}")),
         Action::LocalFail { request, node } => local(node, format!("LOCAL_FAIL r{request}")),
         Action::Links { a, b, cut } => local(
             a,
             format!("LINKS {} n{a}-n{b}", if cut { "cut" } else { "heal" }),
         ),
+        Action::Choose {
+            node,
+            choice,
+            value,
+        } => local(node, format!("CHOICE id={choice} value={value}")),
+        Action::OneWay { src, dst, cut } => local(
+            src,
+            format!("LINK {} n{src}->n{dst}", if cut { "cut" } else { "heal" }),
+        ),
+        Action::Isolate { node } => local(node, "ISOLATE".into()),
+        Action::Split { .. } => local(0, world.format_action(action)),
+        Action::Retry { request, node } => local(node, format!("RETRY r{request}")),
     }
 }

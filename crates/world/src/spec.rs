@@ -8,11 +8,12 @@ use cmc_model::ModelParam;
 use crate::abi::PARAMS_MAX;
 use crate::core::Core;
 use crate::state::{Budget, BUDGETS};
+pub use crate::workload::{Workload, WorkloadOp};
 
-/// Most nodes a World may have (links are a 64-bit pair set).
-pub const NODES_MAX: usize = 8;
-/// Most client requests a run may issue.
-pub const REQUESTS_MAX: u8 = 32;
+/// Most nodes a World may have (a SPLIT names its group as a 64-bit set).
+pub const NODES_MAX: usize = 64;
+/// Most client requests a run may issue (request ids are bytes).
+pub const REQUESTS_MAX: u8 = 255;
 /// Largest bound of the quiescence check (`quiescence=K`): the fair run from
 /// every state keeps its steps, so the bound is also a memory bound.
 pub const QUIESCENCE_STEPS_MAX: u32 = 100_000;
@@ -71,6 +72,15 @@ pub struct WorldSpec {
     pub skew: Option<u8>,
     /// `NAME=VALUE` pairs applied so far, for replay files.
     pub applied: Vec<ModelParam>,
+    /// The operations clients issue (`workload=put:2:2,get:2`); `None`: one
+    /// operation with an empty payload.
+    pub workload: Option<Workload>,
+    /// LOCAL_FAIL is also enabled for a request that was replied to (a
+    /// transaction that aborts locally after it was acknowledged).
+    pub local_fail_after_reply: bool,
+    /// Request `r` goes to `client_nodes[r % len]` only (`spread=1`),
+    /// instead of to any client node.
+    pub spread: bool,
 }
 
 /// The parameter name of each fault budget (`drops=K`...), in [`Budget`] order.
@@ -82,7 +92,108 @@ pub const BUDGET_NAMES: [(&str, Budget); BUDGETS] = [
     ("partitions", Budget::Partitions),
     ("ticks", Budget::Ticks),
     ("local_fails", Budget::LocalFails),
+    ("oneway_cuts", Budget::OneWayCuts),
+    ("isolations", Budget::Isolations),
+    ("splits", Budget::Splits),
+    ("retries", Budget::Retries),
 ];
+
+/// The parameter name of budget `kind`, e.g. `drops`.
+pub fn budget_name(kind: Budget) -> &'static str {
+    BUDGET_NAMES
+        .iter()
+        .find(|(_, known)| *known == kind)
+        .map(|(name, _)| *name)
+        .expect("every budget has a name")
+}
+
+/// Why a World specification was refused. Its text names the parameter
+/// and what was expected (the `cmc` command prints it and exits 2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SpecError {
+    /// A parameter word that is not `NAME=VALUE`.
+    NotAPair(String),
+    /// No World parameter has this name.
+    Unknown(String),
+    /// The parameter was given before.
+    Repeated {
+        /// The parameter.
+        name: String,
+        /// The refused value.
+        value: String,
+        /// The value it already has.
+        earlier: String,
+    },
+    /// The value does not fit the parameter.
+    BadValue {
+        /// The parameter.
+        name: String,
+        /// The refused value.
+        value: String,
+        /// What was expected, or what is wrong with it.
+        why: String,
+    },
+    /// A node count outside `1..=NODES_MAX`.
+    NodeCount(usize),
+    /// A node's role names no core.
+    NoSuchCore {
+        /// The role.
+        role: usize,
+        /// How many cores were given.
+        cores: usize,
+    },
+    /// A client node outside the World.
+    NoSuchClientNode {
+        /// The node.
+        node: u8,
+        /// The World's node count.
+        nodes: usize,
+    },
+    /// The symmetric nodes are not interchangeable.
+    Symmetry(String),
+}
+
+impl std::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SpecError::NotAPair(word) => write!(f, "`{word}` is not NAME=VALUE"),
+            SpecError::Unknown(name) => write!(
+                f,
+                "unknown world parameter `{name}`; known parameters:\n{PARAM_HELP}"
+            ),
+            SpecError::Repeated {
+                name,
+                value,
+                earlier,
+            } => write!(
+                f,
+                "{name}={value}: {name} is already set (to {earlier}); give each parameter once"
+            ),
+            SpecError::BadValue { name, value, why } => write!(f, "{name}={value}: {why}"),
+            SpecError::NodeCount(nodes) => {
+                write!(f, "a world has 1 to {NODES_MAX} nodes, not {nodes}")
+            }
+            SpecError::NoSuchCore { role, cores } => write!(
+                f,
+                "role {role} names no core: {cores} core(s) were given (numbered from 0)"
+            ),
+            SpecError::NoSuchClientNode { node, nodes } => write!(
+                f,
+                "client node {node} does not exist in a {nodes}-node world"
+            ),
+            SpecError::Symmetry(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// Callers that report errors as text keep using `?`.
+impl From<SpecError> for String {
+    fn from(error: SpecError) -> String {
+        error.to_string()
+    }
+}
 
 /// The parameters [`WorldSpec::set`] accepts, with their meaning (for `--help` texts).
 pub const PARAM_HELP: &str = "\
@@ -90,8 +201,15 @@ net=unordered|dup|fifo   network semantics (default unordered)
 net_bound=K              copies of a message counted exactly; more are an untracked surplus (1 to 255, default 1)
 link_bound=K             FIFO: runs of different messages queued per link; more is a capacity fault (1 to 255, default 2)
 drops=K dups=K crashes=K restarts=K partitions=K ticks=K local_fails=K   fault budgets (default 0)
-requests=K               client requests issued in total (0 to 32, default 0)
+oneway_cuts=K            budget of one-way link changes: cut or heal src->dst only (default 0)
+isolations=K             budget of ISOLATE n: every link to and from n cut at once (default 0)
+splits=K                 budget of SPLIT: every link between two groups of nodes cut at once (default 0)
+retries=K                budget of client retries: an open request sent again, to any client node (default 0)
+requests=K               client requests issued in total (0 to 255, default 0)
 clients=0,2              nodes that receive client requests (default 0)
+workload=put:2:2,get:2   client operations: a name and the domain size of each argument (payload: op index, args)
+local_fail_after_reply=0|1   LOCAL_FAIL also after a reply (default 0)
+spread=0|1               request r goes to the (r mod n)-th client node only, not to any of them (default 0)
 crash_nodes=1,2          nodes the environment may crash (default all)
 roles=0,1,1              core index of each node when several --core are given (one per node)
 symmetry=off|1,2         interchangeable nodes: states are merged up to renaming them (default off)
@@ -101,12 +219,15 @@ cfg0=V .. cfg7=V         values passed to every core in config.params";
 
 impl WorldSpec {
     /// `nodes` nodes all running `core`, an unordered network, no faults and no requests.
-    pub fn new(core: Arc<dyn Core>, nodes: usize) -> Result<WorldSpec, String> {
+    pub fn new(core: Arc<dyn Core>, nodes: usize) -> Result<WorldSpec, SpecError> {
         WorldSpec::with_cores(vec![core], vec![0; nodes])
     }
 
     /// Nodes running `cores[roles[n]]`.
-    pub fn with_cores(cores: Vec<Arc<dyn Core>>, roles: Vec<usize>) -> Result<WorldSpec, String> {
+    pub fn with_cores(
+        cores: Vec<Arc<dyn Core>>,
+        roles: Vec<usize>,
+    ) -> Result<WorldSpec, SpecError> {
         let mut spec = WorldSpec {
             cores,
             roles: Vec::new(),
@@ -123,6 +244,9 @@ impl WorldSpec {
             symmetric_nodes: Vec::new(),
             skew: None,
             applied: Vec::new(),
+            workload: None,
+            local_fail_after_reply: false,
+            spread: false,
         };
         spec.set_roles(roles)?;
         spec.crash_nodes = (0..spec.nodes() as u8).collect();
@@ -134,33 +258,40 @@ impl WorldSpec {
         self.roles.len()
     }
 
+    /// The nodes client request `request` may be sent to (see [`WorldSpec::spread`]).
+    pub fn request_nodes(&self, request: u8) -> &[u8] {
+        if self.spread && !self.client_nodes.is_empty() {
+            let at = request as usize % self.client_nodes.len();
+            &self.client_nodes[at..at + 1]
+        } else {
+            &self.client_nodes
+        }
+    }
+
     /// The core that node `node` runs.
     pub fn core_of(&self, node: usize) -> &dyn Core {
         &*self.cores[self.roles[node]]
     }
 
-    fn set_roles(&mut self, roles: Vec<usize>) -> Result<(), String> {
+    fn set_roles(&mut self, roles: Vec<usize>) -> Result<(), SpecError> {
         if roles.is_empty() || roles.len() > NODES_MAX {
-            return Err(format!(
-                "a world has 1 to {NODES_MAX} nodes, not {}",
-                roles.len()
-            ));
+            return Err(SpecError::NodeCount(roles.len()));
         }
-        if let Some(bad) = roles.iter().find(|role| **role >= self.cores.len()) {
-            return Err(format!(
-                "role {bad} names no core: {} core(s) were given (numbered from 0)",
-                self.cores.len()
-            ));
+        if let Some(&role) = roles.iter().find(|role| **role >= self.cores.len()) {
+            return Err(SpecError::NoSuchCore {
+                role,
+                cores: self.cores.len(),
+            });
         }
-        if let Some(node) = self
+        if let Some(&node) = self
             .client_nodes
             .iter()
             .find(|n| **n as usize >= roles.len())
         {
-            return Err(format!(
-                "client node {node} does not exist in a {}-node world",
-                roles.len()
-            ));
+            return Err(SpecError::NoSuchClientNode {
+                node,
+                nodes: roles.len(),
+            });
         }
         self.roles = roles;
         Ok(())
@@ -176,25 +307,34 @@ impl WorldSpec {
     /// interchangeable as far as the World can tell: they exist, run one core
     /// that supports `permute`, and are alike in `clients` and `crash_nodes`
     /// (set those before `symmetry`; [`crate::World::new`] checks again).
-    pub fn check_symmetry(&self) -> Result<(), String> {
+    pub fn check_symmetry(&self) -> Result<(), SpecError> {
         let Some(&first) = self.symmetric_nodes.first() else {
             return Ok(());
         };
+        let spread_clients = self
+            .symmetric_nodes
+            .iter()
+            .any(|node| self.client_nodes.contains(node));
+        if self.spread && spread_clients {
+            return Err(SpecError::Symmetry(
+                "with spread=1 each client node gets its own requests: client nodes are not interchangeable".into(),
+            ));
+        }
         for &node in &self.symmetric_nodes {
             if node as usize >= self.nodes() {
-                return Err(format!(
+                return Err(SpecError::Symmetry(format!(
                     "node {node} does not exist in a {}-node world",
                     self.nodes()
-                ));
+                )));
             }
             let alike = |set: &[u8]| set.contains(&node) == set.contains(&first);
             if self.roles[node as usize] != self.roles[first as usize]
                 || !alike(&self.client_nodes)
                 || !alike(&self.crash_nodes)
             {
-                return Err(format!(
+                return Err(SpecError::Symmetry(format!(
                     "nodes {first} and {node} differ in core, clients or crash_nodes: not interchangeable"
-                ));
+                )));
             }
         }
         let core = self.core_of(first as usize);
@@ -207,46 +347,63 @@ impl WorldSpec {
         let mut volatile = vec![0; core.volatile_size()];
         let identity: Vec<u32> = (0..self.nodes() as u32).collect();
         if !core.permute(&config, &mut durable, &mut volatile, &identity) {
-            return Err(format!("core `{}` has no permute function", core.name()));
+            return Err(SpecError::Symmetry(format!(
+                "core `{}` has no permute function",
+                core.name()
+            )));
         }
         Ok(())
     }
 
     /// Applies one `NAME=VALUE` parameter (see [`PARAM_HELP`]); each may be
     /// given once.
-    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), SpecError> {
         if let Some(earlier) = self.applied.iter().find(|param| param.name == name) {
-            return Err(format!(
-                "{name}={value}: {name} is already set (to {}); give each parameter once",
-                earlier.value
-            ));
+            return Err(SpecError::Repeated {
+                name: name.into(),
+                value: value.into(),
+                earlier: earlier.value.clone(),
+            });
         }
-        let ranged = |min: u8, max: u8| -> Result<u8, String> {
+        let bad = |why: String| SpecError::BadValue {
+            name: name.into(),
+            value: value.into(),
+            why,
+        };
+        let ranged = |min: u8, max: u8| -> Result<u8, SpecError> {
             value
                 .parse::<u8>()
                 .ok()
                 .filter(|count| (min..=max).contains(count))
-                .ok_or_else(|| format!("{name}={value}: expected a count from {min} to {max}"))
+                .ok_or_else(|| bad(format!("expected a count from {min} to {max}")))
         };
         let count = || ranged(0, u8::MAX);
-        let nodes = || -> Result<Vec<usize>, String> {
+        let nodes = || -> Result<Vec<usize>, SpecError> {
             value
                 .split(',')
                 .map(|item| {
-                    item.trim().parse::<usize>().map_err(|_| {
-                        format!("{name}={value}: expected numbers separated by commas")
-                    })
+                    item.trim()
+                        .parse::<usize>()
+                        .map_err(|_| bad("expected numbers separated by commas".into()))
                 })
                 .collect()
         };
         if let Some((_, kind)) = BUDGET_NAMES.iter().find(|(known, _)| *known == name) {
-            self.budgets[*kind as usize] = count()?;
+            let budget = count()?;
+            let max = crate::env::SPLIT_NODES_MAX;
+            if *kind == Budget::Splits && budget > 0 && self.nodes() > max {
+                return Err(bad(format!(
+                    "a split is explored in every way to cut the nodes in two: at most {max} nodes, not {}",
+                    self.nodes()
+                )));
+            }
+            self.budgets[*kind as usize] = budget;
         } else if name == "net" {
             self.net = match value {
                 "unordered" => NetSemantics::Unordered,
                 "dup" | "duplicating" => NetSemantics::Duplicating,
                 "fifo" => NetSemantics::Fifo,
-                _ => return Err(format!("net={value}: expected unordered, dup or fifo")),
+                _ => return Err(bad("expected unordered, dup or fifo".into())),
             };
         } else if name == "net_bound" {
             self.net_bound = ranged(1, u8::MAX)?;
@@ -261,32 +418,46 @@ impl WorldSpec {
                     .split(',')
                     .map(|node| node.trim().parse::<u8>())
                     .collect::<Result<_, _>>()
-                    .map_err(|_| {
-                        format!("{name}={value}: expected off or node ids separated by commas")
-                    })?,
+                    .map_err(|_| bad("expected off or node ids separated by commas".into()))?,
             };
-            self.check_symmetry()
-                .map_err(|why| format!("{name}={value}: {why}"))?;
+            self.check_symmetry().map_err(|why| bad(why.to_string()))?;
         } else if name == "quiescence" {
             let steps = value
                 .parse::<u32>()
                 .ok()
                 .filter(|steps| (1..=QUIESCENCE_STEPS_MAX).contains(steps))
                 .ok_or_else(|| {
-                    format!(
-                        "{name}={value}: expected a number of steps from 1 to {QUIESCENCE_STEPS_MAX}"
-                    )
+                    bad(format!(
+                        "expected a number of steps from 1 to {QUIESCENCE_STEPS_MAX}"
+                    ))
                 })?;
             self.quiescence_steps = Some(steps);
         } else if name == "requests" {
             self.requests = ranged(0, REQUESTS_MAX)?;
+        } else if name == "workload" {
+            self.workload = Some(Workload::parse(value).map_err(bad)?);
+        } else if name == "local_fail_after_reply" || name == "spread" {
+            let on = match value {
+                "0" | "off" => false,
+                "1" | "on" => true,
+                _ => return Err(bad("expected 0 or 1".into())),
+            };
+            if name == "spread" {
+                self.spread = on;
+                if let Err(why) = self.check_symmetry() {
+                    self.spread = false;
+                    return Err(bad(why.to_string()));
+                }
+            } else {
+                self.local_fail_after_reply = on;
+            }
         } else if name == "clients" || name == "crash_nodes" {
             let list = nodes()?;
-            if let Some(bad) = list.iter().find(|n| **n >= self.nodes()) {
-                return Err(format!(
-                    "{name}={value}: node {bad} does not exist in a {}-node world",
+            if let Some(node) = list.iter().find(|n| **n >= self.nodes()) {
+                return Err(bad(format!(
+                    "node {node} does not exist in a {}-node world",
                     self.nodes()
-                ));
+                )));
             }
             let list = list.into_iter().map(|n| n as u8).collect();
             if name == "clients" {
@@ -297,11 +468,11 @@ impl WorldSpec {
         } else if name == "roles" {
             let roles = nodes()?;
             if roles.len() != self.nodes() {
-                return Err(format!(
-                    "{name}={value}: {} role(s) for a {}-node world (--nodes): give one core index per node",
+                return Err(bad(format!(
+                    "{} role(s) for a {}-node world (--nodes): give one core index per node",
                     roles.len(),
                     self.nodes()
-                ));
+                )));
             }
             self.set_roles(roles)?;
         } else if let Some(index) = name
@@ -309,34 +480,145 @@ impl WorldSpec {
             .and_then(|i| i.parse::<usize>().ok())
         {
             if index >= PARAMS_MAX {
-                return Err(format!(
-                    "{name}: core parameters are cfg0 to cfg{}",
+                return Err(bad(format!(
+                    "core parameters are cfg0 to cfg{}",
                     PARAMS_MAX - 1
-                ));
+                )));
             }
             self.core_params[index] = value
                 .parse()
-                .map_err(|_| format!("{name}={value}: expected an unsigned 64-bit number"))?;
+                .map_err(|_| bad("expected an unsigned 64-bit number".into()))?;
         } else {
-            return Err(format!(
-                "unknown world parameter `{name}`; known parameters:\n{PARAM_HELP}"
-            ));
+            return Err(SpecError::Unknown(name.into()));
         }
         self.applied.push(ModelParam::new(name, value));
         Ok(())
     }
 
     /// Applies `NAME=VALUE` strings in order.
-    pub fn set_all<S: AsRef<str>>(&mut self, pairs: &[S]) -> Result<(), String> {
+    pub fn set_all<S: AsRef<str>>(&mut self, pairs: &[S]) -> Result<(), SpecError> {
         for pair in pairs {
             let pair = pair.as_ref();
             let (name, value) = pair
                 .split_once('=')
-                .ok_or_else(|| format!("`{pair}` is not NAME=VALUE"))?;
+                .ok_or_else(|| SpecError::NotAPair(pair.into()))?;
             self.set(name.trim(), value.trim())?;
         }
         Ok(())
     }
+}
+
+impl WorldSpec {
+    /// A typed builder of a World of `nodes` nodes running `core`:
+    /// `WorldSpec::builder(core, 3).requests(2).budget(Budget::Drops, 1).build()?`.
+    /// Each setter goes through [`WorldSpec::set`], so the values are checked
+    /// as on the command line and recorded for replay files.
+    pub fn builder(core: Arc<dyn Core>, nodes: usize) -> WorldSpecBuilder {
+        WorldSpecBuilder {
+            spec: WorldSpec::new(core, nodes),
+        }
+    }
+}
+
+/// Builds a [`WorldSpec`] with typed setters (see [`WorldSpec::builder`]);
+/// the first refused value is the error of [`WorldSpecBuilder::build`].
+pub struct WorldSpecBuilder {
+    spec: Result<WorldSpec, SpecError>,
+}
+
+impl WorldSpecBuilder {
+    /// Applies `name=value` if nothing was refused so far.
+    pub fn param(mut self, name: &str, value: impl std::fmt::Display) -> WorldSpecBuilder {
+        if let Ok(spec) = &mut self.spec {
+            if let Err(error) = spec.set(name, &value.to_string()) {
+                self.spec = Err(error);
+            }
+        }
+        self
+    }
+
+    /// Network semantics (`net=`).
+    pub fn net(self, net: NetSemantics) -> WorldSpecBuilder {
+        let name = match net {
+            NetSemantics::Unordered => "unordered",
+            NetSemantics::Duplicating => "dup",
+            NetSemantics::Fifo => "fifo",
+        };
+        self.param("net", name)
+    }
+
+    /// Copies of one message counted exactly (`net_bound=`).
+    pub fn net_bound(self, bound: u8) -> WorldSpecBuilder {
+        self.param("net_bound", bound)
+    }
+
+    /// Runs of different messages per FIFO link (`link_bound=`).
+    pub fn link_bound(self, bound: u8) -> WorldSpecBuilder {
+        self.param("link_bound", bound)
+    }
+
+    /// A fault budget (`drops=`, `crashes=`, ...).
+    pub fn budget(self, kind: Budget, count: u8) -> WorldSpecBuilder {
+        self.param(budget_name(kind), count)
+    }
+
+    /// Client requests issued in total (`requests=`).
+    pub fn requests(self, requests: u8) -> WorldSpecBuilder {
+        self.param("requests", requests)
+    }
+
+    /// Nodes that receive client requests (`clients=`).
+    pub fn clients(self, nodes: &[u8]) -> WorldSpecBuilder {
+        self.param("clients", node_list(nodes))
+    }
+
+    /// Nodes the environment may crash (`crash_nodes=`).
+    pub fn crash_nodes(self, nodes: &[u8]) -> WorldSpecBuilder {
+        self.param("crash_nodes", node_list(nodes))
+    }
+
+    /// Interchangeable nodes (`symmetry=`); set clients and crash nodes first.
+    pub fn symmetry(self, nodes: &[u8]) -> WorldSpecBuilder {
+        match nodes {
+            [] => self.param("symmetry", "off"),
+            _ => self.param("symmetry", node_list(nodes)),
+        }
+    }
+
+    /// The quiescence bound (`quiescence=`).
+    pub fn quiescence(self, steps: u32) -> WorldSpecBuilder {
+        self.param("quiescence", steps)
+    }
+
+    /// The client workload (`workload=`).
+    pub fn workload(self, workload: &Workload) -> WorldSpecBuilder {
+        self.param("workload", workload)
+    }
+
+    /// Request `r` to the `r mod n`-th client node only (`spread=`).
+    pub fn spread(self, on: bool) -> WorldSpecBuilder {
+        self.param("spread", u8::from(on))
+    }
+
+    /// LOCAL_FAIL also after a reply (`local_fail_after_reply=`).
+    pub fn local_fail_after_reply(self, on: bool) -> WorldSpecBuilder {
+        self.param("local_fail_after_reply", u8::from(on))
+    }
+
+    /// Core parameter `index` (`cfgN=`).
+    pub fn core_param(self, index: usize, value: u64) -> WorldSpecBuilder {
+        self.param(&format!("cfg{index}"), value)
+    }
+
+    /// The specification, or the first refused value.
+    pub fn build(self) -> Result<WorldSpec, SpecError> {
+        self.spec
+    }
+}
+
+fn node_list(nodes: &[u8]) -> String {
+    let list: Vec<String> = nodes.iter().map(u8::to_string).collect();
+    list.join(",")
 }
 
 #[cfg(test)]
@@ -353,14 +635,27 @@ mod tests {
         assert_eq!(spec.budgets[Budget::Drops as usize], 2);
         assert_eq!(spec.client_nodes, vec![0, 2]);
         assert_eq!(spec.core_params[1], 7);
-        assert!(fresh().set("clients", "5").unwrap_err().contains("node 5"));
+        assert!(fresh()
+            .set("clients", "5")
+            .unwrap_err()
+            .to_string()
+            .contains("node 5"));
         assert!(spec
             .set("bogus", "1")
             .unwrap_err()
+            .to_string()
             .contains("unknown world parameter"));
-        assert!(spec.set("dups", "-1").unwrap_err().contains("count"));
-        assert!(spec.set("roles", "0,0,1").unwrap_err().contains("role 1"));
-        assert!(WorldSpec::new(Arc::new(ReqAck::default()), 9).is_err());
+        assert!(spec
+            .set("dups", "-1")
+            .unwrap_err()
+            .to_string()
+            .contains("count"));
+        assert!(spec
+            .set("roles", "0,0,1")
+            .unwrap_err()
+            .to_string()
+            .contains("role 1"));
+        assert!(WorldSpec::new(Arc::new(ReqAck::default()), NODES_MAX + 1).is_err());
     }
 
     fn fresh() -> WorldSpec {
@@ -369,7 +664,7 @@ mod tests {
 
     #[test]
     fn roles_must_name_every_node() {
-        let error = fresh().set("roles", "0,0").unwrap_err();
+        let error = fresh().set("roles", "0,0").unwrap_err().to_string();
         assert_eq!(
             error,
             "roles=0,0: 2 role(s) for a 3-node world (--nodes): give one core index per node"
@@ -382,7 +677,10 @@ mod tests {
 
     #[test]
     fn a_parameter_given_twice_is_refused() {
-        let error = fresh().set_all(&["drops=1", "drops=2"]).unwrap_err();
+        let error = fresh()
+            .set_all(&["drops=1", "drops=2"])
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             error,
             "drops=2: drops is already set (to 1); give each parameter once"
@@ -394,8 +692,21 @@ mod tests {
     }
 
     #[test]
+    fn spread_client_nodes_are_not_interchangeable() {
+        let mut spec = fresh();
+        spec.set_all(&["clients=1,2", "spread=1"]).unwrap();
+        let error = spec.set("symmetry", "1,2").unwrap_err().to_string();
+        assert!(error.contains("not interchangeable"), "{error}");
+        let mut spec = fresh();
+        spec.set_all(&["clients=1,2", "symmetry=1,2"]).unwrap();
+        let error = spec.set("spread", "1").unwrap_err().to_string();
+        assert!(error.contains("not interchangeable"), "{error}");
+        assert!(!spec.spread, "a refused value is not kept");
+    }
+
+    #[test]
     fn net_bound_is_at_least_one() {
-        let error = fresh().set("net_bound", "0").unwrap_err();
+        let error = fresh().set("net_bound", "0").unwrap_err().to_string();
         assert_eq!(error, "net_bound=0: expected a count from 1 to 255");
         let mut spec = fresh();
         spec.set("net_bound", "1").unwrap();
@@ -407,7 +718,7 @@ mod tests {
         for value in ["0", "256", "x"] {
             let error = fresh().set("skew", value).unwrap_err();
             assert_eq!(
-                error,
+                error.to_string(),
                 format!("skew={value}: expected a count from 1 to 255")
             );
         }
@@ -419,22 +730,22 @@ mod tests {
 
     #[test]
     fn requests_states_its_real_limit() {
-        for value in ["33", "255", "300", "-1"] {
-            let error = fresh().set("requests", value).unwrap_err();
+        for value in ["256", "300", "-1"] {
+            let error = fresh().set("requests", value).unwrap_err().to_string();
             assert_eq!(
                 error,
                 format!("requests={value}: expected a count from 0 to {REQUESTS_MAX}")
             );
         }
         let mut spec = fresh();
-        spec.set("requests", "32").unwrap();
-        assert_eq!(spec.requests, 32);
+        spec.set("requests", "255").unwrap();
+        assert_eq!(spec.requests, 255);
     }
 
     #[test]
     fn the_quiescence_bound_is_a_bounded_number_of_steps() {
         for value in ["0", "100001", "100000000", "4294967296", "x"] {
-            let error = fresh().set("quiescence", value).unwrap_err();
+            let error = fresh().set("quiescence", value).unwrap_err().to_string();
             assert_eq!(
                 error,
                 format!("quiescence={value}: expected a number of steps from 1 to 100000")

@@ -129,6 +129,8 @@ pub struct NodeState {
     /// Deadlines of the armed timers that have one, sorted by timer id; an
     /// armed timer without one may fire at any moment.
     pub deadlines: Vec<Deadline>,
+    /// Pending random choices the core asked for (`CHOOSE`), sorted by id.
+    pub choices: Vec<Choice>,
 }
 
 impl NodeState {
@@ -165,6 +167,15 @@ impl NodeState {
     }
 }
 
+/// A random choice a core asked for and the environment has not made yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Encode)]
+pub struct Choice {
+    /// The choice id (`0..TIMERS_MAX`), echoed in the `CHOICE` event.
+    pub id: u8,
+    /// Number of values: the event carries one of `0..k`.
+    pub k: u8,
+}
+
 /// What a ghost history entry records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
 pub enum GhostKind {
@@ -174,6 +185,15 @@ pub enum GhostKind {
     Reply,
     /// The environment failed the request locally.
     LocalFail,
+    /// The client timed out and sent the request again, to `node` (budget `retries`).
+    Retry,
+}
+
+impl GhostKind {
+    /// Whether the entry answers its request (a reply or a local failure).
+    pub fn is_answer(self) -> bool {
+        matches!(self, GhostKind::Reply | GhostKind::LocalFail)
+    }
 }
 
 /// One entry of the ghost history of client requests and replies.
@@ -185,7 +205,8 @@ pub struct GhostEntry {
     pub request: u32,
     /// The node the request went to, or that replied.
     pub node: u8,
-    /// Reply bytes (empty otherwise).
+    /// Invoke and retry: the operation's bytes (empty without a workload);
+    /// reply: the reply's bytes; local failure: empty.
     pub payload: Payload,
 }
 
@@ -206,10 +227,18 @@ pub enum Budget {
     Ticks,
     /// LOCAL_FAIL(r).
     LocalFails,
+    /// LINK(src->dst): one direction of a link cut or healed.
+    OneWayCuts,
+    /// ISOLATE(n): every link to and from a node cut.
+    Isolations,
+    /// SPLIT(group): every link between two groups of nodes cut.
+    Splits,
+    /// RETRY(r): a client times out and sends its request again.
+    Retries,
 }
 
 /// Number of [`Budget`] kinds.
-pub const BUDGETS: usize = 7;
+pub const BUDGETS: usize = 11;
 
 /// The World's state. Its [`Encode`] bytes are its identity.
 #[derive(Debug, Default, PartialEq, Eq, Encode)]
@@ -219,18 +248,19 @@ pub struct WorldState {
     /// Messages in flight: sorted by (src, dst, bytes) with counts, or, in FIFO
     /// mode, sorted by (src, dst) and in send order within a link.
     pub net: Vec<Packet>,
-    /// Cut links: bit `a * 8 + b` for the pair `a < b`.
-    pub links_down: u64,
+    /// Cut directions of links, sorted: `(src, dst)` when messages from
+    /// `src` to `dst` are not delivered (a pair cut is both directions).
+    pub cut_links: Vec<(u8, u8)>,
     /// Remaining fault budgets, indexed by [`Budget`].
     pub budgets: [u8; BUDGETS],
     /// Client requests issued so far (request ids `0..issued`).
     pub issued: u8,
     /// Client invocations and replies, in order.
     pub ghost: Vec<GhostEntry>,
-    /// Bit per request that was open (invoked, not answered) at its node
-    /// when that node crashed: the client saw its connection break, so the
-    /// request may never be answered (see [`crate::quiescence::answered`]).
-    pub lost_in_crash: u32,
+    /// Requests, sorted, that were open (invoked, not answered) at their
+    /// node when that node crashed: the client saw its connection break, so
+    /// the request may never be answered (see [`crate::quiescence::answered`]).
+    pub lost_in_crash: Vec<u8>,
 }
 
 /// Cloning into an existing node reuses its memory (`clone_from`).
@@ -251,6 +281,7 @@ impl Clone for NodeState {
             wakes,
             persists,
             deadlines,
+            choices,
         } = source;
         self.core.clone_from(core);
         self.crashed = *crashed;
@@ -259,6 +290,7 @@ impl Clone for NodeState {
         self.wakes = *wakes;
         self.persists.clone_from(persists);
         self.deadlines.clone_from(deadlines);
+        self.choices.clone_from(choices);
     }
 }
 
@@ -276,7 +308,7 @@ impl Clone for WorldState {
         let WorldState {
             nodes,
             net,
-            links_down,
+            cut_links,
             budgets,
             issued,
             ghost,
@@ -284,11 +316,11 @@ impl Clone for WorldState {
         } = source;
         self.nodes.clone_from(nodes);
         self.net.clone_from(net);
-        self.links_down = *links_down;
+        self.cut_links.clone_from(cut_links);
         self.budgets = *budgets;
         self.issued = *issued;
         self.ghost.clone_from(ghost);
-        self.lost_in_crash = *lost_in_crash;
+        self.lost_in_crash.clone_from(lost_in_crash);
     }
 }
 
@@ -298,16 +330,27 @@ impl WorldState {
         self.budgets[kind as usize]
     }
 
-    /// Whether the link between `a` and `b` is up.
-    pub fn link_up(&self, a: u8, b: u8) -> bool {
-        a == b || self.links_down & link_bit(a, b) == 0
+    /// Whether messages from `src` reach `dst` (the link's direction is not cut).
+    pub fn link_up(&self, src: u8, dst: u8) -> bool {
+        src == dst || self.cut_links.binary_search(&(src, dst)).is_err()
     }
-}
 
-/// The bit of the unordered pair `{a, b}` in [`WorldState::links_down`].
-pub fn link_bit(a: u8, b: u8) -> u64 {
-    let (low, high) = if a < b { (a, b) } else { (b, a) };
-    1u64 << (low as u32 * 8 + high as u32)
+    /// Whether both directions between `a` and `b` are up.
+    pub fn pair_up(&self, a: u8, b: u8) -> bool {
+        self.link_up(a, b) && self.link_up(b, a)
+    }
+
+    /// Cuts (`cut`) or heals the direction `src -> dst`; whether it changed.
+    pub fn set_cut(&mut self, src: u8, dst: u8, cut: bool) -> bool {
+        match (self.cut_links.binary_search(&(src, dst)), cut) {
+            (Err(at), true) if src != dst => self.cut_links.insert(at, (src, dst)),
+            (Ok(at), false) => {
+                self.cut_links.remove(at);
+            }
+            _ => return false,
+        }
+        true
+    }
 }
 
 #[cfg(test)]
@@ -328,6 +371,7 @@ mod tests {
                     bytes: Payload::new(&[9]).unwrap(),
                 }],
                 deadlines: vec![Deadline { timer: 0, at: 7 }],
+                choices: vec![Choice { id: 2, k: 3 }],
             }],
             net: vec![Packet {
                 src: 0,
@@ -336,14 +380,15 @@ mod tests {
                 count: 2,
                 surplus: true,
             }],
-            links_down: link_bit(1, 0),
+            cut_links: vec![(1, 0)],
             budgets: [1; BUDGETS],
             issued: 1,
             ghost: vec![],
-            lost_in_crash: 1,
+            lost_in_crash: vec![0],
         };
         assert_eq!(WorldState::decode_exact(&state.to_bytes()).unwrap(), state);
-        assert!(!state.link_up(0, 1) && state.link_up(1, 2));
+        assert!(!state.link_up(1, 0) && state.link_up(0, 1) && state.link_up(1, 2));
+        assert!(!state.pair_up(0, 1) && state.pair_up(1, 2));
     }
 
     #[test]
@@ -356,6 +401,7 @@ mod tests {
             wakes: 0,
             persists: vec![],
             deadlines: vec![],
+            choices: vec![],
         };
         node.set_deadline(3, Some(5));
         node.set_deadline(0, Some(3));

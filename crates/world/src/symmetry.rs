@@ -15,7 +15,7 @@ use cmc_model::Encode;
 
 use crate::env::Env;
 use crate::spec::{NetSemantics, WorldSpec};
-use crate::state::{link_bit, WorldState};
+use crate::state::WorldState;
 
 /// The renamings of a World's interchangeable nodes.
 pub struct Symmetry {
@@ -135,15 +135,10 @@ fn rename_into(env: &Env, state: &WorldState, perm: &[u32], next: &mut WorldStat
             .net
             .sort_by(|p, q| (p.src, p.dst, &p.msg).cmp(&(q.src, q.dst, &q.msg))),
     }
-    let nodes = state.nodes.len() as u8;
-    next.links_down = 0;
-    for a in 0..nodes {
-        for b in a + 1..nodes {
-            if !state.link_up(a, b) {
-                next.links_down |= link_bit(to(a), to(b));
-            }
-        }
+    for link in &mut next.cut_links {
+        *link = (to(link.0), to(link.1));
     }
+    next.cut_links.sort_unstable();
     for entry in &mut next.ghost {
         entry.node = to(entry.node);
     }

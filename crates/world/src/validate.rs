@@ -11,7 +11,8 @@
 //!   and bytes, and its bytes become durable;
 //! - a `TIMER` fires only while armed and, if it was armed with a deadline
 //!   (`SET_TIMER_AT`), once the node's clock has reached it; a `WAKE` only while pending, a
-//!   `LOCAL_FAIL` only for a request the node was given;
+//!   `LOCAL_FAIL` only for a request the node was given, a `CHOICE` only
+//!   once the node asked for it (`CHOOSE`);
 //! - a node gets `START` first, and again only after a `crash` record (which
 //!   loses its volatile part, unflushed persists, timers and wake-ups);
 //! - a node's clock never goes back, and only a `TICK` moves it.
@@ -89,6 +90,8 @@ struct Node {
     wakes: BTreeSet<u32>,
     persists: VecDeque<(u32, Vec<u8>)>,
     requests: BTreeSet<u32>,
+    /// Random choices asked for (`CHOOSE`) and not made yet.
+    choices: BTreeSet<u32>,
 }
 
 /// Copies of one message (source, destination, bytes).
@@ -130,6 +133,7 @@ impl<'s> Glue<'s> {
                     wakes: BTreeSet::new(),
                     persists: VecDeque::new(),
                     requests: BTreeSet::new(),
+                    choices: BTreeSet::new(),
                 }
             })
             .collect();
@@ -173,6 +177,7 @@ impl<'s> Glue<'s> {
                 state.timers.clear();
                 state.wakes.clear();
                 state.persists.clear();
+                state.choices.clear();
                 self.summary.crashes += 1;
                 Ok(())
             }
@@ -311,6 +316,14 @@ impl<'s> Glue<'s> {
                     ));
                 }
             }
+            EventKind::Choice => {
+                if !state.choices.remove(&event.id) {
+                    return Err(format!(
+                        "choice {} is made at node {node}, which has not asked for it",
+                        event.id
+                    ));
+                }
+            }
             EventKind::Start | EventKind::Tick => {}
         }
         Ok(())
@@ -416,6 +429,9 @@ impl<'s> Glue<'s> {
             }
             Some(OutputKind::Wake) => {
                 state.wakes.insert(output.id);
+            }
+            Some(OutputKind::Choose) => {
+                state.choices.insert(output.id);
             }
             Some(OutputKind::Reply) | None => {}
         }

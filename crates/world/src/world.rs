@@ -186,6 +186,14 @@ impl World {
             }
             Some(EventKind::Flushed) => format!("{head} @{} {}", event.id, hex(event.payload())),
             Some(EventKind::Start | EventKind::Tick) => format!("{head} clock={}", event.clock),
+            Some(EventKind::Choice) => format!("{head} id={} value={}", event.id, event.payload[0]),
+            Some(EventKind::Client) if event.len > 0 => {
+                let op = match &self.spec().workload {
+                    Some(workload) => workload.describe(event.payload()),
+                    None => hex(event.payload()),
+                };
+                format!("{head} id={} {op}", event.id)
+            }
             _ => format!("{head} id={}", event.id),
         }
     }
@@ -214,6 +222,10 @@ impl World {
                         Some(deadline) => format!("SET_TIMER_AT {} at={deadline}", item.id),
                         None => format!("SET_TIMER_AT {} {}", item.id, hex(item.payload())),
                     },
+                    Some(OutputKind::Choose) => {
+                        let k = item.payload().first().copied().unwrap_or(0);
+                        format!("CHOOSE {} among {k}", item.id)
+                    }
                     _ => format!("{kind} {}", item.id),
                 }
             })
@@ -245,14 +257,13 @@ impl World {
         }
         let requests = self.spec().requests;
         if state.issued < requests {
-            let down: Vec<String> = self
-                .spec()
-                .client_nodes
+            let next_nodes = self.spec().request_nodes(state.issued);
+            let down: Vec<String> = next_nodes
                 .iter()
                 .filter(|&&node| state.nodes[node as usize].crashed)
                 .map(|node| format!("n{node}"))
                 .collect();
-            let why = if down.len() == self.spec().client_nodes.len() {
+            let why = if down.len() == next_nodes.len() {
                 format!(": every client node is down ({})", down.join(", "))
             } else {
                 String::new()
@@ -281,7 +292,7 @@ fn builtin_properties() -> Vec<Property<World>> {
             state.ghost.iter().enumerate().all(|(at, entry)| {
                 entry.kind != GhostKind::Reply
                     || state.ghost[..at].iter().any(|earlier| {
-                        earlier.kind == GhostKind::Invoke
+                        matches!(earlier.kind, GhostKind::Invoke | GhostKind::Retry)
                             && earlier.request == entry.request
                             && earlier.node == entry.node
                     })
@@ -377,7 +388,7 @@ impl Model for World {
     /// A state is a legitimate end when every client request issued has an
     /// answer (a reply, a local failure, or its node crashed while it was
     /// open: see [`crate::quiescence::answered`]) and every request was
-    /// issued, or the rest cannot be: every client node is down. Any other
+    /// issued, or the rest cannot be: every node the next request may go to is down. Any other
     /// state without enabled actions is a hang, reported with
     /// [`World::explain_unanswered`]. After a fault, every state is terminal.
     fn is_terminal(&self, state: &WorldState) -> bool {
@@ -386,7 +397,7 @@ impl Model for World {
         }
         let clients_down = self
             .spec()
-            .client_nodes
+            .request_nodes(state.issued)
             .iter()
             .all(|&node| state.nodes[node as usize].crashed);
         (0..state.issued as u32).all(|request| answered(state, request))
@@ -417,8 +428,36 @@ impl Model for World {
             Action::Links { a, b, cut } => {
                 format!("LINKS {} n{a}-n{b}", if cut { "cut" } else { "heal" })
             }
-            Action::Client { request, node } => format!("CLIENT r{request} -> n{node}"),
+            Action::Client { request, node, op } => match &self.spec().workload {
+                Some(workload) => {
+                    let payload = self.env.operations.get(op as usize).copied();
+                    let text = payload.map_or(format!("op={op}"), |payload| {
+                        workload.describe(payload.as_bytes())
+                    });
+                    format!("CLIENT r{request} -> n{node} {text}")
+                }
+                None => format!("CLIENT r{request} -> n{node}"),
+            },
             Action::LocalFail { request, node } => format!("LOCAL_FAIL r{request} at n{node}"),
+            Action::Choose {
+                node,
+                choice,
+                value,
+            } => format!("CHOICE n{node} id={choice} value={value}"),
+            Action::OneWay { src, dst, cut } => {
+                format!("LINK {} n{src}->n{dst}", if cut { "cut" } else { "heal" })
+            }
+            Action::Isolate { node } => format!("ISOLATE n{node}"),
+            Action::Split { group } => {
+                let (inside, outside): (Vec<u8>, Vec<u8>) =
+                    (0..self.spec().nodes() as u8).partition(|node| group & (1 << node) != 0);
+                let names = |nodes: Vec<u8>| {
+                    let names: Vec<String> = nodes.iter().map(|n| format!("n{n}")).collect();
+                    names.join(",")
+                };
+                format!("SPLIT {} | {}", names(inside), names(outside))
+            }
+            Action::Retry { request, node } => format!("RETRY r{request} -> n{node}"),
         }
     }
 
@@ -499,14 +538,30 @@ impl Model for World {
             })
             .collect();
         view = view.text("net", format!("[{}]", net.join(", ")));
-        if state.links_down != 0 {
-            view = view.text("links_down", format!("{:#x}", state.links_down));
+        if !state.cut_links.is_empty() {
+            let cut: Vec<String> = state
+                .cut_links
+                .iter()
+                .map(|(src, dst)| format!("n{src}->n{dst}"))
+                .collect();
+            view = view.text("cut_links", format!("[{}]", cut.join(", ")));
         }
         let ghost: Vec<String> = state
             .ghost
             .iter()
             .map(|g| match g.kind {
-                GhostKind::Invoke => format!("invoke r{}@n{}", g.request, g.node),
+                GhostKind::Invoke | GhostKind::Retry => {
+                    let verb = if g.kind == GhostKind::Invoke {
+                        "invoke"
+                    } else {
+                        "retry"
+                    };
+                    let op = match &self.spec().workload {
+                        Some(workload) => format!(" {}", workload.describe(g.payload.as_bytes())),
+                        None => String::new(),
+                    };
+                    format!("{verb} r{}@n{}{op}", g.request, g.node)
+                }
                 GhostKind::Reply => format!(
                     "reply r{}@n{} {}",
                     g.request,

@@ -105,6 +105,7 @@ fn the_lost_request_is_explained() {
         Action::Client {
             request: 0,
             node: 0,
+            op: 0,
         },
         Action::Crash { node: 0 },
     ];
@@ -142,6 +143,7 @@ fn a_hang_names_the_unanswered_request() {
     let client = Action::Client {
         request: 0,
         node: 0,
+        op: 0,
     };
     let state = world.next_state(&states[0], &client).expect("enabled");
     assert!(!world.is_terminal(&state));

@@ -81,6 +81,12 @@ const FIXTURES: &[(&str, &str, &[&str])] = &[
         "test/misbehave.c",
         &["-O2", "-c", "-DNONDET_STATIC"],
     ),
+    ("libdice.so", "test/dice.c", &["-O2", "-shared"]),
+    (
+        "libdice_links.so",
+        "test/dice.c",
+        &["-O2", "-shared", "-DLINK_PROPS"],
+    ),
 ];
 
 /// Serialises the compilations of the test threads.
