@@ -386,7 +386,7 @@ fn a_world_page_shows_nodes_network_ghost_and_chart() {
         .expect("a LINKS cut action");
     let partitioned = get(address, &cut.0.replace("&amp;", "&"));
     assert!(
-        partitioned.body.contains("cut: n0 &ndash; n1"),
+        partitioned.body.contains("cut: n0 &rarr; n1, n1 &rarr; n0"),
         "{}",
         partitioned.body
     );
