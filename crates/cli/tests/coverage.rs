@@ -102,3 +102,31 @@ fn walk_options_without_their_search_are_refused() {
     );
     assert!(err.contains("missing.cmc-trace"), "{err}");
 }
+
+#[test]
+fn the_html_report_shows_coverage_and_walks() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        &WORLD[..],
+        &[
+            "--coverage",
+            "--simulate",
+            "--swarm",
+            "--walks",
+            "50",
+            "--report",
+            "walks.html",
+        ],
+    ]
+    .concat();
+    cmc_exiting(&args, dir.path(), 0);
+    let page = std::fs::read_to_string(dir.path().join("walks.html")).unwrap();
+    assert!(page.contains("<table id=\"coverage\">"), "{page}");
+    assert!(page.contains("<td class=\"mono\">DELIVER</td>"), "{page}");
+    assert!(page.contains("<table id=\"walks\">"), "{page}");
+    assert!(
+        page.contains("<tr><td>walks</td><td>50</td></tr>"),
+        "{page}"
+    );
+    assert!(page.contains("drawn per walk (swarm)"), "{page}");
+}

@@ -6,6 +6,7 @@
 
 use std::fmt::Write;
 
+use crate::report::{CoverageReport, WalksReport};
 use crate::{CounterexampleReport, Report};
 
 /// `text` with the five characters that are special in HTML text and
@@ -53,6 +54,12 @@ impl Report {
         self.html_verdict(&mut page);
         self.html_summary(&mut page);
         self.html_properties(&mut page);
+        if let Some(walks) = &self.walks {
+            html_walks(&mut page, walks);
+        }
+        if let Some(coverage) = &self.coverage {
+            html_coverage(&mut page, coverage);
+        }
         if let Some(counterexample) = &self.counterexample {
             html_counterexample(&mut page, counterexample);
         }
@@ -178,6 +185,87 @@ impl Report {
             "<tr><td>every other property</td><td>{others}</td></tr>"
         );
         page.push_str("</table>\n");
+    }
+}
+
+/// What the random walks did: counts, rates and faults injected by kind.
+fn html_walks(page: &mut String, walks: &WalksReport) {
+    page.push_str("<h2>Random walks</h2>\n<table id=\"walks\">\n");
+    let distinct = if walks.distinct_capped {
+        format!("at least {}", walks.distinct_states)
+    } else {
+        walks.distinct_states.to_string()
+    };
+    let rows = [
+        ("walks", walks.walks.to_string()),
+        ("steps", walks.steps.to_string()),
+        ("deepest walk", walks.deepest.to_string()),
+        ("distinct states seen", distinct),
+        ("walks/s", format!("{:.0}", walks.walks_per_second)),
+        ("steps/s", format!("{:.0}", walks.steps_per_second)),
+        (
+            "fault densities",
+            if walks.swarm {
+                "drawn per walk (swarm)"
+            } else {
+                "uniform"
+            }
+            .to_string(),
+        ),
+    ];
+    for (name, value) in rows {
+        let _ = writeln!(
+            page,
+            "<tr><td>{name}</td><td>{}</td></tr>",
+            escape_html(&value)
+        );
+    }
+    for (kind, count) in &walks.faults {
+        let _ = writeln!(
+            page,
+            "<tr><td>faults injected: {}</td><td>{count}</td></tr>",
+            escape_html(kind)
+        );
+    }
+    if let Some(walk) = walks.failing_walk {
+        let _ = writeln!(page, "<tr><td>failing walk</td><td>{walk}</td></tr>");
+    }
+    page.push_str("</table>\n");
+}
+
+/// How often each action kind was enabled and taken, and what never was.
+fn html_coverage(page: &mut String, coverage: &CoverageReport) {
+    page.push_str("<h2>Coverage</h2>\n<table id=\"coverage\">\n");
+    page.push_str("<tr><th>action kind</th><th>fault</th><th>enabled</th><th>taken</th></tr>\n");
+    for kind in &coverage.kinds {
+        let class = if kind.taken == 0 {
+            " class=\"fail\""
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            page,
+            "<tr{class}><td class=\"mono\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape_html(&kind.kind),
+            if kind.fault { "yes" } else { "" },
+            kind.enabled,
+            kind.taken
+        );
+    }
+    page.push_str("</table>\n");
+    if !coverage.never_taken.is_empty() {
+        let _ = writeln!(
+            page,
+            "<p>Never taken: {}.</p>",
+            escape_html(&coverage.never_taken.join(", "))
+        );
+    }
+    for fault in &coverage.budgeted_faults_never_taken {
+        let _ = writeln!(
+            page,
+            "<p class=\"fail\">Warning: fault {} has a budget but never occurred.</p>",
+            escape_html(fault)
+        );
     }
 }
 
