@@ -515,17 +515,8 @@ impl Env {
                     return Ok(None);
                 }
                 next.issued += 1;
-                push_ghost(&mut next, GhostKind::Invoke, request as u32, node, payload)
-                    .map_err(|why| client_fault(state, node, EventKind::Client, request, why))?;
-                self.step(
-                    &mut next,
-                    node,
-                    EventKind::Client,
-                    0,
-                    request as u32,
-                    payload.as_bytes(),
-                    observer,
-                )?;
+                let sent = (GhostKind::Invoke, request, node, payload);
+                self.send_request(state, &mut next, sent, observer)?;
             }
             Action::LocalFail { request, node } => {
                 let holds = || {
@@ -624,20 +615,36 @@ impl Env {
                     .map(|entry| entry.payload)
                     .unwrap_or_default();
                 next.lost_in_crash.retain(|lost| *lost != request);
-                push_ghost(&mut next, GhostKind::Retry, request as u32, node, payload)
-                    .map_err(|why| client_fault(state, node, EventKind::Client, request, why))?;
-                self.step(
-                    &mut next,
-                    node,
-                    EventKind::Client,
-                    0,
-                    request as u32,
-                    payload.as_bytes(),
-                    observer,
-                )?;
+                let sent = (GhostKind::Retry, request, node, payload);
+                self.send_request(state, &mut next, sent, observer)?;
             }
         }
         Ok(Some(next))
+    }
+
+    /// A client sends `request` with its operation `payload` to `node`, for
+    /// the first time (`GhostKind::Invoke`) or again (`GhostKind::Retry`):
+    /// the ghost history records it and the node's core gets `CLIENT`.
+    /// `state` is the state before the action, for a fault's report.
+    fn send_request(
+        &self,
+        state: &WorldState,
+        next: &mut WorldState,
+        (kind, request, node, payload): (GhostKind, u8, u8, Payload),
+        observer: &mut impl Observer,
+    ) -> Result<(), StepFault> {
+        push_ghost(next, kind, request as u32, node, payload)
+            .map_err(|why| client_fault(state, node, EventKind::Client, request, why))?;
+        let operation = payload.as_bytes();
+        self.step(
+            next,
+            node,
+            EventKind::Client,
+            0,
+            request as u32,
+            operation,
+            observer,
+        )
     }
 
     /// Delivers one event to `node` and carries out its outputs.
