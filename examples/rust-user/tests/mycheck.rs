@@ -20,15 +20,22 @@ fn mycheck(args: &[&str], dir: &Path) -> Output {
         .expect("mycheck runs")
 }
 
-/// The shared library this package's library is also built as (next to
-/// the binary: cargo builds every crate type of the library for it).
+/// The shared library this package's library is also built as: cargo
+/// builds it with the rlib this test links, into `deps/` (only `cargo build`
+/// also copies it next to the binaries).
 fn core_library() -> PathBuf {
     let dir = Path::new(env!("CARGO_BIN_EXE_mycheck")).parent().unwrap();
-    dir.join(format!(
+    let name = format!(
         "{}rust_user{}",
         std::env::consts::DLL_PREFIX,
         std::env::consts::DLL_SUFFIX
-    ))
+    );
+    let built_with_the_tests = dir.join("deps").join(&name);
+    if built_with_the_tests.is_file() {
+        built_with_the_tests
+    } else {
+        dir.join(name)
+    }
 }
 
 fn json(output: &Output) -> serde_json::Value {
