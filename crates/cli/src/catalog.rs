@@ -40,6 +40,10 @@ use cmc_world::{Core, World, WorldSpec};
 
 /// Builds a model from its `NAME=VALUE` parameters.
 type BuildModel = dyn Fn(&[(String, String)]) -> Result<Box<dyn AnyModel>, String> + Send + Sync;
+/// Builds a model and binds the web explorer to it on a port: the explorer
+/// needs the model's concrete type, which only its registration knows.
+type ExploreModel =
+    dyn Fn(&[(String, String)], u16) -> Result<cmc_explore::Server, String> + Send + Sync;
 
 /// A model a program registers: its name (`cmc check NAME`), a one-line
 /// summary and its parameters (for `list`), and its constructor.
@@ -54,6 +58,8 @@ pub struct ModelEntry {
     summary: String,
     params: Vec<ParamSpec>,
     build: Arc<BuildModel>,
+    /// `None` for the bundled models, which the explorer knows by type.
+    explore: Option<Arc<ExploreModel>>,
 }
 
 impl ModelEntry {
@@ -65,16 +71,23 @@ impl ModelEntry {
         M: Model + Send + 'static,
         F: Fn(&mut Params<'_>) -> Result<M, String> + Send + Sync + 'static,
     {
+        let build = Arc::new(move |given: &[(String, String)]| {
+            let mut params = Params::new(given);
+            let model = build(&mut params)?;
+            params.finish()?;
+            Ok::<M, String>(model)
+        });
+        let explore = Arc::clone(&build);
         ModelEntry {
             name: name.to_string(),
             summary: summary.to_string(),
             params: Vec::new(),
             build: Arc::new(move |given: &[(String, String)]| {
-                let mut params = Params::new(given);
-                let model = build(&mut params)?;
-                params.finish()?;
-                Ok(Box::new(model) as Box<dyn AnyModel>)
+                Ok(Box::new(build(given)?) as Box<dyn AnyModel>)
             }),
+            explore: Some(Arc::new(move |given: &[(String, String)], port| {
+                cmc_explore::Server::bind_model(explore(given)?, port)
+            })),
         }
     }
 
@@ -124,6 +137,7 @@ impl From<cmc_models::registry::ModelEntry> for ModelEntry {
             summary: entry.summary.to_string(),
             params: entry.params,
             build: Arc::new(build),
+            explore: None,
         }
     }
 }
@@ -388,6 +402,20 @@ impl Catalog {
 
     /// Builds the model `entry` with `params`, holding it to
     /// [`ModelEntry`]'s contract.
+    /// Builds `entry`'s model with `params` and binds the web explorer to it
+    /// on `port`.
+    pub fn explore(
+        &self,
+        entry: &ModelEntry,
+        params: &[(String, String)],
+        port: u16,
+    ) -> Result<cmc_explore::Server, String> {
+        match &entry.explore {
+            Some(explore) => explore(params, port),
+            None => cmc_explore::Server::bind(self.build(entry, params)?, port),
+        }
+    }
+
     pub fn build(
         &self,
         entry: &ModelEntry,

@@ -1,5 +1,5 @@
-//! `cmc explore`: the web explorer of `cmc-explore`, on a bundled model or
-//! a World of cores.
+//! `cmc explore`: the web explorer of `cmc-explore`, on a model of the
+//! program's catalog (bundled, or a front end's own) or a World of cores.
 
 use clap::Args;
 
@@ -14,7 +14,7 @@ pub struct ExploreArgs {
     /// repeat for several roles. Cores run in this process, as in `cmc replay`.
     #[arg(long = "core", value_name = "PATH")]
     pub cores: Vec<String>,
-    /// Number of World nodes (with --core), 1 to 8.
+    /// Number of World nodes (with --core), 1 to 64.
     #[arg(long, default_value_t = 2, value_parser = crate::args::nodes)]
     pub nodes: usize,
     /// The port to listen on, on 127.0.0.1 only (0: a free port).
@@ -25,24 +25,28 @@ pub struct ExploreArgs {
 /// Serves the explorer until the process is stopped; `Err` if the model
 /// cannot be built or the port cannot be listened on.
 pub fn command(args: ExploreArgs) -> Result<Status, String> {
-    let model = if args.cores.is_empty() {
+    // A core that calls exit() ends cmc with a clear message, as in `cmc replay`.
+    let _exit_guard = cmc_world::supervise::ExitGuard::new();
+    let server = if args.cores.is_empty() {
         let (name, words) = args
             .words
             .split_first()
             .ok_or("name a model to explore (see `cmc list`), or give cores with --core PATH")?;
-        crate::registry::build(name, &crate::registry::parse_params(words)?)?
+        crate::registry::explore(name, &crate::registry::parse_params(words)?, args.port)?
     } else {
-        cmc_world::build_model(&cmc_world::WorldArgs {
+        let world = cmc_world::build_model(&cmc_world::WorldArgs {
             cores: args.cores,
             nodes: args.nodes,
             params: args.words,
             check_determinism: false,
-        })?
+        })?;
+        cmc_explore::Server::bind(world, args.port)?
     };
-    // A core that calls exit() ends cmc with a clear message, as in `cmc replay`.
-    let _exit_guard = cmc_world::supervise::ExitGuard::new();
-    let server = cmc_explore::Server::bind(model, args.port)?;
-    println!("cmc explore: serving {} (Ctrl-C to stop)", server.url());
+    let program = crate::registry::program();
+    println!(
+        "{program} explore: serving {} (Ctrl-C to stop)",
+        server.url()
+    );
     use std::io::Write;
     let _ = std::io::stdout().flush();
     server.run()

@@ -19,17 +19,37 @@ pub fn parse_params(words: &[String]) -> Result<Vec<(String, String)>, String> {
 /// Builds the model `name` of the running program's catalog with `params`.
 pub fn build(name: &str, params: &[(String, String)]) -> Result<Box<dyn AnyModel>, String> {
     let catalog = crate::catalog::current();
-    let entry = catalog.model(name).ok_or_else(|| {
-        format!(
-            "unknown model `{name}`; the models of {} are: {} (see `{} list`)",
-            catalog.program,
-            catalog.model_names().join(", "),
-            catalog.program
-        )
-    })?;
+    let entry = catalog
+        .model(name)
+        .ok_or_else(|| unknown_model(&catalog, name))?;
     catalog
         .build(entry, params)
         .map_err(|problem| format!("model `{name}`: {problem}"))
+}
+
+/// Builds the model `name` with `params` and binds the web explorer to it on
+/// `port` (a program's own models too: their registration knows their type).
+pub fn explore(
+    name: &str,
+    params: &[(String, String)],
+    port: u16,
+) -> Result<cmc_explore::Server, String> {
+    let catalog = crate::catalog::current();
+    let entry = catalog
+        .model(name)
+        .ok_or_else(|| unknown_model(&catalog, name))?;
+    catalog
+        .explore(entry, params, port)
+        .map_err(|problem| format!("model `{name}`: {problem}"))
+}
+
+fn unknown_model(catalog: &crate::catalog::Catalog, name: &str) -> String {
+    format!(
+        "unknown model `{name}`; the models of {} are: {} (see `{} list`)",
+        catalog.program,
+        catalog.model_names().join(", "),
+        catalog.program
+    )
 }
 
 /// One line per model (name, summary and parameters), then one per Rust core

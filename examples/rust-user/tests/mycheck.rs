@@ -208,3 +208,49 @@ fn the_gate_file_of_the_users_core_has_no_holes() {
     assert!(text.contains("gate: no holes"), "{text}");
     assert!(dir.path().join("evidence/wal-bug2.cmc-trace").is_file());
 }
+
+/// `mycheck explore` serves the web explorer on the user's own model: its
+/// first page lists the token ring's initial state, and its first state's page
+/// shows its fields and enabled actions.
+#[test]
+fn the_explorer_serves_the_users_own_model() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut server = Command::new(env!("CARGO_BIN_EXE_mycheck"))
+        .args(["explore", "token-ring", "N=3", "--port", "0"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("mycheck runs");
+    let mut first_line = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut first_line)
+        .unwrap();
+    let get = |path: &str| {
+        let address = first_line
+            .split("http://")
+            .nth(1)
+            .and_then(|rest| rest.split('/').next())
+            .unwrap_or_else(|| panic!("no URL in {first_line:?}"));
+        let mut stream = std::net::TcpStream::connect(address).unwrap();
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        response
+    };
+    let initial = get("/");
+    let state = get("/?path=0");
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert!(
+        first_line.starts_with("mycheck explore: serving http://127.0.0.1:"),
+        "{first_line}"
+    );
+    assert!(initial.starts_with("HTTP/1.1 200"), "{initial}");
+    assert!(initial.contains("token-ring"), "{initial}");
+    assert!(state.starts_with("HTTP/1.1 200"), "{state}");
+    assert!(state.contains("<h2>Enabled actions ("), "{state}");
+    assert!(state.contains("<h2>Fields"), "{state}");
+}
