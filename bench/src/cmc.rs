@@ -15,6 +15,11 @@ pub fn check<M: Model>(model: M, workers: usize, check_deadlock: bool) -> Sample
     let checker = Checker::new(model)
         .workers(workers)
         .check_deadlock(check_deadlock);
+    run(checker)
+}
+
+/// Runs a configured `checker` and measures it.
+pub fn run<M: Model>(checker: Checker<M>) -> Sample {
     let started = Instant::now();
     let outcome = checker.run();
     let wall = started.elapsed();

@@ -3,7 +3,6 @@
 //! reference gate use.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use cmc_search::Checker;
 use cmc_world::cores::reqack::{self, ReqAck};
@@ -130,16 +129,5 @@ pub fn check(case: WorldCase, workers: usize) -> Sample {
     if let (_, _, Some(depth)) = case.configuration() {
         checker = checker.max_depth(depth);
     }
-    let started = Instant::now();
-    let outcome = checker.run();
-    let wall = started.elapsed();
-    Sample {
-        distinct: outcome.stats.distinct_states,
-        generated: outcome.stats.states_generated,
-        depth: outcome.stats.depth,
-        wall,
-        table_bytes: outcome.stats.table_bytes,
-        peak_rss_bytes: 0,
-        verdict: outcome.verdict.as_str().into(),
-    }
+    crate::cmc::run(checker)
 }
