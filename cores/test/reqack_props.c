@@ -1,6 +1,6 @@
 /*
  * Properties in C of the reqack core (cores/reqack), for the tests of
- * crates/world/src/c_properties.rs. Linked with reqack.c into one library:
+ * crates/world/src/core/property_table.rs. Linked with reqack.c into one library:
  *
  *     cc -shared -fPIC -I include -I cores/reqack cores/reqack/reqack.c \
  *        cores/test/reqack_props.c [-DVARIANT] -o libreqack_props.so

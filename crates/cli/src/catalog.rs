@@ -8,8 +8,8 @@
 //! # impl cmc_world::TypedCore for Wal {
 //! #     type Durable = u32; type Volatile = u32;
 //! #     fn name(&self) -> &str { "wal" }
-//! #     fn step(&self, _: &cmc_world::abi::Config, _: &u32, _: &mut u32, _: &cmc_world::abi::Event,
-//! #             _: &mut cmc_world::abi::Outputs) -> Result<(), cmc_world::abi::CoreError> { Ok(()) }
+//! #     fn step(&self, _: &cmc_world::core::abi::Config, _: &u32, _: &mut u32, _: &cmc_world::core::abi::Event,
+//! #             _: &mut cmc_world::core::abi::Outputs) -> Result<(), cmc_world::core::abi::CoreError> { Ok(()) }
 //! # }
 //! fn main() -> std::process::ExitCode {
 //!     Cli::new("mycheck")
@@ -680,12 +680,12 @@ mod tests {
                 }
                 fn step(
                     &self,
-                    _: &cmc_world::abi::Config,
+                    _: &cmc_world::core::abi::Config,
                     _: &u8,
                     _: &mut u8,
-                    _: &cmc_world::abi::Event,
-                    _: &mut cmc_world::abi::Outputs,
-                ) -> Result<(), cmc_world::abi::CoreError> {
+                    _: &cmc_world::core::abi::Event,
+                    _: &mut cmc_world::core::abi::Outputs,
+                ) -> Result<(), cmc_world::core::abi::CoreError> {
                     Ok(())
                 }
             }

@@ -9,7 +9,8 @@ use cmc_search::{
     AnyModel, CheckpointOptions, FrontierWalks, ProgressMode, ReplayFile, Report, SearchOptions,
     Strategy, WalksFrom,
 };
-use cmc_world::supervise::{self, Role};
+use cmc_world::run::child::Role;
+use cmc_world::supervise;
 use cmc_world::WorldArgs;
 
 use crate::args::{CheckArgs, Cli, Command, DescribeArgs, ProgressArg, PurityArgs, ReplayArgs};
@@ -194,7 +195,7 @@ fn world_args_of(params: &[(String, String)]) -> Result<Option<WorldArgs>, Strin
 }
 
 fn check(args: CheckArgs) -> Result<Status, String> {
-    match supervise::child_from_env()? {
+    match cmc_world::run::child::child_from_env()? {
         Some(Role::Check) => check_in_child(&args),
         Some(Role::Explain) => {
             let world = world_of(&args)?.ok_or("the explainer is for Worlds only")?;
@@ -256,7 +257,7 @@ fn check_in_child(args: &CheckArgs) -> ! {
             crate::EXIT_USAGE
         }
     };
-    supervise::finish(i32::from(code), out.as_bytes())
+    cmc_world::run::child::finish(i32::from(code), out.as_bytes())
 }
 
 /// Where the replay file of a violation or fault goes.
@@ -401,7 +402,7 @@ fn dot_if_asked(
 /// through the cores of `world`.
 fn world_chart(world: &WorldArgs, file: &ReplayFile) -> Result<String, String> {
     let world = cmc_world::build_world(world)?;
-    cmc_world::chart_svg::replay_chart_svg(&world, file)
+    cmc_world::report::chart_svg::replay_chart_svg(&world, file)
         .map_err(|problem| format!("cannot draw the sequence chart of the trace: {problem}"))
 }
 
@@ -534,14 +535,14 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
             world_args.check_determinism = file.settings.iter().any(|s| s == "check-determinism");
             // Through the real cores: each event, its outputs and the core's
             // own description of its state, then the message sequence chart.
-            let _exit_guard = supervise::ExitGuard::new();
+            let _exit_guard = cmc_world::run::exit_guard::ExitGuard::new();
             let world = cmc_world::build_world(&world_args).map_err(unknown_here)?;
             let (steps, rows) =
-                cmc_world::replay::run_with_chart(&world, &file).map_err(in_file)?;
+                cmc_world::report::replay::run_with_chart(&world, &file).map_err(in_file)?;
             let mut report = AnyModel::replay(&world, &file).map_err(|e| in_file(e.to_string()))?;
             if let Some(path) = &args.report {
-                let titles = cmc_world::chart_svg::lifeline_titles(&world);
-                let chart = cmc_world::chart_svg::render_svg(&titles, &rows);
+                let titles = cmc_world::report::chart_svg::lifeline_titles(&world);
+                let chart = cmc_world::report::chart_svg::render_svg(&titles, &rows);
                 write_html_report(path, &report, Some(&chart))?;
             }
             if !args.json {
@@ -586,16 +587,16 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
 /// `cmc describe LIB`: the library's entry points run in this process, as
 /// in `cmc replay`, behind the same guard against a core that exits.
 fn describe(args: DescribeArgs) -> Result<Status, String> {
-    let _exit_guard = supervise::ExitGuard::new();
+    let _exit_guard = cmc_world::run::exit_guard::ExitGuard::new();
     print!(
         "{}",
-        cmc_world::c_properties::describe_library(&args.library)?
+        cmc_world::properties::c_properties::describe_library(&args.library)?
     );
     Ok(Status::Pass)
 }
 
 fn purity(args: PurityArgs) -> Result<Status, String> {
-    let report = cmc_world::purity::check(&args.file)?;
+    let report = cmc_world::core::purity::check(&args.file)?;
     print!("{report}");
     Ok(if report.is_pure() {
         Status::Pass

@@ -82,7 +82,7 @@ pub fn command(args: CorpusArgs) -> Result<Status, String> {
             manifest_path.display()
         ));
     }
-    let _exit_guard = cmc_world::supervise::ExitGuard::new();
+    let _exit_guard = cmc_world::run::exit_guard::ExitGuard::new();
     let mut failed = 0usize;
     println!(
         "corpus {}: {} pinned trace{}",

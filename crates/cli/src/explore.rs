@@ -26,7 +26,7 @@ pub struct ExploreArgs {
 /// cannot be built or the port cannot be listened on.
 pub fn command(args: ExploreArgs) -> Result<Status, String> {
     // A core that calls exit() ends cmc with a clear message, as in `cmc replay`.
-    let _exit_guard = cmc_world::supervise::ExitGuard::new();
+    let _exit_guard = cmc_world::run::exit_guard::ExitGuard::new();
     let server = if args.cores.is_empty() {
         let (name, words) = args
             .words

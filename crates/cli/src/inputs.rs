@@ -14,7 +14,8 @@ pub const REPLAY_FILE_MAX_BYTES: u64 = 64 << 20;
 /// directory is refused without being opened) of at most
 /// [`REPLAY_FILE_MAX_BYTES`], in UTF-8.
 pub fn read_replay_file(path: &Path) -> Result<String, String> {
-    let bytes = cmc_world::open::read_regular_file(path, "replay file", REPLAY_FILE_MAX_BYTES)?;
+    let bytes =
+        cmc_world::core::input_file::read_regular_file(path, "replay file", REPLAY_FILE_MAX_BYTES)?;
     String::from_utf8(bytes).map_err(|problem| {
         format!(
             "the replay file {} is not UTF-8 text (invalid byte at offset {})",

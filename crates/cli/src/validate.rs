@@ -1,8 +1,8 @@
 //! `cmc validate LOG --core lib.so`: a product's glue log replayed through
 //! the same cores (see `cmc_world::validate`).
 
-use cmc_world::glue_log;
-use cmc_world::open::read_regular_file;
+use cmc_world::core::input_file::read_regular_file;
+use cmc_world::validate::glue_log;
 use cmc_world::validate::{validate, Options};
 use cmc_world::WorldArgs;
 
@@ -16,7 +16,7 @@ const GLUE_LOG_MAX_BYTES: u64 = 1 << 30;
 /// record, `Err` for a log or core that cannot be read.
 pub fn command(args: ValidateArgs) -> Result<Status, String> {
     // The cores' steps run in this process, as in `cmc replay`.
-    let _exit_guard = cmc_world::supervise::ExitGuard::new();
+    let _exit_guard = cmc_world::run::exit_guard::ExitGuard::new();
     let bytes = read_regular_file(&args.log, "glue log", GLUE_LOG_MAX_BYTES)?;
     let text = String::from_utf8(bytes)
         .map_err(|_| format!("glue log {}: not UTF-8 text", args.log.display()))?;

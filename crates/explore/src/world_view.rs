@@ -6,8 +6,9 @@
 use std::fmt::Write;
 
 use cmc_search::{escape_html, ReplayFile};
-use cmc_world::spec::BUDGET_NAMES;
-use cmc_world::state::{hex, GhostKind, WorldState};
+use cmc_world::core::hex::hex;
+use cmc_world::world::spec::BUDGET_NAMES;
+use cmc_world::world::state::{GhostKind, WorldState};
 use cmc_world::World;
 
 use crate::explorer::Extras;
@@ -27,7 +28,7 @@ impl Extras<World> for WorldExtras {
     }
 
     fn chart(&self, world: &World, trace: &ReplayFile) -> Option<Result<String, String>> {
-        Some(cmc_world::chart_svg::replay_chart_svg(world, trace))
+        Some(cmc_world::report::chart_svg::replay_chart_svg(world, trace))
     }
 }
 

@@ -3,7 +3,7 @@
 //! persists in order), kept in the core's volatile part.
 
 use bytemuck::{Pod, Zeroable};
-use cmc_world::abi::CoreError;
+use cmc_world::core::abi::CoreError;
 
 use crate::wire::{Words, WORDS_MAX};
 

@@ -6,7 +6,7 @@ use cmc_search::{Checker, Verdict};
 
 #[test]
 fn the_shipped_object_passes_the_purity_gate() {
-    let report = cmc_world::purity::check(&two_phase::object()).unwrap();
+    let report = cmc_world::core::purity::check(&two_phase::object()).unwrap();
     assert!(report.is_pure(), "{report:?}");
 }
 

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use cmc_search::{Checker, ReplayFile};
 use cmc_world::cores::{reqack, reqack_c};
-use cmc_world::{replay, Core, World, WorldSpec};
+use cmc_world::report::replay;
+use cmc_world::{Core, World, WorldSpec};
 
 fn world(core: Arc<dyn Core>) -> World {
     let mut spec = WorldSpec::new(core, 2).expect("2 nodes are allowed");

@@ -1,61 +1,43 @@
-//! Cores and the World: the core contract, the environment, supervision and reports (see `ARCHITECTURE.md`).
+//! Cores and the World: the core contract, the environment, supervision and
+//! reports (see `ARCHITECTURE.md`).
 //!
-//! - [`abi`] and [`core`]: the core contract, in C (`include/cmc.h`) and Rust.
-//! - [`loader`]: C cores, linked at build time or loaded from a shared library.
-//! - [`spec`], [`state`], [`action`], [`env`]: the World's configuration, state,
-//!   actions and environment. The environment sees core states only as bytes.
-//! - [`world`]: the World as a [`cmc_model::Model`]; [`inspect`]: the separate,
-//!   explicit path by which properties read core internals.
-//! - [`step`]: running one step, with the determinism gate.
-//! - [`properties`]: linearizability and sequential consistency of the
-//!   client history.
-//! - [`c_properties`]: properties written in C (`CMC_PROPERTIES`), read
-//!   through the same explicit path.
-//! - [`quiescence`]: bounded liveness (the fair schedule reaches a goal).
-//! - [`symmetry`]: symmetry reduction over interchangeable nodes.
-//! - [`purity`]: the purity gate for C object files.
-//! - [`recorder`] and [`supervise`]: crash, hang and exit containment (the
-//!   verdict comes only from a process that never runs core code); private
-//!   `guarded`: every step's buffers between canaries and guard pages.
-//! - [`replay`]: counterexamples through the real cores, and message sequence charts.
-//! - [`glue_log`] and [`validate`]: a product's log of what its glue did,
-//!   replayed through the same cores (`cmc validate`).
-//! - [`cores`]: the example cores.
-//! - [`export`]: a Rust core exported through the C ABI ([`export_core!`]).
+//! The folders are layers; each imports only from the ones above it here:
+//!
+//! - [`core`]: the core contract: the C ABI ([`core::abi`], `include/cmc.h`),
+//!   the Rust traits ([`Core`], [`TypedCore`]), loading C cores
+//!   ([`core::loader`]), the purity gate, faults, and exporting a Rust core
+//!   through the C ABI ([`export_core!`]).
+//! - [`run`]: calling core code in this process: one step with its
+//!   determinism gate, guarded buffers, the flight recorder, and the
+//!   supervised child's side of its channel.
+//! - [`world`]: the environment's semantics: spec, state, actions, the
+//!   environment, quiescence, symmetry, workloads, and [`World`] as a
+//!   [`cmc_model::Model`]. The environment sees core states only as bytes.
+//! - [`properties`]: what is checked of a World: the client history's
+//!   linearizability, properties written in C, and the one explicit path
+//!   ([`world::inspect`]) by which they read core internals.
+//! - [`supervise`]: the supervisor process, which runs the check in a child
+//!   and gives the verdict; the explainer of a core fault.
+//! - [`report`]: counterexamples replayed through the real cores, and
+//!   message sequence charts (text and SVG).
+//! - [`validate`]: a product's log of what its glue did, replayed through
+//!   the same cores (`cmc validate`).
+//! - [`open`]: a World built from command-line arguments; [`cores`]: the
+//!   example cores.
 
-pub mod abi;
-pub mod action;
-pub mod c_properties;
-pub mod chart;
-pub mod chart_svg;
 pub mod core;
 pub mod cores;
-pub mod env;
-pub mod export;
-pub mod fault;
-pub mod glue_log;
-mod guarded;
-pub mod inspect;
-pub mod loader;
 pub mod open;
 pub mod properties;
-pub mod purity;
-pub mod quiescence;
-pub mod recorder;
-pub mod recycle;
-pub mod replay;
-pub mod spec;
-pub mod state;
-pub mod step;
+pub mod report;
+pub mod run;
 pub mod supervise;
-pub mod symmetry;
 pub mod validate;
-pub mod workload;
 pub mod world;
 
+pub use crate::core::fault::{Fault, FaultKind};
+pub use crate::core::loader::{CCore, LoadError};
 pub use crate::core::{Core, TypedCore};
-pub use fault::{Fault, FaultKind};
-pub use loader::{CCore, LoadError};
 pub use open::{build_model, build_world, WorldArgs};
-pub use spec::{NetSemantics, WorldSpec};
+pub use world::spec::{NetSemantics, WorldSpec};
 pub use world::World;

@@ -6,17 +6,18 @@
 //! a digest of the library's bytes, `core_digest=xxh3-128:HEX`. Building a
 //! World from recorded parameters refuses a library whose bytes changed.
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use cmc_model::ModelParam;
 
-use crate::c_properties::{attach, CProperty};
+use crate::core::input_file::read_regular_file;
+use crate::core::loader::CCore;
+use crate::core::property_table::CProperty;
 use crate::core::Core;
 use crate::cores;
-use crate::loader::CCore;
-use crate::spec::{WorldSpec, NODES_MAX};
+use crate::properties::c_properties::attach;
+use crate::world::spec::{WorldSpec, NODES_MAX};
 use crate::world::World;
 
 /// The parameter that records a C core library's digest, after its `core=`.
@@ -30,7 +31,7 @@ pub struct WorldArgs {
     pub cores: Vec<String>,
     /// `--nodes N`.
     pub nodes: usize,
-    /// `NAME=VALUE` parameters (see [`crate::spec::PARAM_HELP`]), and the
+    /// `NAME=VALUE` parameters (see [`crate::world::spec::PARAM_HELP`]), and the
     /// `core_digest=` entries of recorded parameters (one per C core, in order).
     pub params: Vec<String>,
     /// `--check-determinism`.
@@ -60,64 +61,6 @@ fn node_count(text: &str) -> Result<usize, String> {
         Ok(nodes) if (1..=NODES_MAX).contains(&nodes) => Ok(nodes),
         _ => Err(format!("nodes={text}: a world has 1 to {NODES_MAX} nodes")),
     }
-}
-
-/// Fails unless `path` names a regular file (after following symlinks),
-/// found without opening it: a FIFO, a device such as `/dev/zero` or a
-/// directory is refused before anything could block on it or read it forever.
-/// `what` names the file in the message (e.g. "core library").
-pub fn check_regular_file(path: &Path, what: &str) -> Result<(), String> {
-    let metadata = std::fs::metadata(path)
-        .map_err(|problem| format!("cannot read the {what} {}: {problem}", path.display()))?;
-    let kind = metadata.file_type();
-    if kind.is_file() {
-        return Ok(());
-    }
-    let is = if kind.is_dir() {
-        "a directory"
-    } else {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            "a FIFO"
-        } else if kind.is_socket() {
-            "a socket"
-        } else if kind.is_char_device() || kind.is_block_device() {
-            "a device"
-        } else {
-            "not a regular file"
-        }
-    };
-    Err(format!(
-        "the {what} {} is {is}: give a regular file",
-        path.display()
-    ))
-}
-
-/// The bytes of the regular file at `path`, at most `max_bytes` of them (a
-/// larger file is refused). See [`check_regular_file`].
-pub fn read_regular_file(path: &Path, what: &str, max_bytes: u64) -> Result<Vec<u8>, String> {
-    check_regular_file(path, what)?;
-    let cannot =
-        |problem: std::io::Error| format!("cannot read the {what} {}: {problem}", path.display());
-    let file = std::fs::File::open(path).map_err(cannot)?;
-    // The path may have been replaced between the check and the open.
-    if !file.metadata().map_err(cannot)?.is_file() {
-        return Err(format!(
-            "the {what} {} is not a regular file",
-            path.display()
-        ));
-    }
-    let mut bytes = Vec::new();
-    file.take(max_bytes.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(cannot)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(format!(
-            "the {what} {} is larger than {max_bytes} bytes",
-            path.display()
-        ));
-    }
-    Ok(bytes)
 }
 
 /// Largest core library read to compute its digest.

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use cmc_model::Model;
 use cmc_search::{Checker, Verdict};
-use cmc_world::c_properties::CPropertyKind;
+use cmc_world::core::property_table::CPropertyKind;
 use cmc_world::{build_world, CCore, World, WorldArgs};
 
 fn args(library: &Path, params: &[&str]) -> WorldArgs {
@@ -208,7 +208,12 @@ fn properties_never_decide_what_is_enabled() {
     );
     // And the environment's source has no path to them.
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    for file in ["env.rs", "action.rs", "step.rs", "state.rs"] {
+    for file in [
+        "world/env.rs",
+        "world/action.rs",
+        "run/step.rs",
+        "world/state.rs",
+    ] {
         let text = std::fs::read_to_string(src.join(file)).unwrap();
         assert!(
             !text.contains("c_properties") && !text.contains("CProperty"),

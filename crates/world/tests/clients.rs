@@ -8,9 +8,9 @@ use std::sync::Arc;
 use bytemuck::{Pod, Zeroable};
 use cmc_model::{Model, Property};
 use cmc_search::{Checker, Outcome, Verdict};
-use cmc_world::abi::{Config, CoreError, Event, EventKind, Outputs};
-use cmc_world::spec::{SpecError, Workload};
-use cmc_world::state::{Budget, GhostKind, WorldState};
+use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_world::world::spec::{SpecError, Workload};
+use cmc_world::world::state::{Budget, GhostKind, WorldState};
 use cmc_world::{TypedCore, World, WorldSpec};
 
 #[derive(Clone, Copy, Default, Pod, Zeroable)]
@@ -382,7 +382,7 @@ fn kv(
 
 fn kv_checker(bug: bool) -> Checker<World> {
     use cmc_linearizability::specs::{KvMap, KvOp, KvRet};
-    use cmc_world::properties::{self, ClientHistory, ReplyMeaning};
+    use cmc_world::properties::consistency::{self, ClientHistory, ReplyMeaning};
     let behaviour: Behaviour = if bug {
         |c, d, v, e, o| kv(c, d, v, e, o, true)
     } else {
@@ -407,7 +407,7 @@ fn kv_checker(bug: bool) -> Checker<World> {
         .workload(&Workload::parse("put:2:2,get:2").unwrap())
         .build()
         .unwrap();
-    Checker::new(World::new(spec).with_property(properties::linearizable(history))).workers(1)
+    Checker::new(World::new(spec).with_property(consistency::linearizable(history))).workers(1)
 }
 
 #[test]

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
 use cmc_search::{Checker, Verdict};
-use cmc_world::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_world::core::export::{DescriptorCell, Exported, PANIC_CODE};
+use cmc_world::core::fault::FaultKind;
 use cmc_world::cores::reqack::{self, ReqAck};
-use cmc_world::export::{DescriptorCell, Exported, PANIC_CODE};
-use cmc_world::fault::FaultKind;
 use cmc_world::{CCore, Core, TypedCore, World, WorldSpec};
 
 cmc_world::export_core!(ReqAck = ReqAck { bug: 0 });
@@ -164,7 +164,7 @@ fn a_panic_or_an_error_in_an_exported_step_is_a_core_error() {
     assert_eq!(run(EventKind::Client), Err(CoreError::Code(PANIC_CODE)));
     assert_eq!(
         run(EventKind::Timer),
-        Err(CoreError::Code(cmc_world::export::ERROR_CODE_ZERO)),
+        Err(CoreError::Code(cmc_world::core::export::ERROR_CODE_ZERO)),
         "an error is never read as success"
     );
     // In a World: no verdict, a core error naming the step.

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use cmc_search::{Checker, Verdict};
-use cmc_world::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 use cmc_world::{CCore, TypedCore, World, WorldSpec};
 
 mod common;

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use cmc_search::Checker;
-use cmc_world::purity::{self, Offence};
+use cmc_world::core::purity::{self, Offence};
 use cmc_world::{CCore, FaultKind, World, WorldSpec};
 
 fn load_error(path: &Path) -> String {

@@ -6,8 +6,8 @@ mod common;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use cmc_world::abi::{Config, Event, EventKind, OutputKind, Outputs};
-use cmc_world::glue_log::{parse, GlueLogWriter};
+use cmc_world::core::abi::{Config, Event, EventKind, OutputKind, Outputs};
+use cmc_world::validate::glue_log::{parse, GlueLogWriter};
 use cmc_world::validate::{validate, Mismatch, Options, Summary};
 use cmc_world::{build_world, WorldArgs, WorldSpec};
 
@@ -226,7 +226,7 @@ fn a_rust_glue_logs_with_the_writer_and_validates() {
             state[offset..offset + event.payload().len()].copy_from_slice(event.payload());
         }
         let mut out = Outputs::default();
-        cmc_world::step::run(&*core, &config, state, &event, &mut out, false).unwrap();
+        cmc_world::run::step::run(&*core, &config, state, &event, &mut out, false).unwrap();
         for output in &out.items[..out.count as usize] {
             log.output(node, output).unwrap();
             match OutputKind::from_raw(output.kind) {

@@ -52,17 +52,17 @@ fn a_core_is_recorded_by_absolute_path_and_a_changed_library_is_refused() {
 
 #[test]
 fn the_purity_gate_accepts_a_shared_library_and_its_offset_table() {
-    let report = cmc_world::purity::check(&library("libreqack.so")).unwrap();
+    let report = cmc_world::core::purity::check(&library("libreqack.so")).unwrap();
     assert!(report.is_pure(), "{report}");
     // The gate still sees a writable static in a shared library.
-    let report = cmc_world::purity::check(&library("libnondet_static.so")).unwrap();
+    let report = cmc_world::core::purity::check(&library("libnondet_static.so")).unwrap();
     assert!(!report.is_pure(), "{report}");
 }
 
 #[test]
 fn the_purity_gate_refuses_files_that_are_not_regular() {
     for (path, is) in [("/dev/zero", "a device"), ("/", "a directory")] {
-        let error = cmc_world::purity::check(Path::new(path)).unwrap_err();
+        let error = cmc_world::core::purity::check(Path::new(path)).unwrap_err();
         assert!(error.contains(is), "{path}: {error}");
     }
 }

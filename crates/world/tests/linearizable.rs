@@ -9,8 +9,8 @@ use bytemuck::{Pod, Zeroable};
 use cmc_linearizability::specs::{Register, RegisterOp, RegisterRet};
 use cmc_linearizability::Consistency;
 use cmc_search::{Checker, Verdict};
-use cmc_world::abi::{Config, CoreError, Event, EventKind, Outputs};
-use cmc_world::properties::{self, ClientHistory, ReplyMeaning};
+use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_world::properties::consistency::{self, ClientHistory, ReplyMeaning};
 use cmc_world::{TypedCore, World, WorldSpec};
 
 #[derive(Clone, Copy, Pod, Zeroable)]
@@ -89,8 +89,8 @@ fn check(stale_reads: bool, consistency: Consistency) -> (Verdict, Option<String
     spec.set_all(&["requests=3", "clients=0,1"]).unwrap();
     let history = ClientHistory::new(Register, op_of, ret_of);
     let property = match consistency {
-        Consistency::Linearizable => properties::linearizable(history.clone()),
-        Consistency::Sequential => properties::sequentially_consistent(history.clone()),
+        Consistency::Linearizable => consistency::linearizable(history.clone()),
+        Consistency::Sequential => consistency::sequentially_consistent(history.clone()),
     };
     let checker = Checker::new(World::new(spec).with_property(property)).workers(1);
     let outcome = checker.run();

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use bytemuck::{Pod, Zeroable};
 use cmc_model::Model;
 use cmc_search::{Checker, Verdict};
-use cmc_world::abi::{Config, CoreError, Event, EventKind, Outputs};
-use cmc_world::state::Budget;
+use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_world::world::state::Budget;
 use cmc_world::{build_world, TypedCore, World, WorldArgs, WorldSpec};
 
 #[derive(Clone, Copy, Default, Pod, Zeroable)]
@@ -249,7 +249,7 @@ impl TypedCore for Hello {
     }
 }
 
-fn action_texts(world: &World, state: &cmc_world::state::WorldState) -> Vec<String> {
+fn action_texts(world: &World, state: &cmc_world::world::state::WorldState) -> Vec<String> {
     let mut actions = Vec::new();
     world.actions(state, &mut actions);
     actions

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use cmc_model::Model;
 use cmc_search::{Checker, Verdict};
-use cmc_world::action::Action;
 use cmc_world::cores::reqack::{self, ReqAck};
-use cmc_world::quiescence::QUIESCENCE;
+use cmc_world::world::action::Action;
+use cmc_world::world::quiescence::QUIESCENCE;
 use cmc_world::{World, WorldSpec};
 
 fn world(bug: u32, nodes: usize, params: &[&str]) -> World {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use bytemuck::{Pod, Zeroable};
 use cmc_model::Model;
 use cmc_search::{Checker, Verdict};
-use cmc_world::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 use cmc_world::{CCore, TypedCore, World, WorldSpec};
 
 /// The two values drawn (each 0 until drawn, then value + 1).

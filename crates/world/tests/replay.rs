@@ -4,7 +4,8 @@
 mod common;
 
 use cmc_search::{Checker, ReplayFile, Verdict};
-use cmc_world::{build_world, replay, WorldArgs};
+use cmc_world::report::replay;
+use cmc_world::{build_world, WorldArgs};
 
 fn args(core: &str) -> WorldArgs {
     WorldArgs {

@@ -9,12 +9,12 @@ mod common;
 use std::process::Command;
 use std::time::Duration;
 
-use cmc_model::Model;
+use cmc_model::{Encode, Model};
 use cmc_search::{Checker, ReplayFile};
-use cmc_world::recorder::Call;
-use cmc_world::supervise::{
-    child_from_env, finish, path_to_fault, supervise, Ended, Message, Supervision,
-};
+use cmc_world::run::child::{child_from_env, finish, Message};
+use cmc_world::run::recorder::Call;
+use cmc_world::supervise::{path_to_fault, supervise, Ended, Supervision};
+use cmc_world::world::action::Action;
 use cmc_world::{build_world, Fault, FaultKind, WorldArgs};
 
 const CHILD_CORE: &str = "CMC_TEST_CHILD_CORE";
@@ -68,7 +68,9 @@ fn supervised(core: &str) -> (Fault, ReplayFile) {
     let world = build_world(&args(core)).unwrap();
     let fault = Fault {
         kind,
-        action: world.format_action(slot.action.as_ref().expect("not the initial starts")),
+        action: world.format_action(
+            &Action::decode_exact(&slot.action).expect("a step's action, not the initial starts"),
+        ),
         event: String::new(),
         pre_state: slot.pre_state,
     };

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use bytemuck::{Pod, Zeroable};
 use cmc_model::Property;
 use cmc_search::{Checker, Verdict};
-use cmc_world::abi::{Config, CoreError, Event, EventKind, OutputKind, Outputs};
-use cmc_world::action::Action;
-use cmc_world::state::WorldState;
+use cmc_world::core::abi::{Config, CoreError, Event, EventKind, OutputKind, Outputs};
+use cmc_world::world::action::Action;
+use cmc_world::world::state::WorldState;
 use cmc_world::{FaultKind, TypedCore, World, WorldSpec};
 
 /// What the alarm core remembers: whether its timer fired, and at which clock.

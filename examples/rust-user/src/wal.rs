@@ -8,8 +8,8 @@
 
 use bytemuck::{Pod, Zeroable};
 use cmc_model::Property;
-use cmc_world::abi::{Config, CoreError, Event, EventKind, Outputs};
-use cmc_world::state::{GhostKind, WorldState};
+use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_world::world::state::{GhostKind, WorldState};
 use cmc_world::{TypedCore, World};
 
 /// Planted bugs of [`Wal`].

@@ -36,7 +36,7 @@ pub mod properties;
 mod tests;
 
 use bytemuck::{Pod, Zeroable};
-use cmc_world::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 use cmc_world::TypedCore;
 
 use crate::after_flush::AfterFlush;

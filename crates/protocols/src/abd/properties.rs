@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use cmc_linearizability::specs::{Register, RegisterOp, RegisterRet};
 use cmc_model::{ModelParam, Property};
-use cmc_world::properties::{self, ClientHistory, ReplyMeaning};
-use cmc_world::state::WorldState;
+use cmc_world::properties::consistency::{self, ClientHistory, ReplyMeaning};
+use cmc_world::world::state::WorldState;
 use cmc_world::{Core, World, WorldSpec};
 
 use super::{servers, written_value, Abd, Durable, Msg, REPLY_BUSY, SERVERS_DEFAULT};
@@ -116,7 +116,7 @@ fn reply_after_flush(world: &World, state: &WorldState) -> bool {
 /// `Linearizable` and `ReplyAfterFlush` (see the module text).
 pub fn properties() -> Vec<Property<World>> {
     vec![
-        properties::linearizable(history()),
+        consistency::linearizable(history()),
         Property::always("ReplyAfterFlush", reply_after_flush),
     ]
 }

@@ -4,7 +4,7 @@
 
 use cmc_linearizability::specs::{RegisterOp, RegisterRet};
 use cmc_search::{Checker, Outcome, Verdict};
-use cmc_world::properties::ReplyMeaning;
+use cmc_world::properties::consistency::ReplyMeaning;
 use cmc_world::World;
 
 use super::properties::{operation, reply_meaning};

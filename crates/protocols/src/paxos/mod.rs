@@ -25,7 +25,7 @@ mod msg;
 pub mod properties;
 
 use bytemuck::{Pod, Zeroable};
-use cmc_world::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 use cmc_world::TypedCore;
 
 use crate::after_flush::AfterFlush;

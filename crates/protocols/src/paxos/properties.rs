@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use cmc_model::{ModelParam, Property};
-use cmc_world::state::WorldState;
+use cmc_world::world::state::WorldState;
 use cmc_world::{Core, World, WorldSpec};
 
 use super::{servers, Ballot, Durable, Msg, Paxos, Volatile};

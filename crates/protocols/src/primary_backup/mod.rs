@@ -26,7 +26,7 @@
 mod properties;
 
 use bytemuck::{Pod, Zeroable};
-use cmc_world::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 use cmc_world::TypedCore;
 
 use crate::wire::{words, Words};

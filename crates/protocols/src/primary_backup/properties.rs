@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use cmc_model::{ModelParam, Property};
-use cmc_world::state::{GhostKind, WorldState};
+use cmc_world::world::state::{GhostKind, WorldState};
 use cmc_world::{Core, World, WorldSpec};
 
 use super::{role, Durable, PrimaryBackup, Volatile, REPLY_OK};

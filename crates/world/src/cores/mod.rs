@@ -12,7 +12,7 @@ use std::sync::Arc;
 use cmc_model::Property;
 
 use crate::core::Core;
-use crate::spec::WorldSpec;
+use crate::world::spec::WorldSpec;
 use crate::World;
 
 /// Names of the built-in Rust cores (`--core rust:NAME`).
@@ -117,15 +117,17 @@ fn example_properties_for(spec: &WorldSpec) -> Vec<Property<World>> {
 extern "C" {
     /// The entry point of `cores/reqack/reqack.c`, compiled and linked by build.rs.
     #[link_name = "cmc_core_entry"]
-    fn reqack_c_entry() -> *const crate::abi::CoreDescriptor;
+    fn reqack_c_entry() -> *const crate::core::abi::CoreDescriptor;
 }
 
 /// The C `reqack` core, linked into this crate at build time (feature
 /// `c-reqack`, for this repository's tests and examples).
 #[cfg(feature = "c-reqack")]
-pub fn reqack_c() -> crate::loader::CCore {
+pub fn reqack_c() -> crate::core::loader::CCore {
     // SAFETY: the entry point takes no arguments and returns a pointer to a
     // static descriptor of the linked program; `from_descriptor` validates it.
-    unsafe { crate::loader::CCore::from_descriptor(reqack_c_entry(), "reqack.c (linked)", None) }
-        .expect("the linked reqack.c core is valid")
+    unsafe {
+        crate::core::loader::CCore::from_descriptor(reqack_c_entry(), "reqack.c (linked)", None)
+    }
+    .expect("the linked reqack.c core is valid")
 }

@@ -20,9 +20,9 @@ use bytemuck::{Pod, Zeroable};
 
 use cmc_model::Property;
 
-use crate::abi::{Config, CoreError, Event, EventKind, Outputs};
+use crate::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 use crate::core::TypedCore;
-use crate::state::{GhostKind, WorldState};
+use crate::world::state::{GhostKind, WorldState};
 use crate::World;
 
 /// Message type of DATA(request).

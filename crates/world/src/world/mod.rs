@@ -1,20 +1,35 @@
 //! The World as a [`Model`]: the environment plus properties, descriptions and
 //! fault handling.
 
+pub mod action;
+pub mod env;
+pub mod inspect;
+pub mod quiescence;
+pub mod recycle;
+pub mod spec;
+pub mod state;
+pub mod symmetry;
+pub mod workload;
+
+#[cfg(test)]
+mod test_core;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use cmc_model::{ActionKind, Encode, Model, ModelParam, Property, StateView};
 
-use crate::abi::{Event, EventKind, OutputKind, Outputs};
-use crate::action::Action;
-use crate::env::{Env, EnvFailure, Observer, StepFault};
-use crate::fault::{Fault, FaultKind};
-use crate::quiescence::{answered, every_client_replied, lost_in_crash, Quiescence};
-use crate::spec::WorldSpec;
-use crate::state::{hex, GhostKind, WorldState};
-use crate::step::StepFailure;
-use crate::symmetry::Symmetry;
+use crate::core::abi::{Event, EventKind, OutputKind, Outputs};
+use crate::core::fault::{Fault, FaultKind};
+use crate::core::hex::{hex, state_hex};
+use crate::run::recorder::Recorder;
+use crate::run::step::StepFailure;
+use crate::world::action::Action;
+use crate::world::env::{Env, EnvFailure, Observer, StepFault};
+use crate::world::quiescence::{answered, every_client_replied, lost_in_crash, Quiescence};
+use crate::world::spec::WorldSpec;
+use crate::world::state::{GhostKind, WorldState};
+use crate::world::symmetry::Symmetry;
 
 /// N cores composed with a hostile environment; a [`Model`].
 ///
@@ -150,8 +165,9 @@ impl World {
     /// Records `fault` (of the step of `action`), or in a supervised child
     /// sends it to the supervisor and ends the process.
     fn report(&self, fault: Fault, action: Option<&Action>) {
-        if crate::supervise::is_child() {
-            crate::supervise::report_fault(&fault, action);
+        if crate::run::child::is_child() {
+            let action = action.map(Encode::to_bytes).unwrap_or_default();
+            crate::run::child::report_fault(&fault, &action);
         }
         self.poisoned.store(true, Ordering::SeqCst);
         let mut slot = self.fault.lock().unwrap_or_else(|e| e.into_inner());
@@ -218,7 +234,7 @@ impl World {
                     Some(OutputKind::Reply) => {
                         format!("REPLY r{} {}", item.id, hex(item.payload()))
                     }
-                    Some(OutputKind::SetTimerAt) => match crate::abi::timer_deadline(item) {
+                    Some(OutputKind::SetTimerAt) => match crate::core::abi::timer_deadline(item) {
                         Some(deadline) => format!("SET_TIMER_AT {} at={deadline}", item.id),
                         None => format!("SET_TIMER_AT {} {}", item.id, hex(item.payload())),
                     },
@@ -238,7 +254,7 @@ impl World {
     /// yet, one line each: which request, which node, what happened to it.
     pub fn explain_unanswered(&self, state: &WorldState) -> String {
         let mut text = String::new();
-        for (request, node) in crate::env::open_requests(state) {
+        for (request, node) in crate::world::env::open_requests(state) {
             let ns = &state.nodes[node as usize];
             // A request open at a node when it crashes is marked lost, so an
             // unmarked open request's node is up.
@@ -318,7 +334,7 @@ impl Model for World {
     }
 
     fn init_states(&self, out: &mut Vec<WorldState>) {
-        let recorder = crate::recorder::installed();
+        let recorder = crate::run::recorder::installed();
         if let Some(recorder) = recorder {
             recorder.begin_step(&[], &[]);
         }
@@ -342,9 +358,9 @@ impl Model for World {
         if self.poisoned.load(Ordering::Relaxed) {
             return None;
         }
-        let recorder = crate::recorder::installed();
+        let recorder = crate::run::recorder::installed();
         if let Some(recorder) = recorder {
-            recorder.begin_state(state, action);
+            record_step_begin(recorder, state, action);
         }
         let result = self.step_observed(state, action, &mut ());
         if let Some(recorder) = recorder {
@@ -356,9 +372,9 @@ impl Model for World {
         })
     }
 
-    /// The successor is made in the memory of `out` (see [`crate::recycle`]).
+    /// The successor is made in the memory of `out` (see [`crate::world::recycle`]).
     fn next_state_into(&self, state: &WorldState, action: &Action, out: &mut WorldState) -> bool {
-        crate::recycle::give_back(std::mem::take(out));
+        crate::world::recycle::give_back(std::mem::take(out));
         match self.next_state(state, action) {
             Some(next) => {
                 *out = next;
@@ -387,7 +403,7 @@ impl Model for World {
 
     /// A state is a legitimate end when every client request issued has an
     /// answer (a reply, a local failure, or its node crashed while it was
-    /// open: see [`crate::quiescence::answered`]) and every request was
+    /// open: see [`crate::world::quiescence::answered`]) and every request was
     /// issued, or the rest cannot be: every node the next request may go to is down. Any other
     /// state without enabled actions is a hang, reported with
     /// [`World::explain_unanswered`]. After a fault, every state is terminal.
@@ -472,7 +488,7 @@ impl Model for World {
     /// Every non-fault kind, and each fault kind whose budget is not zero
     /// (HEAL only with PARTITION).
     fn action_kinds(&self) -> Vec<ActionKind> {
-        crate::action::KINDS
+        crate::world::action::KINDS
             .iter()
             .filter_map(|&(name, budget)| match budget {
                 None => Some(ActionKind::normal(name)),
@@ -485,7 +501,7 @@ impl Model for World {
 
     fn explain_violation(&self, property: &str, state: &WorldState) -> Option<String> {
         match property {
-            crate::quiescence::QUIESCENCE => {
+            crate::world::quiescence::QUIESCENCE => {
                 let run = self.fair_run(state)?;
                 Some(format!("{run}{}", self.explain_unanswered(&run.end)))
             }
@@ -576,7 +592,32 @@ impl Model for World {
     }
 }
 
-/// A node's state as text when its core gives none: both parts in hex.
-pub(crate) fn state_hex(durable: &[u8], volatile: &[u8]) -> String {
-    format!("durable {} volatile {}", hex(durable), hex(volatile))
+thread_local! {
+    /// The pre-state last recorded by this thread, and its encoding then
+    /// the action's (steps from one state come one after another).
+    static LAST_RECORDED: std::cell::RefCell<(Option<WorldState>, Vec<u8>)> =
+        const { std::cell::RefCell::new((None, Vec::new())) };
+}
+
+/// Tells the flight recorder that this thread begins the step of `action`
+/// from `state`. The state is encoded only when it differs from this
+/// thread's last one (every action of a state is taken in a row).
+fn record_step_begin(recorder: &Recorder, state: &WorldState, action: &Action) {
+    LAST_RECORDED.with(|last| {
+        let mut last = last.borrow_mut();
+        let (last_state, bytes) = &mut *last;
+        if last_state.as_ref() != Some(state) {
+            bytes.clear();
+            state.encode(bytes);
+            match last_state {
+                Some(copy) => copy.clone_from(state),
+                None => *last_state = Some(state.clone()),
+            }
+        }
+        let state_len = bytes.len();
+        action.encode(bytes);
+        let (state, action) = bytes.split_at(state_len);
+        recorder.begin_step(state, action);
+        bytes.truncate(state_len);
+    });
 }

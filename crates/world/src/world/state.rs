@@ -1,12 +1,13 @@
 //! The World's state and its canonical encoding.
 //!
 //! A node's core state is an opaque byte blob here: nothing in this module or
-//! in the environment interprets it. Only [`crate::inspect`] splits it into the
+//! in the environment interprets it. Only [`crate::world::inspect`] splits it into the
 //! durable and volatile parts for properties and descriptions.
 
 use cmc_model::{DecodeError, Decoder, Encode};
 
-use crate::abi::PAYLOAD_MAX;
+use crate::core::abi::PAYLOAD_MAX;
+use crate::core::hex::hex;
 
 /// A payload of at most [`PAYLOAD_MAX`] bytes, stored inline (no allocation);
 /// bytes past `len` are zero, so derived comparisons are canonical.
@@ -51,14 +52,6 @@ impl std::fmt::Debug for Payload {
     }
 }
 
-/// Lower-case hex of `bytes` (`-` for none), as traces print raw payloads.
-pub fn hex(bytes: &[u8]) -> String {
-    if bytes.is_empty() {
-        return "-".into();
-    }
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
 impl Encode for Payload {
     fn encode(&self, out: &mut Vec<u8>) {
         out.push(self.len);
@@ -75,7 +68,7 @@ impl Encode for Payload {
 
 /// Copies of one message in flight: in an unordered network all copies with
 /// the same source, destination and bytes; in a FIFO network a run of equal
-/// consecutive messages on one link (see [`crate::env`]).
+/// consecutive messages on one link (see [`crate::world::env`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Encode)]
 pub struct Packet {
     /// Sending node.
@@ -88,7 +81,7 @@ pub struct Packet {
     /// in a duplicating network).
     pub count: u8,
     /// More than `count` copies are in flight: the sends beyond the network
-    /// bound, whose number is not tracked (see [`crate::env`]).
+    /// bound, whose number is not tracked (see [`crate::world::env`]).
     pub surplus: bool,
 }
 
@@ -259,7 +252,7 @@ pub struct WorldState {
     pub ghost: Vec<GhostEntry>,
     /// Requests, sorted, that were open (invoked, not answered) at their
     /// node when that node crashed: the client saw its connection break, so
-    /// the request may never be answered (see [`crate::quiescence::answered`]).
+    /// the request may never be answered (see [`crate::world::quiescence::answered`]).
     pub lost_in_crash: Vec<u8>,
 }
 
@@ -295,7 +288,7 @@ impl Clone for NodeState {
 }
 
 /// Cloning into an existing state reuses its memory (`clone_from`): how
-/// the World makes successors without allocating (see [`crate::recycle`]).
+/// the World makes successors without allocating (see [`crate::world::recycle`]).
 impl Clone for WorldState {
     fn clone(&self) -> Self {
         let mut copy = WorldState::default();

@@ -13,7 +13,7 @@
 
 use std::cell::RefCell;
 
-use crate::abi::{Config, CoreError, Event, OutputKind, Outputs, OUTPUTS_MAX, PAYLOAD_MAX};
+use crate::core::abi::{Config, CoreError, Event, OutputKind, Outputs, OUTPUTS_MAX, PAYLOAD_MAX};
 use crate::core::Core;
 
 /// Why a step did not produce a usable result.
@@ -45,7 +45,7 @@ pub fn run(
 ) -> Result<(), StepFailure> {
     let durable_size = core.durable_size();
     debug_assert_eq!(state.len(), durable_size + core.volatile_size());
-    if let Some(recorder) = crate::recorder::installed() {
+    if let Some(recorder) = crate::run::recorder::installed() {
         recorder.note_event(config.node, event);
     }
     if check_determinism {
@@ -92,7 +92,7 @@ fn guarded_step(
         let (durable, volatile) = state.split_at_mut(core.durable_size());
         return Ok(core.step(config, durable, volatile, event, out));
     }
-    crate::guarded::step(core, config, state, event, out).map_err(StepFailure::Memory)
+    crate::run::guarded::step(core, config, state, event, out).map_err(StepFailure::Memory)
 }
 
 fn dirty_outputs(pattern: u8) -> Outputs {
@@ -161,11 +161,11 @@ fn compare(
                 a.kind,
                 a.dst,
                 a.id,
-                crate::state::hex(a.payload()),
+                crate::core::hex::hex(a.payload()),
                 b.kind,
                 b.dst,
                 b.id,
-                crate::state::hex(b.payload())
+                crate::core::hex::hex(b.payload())
             ));
         }
     }

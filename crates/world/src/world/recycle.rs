@@ -5,7 +5,7 @@
 
 use std::cell::RefCell;
 
-use crate::state::WorldState;
+use crate::world::state::WorldState;
 
 thread_local! {
     /// A state whose memory this thread may reuse.
@@ -32,7 +32,7 @@ pub fn give_back(state: WorldState) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::{NodeState, Persist};
+    use crate::world::state::{NodeState, Persist};
 
     #[test]
     fn a_copy_in_recycled_memory_equals_its_source() {

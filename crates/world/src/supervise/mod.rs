@@ -2,8 +2,8 @@
 //! that never runs core code.
 //!
 //! The supervisor ([`supervise`]) runs the check in a child process, which
-//! writes a flight recorder ([`crate::recorder`]) before every core call and
-//! ends by sending one end-of-run [`Message`] over a private pipe, then
+//! writes a flight recorder ([`crate::run::recorder`]) before every core call and
+//! ends by sending one end-of-run [`Message`](crate::run::child::Message) over a private pipe, then
 //! exiting at once. The supervisor takes the verdict from that message only:
 //! a child that exits without it (whatever its exit code), dies by a signal,
 //! or stays inside one core call longer than the timeout (it is then killed)
@@ -28,130 +28,18 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use cmc_model::{Decoder, Encode, Fingerprint, Model, ModelParam, Property, StateView};
+use cmc_model::{Encode, Fingerprint, Model, ModelParam, Property, StateView};
 use cmc_search::{Checker, ReplayFile, Verdict};
 
-use crate::abi::Event;
-use crate::action::Action;
-use crate::fault::{Fault, FaultKind};
-use crate::recorder::{Call, Recorder, SlotRecord, SLOTS_MAX};
-use crate::state::WorldState;
+use crate::core::abi::Event;
+use crate::core::fault::{Fault, FaultKind};
+use crate::run::child::{input_fd, send_and_exit, Message, CHILD_ENV};
+use crate::run::recorder::{Call, Recorder, SlotRecord, SLOTS_MAX};
+use crate::world::action::Action;
+use crate::world::state::WorldState;
 use crate::World;
-
-/// The environment variable that tells a child it is supervised:
-/// `ROLE,CHANNEL_FD,RECORDER_FD[,INPUT_FD]`.
-pub const CHILD_ENV: &str = "CMC_SUPERVISED_CHILD";
-
-const FRAME_MAGIC: &[u8; 8] = b"CMCEND01";
-
-/// What a supervised child sends as its last act.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Message {
-    /// The run ended: the exit code and what goes to standard output.
-    Report {
-        /// The exit code the supervisor must use.
-        code: i32,
-        /// The bytes the supervisor must write to its standard output.
-        stdout: Vec<u8>,
-    },
-    /// The child stopped at a fault it detected itself (an error code,
-    /// non-determinism, a bad output, a memory violation).
-    Fault {
-        /// The fault, with the action and event as text.
-        fault: Fault,
-        /// The encoded action (empty for the initial starts).
-        action: Vec<u8>,
-    },
-    /// The explainer's answer.
-    Explained {
-        /// The faulting action as text (`INIT` for the initial starts).
-        action: String,
-        /// The faulting event as text (empty if unknown).
-        event: String,
-        /// The replay file's text, or why there is none.
-        replay: Result<String, String>,
-    },
-}
-
-impl Message {
-    fn encode_frame(&self) -> Vec<u8> {
-        let mut payload = Vec::new();
-        match self {
-            Message::Report { code, stdout } => (0u8, *code, stdout.clone()).encode(&mut payload),
-            Message::Fault { fault, action } => {
-                1u8.encode(&mut payload);
-                encode_fault(fault, &mut payload);
-                action.encode(&mut payload);
-            }
-            Message::Explained {
-                action,
-                event,
-                replay,
-            } => {
-                let (ok, text) = match replay {
-                    Ok(text) => (true, text),
-                    Err(text) => (false, text),
-                };
-                (2u8, action.clone(), event.clone(), (ok, text.clone())).encode(&mut payload)
-            }
-        }
-        let mut frame = FRAME_MAGIC.to_vec();
-        (payload.len() as u64).encode(&mut frame);
-        frame.extend_from_slice(&payload);
-        frame
-    }
-
-    /// The one message `bytes` hold, if they hold exactly one well-formed frame.
-    fn decode_frame(bytes: &[u8]) -> Option<Message> {
-        let rest = bytes.strip_prefix(FRAME_MAGIC)?;
-        let mut decoder = Decoder::new(rest);
-        let len = u64::decode(&mut decoder).ok()? as usize;
-        let payload = decoder.take(len).ok()?;
-        decoder.finish().ok()?;
-        let mut decoder = Decoder::new(payload);
-        let message = match u8::decode(&mut decoder).ok()? {
-            0 => {
-                let (code, stdout) = <(i32, Vec<u8>)>::decode(&mut decoder).ok()?;
-                Message::Report { code, stdout }
-            }
-            1 => Message::Fault {
-                fault: decode_fault(&mut decoder)?,
-                action: Vec::decode(&mut decoder).ok()?,
-            },
-            2 => {
-                let (action, event, (ok, text)) =
-                    <(String, String, (bool, String))>::decode(&mut decoder).ok()?;
-                Message::Explained {
-                    action,
-                    event,
-                    replay: if ok { Ok(text) } else { Err(text) },
-                }
-            }
-            _ => return None,
-        };
-        decoder.finish().ok()?;
-        Some(message)
-    }
-}
-
-fn encode_fault(fault: &Fault, out: &mut Vec<u8>) {
-    let (tag, detail) = fault.kind.to_parts();
-    (tag, detail, fault.action.clone(), fault.event.clone()).encode(out);
-    fault.pre_state.encode(out);
-}
-
-fn decode_fault(decoder: &mut Decoder<'_>) -> Option<Fault> {
-    let (tag, detail, action, event) = <(u8, String, String, String)>::decode(decoder).ok()?;
-    Some(Fault {
-        kind: FaultKind::from_parts(tag, detail)?,
-        action,
-        event,
-        pre_state: Vec::decode(decoder).ok()?,
-    })
-}
 
 /// How a supervised child ended.
 #[derive(Debug)]
@@ -318,189 +206,6 @@ fn drain(file: &mut File, into: &mut Vec<u8>) {
         }
     }
 }
-
-/// What a supervised child is to do.
-#[derive(Debug)]
-pub enum Role {
-    /// Run the check and [`finish`] with its report.
-    Check,
-    /// [`explain`] a fault.
-    Explain,
-}
-
-struct ChildSide {
-    channel: Mutex<File>,
-    input: Option<RawFd>,
-}
-
-static CHILD: OnceLock<ChildSide> = OnceLock::new();
-
-/// In a process started by [`supervise`]: installs its flight recorder and
-/// end-of-run channel, and says what it is to do; `None` when this process
-/// is not supervised.
-pub fn child_from_env() -> Result<Option<Role>, String> {
-    let Some(value) = std::env::var_os(CHILD_ENV) else {
-        return Ok(None);
-    };
-    let bad = || format!("{CHILD_ENV} is set, but not by a cmc supervisor");
-    let value = value.to_str().ok_or_else(bad)?.to_string();
-    let mut parts = value.split(',');
-    let role = match parts.next() {
-        Some("check") => Role::Check,
-        Some("explain") => Role::Explain,
-        _ => return Err(bad()),
-    };
-    let fds: Vec<RawFd> = parts
-        .map(|part| part.parse().map_err(|_| bad()))
-        .collect::<Result<_, _>>()?;
-    let (&channel, &recorder) = fds.first().zip(fds.get(1)).ok_or_else(bad)?;
-    // SAFETY: F_GETFD only tests that the descriptor is open.
-    if unsafe { libc::fcntl(channel, libc::F_GETFD) } < 0 {
-        return Err(bad());
-    }
-    let recorder = Recorder::open(recorder).map_err(|e| format!("flight recorder: {e}"))?;
-    Recorder::install(recorder)?;
-    name_the_culprit_on_death();
-    // SAFETY: the supervisor handed us this descriptor for our sole use.
-    let channel = unsafe { File::from_raw_fd(channel) };
-    // SAFETY: as above; the channel is ours alone, so others must not inherit it.
-    unsafe { libc::fcntl(channel.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) };
-    CHILD
-        .set(ChildSide {
-            channel: Mutex::new(channel),
-            input: fds.get(2).copied(),
-        })
-        .map_err(|_| "the supervised child is set up already".to_string())?;
-    Ok(Some(role))
-}
-
-/// Makes the thread that crashes the process (by a fault signal) or calls
-/// `exit` mark itself in the recorder first, so that the supervisor blames
-/// its core call and not another worker's.
-fn name_the_culprit_on_death() {
-    extern "C" fn on_signal(_: libc::c_int) {
-        if let Some(recorder) = crate::recorder::installed() {
-            recorder.mark_culprit();
-        }
-        // The handler was reset: the faulting instruction runs again and
-        // kills the process with the same signal (abort raises it again).
-    }
-    extern "C" fn on_exit() {
-        if let Some(recorder) = crate::recorder::installed() {
-            recorder.mark_culprit();
-        }
-    }
-    // SAFETY: the handlers only do async-signal-safe work (a thread-local
-    // read and an atomic store); sigaction is given a zeroed, filled struct.
-    unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        action.sa_flags = libc::SA_RESETHAND | libc::SA_NODEFER;
-        libc::sigemptyset(&mut action.sa_mask);
-        for signal in [
-            libc::SIGSEGV,
-            libc::SIGBUS,
-            libc::SIGILL,
-            libc::SIGFPE,
-            libc::SIGABRT,
-        ] {
-            libc::sigaction(signal, &action, std::ptr::null_mut());
-        }
-        libc::atexit(on_exit);
-    }
-}
-
-/// Whether this process is a supervised child (see [`child_from_env`]).
-pub fn is_child() -> bool {
-    CHILD.get().is_some()
-}
-
-/// Sends `message` to the supervisor and ends the process at once (no exit
-/// handlers or destructors run: a core's cannot change anything now).
-fn send_and_exit(message: &Message) -> ! {
-    let side = CHILD.get().expect("only a supervised child sends messages");
-    // Held until the process ends: the first message is the only one.
-    let mut channel = side.channel.lock().unwrap_or_else(|e| e.into_inner());
-    let frame = message.encode_frame();
-    let mut written = 0;
-    while written < frame.len() {
-        match channel.write(&frame[written..]) {
-            Ok(n) => written += n,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                std::thread::sleep(Duration::from_millis(1))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => break,
-        }
-    }
-    let _ = std::io::stderr().flush();
-    // SAFETY: _exit ends the process; nothing runs after it.
-    unsafe { libc::_exit(0) }
-}
-
-/// Ends a supervised child with its report: the exit code and the bytes for
-/// standard output.
-pub fn finish(code: i32, stdout: &[u8]) -> ! {
-    send_and_exit(&Message::Report {
-        code,
-        stdout: stdout.to_vec(),
-    })
-}
-
-/// Ends a supervised child at `fault` (in the step of `action`).
-pub(crate) fn report_fault(fault: &Fault, action: Option<&Action>) -> ! {
-    send_and_exit(&Message::Fault {
-        fault: fault.clone(),
-        action: action.map(Encode::to_bytes).unwrap_or_default(),
-    })
-}
-
-/// Set while cores run in this process outside any supervisor (`cmc replay`).
-static CORES_RUNNING: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn exit_while_cores_run() {
-    if CORES_RUNNING.load(Ordering::SeqCst) {
-        eprintln!(
-            "CORE EXITED: a core ended the process while it ran in it; \
-             nothing printed before this line is a verdict"
-        );
-        // SAFETY: _exit ends the process; nothing runs after it.
-        unsafe { libc::_exit(2) }
-    }
-}
-
-/// While it lives, a core that calls `exit` (with any code) in this process
-/// ends it with exit code 2 and a `CORE EXITED` line instead: for runs of
-/// cores outside a supervisor, such as `cmc replay` (kept in-process so that
-/// gdb sees the core). `_exit` and signals are not caught.
-pub struct ExitGuard(());
-
-impl ExitGuard {
-    /// Arms the guard.
-    pub fn new() -> ExitGuard {
-        static REGISTERED: OnceLock<()> = OnceLock::new();
-        REGISTERED.get_or_init(|| {
-            // SAFETY: registering a handler that only reads an atomic,
-            // writes to stderr and calls _exit.
-            unsafe { libc::atexit(exit_while_cores_run) };
-        });
-        CORES_RUNNING.store(true, Ordering::SeqCst);
-        ExitGuard(())
-    }
-}
-
-impl Default for ExitGuard {
-    fn default() -> Self {
-        ExitGuard::new()
-    }
-}
-
-impl Drop for ExitGuard {
-    fn drop(&mut self) {
-        CORES_RUNNING.store(false, Ordering::SeqCst);
-    }
-}
-
 /// What the explainer is given: the step to explain.
 struct Question {
     pre_state: Vec<u8>,
@@ -530,11 +235,11 @@ impl Question {
 }
 
 /// The explainer's work, in a supervised child with the role
-/// [`Role::Explain`]: names the step it was given with `world` (built from
+/// [`Role::Explain`](crate::run::child::Role::Explain): names the step it was given with `world` (built from
 /// the same arguments as the check) and finds the path to it; never returns.
 pub fn explain(world: &World) -> ! {
     let answer = (|| {
-        let fd = CHILD.get()?.input?;
+        let fd = input_fd()?;
         let mut bytes = Vec::new();
         // SAFETY: the supervisor handed us this descriptor for our sole use.
         let mut input = unsafe { File::from_raw_fd(fd) };
@@ -657,17 +362,16 @@ pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i3
 fn fault_of_death(kind: FaultKind, slot: Option<SlotRecord>) -> (Fault, Option<Question>) {
     match slot {
         Some(slot) if slot.call == Some(Call::Step) => {
-            let action = match &slot.action {
+            let decoded = (!slot.action.is_empty())
+                .then(|| Action::decode_exact(&slot.action).ok())
+                .flatten();
+            let action = match &decoded {
                 Some(action) => format!("?{action:?}"),
                 None => "INIT".to_string(),
             };
             let question = Question {
                 pre_state: slot.pre_state.clone(),
-                action: slot
-                    .action
-                    .as_ref()
-                    .map(Encode::to_bytes)
-                    .unwrap_or_default(),
+                action: decoded.as_ref().map(Encode::to_bytes).unwrap_or_default(),
                 event: slot
                     .event
                     .map(|(node, event)| (node, bytemuck::bytes_of(&event).to_vec())),

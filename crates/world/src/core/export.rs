@@ -33,7 +33,7 @@ use std::ffi::{c_char, c_int, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
-use crate::abi::{Config, CoreDescriptor, CoreError, Event, Outputs, ABI_VERSION};
+use crate::core::abi::{Config, CoreDescriptor, CoreError, Event, Outputs, ABI_VERSION};
 use crate::core::{Core, TypedCore};
 
 /// What an exported step returns when the core's step panicked.
@@ -203,7 +203,7 @@ unsafe extern "C" fn describe_state<E: Exported>(
         };
         // SAFETY: as above.
         Core::describe_state(core, unsafe { &*config }, durable, volatile)
-            .unwrap_or_else(|| crate::world::state_hex(durable, volatile))
+            .unwrap_or_else(|| crate::core::hex::state_hex(durable, volatile))
     }))
     .unwrap_or_else(|_| "(describe_state panicked)".into());
     // SAFETY: the caller's contract.
@@ -227,7 +227,7 @@ unsafe extern "C" fn describe_message<E: Exported>(
         let message = unsafe { bytes(message.cast(), len as usize) };
         // SAFETY: as above.
         Core::describe_message(core, unsafe { &*config }, message)
-            .unwrap_or_else(|| crate::state::hex(message))
+            .unwrap_or_else(|| crate::core::hex::hex(message))
     }))
     .unwrap_or_else(|_| "(describe_message panicked)".into());
     // SAFETY: the caller's contract.
@@ -236,7 +236,7 @@ unsafe extern "C" fn describe_message<E: Exported>(
 
 /// Exports a [`TypedCore`](crate::TypedCore) through the C ABI: emits the
 /// `#[no_mangle] extern "C" fn cmc_core_entry()` of a `cdylib`, so that the
-/// library loads with `cmc check --core ./libNAME.so` (see [`crate::export`]).
+/// library loads with `cmc check --core ./libNAME.so` (see [`crate::core::export`]).
 ///
 /// `export_core!(MyCore)` builds the core with `MyCore::default()`;
 /// `export_core!(MyCore = expression)` with the expression (evaluated once,
@@ -249,17 +249,17 @@ macro_rules! export_core {
     ($core:ty = $value:expr) => {
         /// The core's descriptor (`cmc_core_entry` of `include/cmc.h`).
         #[no_mangle]
-        pub extern "C" fn cmc_core_entry() -> *const $crate::abi::CoreDescriptor {
+        pub extern "C" fn cmc_core_entry() -> *const $crate::core::abi::CoreDescriptor {
             struct Exported;
-            impl $crate::export::Exported for Exported {
+            impl $crate::core::export::Exported for Exported {
                 type Core = $core;
                 fn core() -> &'static $core {
                     static CORE: ::std::sync::OnceLock<$core> = ::std::sync::OnceLock::new();
                     CORE.get_or_init(|| $value)
                 }
             }
-            static DESCRIPTOR: $crate::export::DescriptorCell =
-                $crate::export::DescriptorCell::new();
+            static DESCRIPTOR: $crate::core::export::DescriptorCell =
+                $crate::core::export::DescriptorCell::new();
             DESCRIPTOR.entry::<Exported>()
         }
     };

@@ -19,11 +19,7 @@ use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-use cmc_model::Encode;
-
-use crate::abi::Event;
-use crate::action::Action;
-use crate::state::WorldState;
+use crate::core::abi::Event;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"CMCFLREC");
 const VERSION: u64 = 2;
@@ -49,7 +45,7 @@ pub enum Call {
     Load = 2,
     /// A `describe_state` or `describe_message` function.
     Describe = 3,
-    /// A property written in C (see [`crate::c_properties`]).
+    /// A property written in C (see [`crate::properties::c_properties`]).
     Property = 4,
 }
 
@@ -73,10 +69,6 @@ thread_local! {
     static SLOT: Cell<Option<usize>> = const { Cell::new(None) };
     /// Core calls this thread is inside (only the outermost is recorded).
     static DEPTH: Cell<u32> = const { Cell::new(0) };
-    /// The pre-state last recorded by this thread, and its encoding then
-    /// the action's (steps from one state come one after another).
-    static LAST_STATE: std::cell::RefCell<(Option<WorldState>, Vec<u8>)> =
-        const { std::cell::RefCell::new((None, Vec::new())) };
 }
 
 static INSTALLED: OnceLock<Recorder> = OnceLock::new();
@@ -93,8 +85,9 @@ pub struct SlotRecord {
     /// The pre-state of the last step begun (empty for the initial starts,
     /// or if it was too large to record).
     pub pre_state: Vec<u8>,
-    /// The action of the last step begun (`None` for the initial starts).
-    pub action: Option<Action>,
+    /// The encoded action of the last step begun (empty for the initial
+    /// starts).
+    pub action: Vec<u8>,
     /// For a load or a description: what was being loaded or described.
     pub text: String,
     /// The last event handed to a core in the current step, with its node.
@@ -246,29 +239,6 @@ impl Recorder {
         self.mark(slot, Call::Step);
     }
 
-    /// [`begin_step`](Self::begin_step) for a World state and action. The
-    /// state is encoded only when it differs from this thread's last one
-    /// (every action of a state is taken in a row).
-    pub(crate) fn begin_state(&self, state: &WorldState, action: &Action) {
-        LAST_STATE.with(|last| {
-            let mut last = last.borrow_mut();
-            let (last_state, bytes) = &mut *last;
-            if last_state.as_ref() != Some(state) {
-                bytes.clear();
-                state.encode(bytes);
-                match last_state {
-                    Some(copy) => copy.clone_from(state),
-                    None => *last_state = Some(state.clone()),
-                }
-            }
-            let state_len = bytes.len();
-            action.encode(bytes);
-            let (state, action) = bytes.split_at(state_len);
-            self.begin_step(state, action);
-            bytes.truncate(state_len);
-        });
-    }
-
     /// Records that this thread calls a core function other than a step;
     /// `text` says what for (e.g. the library being loaded).
     pub fn begin_call(&self, call: Call, text: &str) {
@@ -380,9 +350,7 @@ impl Recorder {
                     (state_len as usize).min(STATE_MAX),
                 )
             },
-            action: (is_step && !head.is_empty())
-                .then(|| Action::decode_exact(&head).ok())
-                .flatten(),
+            action: if is_step { head.clone() } else { Vec::new() },
             text: if is_step {
                 String::new()
             } else {

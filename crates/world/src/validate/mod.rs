@@ -21,12 +21,14 @@
 //! Event and output kinds this module does not know (newer ABI kinds) are
 //! still run through the core and compared, without environment checks.
 
+pub mod glue_log;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
-use crate::abi::{Config, Event, EventKind, Output, OutputKind, Outputs};
-use crate::glue_log::{format_record, Line, Record};
-use crate::spec::WorldSpec;
-use crate::step::StepFailure;
+use crate::core::abi::{Config, Event, EventKind, Output, OutputKind, Outputs};
+use crate::run::step::StepFailure;
+use crate::validate::glue_log::{format_record, Line, Record};
+use crate::world::spec::WorldSpec;
 
 /// How the product's environment may behave.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -337,7 +339,7 @@ impl<'s> Glue<'s> {
             params: self.spec.core_params,
         };
         let mut out = Outputs::default();
-        crate::step::run(
+        crate::run::step::run(
             core,
             &config,
             &mut self.nodes[node as usize].state,
@@ -470,8 +472,10 @@ fn same_output(a: &Output, b: &Output) -> bool {
 
 fn failure_text(failure: &StepFailure) -> String {
     match failure {
-        StepFailure::Error(crate::abi::CoreError::Code(code)) => format!("it returned {code}"),
-        StepFailure::Error(crate::abi::CoreError::OutputsFull) => {
+        StepFailure::Error(crate::core::abi::CoreError::Code(code)) => {
+            format!("it returned {code}")
+        }
+        StepFailure::Error(crate::core::abi::CoreError::OutputsFull) => {
             "it emitted more outputs, or a longer payload, than the ABI allows".into()
         }
         StepFailure::NonDeterminism(text)

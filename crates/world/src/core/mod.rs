@@ -2,11 +2,20 @@
 //!
 //! [`Core`] is what the World runs: a step over opaque state bytes. Rust cores
 //! usually implement [`TypedCore`] instead, over plain-old-data structs, and get
-//! [`Core`] for free; C cores are wrapped by [`crate::loader::CCore`].
+//! [`Core`] for free; C cores are wrapped by [`crate::core::loader::CCore`].
+
+pub mod abi;
+pub mod export;
+pub mod fault;
+pub mod hex;
+pub mod input_file;
+pub mod loader;
+pub mod property_table;
+pub mod purity;
 
 use bytemuck::Pod;
 
-use crate::abi::{Config, CoreError, Event, Outputs};
+use crate::core::abi::{Config, CoreError, Event, Outputs};
 
 /// A deterministic step function over a fixed-size, pointer-free state.
 ///

@@ -16,7 +16,7 @@ use cmc_linearizability::{
 };
 use cmc_model::Property;
 
-use crate::state::{GhostKind, WorldState};
+use crate::world::state::{GhostKind, WorldState};
 use crate::World;
 
 /// What a reply to a request means, as the user's decoder says.
@@ -72,7 +72,7 @@ impl<S: SequentialSpec> ClientHistory<S> {
 
     /// As [`ClientHistory::new`], for a World with a workload:
     /// `op_of(request, node, operation)` also gets the operation's bytes
-    /// the invocation recorded (see [`crate::workload`]). A retried request
+    /// the invocation recorded (see [`crate::world::workload`]). A retried request
     /// stays one operation, invoked at its first invocation.
     pub fn with_operations(
         spec: S,

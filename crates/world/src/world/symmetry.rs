@@ -13,9 +13,9 @@ use std::cell::RefCell;
 
 use cmc_model::Encode;
 
-use crate::env::Env;
-use crate::spec::{NetSemantics, WorldSpec};
-use crate::state::WorldState;
+use crate::world::env::Env;
+use crate::world::spec::{NetSemantics, WorldSpec};
+use crate::world::state::WorldState;
 
 /// The renamings of a World's interchangeable nodes.
 pub struct Symmetry {
@@ -120,10 +120,10 @@ fn rename_into(env: &Env, state: &WorldState, perm: &[u32], next: &mut WorldStat
         let core = env.spec.core_of(packet.src as usize);
         let mut bytes = packet.msg;
         let len = bytes.as_bytes().len();
-        let mut raw = [0u8; crate::abi::PAYLOAD_MAX];
+        let mut raw = [0u8; crate::core::abi::PAYLOAD_MAX];
         raw[..len].copy_from_slice(bytes.as_bytes());
         core.permute_message(&env.configs[packet.src as usize], &mut raw[..len], perm);
-        bytes = crate::state::Payload::new(&raw[..len]).expect("same length");
+        bytes = crate::world::state::Payload::new(&raw[..len]).expect("same length");
         packet.msg = bytes;
         packet.src = to(packet.src);
         packet.dst = to(packet.dst);

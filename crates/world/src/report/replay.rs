@@ -12,11 +12,11 @@ use std::fmt::Write;
 use cmc_model::{Model, PropertyKind, StateView};
 use cmc_search::ReplayFile;
 
-use crate::abi::{Event, OutputKind, Outputs};
-use crate::action::{Action, NetOp};
-use crate::chart::{self, Row};
-use crate::env::Observer;
-use crate::state::WorldState;
+use crate::core::abi::{Event, OutputKind, Outputs};
+use crate::report::chart::{self, Row};
+use crate::world::action::{Action, NetOp};
+use crate::world::env::Observer;
+use crate::world::state::WorldState;
 use crate::World;
 
 /// Collects the core steps of one World step.
@@ -37,7 +37,7 @@ impl Observer for Steps<'_> {
         }
         for item in out.as_slice() {
             if OutputKind::from_raw(item.kind) == Some(OutputKind::Reply) {
-                let text = crate::state::hex(item.payload());
+                let text = crate::core::hex::hex(item.payload());
                 self.replies
                     .push((node as usize, format!("REPLY r{} {text}", item.id)));
             }
@@ -67,7 +67,7 @@ pub fn run(world: &World, file: &ReplayFile) -> Result<String, String> {
 }
 
 /// [`run`], also returning the rows of its message sequence chart (for
-/// another renderer, e.g. [`chart_svg`](crate::chart_svg)).
+/// another renderer, e.g. [`chart_svg`](crate::report::chart_svg)).
 pub fn run_with_chart(world: &World, file: &ReplayFile) -> Result<(String, Vec<Row>), String> {
     if file.model != world.name() || file.params != world.params() {
         return Err(format!(

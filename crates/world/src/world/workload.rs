@@ -9,8 +9,8 @@
 
 use std::fmt;
 
-use crate::abi::PAYLOAD_MAX;
-use crate::state::Payload;
+use crate::core::abi::PAYLOAD_MAX;
+use crate::world::state::Payload;
 
 /// Most operations a workload may expand to (the product of its domains,
 /// summed over its kinds): each CLIENT step branches over all of them.
@@ -121,7 +121,7 @@ impl Workload {
                 format!("{}({})", op.name, args.join(","))
             })
         });
-        known.unwrap_or_else(|| crate::state::hex(payload))
+        known.unwrap_or_else(|| crate::core::hex::hex(payload))
     }
 }
 

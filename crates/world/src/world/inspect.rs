@@ -1,13 +1,13 @@
 //! The explicit path by which properties read core internals.
 //!
-//! The environment ([`crate::env`]) never uses this module: what is enabled
+//! The environment ([`crate::world::env`]) never uses this module: what is enabled
 //! is decided without looking inside a core. Properties, descriptions and
 //! replays call [`World::inspect`] to see a node's durable and volatile parts
 //! and decode them with the core's own layout.
 
 use bytemuck::Pod;
 
-use crate::state::{GhostEntry, GhostKind, NodeState, WorldState};
+use crate::world::state::{GhostEntry, GhostKind, NodeState, WorldState};
 use crate::World;
 
 /// Read access to a World state's internals, for properties.

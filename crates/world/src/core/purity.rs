@@ -84,7 +84,7 @@ const OBJECT_MAX_BYTES: u64 = 1 << 30;
 /// Checks the object file or shared library at `path` (a regular file: a
 /// FIFO, device or directory is refused without being opened).
 pub fn check(path: &Path) -> Result<PurityReport, String> {
-    let bytes = crate::open::read_regular_file(path, "object file", OBJECT_MAX_BYTES)?;
+    let bytes = crate::core::input_file::read_regular_file(path, "object file", OBJECT_MAX_BYTES)?;
     let file = object::File::parse(&*bytes)
         .map_err(|e| format!("{} is not an object file cmc can read: {e}", path.display()))?;
     let mut offences = Vec::new();

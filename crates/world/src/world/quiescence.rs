@@ -25,9 +25,9 @@ use std::sync::Arc;
 
 use cmc_model::{Model, Property};
 
-use crate::action::{Action, NetOp, Surplus};
-use crate::spec::NetSemantics;
-use crate::state::{Budget, WorldState};
+use crate::world::action::{Action, NetOp, Surplus};
+use crate::world::spec::NetSemantics;
+use crate::world::state::{Budget, WorldState};
 use crate::World;
 
 /// A goal the fair schedule must reach, e.g. [`every_client_replied`].

@@ -1,5 +1,5 @@
 //! Message sequence charts in SVG, drawn from the same [`Row`]s as the text
-//! chart of [`chart`](crate::chart): one vertical lifeline per node, one
+//! chart of [`chart`](crate::report::chart): one vertical lifeline per node, one
 //! arrow per delivered message, one labelled mark per local event (a client
 //! request, a crash, a restart, a reply...).
 
@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use cmc_search::escape_html;
 
-use crate::chart::{Drawn, Row};
+use crate::report::chart::{Drawn, Row};
 use crate::World;
 
 const COLUMN: usize = 220;
@@ -112,9 +112,9 @@ pub fn render_svg(titles: &[String], rows: &[Row]) -> String {
 }
 
 /// The SVG chart of `file` replayed through `world`'s cores (the rows of
-/// [`replay::run_with_chart`](crate::replay::run_with_chart)).
+/// [`replay::run_with_chart`](crate::report::replay::run_with_chart)).
 pub fn replay_chart_svg(world: &World, file: &cmc_search::ReplayFile) -> Result<String, String> {
-    let (_, rows) = crate::replay::run_with_chart(world, file)?;
+    let (_, rows) = crate::report::replay::run_with_chart(world, file)?;
     Ok(render_svg(&lifeline_titles(world), &rows))
 }
 

@@ -8,13 +8,13 @@ use std::ffi::{c_char, c_void, CStr};
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::abi::{
+use crate::core::abi::{
     Config, CoreDescriptor, CoreError, EntryFn, Event, Outputs, ABI_VERSION, ENTRY_SYMBOL,
     STATE_MAX,
 };
-use crate::c_properties::{read_table, CProperty, PropertiesEntryFn, PROPERTIES_SYMBOL};
+use crate::core::property_table::{read_table, CProperty, PropertiesEntryFn, PROPERTIES_SYMBOL};
 use crate::core::Core;
-use crate::recorder::{recorded, Call};
+use crate::run::recorder::{recorded, Call};
 
 /// Why a core could not be loaded; the text is the message for the user.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! The environment: which actions are enabled and what they do.
 //!
 //! Non-omniscience is structural here: this module sees a node's core state
-//! only as the byte slice it hands to [`crate::step::run`]. An action is
+//! only as the byte slice it hands to [`crate::run::step::run`]. An action is
 //! enabled only by something a core emitted (a message, a timer, a persist, a
 //! wake-up) or by a fault budget, never by what a core's state contains.
 //!
@@ -35,16 +35,16 @@
 //! SET_TIMER_AT may fire only once its node's clock has reached the
 //! deadline (and at any moment after that).
 
-use crate::abi::{
+use crate::core::abi::{
     timer_deadline, Config, Event, EventKind, OutputKind, Outputs, OUTPUTS_MAX, PAYLOAD_MAX,
     TIMERS_MAX,
 };
-use crate::action::{Action, NetOp, Surplus};
-use crate::spec::{NetSemantics, WorldSpec};
-use crate::state::{
+use crate::run::step::{self, StepFailure};
+use crate::world::action::{Action, NetOp, Surplus};
+use crate::world::spec::{NetSemantics, WorldSpec};
+use crate::world::state::{
     Budget, Choice, GhostEntry, GhostKind, NodeState, Packet, Payload, Persist, WorldState,
 };
-use crate::step::{self, StepFailure};
 
 /// Most unflushed persists a node may have.
 pub const PERSISTS_MAX: usize = 16;
@@ -337,7 +337,7 @@ impl Env {
         action: &Action,
         observer: &mut impl Observer,
     ) -> Result<Option<WorldState>, StepFault> {
-        let mut next = crate::recycle::copy_of(state);
+        let mut next = crate::world::recycle::copy_of(state);
         let live =
             |node: u8| (node as usize) < state.nodes.len() && !state.nodes[node as usize].crashed;
         match *action {
@@ -1002,11 +1002,11 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::cores::reqack::ReqAck;
+    use crate::world::test_core::Idle;
 
     #[test]
     fn a_clock_at_its_maximum_is_a_capacity_fault() {
-        let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 1).unwrap();
+        let mut spec = WorldSpec::new(Arc::new(Idle), 1).unwrap();
         spec.set("ticks", "1").unwrap();
         let env = Env::new(spec);
         let mut state = env.init(&mut ()).unwrap();

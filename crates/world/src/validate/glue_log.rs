@@ -40,7 +40,7 @@ use std::io::{self, Write};
 
 use bytemuck::Zeroable;
 
-use crate::abi::{Event, EventKind, Output, OutputKind, PAYLOAD_MAX};
+use crate::core::abi::{Event, EventKind, Output, OutputKind, PAYLOAD_MAX};
 
 /// The first line of every glue log.
 pub const HEADER: &str = "cmc-glue-log 1";
@@ -252,8 +252,8 @@ fn push_payload(line: &mut String, payload: &[u8]) {
 /// Writes a glue log from a Rust product's glue.
 ///
 /// ```
-/// use cmc_world::abi::{Event, EventKind};
-/// use cmc_world::glue_log::{parse, GlueLogWriter};
+/// use cmc_world::core::abi::{Event, EventKind};
+/// use cmc_world::validate::glue_log::{parse, GlueLogWriter};
 ///
 /// let mut log = GlueLogWriter::new(Vec::new()).unwrap();
 /// log.event(0, &Event::new(EventKind::Start, 0, 0, &[], 0)).unwrap();

@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use cmc_model::ModelParam;
 
-use crate::abi::PARAMS_MAX;
+use crate::core::abi::PARAMS_MAX;
 use crate::core::Core;
-use crate::state::{Budget, BUDGETS};
-pub use crate::workload::{Workload, WorkloadOp};
+use crate::world::state::{Budget, BUDGETS};
+pub use crate::world::workload::{Workload, WorkloadOp};
 
 /// Most nodes a World may have (a SPLIT names its group as a 64-bit set).
 pub const NODES_MAX: usize = 64;
@@ -47,27 +47,27 @@ pub struct WorldSpec {
     pub client_nodes: Vec<u8>,
     /// Nodes the environment may crash (budget permitting).
     pub crash_nodes: Vec<u8>,
-    /// Parameters passed to every core in [`crate::abi::Config::params`].
+    /// Parameters passed to every core in [`crate::core::abi::Config::params`].
     pub core_params: [u64; PARAMS_MAX],
     /// Run each step twice from a copy and report any difference.
     pub check_determinism: bool,
     /// Copies of one message (unordered network; FIFO: of one run of equal
     /// consecutive messages on a link) counted exactly; more are a surplus
-    /// whose number is not tracked (see [`crate::env`]). At least 1. Keeps
+    /// whose number is not tracked (see [`crate::world::env`]). At least 1. Keeps
     /// retransmission finite without losing a message.
     pub net_bound: u8,
     /// FIFO network: most runs of different messages queued on one link;
     /// a SEND that would start another is a capacity fault. At least 1.
     pub link_bound: u8,
     /// Bound of the quiescence check with the goal "every client replied"
-    /// (`quiescence=K`; see [`crate::quiescence`]); `None`: no check.
+    /// (`quiescence=K`; see [`crate::world::quiescence`]); `None`: no check.
     pub quiescence_steps: Option<u32>,
     /// Interchangeable nodes for symmetry reduction (`symmetry=1,2`; see
-    /// [`crate::symmetry`]); empty (the default): off.
+    /// [`crate::world::symmetry`]); empty (the default): off.
     pub symmetric_nodes: Vec<u8>,
     /// The drift bound (`skew=K`): the clocks of any two nodes never differ
     /// by more than K, a TICK that would break this is not enabled, and a
-    /// crashed node's clock keeps running (see [`crate::env`]). `None` (the
+    /// crashed node's clock keeps running (see [`crate::world::env`]). `None` (the
     /// default): every clock advances freely, and only on live nodes.
     pub skew: Option<u8>,
     /// `NAME=VALUE` pairs applied so far, for replay files.
@@ -338,7 +338,7 @@ impl WorldSpec {
             }
         }
         let core = self.core_of(first as usize);
-        let config = crate::abi::Config {
+        let config = crate::core::abi::Config {
             node: first as u32,
             nodes: self.nodes() as u32,
             params: self.core_params,
@@ -390,7 +390,7 @@ impl WorldSpec {
         };
         if let Some((_, kind)) = BUDGET_NAMES.iter().find(|(known, _)| *known == name) {
             let budget = count()?;
-            let max = crate::env::SPLIT_NODES_MAX;
+            let max = crate::world::env::SPLIT_NODES_MAX;
             if *kind == Budget::Splits && budget > 0 && self.nodes() > max {
                 return Err(bad(format!(
                     "a split is explored in every way to cut the nodes in two: at most {max} nodes, not {}",
@@ -624,11 +624,11 @@ fn node_list(nodes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cores::reqack::ReqAck;
+    use crate::world::test_core::Idle;
 
     #[test]
     fn params_are_parsed_and_bad_ones_explained() {
-        let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 3).unwrap();
+        let mut spec = WorldSpec::new(Arc::new(Idle), 3).unwrap();
         spec.set_all(&["net=fifo", "drops=2", "requests=1", "clients=0,2", "cfg1=7"])
             .unwrap();
         assert_eq!(spec.net, NetSemantics::Fifo);
@@ -655,11 +655,11 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("role 1"));
-        assert!(WorldSpec::new(Arc::new(ReqAck::default()), NODES_MAX + 1).is_err());
+        assert!(WorldSpec::new(Arc::new(Idle), NODES_MAX + 1).is_err());
     }
 
     fn fresh() -> WorldSpec {
-        WorldSpec::new(Arc::new(ReqAck::default()), 3).unwrap()
+        WorldSpec::new(Arc::new(Idle), 3).unwrap()
     }
 
     #[test]

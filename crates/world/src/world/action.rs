@@ -3,7 +3,7 @@
 
 use cmc_model::{DecodeError, Decoder, Encode};
 
-use crate::state::Payload;
+use crate::world::state::Payload;
 
 /// What happens to a message in flight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
@@ -27,7 +27,7 @@ impl NetOp {
     }
 }
 
-/// Which copies of a packet a DELIVER or DROP leaves (see [`crate::env`]).
+/// Which copies of a packet a DELIVER or DROP leaves (see [`crate::world::env`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Surplus {
     /// The packet's copies are counted: one fewer remains.
@@ -61,7 +61,7 @@ pub enum Action {
     Net {
         /// What happens to it.
         op: NetOp,
-        /// Position in [`crate::state::WorldState::net`].
+        /// Position in [`crate::world::state::WorldState::net`].
         index: u16,
         /// Sending node.
         src: u8,
@@ -125,7 +125,7 @@ pub enum Action {
         /// The node it is sent to.
         node: u8,
         /// The operation: an index into the workload's operations
-        /// ([`crate::spec::Workload::operations`]; 0 without a workload).
+        /// ([`crate::world::spec::Workload::operations`]; 0 without a workload).
         op: u16,
     },
     /// LOCAL_FAIL: request `request` fails locally at `node` (budget `local_fails`).
@@ -204,8 +204,8 @@ impl Action {
 
 /// Every environment action kind with the fault budget that enables it
 /// (`None`: not a fault), as [`Action::kind`] names them.
-pub const KINDS: [(&str, Option<crate::state::Budget>); 19] = {
-    use crate::state::Budget;
+pub const KINDS: [(&str, Option<crate::world::state::Budget>); 19] = {
+    use crate::world::state::Budget;
     [
         ("DELIVER", None),
         ("DROP", Some(Budget::Drops)),

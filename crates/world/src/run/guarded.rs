@@ -12,7 +12,7 @@
 
 use std::cell::RefCell;
 
-use crate::abi::{Config, CoreError, Event, Outputs};
+use crate::core::abi::{Config, CoreError, Event, Outputs};
 use crate::core::Core;
 
 /// Canary bytes at least, around every buffer.

@@ -1,0 +1,268 @@
+//! The property table a C core library may export (`CMC_PROPERTIES` in
+//! `include/cmc.h`): its layout, the read-only view of the World its
+//! predicates take (`cmc_world_view`), and [`read_table`], which checks it
+//! and turns it into [`CProperty`] values. Evaluating them on World states is
+//! [`crate::properties::c_properties`]'s job.
+
+use std::ffi::{c_char, c_int, CStr};
+use std::sync::Arc;
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::core::abi::{ABI_VERSION, PAYLOAD_MAX};
+use crate::core::loader::LoadError;
+
+/// The symbol of the optional property table (`CMC_PROPERTIES_SYMBOL`).
+pub const PROPERTIES_SYMBOL: &str = "cmc_properties_entry";
+/// Most properties one table may declare.
+pub const PROPERTIES_MAX: u32 = 1024;
+
+/// `cmc_node_view`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NodeView {
+    pub(crate) durable: *const u8,
+    pub(crate) volatile_part: *const u8,
+    pub(crate) durable_size: u32,
+    pub(crate) volatile_size: u32,
+    pub(crate) crashed: u32,
+    pub(crate) clock: u32,
+    pub(crate) timers: u32,
+    pub(crate) wakes: u32,
+    pub(crate) unflushed: u32,
+    pub(crate) reserved: u32,
+}
+
+/// `cmc_packet_view`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub(crate) struct PacketView {
+    pub(crate) src: u32,
+    pub(crate) dst: u32,
+    pub(crate) len: u32,
+    pub(crate) count: u32,
+    pub(crate) surplus: u32,
+    pub(crate) reserved: u32,
+    pub(crate) payload: [u8; PAYLOAD_MAX],
+}
+
+/// `cmc_ghost_view`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub(crate) struct GhostView {
+    pub(crate) kind: u32,
+    pub(crate) request: u32,
+    pub(crate) node: u32,
+    pub(crate) len: u32,
+    pub(crate) payload: [u8; PAYLOAD_MAX],
+}
+
+/// `cmc_world_view`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WorldView {
+    pub(crate) nodes: u32,
+    pub(crate) packets: u32,
+    pub(crate) ghost_len: u32,
+    pub(crate) issued: u32,
+    pub(crate) links_down: u64,
+    pub(crate) node: *const NodeView,
+    pub(crate) net: *const PacketView,
+    pub(crate) ghost: *const GhostView,
+    pub(crate) cut: *const u8,
+}
+
+pub(crate) type StateFn = unsafe extern "C" fn(*const WorldView) -> c_int;
+pub(crate) type StepFn = unsafe extern "C" fn(*const WorldView, *const WorldView) -> c_int;
+
+/// `cmc_property`.
+#[repr(C)]
+pub(crate) struct PropertyRecord {
+    pub(crate) kind: u32,
+    pub(crate) reserved: u32,
+    pub(crate) name: *const c_char,
+    pub(crate) state: Option<StateFn>,
+    pub(crate) step: Option<StepFn>,
+}
+
+/// `cmc_property_table`.
+#[repr(C)]
+pub struct PropertyTable {
+    pub(crate) abi_version: u32,
+    pub(crate) count: u32,
+    pub(crate) items: *const PropertyRecord,
+}
+
+/// The type of the exported `cmc_properties_entry`.
+pub type PropertiesEntryFn = unsafe extern "C" fn() -> *const PropertyTable;
+
+/// What a C property states (`enum cmc_property_kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CPropertyKind {
+    /// `CMC_INVARIANT`: holds in every reachable state.
+    Invariant,
+    /// `CMC_ACTION_PROP`: holds for every step, from the pre- to the post-World.
+    Action,
+    /// `CMC_WITNESS`: some reachable state satisfies it.
+    Witness,
+    /// `CMC_QUIESCENCE_GOAL`: the goal the fair schedule must reach (`quiescence=STEPS`).
+    QuiescenceGoal,
+}
+
+impl CPropertyKind {
+    fn from_raw(raw: u32) -> Option<CPropertyKind> {
+        Some(match raw {
+            1 => CPropertyKind::Invariant,
+            2 => CPropertyKind::Action,
+            3 => CPropertyKind::Witness,
+            4 => CPropertyKind::QuiescenceGoal,
+            _ => return None,
+        })
+    }
+
+    /// Lower-case name, as `cmc describe` prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CPropertyKind::Invariant => "invariant",
+            CPropertyKind::Action => "action",
+            CPropertyKind::Witness => "witness",
+            CPropertyKind::QuiescenceGoal => "quiescence goal",
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+pub(crate) enum Predicate {
+    State(StateFn),
+    Step(StepFn),
+}
+
+/// One property a C library declares; it keeps the library loaded.
+#[derive(Clone)]
+pub struct CProperty {
+    pub(crate) kind: CPropertyKind,
+    pub(crate) name: String,
+    pub(crate) predicate: Predicate,
+    pub(crate) _library: Option<Arc<libloading::Library>>,
+}
+
+// SAFETY: the predicate is a function pointer into a library kept loaded by
+// `_library` (or linked into the program); properties are pure functions of
+// their (read-only) argument by contract, so any thread may call them.
+unsafe impl Send for CProperty {}
+// SAFETY: as for Send; nothing is mutated after construction.
+unsafe impl Sync for CProperty {}
+
+impl std::fmt::Debug for CProperty {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.kind.name(), self.name)
+    }
+}
+
+impl CProperty {
+    /// What the property states.
+    pub fn kind(&self) -> CPropertyKind {
+        self.kind
+    }
+
+    /// Its name, as reports use it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// Validates the table `table` points to (from `origin`, for messages).
+///
+/// # Safety
+/// `table` is null or what a library's `cmc_properties_entry` returned, with
+/// pointers that stay valid while `library` is loaded.
+pub unsafe fn read_table(
+    table: *const PropertyTable,
+    origin: &str,
+    library: Option<Arc<libloading::Library>>,
+) -> Result<Vec<CProperty>, LoadError> {
+    let bad = |why: String| LoadError(format!("{origin}: its property table {why}"));
+    if table.is_null() {
+        return Err(bad("is a null pointer".into()));
+    }
+    // SAFETY: non-null and, by contract, a static `cmc_property_table`.
+    let table = unsafe { table.read_unaligned() };
+    if table.abi_version != ABI_VERSION {
+        return Err(bad(format!(
+            "was built for ABI version {}, but this cmc speaks version {ABI_VERSION}: \
+             rebuild it against this cmc's include/cmc.h",
+            table.abi_version
+        )));
+    }
+    if table.count > PROPERTIES_MAX {
+        return Err(bad(format!(
+            "declares {} properties; the limit is {PROPERTIES_MAX}",
+            table.count
+        )));
+    }
+    if table.count > 0 && table.items.is_null() {
+        return Err(bad("has a null list of properties".into()));
+    }
+    let mut properties: Vec<CProperty> = Vec::new();
+    for index in 0..table.count as usize {
+        // SAFETY: `items` holds `count` records (the table's contract).
+        let record = unsafe { table.items.add(index).read_unaligned() };
+        if record.name.is_null() {
+            return Err(bad(format!("entry {index} has no name")));
+        }
+        // SAFETY: a non-null name is a NUL-terminated static string.
+        let name = unsafe { CStr::from_ptr(record.name) }
+            .to_string_lossy()
+            .into_owned();
+        let kind = CPropertyKind::from_raw(record.kind).ok_or_else(|| {
+            bad(format!(
+                "entry `{name}` has an unknown kind {}",
+                record.kind
+            ))
+        })?;
+        let predicate = match (kind, record.state, record.step) {
+            (CPropertyKind::Action, _, Some(step)) => Predicate::Step(step),
+            (CPropertyKind::Action, _, None) => {
+                None.ok_or_else(|| bad(format!("entry `{name}` (action) has no step predicate")))?
+            }
+            (_, Some(state), _) => Predicate::State(state),
+            (_, None, _) => Err(bad(format!(
+                "entry `{name}` ({}) has no state predicate",
+                kind.name()
+            )))?,
+        };
+        if name.trim().is_empty() || properties.iter().any(|p| p.name == name) {
+            return Err(bad(format!("declares an empty or repeated name `{name}`")));
+        }
+        let goals = properties
+            .iter()
+            .filter(|p| p.kind == CPropertyKind::QuiescenceGoal)
+            .count();
+        if kind == CPropertyKind::QuiescenceGoal && goals > 0 {
+            return Err(bad("declares more than one quiescence goal".into()));
+        }
+        properties.push(CProperty {
+            kind,
+            name,
+            predicate,
+            _library: library.clone(),
+        });
+    }
+    Ok(properties)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_match_the_header() {
+        // Sizes of cmc.h's structs on a 64-bit target.
+        assert_eq!(std::mem::size_of::<NodeView>(), 48);
+        assert_eq!(std::mem::size_of::<PacketView>(), 24 + PAYLOAD_MAX);
+        assert_eq!(std::mem::size_of::<GhostView>(), 16 + PAYLOAD_MAX);
+        assert_eq!(std::mem::size_of::<WorldView>(), 56);
+        assert_eq!(std::mem::size_of::<PropertyRecord>(), 32);
+        assert_eq!(std::mem::size_of::<PropertyTable>(), 16);
+    }
+}
