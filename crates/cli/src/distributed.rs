@@ -40,6 +40,10 @@ pub struct EngineArgs {
     /// Seconds a timely process waits for its peers to connect.
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub connect_timeout: f64,
+    /// Seconds a timely process waits without a heartbeat from a peer
+    /// (stopped, hung or unreachable) before it abandons the run.
+    #[arg(long, value_name = "SECS", default_value_t = cmc_distributed::DEFAULT_PEER_TIMEOUT.as_secs_f64())]
+    pub peer_timeout: f64,
 }
 
 impl EngineArgs {
@@ -58,8 +62,14 @@ impl EngineArgs {
 
     /// The cluster these options describe, if several processes are asked for.
     fn cluster(&self) -> Result<Option<cmc_distributed::Cluster>, String> {
-        let timeout = Duration::try_from_secs_f64(self.connect_timeout)
-            .map_err(|_| "--connect-timeout takes a number of seconds".to_string())?;
+        let seconds = |value: f64, flag: &str| {
+            Duration::try_from_secs_f64(value)
+                .ok()
+                .filter(|duration| !duration.is_zero())
+                .ok_or_else(|| format!("{flag} takes a positive number of seconds"))
+        };
+        let timeout = seconds(self.connect_timeout, "--connect-timeout")?;
+        let peer_timeout = seconds(self.peer_timeout, "--peer-timeout")?;
         if self.processes == 0 {
             return Err("--processes must be at least 1".into());
         }
@@ -71,7 +81,7 @@ impl EngineArgs {
             ),
             (Some(path), processes) => {
                 cmc_distributed::Cluster::from_hostfile(path, processes, self.process, timeout)
-                    .map(Some)
+                    .map(|cluster| Some(cluster.with_peer_timeout(peer_timeout)))
                     .map_err(|problem| problem.to_string())
             }
         }

@@ -316,20 +316,31 @@ fn a_process_that_never_comes_is_a_clear_error_in_bounded_time() {
     assert!(started.elapsed() < Duration::from_secs(30));
 }
 
-/// Starts `model` on `count` loopback processes, kills the last one with
-/// SIGKILL once process 0 has reported level 3, and returns the standard
-/// error of every survivor, each of which must end within a minute, with
-/// exit code 2 and a clear error.
-fn kill_one_mid_run(model: &str, count: usize) -> Vec<String> {
+/// How a peer is taken out of a run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Takedown {
+    /// SIGKILL: the process dies and its connections close.
+    Kill,
+    /// SIGSTOP: the process stays, its connections open but silent.
+    Stop,
+}
+
+/// Starts `model` on `count` loopback processes with `extra` options, takes
+/// the last one out with `takedown` once process 0 has reported level 3,
+/// and returns the standard error of every survivor, each of which must end
+/// within `bound` of the takedown, with exit code 2 and a clear error.
+fn take_one_out_mid_run(
+    model: &str,
+    count: usize,
+    takedown: Takedown,
+    extra: &[&str],
+    bound: Duration,
+) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let hosts = hostfile(dir.path(), count);
-    let mut processes = Processes::start(
-        dir.path(),
-        &hosts,
-        count,
-        |_| words(model),
-        &["--progress", "plain"],
-    );
+    let mut options = vec!["--progress", "plain"];
+    options.extend(extra);
+    let mut processes = Processes::start(dir.path(), &hosts, count, |_| words(model), &options);
     // Wait until process 0 reports a level: the search is under way.
     let stderr = processes.0[0].as_mut().unwrap().stderr.take().unwrap();
     let (lines, seen) = mpsc::channel();
@@ -350,12 +361,24 @@ fn kill_one_mid_run(model: &str, count: usize) -> Vec<String> {
             break;
         }
     }
-    let mut victim = processes.0[count - 1].take().unwrap();
-    victim.kill().unwrap();
-    victim.wait().unwrap();
-    let killed_at = Instant::now();
-    let outputs = processes.wait_all(Duration::from_secs(60));
-    assert!(killed_at.elapsed() < Duration::from_secs(60));
+    let victim = processes.0[count - 1].as_mut().unwrap();
+    match takedown {
+        Takedown::Kill => {
+            victim.kill().unwrap();
+            victim.wait().unwrap();
+        }
+        Takedown::Stop => {
+            let pid = i32::try_from(victim.id()).unwrap();
+            // SAFETY: signalling a child of this test, which it still owns.
+            assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+        }
+    }
+    // The stopped one stays until `processes` is dropped (SIGKILL ends it).
+    let victim = processes.0[count - 1].take();
+    let taken_out_at = Instant::now();
+    let outputs = processes.wait_all(bound);
+    assert!(taken_out_at.elapsed() < bound);
+    drop(Processes(vec![victim]));
     // The reader ends when process 0's stderr closes.
     while let Ok(line) = seen.recv_timeout(Duration::from_secs(10)) {
         collected.push(line);
@@ -364,7 +387,11 @@ fn kill_one_mid_run(model: &str, count: usize) -> Vec<String> {
     stderrs.extend(outputs[1..].iter().map(|output| text(output).1));
     for (output, stderr) in outputs.iter().zip(&stderrs) {
         assert_eq!(output.status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains("was lost during the search"), "{stderr}");
+        assert!(
+            stderr.contains("was lost during the search")
+                || stderr.contains("has not been heard from"),
+            "{stderr}"
+        );
     }
     stderrs
 }
@@ -372,7 +399,13 @@ fn kill_one_mid_run(model: &str, count: usize) -> Vec<String> {
 #[test]
 fn a_peer_killed_mid_run_ends_the_others_with_a_clear_error() {
     // Large enough never to finish before the kill.
-    let stderrs = kill_one_mid_run("two-phase RM=9", 3);
+    let stderrs = take_one_out_mid_run(
+        "two-phase RM=9",
+        3,
+        Takedown::Kill,
+        &[],
+        Duration::from_secs(60),
+    );
     // The first survivor to notice names the dead peer; the other may see
     // the first survivor leave before it sees the dead peer.
     assert!(
@@ -386,12 +419,33 @@ fn a_peer_killed_mid_run_ends_the_others_with_a_clear_error() {
 #[test]
 fn a_world_process_killed_mid_run_ends_the_other_with_a_clear_error() {
     // Its supervised child dies with it (PR_SET_PDEATHSIG).
-    let stderrs = kill_one_mid_run(
+    let stderrs = take_one_out_mid_run(
         "--core rust:reqack --nodes 3 requests=2 drops=1 crashes=1",
         2,
+        Takedown::Kill,
+        &[],
+        Duration::from_secs(60),
     );
     assert!(
         stderrs[0].contains("the connection to process 1 was lost"),
+        "{stderrs:?}"
+    );
+}
+
+#[test]
+fn a_peer_stopped_mid_run_ends_the_others_within_the_peer_timeout() {
+    // A stopped process keeps its connections open: only its silence shows.
+    let stderrs = take_one_out_mid_run(
+        "two-phase RM=9",
+        3,
+        Takedown::Stop,
+        &["--peer-timeout", "2"],
+        Duration::from_secs(20),
+    );
+    assert!(
+        stderrs.iter().any(|stderr| stderr.contains(
+            "process 2 has not been heard from for 2 s: it is stopped, hung or unreachable"
+        )),
         "{stderrs:?}"
     );
 }

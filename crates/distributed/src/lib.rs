@@ -56,12 +56,13 @@
 //! ```
 
 mod cluster;
+mod liveness;
 mod run;
 mod shard;
 mod wire;
 mod worker;
 
-pub use cluster::Cluster;
+pub use cluster::{Cluster, DEFAULT_PEER_TIMEOUT};
 pub use run::{check, identity, DistributedRun, Exchange};
 
 /// Why a distributed search could not be carried out.

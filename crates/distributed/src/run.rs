@@ -12,7 +12,8 @@ use timely_communication::allocator::zero_copy::initialize::initialize_networkin
 use timely_communication::allocator::ProcessBuilder;
 use timely_communication::{AllocatorBuilder, Hooks};
 
-use crate::worker::{self, Ending, Settings};
+use crate::liveness::Liveness;
+use crate::worker::{self, Ending, PeerLost, Settings};
 use crate::{Cluster, DistributedError};
 
 /// How long the surviving workers of a process are given to report, once
@@ -79,13 +80,21 @@ pub fn check<M: Model + Send + 'static>(
     let started = Instant::now();
     refuse_unsupported(options)?;
     let threads = options.workers.max(1);
+    // Heartbeats go on until this run returns, whatever its end.
+    let mut liveness: Option<Liveness> = None;
     let (builders, others): (Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>) = match cluster {
         Some(cluster) if cluster.processes() > 1 => {
-            let sockets = cluster.connect(&identity(model.as_ref(), options))?;
+            let connections = cluster.connect(&identity(model.as_ref(), options))?;
+            let started = Liveness::start(connections.heartbeats, cluster.peer_timeout).map_err(
+                |problem| {
+                    DistributedError::Setup(format!("cannot start the heartbeats: {problem}"))
+                },
+            )?;
+            liveness = Some(started);
             let local = ProcessBuilder::new_typed_vector(threads, Hooks::default().refill, None);
             let (builders, guard) = initialize_networking_from_sockets(
                 local,
-                sockets,
+                connections.data,
                 cluster.process,
                 threads,
                 Hooks::default(),
@@ -110,6 +119,7 @@ pub fn check<M: Model + Send + 'static>(
         progress: options.progress != ProgressMode::Off
             && cluster.is_none_or(|cluster| cluster.process == 0),
         interrupt: options.interrupt.clone(),
+        lost: liveness.as_ref().map(Liveness::lost),
     });
     capture_communication_panics();
     let ending = run_workers(Arc::clone(&model), settings, builders, others, threads)?;
@@ -154,7 +164,7 @@ fn run_workers<M: Model + Send + 'static>(
     others: Box<dyn std::any::Any + Send>,
     threads: usize,
 ) -> Result<Ending, DistributedError> {
-    let (results, received) = mpsc::channel::<(usize, Result<Ending, String>)>();
+    let (results, received) = mpsc::channel::<(usize, Result<Ending, Failure>)>();
     let results = Mutex::new(results);
     let (finished, shut_down) = mpsc::channel::<()>();
     // Timely's threads are joined on a thread of their own, so that a run
@@ -170,7 +180,8 @@ fn run_workers<M: Model + Send + 'static>(
                     let index = worker.index();
                     let ending =
                         catch_unwind(AssertUnwindSafe(|| worker::run(worker, &model, &settings)))
-                            .map_err(|payload| panic_text(payload.as_ref()));
+                            .map_err(|payload| Failure::Panicked(panic_text(payload.as_ref())))
+                            .and_then(|ended| ended.map_err(Failure::Lost));
                     let _ = results
                         .lock()
                         .expect("no worker panics while holding the sender")
@@ -185,7 +196,7 @@ fn run_workers<M: Model + Send + 'static>(
         .map_err(|problem| DistributedError::Setup(format!("cannot start a thread: {problem}")))?;
 
     let mut endings = Vec::new();
-    let mut failure: Option<String> = None;
+    let mut failure: Option<Failure> = None;
     let mut failed_at: Option<Instant> = None;
     while endings.len() + usize::from(failure.is_some()) < threads {
         let wait = match failed_at {
@@ -201,13 +212,19 @@ fn run_workers<M: Model + Send + 'static>(
             Err(mpsc::RecvTimeoutError::Timeout) if failed_at.is_some() => break,
             Err(mpsc::RecvTimeoutError::Timeout) => continue,
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                failure.get_or_insert_with(|| "the timely workers stopped without a result".into());
+                failure.get_or_insert_with(|| {
+                    Failure::Panicked("the timely workers stopped without a result".into())
+                });
                 break;
             }
         }
     }
-    if let Some(problem) = failure {
-        return Err(DistributedError::PeerLost(explain_failure(&problem)));
+    match failure {
+        Some(Failure::Lost(PeerLost(reason))) => return Err(DistributedError::PeerLost(reason)),
+        Some(Failure::Panicked(problem)) => {
+            return Err(DistributedError::PeerLost(explain_failure(&problem)))
+        }
+        None => {}
     }
     let _ = shut_down.recv_timeout(SHUTDOWN_GRACE);
     endings.sort_by_key(|(index, _)| *index);
@@ -216,6 +233,14 @@ fn run_workers<M: Model + Send + 'static>(
         .next()
         .map(|(_, ending)| ending)
         .ok_or_else(|| DistributedError::PeerLost("no worker reported".into()))
+}
+
+/// Why a worker ended without a result.
+enum Failure {
+    /// It panicked (as it does when timely loses a connection).
+    Panicked(String),
+    /// It saw a peer process go silent.
+    Lost(PeerLost),
 }
 
 /// The message of a panic payload.

@@ -26,6 +26,7 @@ use timely::dataflow::operators::{Input, Probe};
 use timely::dataflow::{InputHandle, ProbeHandle};
 use timely::worker::Worker;
 
+use crate::liveness::Lost;
 use crate::shard::{owner, Level, Link, Shard};
 use crate::wire::{self, Candidate, Control, LevelSummary, Message, RecordWriter, NO_PARENT};
 
@@ -48,6 +49,9 @@ pub(crate) struct Settings {
     /// When this flag becomes true, the run stops at the next level
     /// boundary, on every process (any process's flag stops all).
     pub interrupt: Option<Arc<AtomicBool>>,
+    /// Where the reason appears when a peer process is lost (silent for
+    /// too long); `None` for a run of one process.
+    pub lost: Option<Lost>,
 }
 
 /// What a worker knows when the search ends: the same on every worker.
@@ -90,12 +94,18 @@ struct Rounds {
     input: InputHandle<u64, CapacityContainerBuilder<Vec<Message>>>,
     probe: ProbeHandle<u64>,
     inbox: Rc<RefCell<Inbox>>,
+    /// Where a lost peer is reported, ending every wait for a round.
+    lost: Option<Lost>,
 }
+
+/// Why a worker gave up waiting for a round: a peer process was lost.
+#[derive(Debug)]
+pub(crate) struct PeerLost(pub String);
 
 impl Rounds {
     /// Builds the dataflow: messages are routed to their addressee and
     /// land in its inbox.
-    fn new(worker: &mut Worker) -> Rounds {
+    fn new(worker: &mut Worker, lost: Option<Lost>) -> Rounds {
         let mut input = InputHandle::new();
         let probe = ProbeHandle::new();
         let inbox = Rc::new(RefCell::new(Inbox::default()));
@@ -131,17 +141,34 @@ impl Rounds {
             input,
             probe,
             inbox,
+            lost,
         }
     }
 
     /// Ends the current round and steps the worker until every message of
-    /// the round, from every worker, is in its addressee's inbox.
-    fn finish(&mut self, worker: &mut Worker) {
+    /// the round, from every worker, is in its addressee's inbox (calling
+    /// `arrived` as messages come in), or until a peer is lost.
+    fn finish_with(
+        &mut self,
+        worker: &mut Worker,
+        mut arrived: impl FnMut(&mut Rounds),
+    ) -> Result<(), PeerLost> {
         let next = *self.input.time() + 1;
         self.input.advance_to(next);
         while self.probe.less_than(&next) {
+            if let Some(reason) = self.lost.as_ref().and_then(|lost| lost.get()) {
+                return Err(PeerLost(reason.clone()));
+            }
             worker.step_or_park(Some(PARK));
+            arrived(self);
         }
+        arrived(self);
+        Ok(())
+    }
+
+    /// [`Rounds::finish_with`], with nothing to do as messages arrive.
+    fn finish(&mut self, worker: &mut Worker) -> Result<(), PeerLost> {
+        self.finish_with(worker, |_| {})
     }
 
     /// Sends `control` to every worker.
@@ -191,8 +218,13 @@ struct Search<'a, M: Model> {
     error: Option<String>,
 }
 
-/// Runs worker `worker`'s part of the search of `model`.
-pub(crate) fn run<M: Model>(worker: &mut Worker, model: &Arc<M>, settings: &Settings) -> Ending {
+/// Runs worker `worker`'s part of the search of `model`; `Err` if a peer
+/// process was lost.
+pub(crate) fn run<M: Model>(
+    worker: &mut Worker,
+    model: &Arc<M>,
+    settings: &Settings,
+) -> Result<Ending, PeerLost> {
     let peers = worker.peers();
     let mut search = Search {
         model: model.as_ref(),
@@ -211,7 +243,7 @@ pub(crate) fn run<M: Model>(worker: &mut Worker, model: &Arc<M>, settings: &Sett
         found: None,
         error: None,
     };
-    let mut rounds = Rounds::new(worker);
+    let mut rounds = Rounds::new(worker, settings.lost.clone());
     let ending = search.explore(worker, &mut rounds);
     drop(rounds);
     ending
@@ -219,7 +251,7 @@ pub(crate) fn run<M: Model>(worker: &mut Worker, model: &Arc<M>, settings: &Sett
 
 impl<M: Model> Search<'_, M> {
     /// Level after level until the search ends; then the counterexample's path.
-    fn explore(&mut self, worker: &mut Worker, rounds: &mut Rounds) -> Ending {
+    fn explore(&mut self, worker: &mut Worker, rounds: &mut Rounds) -> Result<Ending, PeerLost> {
         let mut ending = Ending::default();
         // Level 0 is the initial states, sent by worker 0 to their owners.
         let mut generated = 0;
@@ -242,7 +274,7 @@ impl<M: Model> Search<'_, M> {
             self.flush(rounds);
             // The successors of level `depth` are admitted by their owners
             // as they arrive, until the round is over.
-            self.finish_admitting(worker, rounds);
+            self.finish_admitting(worker, rounds)?;
             let next = std::mem::take(&mut self.next);
             let summary = LevelSummary {
                 worker: self.index as u32,
@@ -260,7 +292,7 @@ impl<M: Model> Search<'_, M> {
                 remote_bytes: self.remote_bytes,
             };
             rounds.broadcast(self.peers, &Control::LevelDone(summary));
-            rounds.finish(worker);
+            rounds.finish(worker)?;
             let level_total = aggregate(&rounds.take_controls(), &mut ending);
             let new_level_nonempty = level_total > 0;
             if ending.error.is_some() {
@@ -303,13 +335,13 @@ impl<M: Model> Search<'_, M> {
         drop(level);
         if let Some(found) = &ending.violation {
             if ending.error.is_none() {
-                match self.walk_back(worker, rounds, found.anchor, found.length) {
+                match self.walk_back(worker, rounds, found.anchor, found.length)? {
                     Ok(path) => ending.path = path,
                     Err(problem) => ending.error = Some(problem),
                 }
             }
         }
-        ending
+        Ok(ending)
     }
 
     /// Expands the states of `level` (at `depth`) this worker owns, sending
@@ -447,14 +479,12 @@ impl<M: Model> Search<'_, M> {
 
     /// Ends the round, admitting its states as they arrive, until every
     /// worker's states of the round are admitted.
-    fn finish_admitting(&mut self, worker: &mut Worker, rounds: &mut Rounds) {
-        let next = *rounds.input.time() + 1;
-        rounds.input.advance_to(next);
-        while rounds.probe.less_than(&next) {
-            worker.step_or_park(Some(PARK));
-            self.admit_arrived(rounds);
-        }
-        self.admit_arrived(rounds);
+    fn finish_admitting(
+        &mut self,
+        worker: &mut Worker,
+        rounds: &mut Rounds,
+    ) -> Result<(), PeerLost> {
+        rounds.finish_with(worker, |rounds| self.admit_arrived(rounds))
     }
 
     /// Admits the states of the current round received so far (checking
@@ -536,14 +566,15 @@ impl<M: Model> Search<'_, M> {
     }
 
     /// Follows parent links from `anchor` back to an initial state, one
-    /// round per state: the owner of each state broadcasts its link.
+    /// round per state: the owner of each state broadcasts its link. The
+    /// inner `Err` is a cmc bug (a link missing or out of order).
     fn walk_back(
         &mut self,
         worker: &mut Worker,
         rounds: &mut Rounds,
         anchor: u128,
         length: u64,
-    ) -> Result<Vec<PathStep>, String> {
+    ) -> Result<Result<Vec<PathStep>, String>, PeerLost> {
         let mut path = Vec::new();
         let mut current = anchor;
         // A path has at most `length` states; the bound guards against a
@@ -562,7 +593,7 @@ impl<M: Model> Search<'_, M> {
                 };
                 rounds.broadcast(self.peers, &reply);
             }
-            rounds.finish(worker);
+            rounds.finish(worker)?;
             match rounds.take_controls().as_slice() {
                 [Control::Link {
                     fingerprint,
@@ -575,26 +606,26 @@ impl<M: Model> Search<'_, M> {
                     });
                     if *parent == NO_PARENT {
                         path.reverse();
-                        return Ok(path);
+                        return Ok(Ok(path));
                     }
                     current = *parent;
                 }
                 [Control::Missing { fingerprint }] => {
-                    return Err(format!(
+                    return Ok(Err(format!(
                         "the parent link of state {} is missing from its shard; this is a cmc bug, please report it",
                         Fingerprint(*fingerprint)
-                    ))
+                    )))
                 }
                 other => {
-                    return Err(format!(
+                    return Ok(Err(format!(
                         "walking back the counterexample, worker {} received {other:?} for state {}; this is a cmc bug, please report it",
                         self.index,
                         Fingerprint(current)
-                    ))
+                    )))
                 }
             }
         }
-        Err("the counterexample's parent links form a path longer than its length; this is a cmc bug, please report it".into())
+        Ok(Err("the counterexample's parent links form a path longer than its length; this is a cmc bug, please report it".into()))
     }
 }
 
