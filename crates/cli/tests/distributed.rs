@@ -1,8 +1,9 @@
 //! `cmc check --engine timely` on loopback: 2 and 3 processes on 127.0.0.1
 //! give the native engine's exact counts and counterexample length, for
 //! bundled models and Worlds of C and Rust cores; a peer with other
-//! parameters or another core library is refused; a peer that dies or never comes ends
-//! the run on every other process with a clear error, in bounded time.
+//! parameters or another core library is refused; a peer that dies, stops
+//! (SIGSTOP) or never comes ends the run on every other process with a
+//! clear error, in bounded time.
 
 mod common;
 
@@ -147,15 +148,19 @@ fn two_and_three_processes_count_two_phase_seven_rms_exactly() {
 }
 
 #[test]
-fn two_processes_count_a_small_paxos_commit_exactly() {
+fn two_and_three_processes_count_a_small_paxos_commit_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let model = "paxos-commit RM=1 ACCEPTORS=3 BALLOTS=2";
     let expected = native(dir.path(), model);
-    for output in distributed(dir.path(), model, 2) {
-        assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
-        let report = json(&output);
-        for key in ["verdict", "distinct_states", "states_generated", "depth"] {
-            assert_eq!(report[key], expected[key], "{key}");
+    assert_eq!(expected["verdict"], "pass", "{expected}");
+    assert!(expected["distinct_states"].as_u64().unwrap() > 1000);
+    for count in [2, 3] {
+        for output in distributed(dir.path(), model, count) {
+            assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+            let report = json(&output);
+            for key in ["verdict", "distinct_states", "states_generated", "depth"] {
+                assert_eq!(report[key], expected[key], "{key}, {count} processes");
+            }
         }
     }
 }
@@ -196,38 +201,42 @@ fn reqack_core(dir: &Path, bug: Option<u32>) -> std::path::PathBuf {
 }
 
 #[test]
-fn two_processes_count_a_c_core_world_exactly() {
+fn two_and_three_processes_count_a_c_core_world_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let core = reqack_core(dir.path(), None);
     let model = format!("--core {} --nodes 2 requests=2 drops=1", core.display());
     let expected = native(dir.path(), &model);
     assert_eq!(expected["verdict"], "pass", "{expected}");
     assert!(expected["distinct_states"].as_u64().unwrap() > 100);
-    for output in distributed(dir.path(), &model, 2) {
-        assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
-        let report = json(&output);
-        for key in ["verdict", "distinct_states", "states_generated", "depth"] {
-            assert_eq!(report[key], expected[key], "{key}");
+    for count in [2, 3] {
+        for output in distributed(dir.path(), &model, count) {
+            assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+            let report = json(&output);
+            for key in ["verdict", "distinct_states", "states_generated", "depth"] {
+                assert_eq!(report[key], expected[key], "{key}, {count} processes");
+            }
+            assert!(text(&output).1.contains(&format!("{count} process(es)")));
         }
-        assert!(text(&output).1.contains("2 process(es)"));
     }
 }
 
 #[test]
-fn a_world_violation_has_the_native_length_on_two_processes() {
+fn a_world_violation_has_the_native_length_on_two_and_three_processes() {
     let dir = tempfile::tempdir().unwrap();
     let model = "--core rust:reqack-bug2 --nodes 2 requests=2";
     let expected = native(dir.path(), model);
     assert_eq!(expected["property"], "AckedIsDurable", "{expected}");
-    for output in distributed(dir.path(), model, 2) {
-        assert_eq!(output.status.code(), Some(1), "{}", text(&output).1);
-        let report = json(&output);
-        assert_eq!(report["property"], "AckedIsDurable");
-        assert_eq!(
-            report["counterexample"]["length"],
-            expected["counterexample"]["length"]
-        );
-        assert_eq!(report["distinct_states"], expected["distinct_states"]);
+    for count in [2, 3] {
+        for output in distributed(dir.path(), model, count) {
+            assert_eq!(output.status.code(), Some(1), "{}", text(&output).1);
+            let report = json(&output);
+            assert_eq!(report["property"], "AckedIsDurable");
+            assert_eq!(
+                report["counterexample"]["length"], expected["counterexample"]["length"],
+                "{count} processes"
+            );
+            assert_eq!(report["distinct_states"], expected["distinct_states"]);
+        }
     }
 }
 
