@@ -1,6 +1,7 @@
 //! `cmc check --engine timely`: the search on timely dataflow workers, in
 //! this process or across the processes of a hostfile (`cmc-distributed`).
 
+use std::any::{Any, TypeId};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -88,6 +89,54 @@ impl EngineArgs {
     }
 }
 
+/// Runs a model, given as `Any`, on timely dataflow (the model's concrete
+/// type is the function's: see [`run_model`]).
+pub(crate) type RunModel = fn(
+    Box<dyn Any + Send + Sync>,
+    &SearchOptions,
+    Option<&cmc_distributed::Cluster>,
+) -> Result<Report, String>;
+
+/// Runs `model`, which must be an `M`, on timely dataflow.
+pub(crate) fn run_model<M: Model + Send + 'static>(
+    model: Box<dyn Any + Send + Sync>,
+    options: &SearchOptions,
+    cluster: Option<&cmc_distributed::Cluster>,
+) -> Result<Report, String> {
+    let model = model
+        .downcast::<M>()
+        .map_err(|_| "the timely engine was given a model of another type; this is a cmc bug, please report it".to_string())?;
+    run::<M>(Arc::from(model), options, cluster)
+}
+
+/// How the timely engine runs a model of the type `model` has: the bundled
+/// models and Worlds by their type, a program's own models as their
+/// registration says (found by name: a model's name is its entry's).
+fn runner(model: &(dyn Any + Send + Sync), name: &str) -> Option<RunModel> {
+    let bundled: [(TypeId, RunModel); 5] = [
+        (TypeId::of::<TwoPhase>(), run_model::<TwoPhase>),
+        (TypeId::of::<PaxosCommit>(), run_model::<PaxosCommit>),
+        (TypeId::of::<TCommit>(), run_model::<TCommit>),
+        (TypeId::of::<DieHard>(), run_model::<DieHard>),
+        // A World runs here in the supervised child of `cmc check --core`:
+        // every process loads the same cores, under its own supervisor.
+        (
+            TypeId::of::<cmc_world::World>(),
+            run_model::<cmc_world::World>,
+        ),
+    ];
+    let type_id = Any::type_id(model);
+    bundled
+        .iter()
+        .find(|(bundled, _)| *bundled == type_id)
+        .map(|(_, run)| *run)
+        .or_else(|| {
+            crate::catalog::current()
+                .model(name)
+                .and_then(crate::catalog::ModelEntry::timely)
+        })
+}
+
 /// Runs the search of `model` on timely dataflow and reports it as the
 /// native engine would; `Err` for a run that could not be carried out.
 pub fn check(
@@ -101,34 +150,12 @@ pub fn check(
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
-    let options = options.clone();
     let name = model.name();
     let model = model.into_any();
-    macro_rules! run_bundled {
-        ($model:expr, $($ty:ty),+) => {{
-            let model = $model;
-            $(
-                let model = match model.downcast::<$ty>() {
-                    Ok(model) => return run::<$ty>(Arc::from(model), &options, cluster.as_ref()),
-                    Err(other) => other,
-                };
-            )+
-            drop(model);
-        }};
-    }
-    // A World runs here in the supervised child of `cmc check --core`: every
-    // process loads the same cores, under its own supervisor.
-    run_bundled!(
-        model,
-        TwoPhase,
-        PaxosCommit,
-        TCommit,
-        DieHard,
-        cmc_world::World
-    );
-    Err(format!(
-        "the timely engine checks the bundled models and Worlds of cores; `{name}` is neither (use --engine native)"
-    ))
+    let run = runner(model.as_ref(), &name).ok_or_else(|| {
+        format!("the timely engine checks the registered models and Worlds of cores; `{name}` is neither (use --engine native)")
+    })?;
+    run(model, options, cluster.as_ref())
 }
 
 fn run<M: Model + Send + 'static>(
@@ -150,4 +177,21 @@ fn run<M: Model + Send + 'static>(
         exchange.remote_bytes as f64 / generated,
     );
     Ok(Report::new(model.as_ref(), options, &run.outcome))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bundled_model_runs_on_the_timely_engine() {
+        for entry in cmc_models::registry::bundled() {
+            let model = entry.build(&[]).unwrap().into_any();
+            assert!(
+                runner(model.as_ref(), entry.name).is_some(),
+                "{} has no timely runner",
+                entry.name
+            );
+        }
+    }
 }
