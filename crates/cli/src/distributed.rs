@@ -89,6 +89,19 @@ impl EngineArgs {
     }
 }
 
+/// The model name and parameters of the checkpoint in `dir` that `engine`
+/// resumes (a timely checkpoint holds one per process).
+pub fn checkpoint_model(
+    engine: &EngineArgs,
+    dir: &std::path::Path,
+) -> Result<(String, Vec<(String, String)>), String> {
+    match engine.engine {
+        Engine::Native => cmc_search::checkpoint_model(dir),
+        Engine::Timely => cmc_distributed::checkpoint_model(dir, engine.process)
+            .map_err(|problem| problem.to_string()),
+    }
+}
+
 /// Runs a model, given as `Any`, on timely dataflow (the model's concrete
 /// type is the function's: see [`run_model`]).
 pub(crate) type RunModel = fn(

@@ -55,6 +55,7 @@
 //! assert_eq!(run.outcome.stats.depth, 10);
 //! ```
 
+mod checkpoint;
 mod cluster;
 mod liveness;
 mod run;
@@ -62,6 +63,7 @@ mod shard;
 mod wire;
 mod worker;
 
+pub use checkpoint::checkpoint_model;
 pub use cluster::{Cluster, DEFAULT_PEER_TIMEOUT};
 pub use run::{check, identity, DistributedRun, Exchange};
 
@@ -89,4 +91,7 @@ pub enum DistributedError {
     /// A peer process died or its connection broke during the run.
     #[error("{0}")]
     PeerLost(String),
+    /// A checkpoint cannot be written, read, or resumed by this run.
+    #[error("{0}")]
+    Checkpoint(String),
 }
