@@ -29,7 +29,7 @@ fn hostfile(dir: &Path, count: usize) -> std::path::PathBuf {
         .iter()
         .map(|listener| listener.local_addr().unwrap().to_string())
         .collect();
-    let path = dir.join("hosts");
+    let path = dir.join(format!("hosts-{count}"));
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     path
 }
@@ -457,4 +457,74 @@ fn a_peer_stopped_mid_run_ends_the_others_within_the_peer_timeout() {
         )),
         "{stderrs:?}"
     );
+}
+
+/// Starts `count` processes with `words(i)`, waits until process 0 reports
+/// level `level`, sends it SIGINT, and returns every process's output.
+fn interrupt_at_level(
+    dir: &Path,
+    hosts: &Path,
+    count: usize,
+    words: impl Fn(usize) -> Vec<String>,
+    level: u64,
+) -> Vec<Output> {
+    let mut processes = Processes::start(dir, hosts, count, words, &["--progress", "plain"]);
+    let first = processes.0[0].as_mut().unwrap();
+    let stderr = first.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines().map_while(Result::ok);
+    let wanted = format!("cmc: level {level}:");
+    assert!(
+        lines.any(|line| line.starts_with(&wanted)),
+        "process 0 never reported level {level}"
+    );
+    let pid = i32::try_from(first.id()).unwrap();
+    // SAFETY: signalling a child of this test, which it still owns.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    // Keep process 0's stderr drained until it ends.
+    std::thread::spawn(move || lines.for_each(drop));
+    processes.wait_all(RUN_BOUND)
+}
+
+#[test]
+fn an_interrupted_run_of_two_processes_resumes_with_exact_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = native(dir.path(), "two-phase RM=7");
+    let hosts = hostfile(dir.path(), 2);
+    let checkpointed = |_: usize| words("two-phase RM=7 --checkpoint ck --checkpoint-every 3600");
+    // Interrupted early (the run has 23 levels): every process stops at the
+    // same level boundary and saves its part there.
+    for output in interrupt_at_level(dir.path(), &hosts, 2, checkpointed, 2) {
+        assert_eq!(output.status.code(), Some(3), "{}", text(&output).1);
+        let report = json(&output);
+        assert_eq!(report["verdict"], "interrupted");
+        assert!(report["states_left_on_queue"].as_u64().unwrap() > 0);
+    }
+    assert!(dir.path().join("ck/process-0/manifest.json").is_file());
+    assert!(dir.path().join("ck/process-1/manifest.json").is_file());
+    // Resuming with another process count is refused at once.
+    let three = hostfile(dir.path(), 3);
+    let mut refused = cmc_command(
+        &["check", "--resume", "ck", "--engine", "timely"],
+        dir.path(),
+    );
+    refused
+        .args(["--workers", "1", "--processes", "3", "--process", "0"])
+        .arg("--hostfile")
+        .arg(&three);
+    let refused = refused.output().unwrap();
+    let stderr = text(&refused).1;
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("process 0 of 2"), "{stderr}");
+    // Resumed, the run ends with the whole run's counts.
+    let resume = |_: usize| words("--resume ck");
+    let outputs = Processes::start(dir.path(), &hosts, 2, resume, &[]).wait_all(RUN_BOUND);
+    for output in outputs {
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+        let report = json(&output);
+        assert_eq!(report["verdict"], "pass");
+        assert_eq!(report["distinct_states"], 296_448);
+        assert_eq!(report["depth"], 23);
+        assert_eq!(report["states_generated"], expected["states_generated"]);
+        assert_eq!(report["complete"], true);
+    }
 }

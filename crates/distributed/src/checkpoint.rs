@@ -235,12 +235,6 @@ impl Checkpoints {
     pub fn load(&self) -> Result<(RunCounters, Vec<WorkerPart>), DistributedError> {
         let (dir, manifest) = read_manifest(&self.current)?;
         let failed = |what: String| DistributedError::Checkpoint(problem(&dir, what));
-        if manifest.identity != self.identity {
-            return Err(failed(format!(
-                "is of `{}`, but this run is `{}`; resume with the model, parameters and options it was saved with",
-                manifest.identity, self.identity
-            )));
-        }
         if (manifest.process, manifest.processes, manifest.threads)
             != (self.process, self.processes, self.threads)
         {
@@ -252,6 +246,12 @@ impl Checkpoints {
                 self.process,
                 self.processes,
                 self.threads
+            )));
+        }
+        if manifest.identity != self.identity {
+            return Err(failed(format!(
+                "is of `{}`, but this run is `{}`; resume with the model, parameters and options it was saved with",
+                manifest.identity, self.identity
             )));
         }
         let mut parts = Vec::with_capacity(self.threads);
