@@ -8,7 +8,8 @@
 //! every worker file), written last, and one `worker-W.bin` per worker of
 //! the process. A new checkpoint is written to `DIR/process-I.level-D/`,
 //! then swapped in by renames (the previous one is `DIR/process-I.old/`
-//! between the two renames, and is used if a kill fell there).
+//! between the two renames, and is used if a kill fell there). The run
+//! holds an exclusive lock on `DIR/process-I.lock` for its whole life.
 //!
 //! Every process saves at the same level (the decision is part of the level
 //! protocol), so the checkpoints of one run's processes fit together; a
@@ -109,6 +110,9 @@ pub(crate) struct Checkpoints {
     threads: usize,
     /// The worker files written for the checkpoint in progress.
     written: Mutex<Vec<WorkerFile>>,
+    /// `DIR/process-I.lock`, locked for the life of the run, so that no two
+    /// runs use this process's checkpoint at once.
+    _lock: fs::File,
 }
 
 /// The directory of process `process`'s checkpoint inside `dir`.
@@ -188,6 +192,17 @@ impl Checkpoints {
         overwrite: bool,
     ) -> Result<Checkpoints, DistributedError> {
         let current = process_dir(dir, process);
+        fs::create_dir_all(dir)
+            .map_err(|error| DistributedError::Checkpoint(problem(dir, error)))?;
+        let lock_path = current.with_extension("lock");
+        let lock = cmc_store::guarded::lock_exclusive(&lock_path)
+            .map_err(|error| DistributedError::Checkpoint(problem(&lock_path, error)))?
+            .ok_or_else(|| {
+                DistributedError::Checkpoint(format!(
+                    "{} is locked by another cmc run using this checkpoint; wait for it to end or choose another directory",
+                    lock_path.display()
+                ))
+            })?;
         if !resume && (current.exists() || current.with_extension("old").exists()) {
             if !overwrite {
                 return Err(DistributedError::Checkpoint(format!(
@@ -202,8 +217,6 @@ impl Checkpoints {
                 }
             }
         }
-        fs::create_dir_all(dir)
-            .map_err(|error| DistributedError::Checkpoint(problem(dir, error)))?;
         Ok(Checkpoints {
             current,
             identity,
@@ -213,6 +226,7 @@ impl Checkpoints {
             processes,
             threads,
             written: Mutex::new(Vec::new()),
+            _lock: lock,
         })
     }
 
@@ -538,6 +552,21 @@ mod tests {
         let saving = checkpoints(dir.path(), "run", false);
         save(&saving, &part());
         saving.commit(&counters()).unwrap();
+        // No two runs use one process's checkpoint at once.
+        let params = vec![];
+        let locked = Checkpoints::new(
+            dir.path(),
+            "run".into(),
+            "m".into(),
+            params,
+            1,
+            2,
+            1,
+            true,
+            false,
+        );
+        assert!(locked.err().unwrap().to_string().contains("is locked"));
+        drop(saving);
         let (loaded, parts) = checkpoints(dir.path(), "run", true).load().unwrap();
         assert_eq!(loaded, counters());
         assert_eq!(parts.len(), 1);
@@ -570,6 +599,7 @@ mod tests {
         .unwrap();
         let error = other_place.load().unwrap_err();
         assert!(error.to_string().contains("process 1 of 2"), "{error}");
+        drop(other_place);
         // A new run does not silently replace it.
         let refused = Checkpoints::new(
             dir.path(),
@@ -582,7 +612,8 @@ mod tests {
             false,
             false,
         );
-        assert!(refused.is_err());
+        let error = refused.err().unwrap().to_string();
+        assert!(error.contains("already holds a checkpoint"), "{error}");
     }
 
     #[test]
@@ -591,6 +622,7 @@ mod tests {
         let saving = checkpoints(dir.path(), "run", false);
         save(&saving, &part());
         saving.commit(&counters()).unwrap();
+        drop(saving);
         let path = dir.path().join("process-1").join("worker-1.bin");
         let mut bytes = fs::read(&path).unwrap();
         *bytes.last_mut().unwrap() ^= 1;

@@ -284,7 +284,7 @@ fn an_interrupted_run_resumes_from_its_checkpoint_with_the_same_counts_and_trace
     assert!(
         matches!(
             &refused,
-            Err(cmc_distributed::DistributedError::Checkpoint(text)) if text.contains("3 thread(s)")
+            Err(cmc_distributed::DistributedError::Checkpoint(text)) if text.contains("with 2 worker thread(s)")
         ),
         "{:?}",
         refused.err()
