@@ -61,6 +61,31 @@ impl EngineArgs {
         }
     }
 
+    /// How to resume, with the checkpoint in `dir`, a timely run of these
+    /// options with `workers` threads a process.
+    fn resume_hint(&self, dir: &std::path::Path, workers: usize) -> String {
+        let program = crate::registry::program();
+        let mut command = format!(
+            "{program} check --resume {} --engine timely --workers {}",
+            dir.display(),
+            workers.max(1)
+        );
+        if let Some(hosts) = &self.hostfile {
+            command.push_str(&format!(
+                " --processes {} --process {} --hostfile {}",
+                self.processes,
+                self.process,
+                hosts.display()
+            ));
+        }
+        let others = if self.processes > 1 {
+            " (and every other process with its own --process)"
+        } else {
+            ""
+        };
+        format!("{program}: resume this timely run with: {command}{others}")
+    }
+
     /// The cluster these options describe, if several processes are asked for.
     fn cluster(&self) -> Result<Option<cmc_distributed::Cluster>, String> {
         let seconds = |value: f64, flag: &str| {
@@ -168,7 +193,11 @@ pub fn check(
     let run = runner(model.as_ref(), &name).ok_or_else(|| {
         format!("the timely engine checks the registered models and Worlds of cores; `{name}` is neither (use --engine native)")
     })?;
-    run(model, options, cluster.as_ref())
+    let report = run(model, options, cluster.as_ref())?;
+    if let (Some(checkpoint), "interrupted") = (&options.checkpoint, report.verdict.as_str()) {
+        eprintln!("{}", engine.resume_hint(&checkpoint.dir, options.workers));
+    }
+    Ok(report)
 }
 
 fn run<M: Model + Send + 'static>(
