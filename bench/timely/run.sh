@@ -4,7 +4,8 @@
 # 1 process of 2 workers and 1, 2 and 4 processes of 1 worker each.
 # Usage: bench/timely/run.sh [CMC] [RM]
 # Prints one row per run: wall seconds (the slowest process), ratio to
-# native, distinct states, and the exchange line of process 0.
+# native, distinct states, the exchange line of process 0, and the bytes
+# sent between processes per distinct and per generated state.
 set -euo pipefail
 cmc=$(realpath "${1:-target/release/cmc}")
 rm_count=${2:-8}
@@ -39,7 +40,11 @@ row() {
     slowest=$(for ((i = 0; i < processes; i++)); do field "$work/p$i.json" wall_seconds; done | sort -g | tail -1)
     local ratio
     ratio=$(python3 -c "print(f'{$slowest / $native:.2f}')")
-    echo "timely, $processes process(es) x $workers worker(s): ${slowest} s (${ratio}x native), $(field "$work/p0.json" distinct_states) distinct; $(grep -o '[0-9]* bytes of states sent.*' "$work/p0.err")"
+    local distinct generated remote
+    distinct=$(field "$work/p0.json" distinct_states)
+    generated=$(field "$work/p0.json" states_generated)
+    remote=$(grep -o '[0-9]* between processes' "$work/p0.err" | grep -o '^[0-9]*')
+    echo "timely, $processes process(es) x $workers worker(s): ${slowest} s (${ratio}x native), $distinct distinct; $(grep -o '[0-9]* bytes of states sent.*' "$work/p0.err"); between processes: $(python3 -c "print(f'{$remote / $distinct:.1f} bytes per distinct state, {$remote / $generated:.1f} per generated state')")"
 }
 row 1 2
 row 2 1

@@ -60,6 +60,9 @@ pub struct ModelEntry {
     build: Arc<BuildModel>,
     /// `None` for the bundled models, which the explorer knows by type.
     explore: Option<Arc<ExploreModel>>,
+    /// Runs the model on the timely engine (which needs its concrete type);
+    /// `None` for the bundled models, which it knows by type.
+    timely: Option<crate::distributed::RunModel>,
 }
 
 impl ModelEntry {
@@ -88,6 +91,7 @@ impl ModelEntry {
             explore: Some(Arc::new(move |given: &[(String, String)], port| {
                 cmc_explore::Server::bind_model(explore(given)?, port)
             })),
+            timely: Some(crate::distributed::run_model::<M>),
         }
     }
 
@@ -110,6 +114,11 @@ impl ModelEntry {
     /// The model's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// How the timely engine runs this model, if its registration says.
+    pub(crate) fn timely(&self) -> Option<crate::distributed::RunModel> {
+        self.timely
     }
 
     /// The `list` line: name, summary and parameters.
@@ -138,6 +147,7 @@ impl From<cmc_models::registry::ModelEntry> for ModelEntry {
             params: entry.params,
             build: Arc::new(build),
             explore: None,
+            timely: None,
         }
     }
 }

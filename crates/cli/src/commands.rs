@@ -149,7 +149,7 @@ fn world_of(args: &CheckArgs) -> Result<Option<WorldArgs>, String> {
                 "--resume takes the model from the checkpoint: give no model or parameters".into(),
             );
         }
-        let (_, params) = cmc_search::checkpoint_model(dir)?;
+        let (_, params) = crate::distributed::checkpoint_model(&args.engine, dir)?;
         return world_args_of(&params);
     }
     Ok((!args.cores.is_empty()).then(|| world_args(args)))
@@ -162,7 +162,7 @@ fn open_model(args: &CheckArgs) -> Result<Box<dyn AnyModel>, String> {
         return cmc_world::build_model(&world);
     }
     if let Some(dir) = &args.resume {
-        let (name, params) = cmc_search::checkpoint_model(dir)?;
+        let (name, params) = crate::distributed::checkpoint_model(&args.engine, dir)?;
         return registry::build(&name, &params);
     }
     let (name, words) = args

@@ -1,6 +1,7 @@
 //! `cmc check --engine timely`: the search on timely dataflow workers, in
 //! this process or across the processes of a hostfile (`cmc-distributed`).
 
+use std::any::{Any, TypeId};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,6 +41,10 @@ pub struct EngineArgs {
     /// Seconds a timely process waits for its peers to connect.
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub connect_timeout: f64,
+    /// Seconds a timely process waits without a heartbeat from a peer
+    /// (stopped, hung or unreachable) before it abandons the run.
+    #[arg(long, value_name = "SECS", default_value_t = cmc_distributed::DEFAULT_PEER_TIMEOUT.as_secs_f64())]
+    pub peer_timeout: f64,
 }
 
 impl EngineArgs {
@@ -56,10 +61,41 @@ impl EngineArgs {
         }
     }
 
+    /// How to resume, with the checkpoint in `dir`, a timely run of these
+    /// options with `workers` threads a process.
+    fn resume_hint(&self, dir: &std::path::Path, workers: usize) -> String {
+        let program = crate::registry::program();
+        let mut command = format!(
+            "{program} check --resume {} --engine timely --workers {}",
+            dir.display(),
+            workers.max(1)
+        );
+        if let Some(hosts) = &self.hostfile {
+            command.push_str(&format!(
+                " --processes {} --process {} --hostfile {}",
+                self.processes,
+                self.process,
+                hosts.display()
+            ));
+        }
+        let others = if self.processes > 1 {
+            " (and every other process with its own --process)"
+        } else {
+            ""
+        };
+        format!("{program}: resume this timely run with: {command}{others}")
+    }
+
     /// The cluster these options describe, if several processes are asked for.
     fn cluster(&self) -> Result<Option<cmc_distributed::Cluster>, String> {
-        let timeout = Duration::try_from_secs_f64(self.connect_timeout)
-            .map_err(|_| "--connect-timeout takes a number of seconds".to_string())?;
+        let seconds = |value: f64, flag: &str| {
+            Duration::try_from_secs_f64(value)
+                .ok()
+                .filter(|duration| !duration.is_zero())
+                .ok_or_else(|| format!("{flag} takes a positive number of seconds"))
+        };
+        let timeout = seconds(self.connect_timeout, "--connect-timeout")?;
+        let peer_timeout = seconds(self.peer_timeout, "--peer-timeout")?;
         if self.processes == 0 {
             return Err("--processes must be at least 1".into());
         }
@@ -71,11 +107,72 @@ impl EngineArgs {
             ),
             (Some(path), processes) => {
                 cmc_distributed::Cluster::from_hostfile(path, processes, self.process, timeout)
-                    .map(Some)
+                    .map(|cluster| Some(cluster.with_peer_timeout(peer_timeout)))
                     .map_err(|problem| problem.to_string())
             }
         }
     }
+}
+
+/// The model name and parameters of the checkpoint in `dir` that `engine`
+/// resumes (a timely checkpoint holds one per process).
+pub fn checkpoint_model(
+    engine: &EngineArgs,
+    dir: &std::path::Path,
+) -> Result<(String, Vec<(String, String)>), String> {
+    match engine.engine {
+        Engine::Native => cmc_search::checkpoint_model(dir),
+        Engine::Timely => cmc_distributed::checkpoint_model(dir, engine.process)
+            .map_err(|problem| problem.to_string()),
+    }
+}
+
+/// Runs a model, given as `Any`, on timely dataflow (the model's concrete
+/// type is the function's: see [`run_model`]).
+pub(crate) type RunModel = fn(
+    Box<dyn Any + Send + Sync>,
+    &SearchOptions,
+    Option<&cmc_distributed::Cluster>,
+) -> Result<Report, String>;
+
+/// Runs `model`, which must be an `M`, on timely dataflow.
+pub(crate) fn run_model<M: Model + Send + 'static>(
+    model: Box<dyn Any + Send + Sync>,
+    options: &SearchOptions,
+    cluster: Option<&cmc_distributed::Cluster>,
+) -> Result<Report, String> {
+    let model = model
+        .downcast::<M>()
+        .map_err(|_| "the timely engine was given a model of another type; this is a cmc bug, please report it".to_string())?;
+    run::<M>(Arc::from(model), options, cluster)
+}
+
+/// How the timely engine runs a model of the type `model` has: the bundled
+/// models and Worlds by their type, a program's own models as their
+/// registration says (found by name: a model's name is its entry's).
+fn runner(model: &(dyn Any + Send + Sync), name: &str) -> Option<RunModel> {
+    let bundled: [(TypeId, RunModel); 5] = [
+        (TypeId::of::<TwoPhase>(), run_model::<TwoPhase>),
+        (TypeId::of::<PaxosCommit>(), run_model::<PaxosCommit>),
+        (TypeId::of::<TCommit>(), run_model::<TCommit>),
+        (TypeId::of::<DieHard>(), run_model::<DieHard>),
+        // A World runs here in the supervised child of `cmc check --core`:
+        // every process loads the same cores, under its own supervisor.
+        (
+            TypeId::of::<cmc_world::World>(),
+            run_model::<cmc_world::World>,
+        ),
+    ];
+    let type_id = Any::type_id(model);
+    bundled
+        .iter()
+        .find(|(bundled, _)| *bundled == type_id)
+        .map(|(_, run)| *run)
+        .or_else(|| {
+            crate::catalog::current()
+                .model(name)
+                .and_then(crate::catalog::ModelEntry::timely)
+        })
 }
 
 /// Runs the search of `model` on timely dataflow and reports it as the
@@ -91,34 +188,16 @@ pub fn check(
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
-    let options = options.clone();
     let name = model.name();
     let model = model.into_any();
-    macro_rules! run_bundled {
-        ($model:expr, $($ty:ty),+) => {{
-            let model = $model;
-            $(
-                let model = match model.downcast::<$ty>() {
-                    Ok(model) => return run::<$ty>(Arc::from(model), &options, cluster.as_ref()),
-                    Err(other) => other,
-                };
-            )+
-            drop(model);
-        }};
+    let run = runner(model.as_ref(), &name).ok_or_else(|| {
+        format!("the timely engine checks the registered models and Worlds of cores; `{name}` is neither (use --engine native)")
+    })?;
+    let report = run(model, options, cluster.as_ref())?;
+    if let (Some(checkpoint), "interrupted") = (&options.checkpoint, report.verdict.as_str()) {
+        eprintln!("{}", engine.resume_hint(&checkpoint.dir, options.workers));
     }
-    // A World runs here in the supervised child of `cmc check --core`: every
-    // process loads the same cores, under its own supervisor.
-    run_bundled!(
-        model,
-        TwoPhase,
-        PaxosCommit,
-        TCommit,
-        DieHard,
-        cmc_world::World
-    );
-    Err(format!(
-        "the timely engine checks the bundled models and Worlds of cores; `{name}` is neither (use --engine native)"
-    ))
+    Ok(report)
 }
 
 fn run<M: Model + Send + 'static>(
@@ -140,4 +219,21 @@ fn run<M: Model + Send + 'static>(
         exchange.remote_bytes as f64 / generated,
     );
     Ok(Report::new(model.as_ref(), options, &run.outcome))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bundled_model_runs_on_the_timely_engine() {
+        for entry in cmc_models::registry::bundled() {
+            let model = entry.build(&[]).unwrap().into_any();
+            assert!(
+                runner(model.as_ref(), entry.name).is_some(),
+                "{} has no timely runner",
+                entry.name
+            );
+        }
+    }
 }

@@ -1,8 +1,9 @@
 //! `cmc check --engine timely` on loopback: 2 and 3 processes on 127.0.0.1
 //! give the native engine's exact counts and counterexample length, for
 //! bundled models and Worlds of C and Rust cores; a peer with other
-//! parameters or another core library is refused; a peer that dies or never comes ends
-//! the run on every other process with a clear error, in bounded time.
+//! parameters or another core library is refused; a peer that dies, stops
+//! (SIGSTOP) or never comes ends the run on every other process with a
+//! clear error, in bounded time.
 
 mod common;
 
@@ -28,7 +29,7 @@ fn hostfile(dir: &Path, count: usize) -> std::path::PathBuf {
         .iter()
         .map(|listener| listener.local_addr().unwrap().to_string())
         .collect();
-    let path = dir.join("hosts");
+    let path = dir.join(format!("hosts-{count}"));
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     path
 }
@@ -147,15 +148,19 @@ fn two_and_three_processes_count_two_phase_seven_rms_exactly() {
 }
 
 #[test]
-fn two_processes_count_a_small_paxos_commit_exactly() {
+fn two_and_three_processes_count_a_small_paxos_commit_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let model = "paxos-commit RM=1 ACCEPTORS=3 BALLOTS=2";
     let expected = native(dir.path(), model);
-    for output in distributed(dir.path(), model, 2) {
-        assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
-        let report = json(&output);
-        for key in ["verdict", "distinct_states", "states_generated", "depth"] {
-            assert_eq!(report[key], expected[key], "{key}");
+    assert_eq!(expected["verdict"], "pass", "{expected}");
+    assert!(expected["distinct_states"].as_u64().unwrap() > 1000);
+    for count in [2, 3] {
+        for output in distributed(dir.path(), model, count) {
+            assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+            let report = json(&output);
+            for key in ["verdict", "distinct_states", "states_generated", "depth"] {
+                assert_eq!(report[key], expected[key], "{key}, {count} processes");
+            }
         }
     }
 }
@@ -196,38 +201,42 @@ fn reqack_core(dir: &Path, bug: Option<u32>) -> std::path::PathBuf {
 }
 
 #[test]
-fn two_processes_count_a_c_core_world_exactly() {
+fn two_and_three_processes_count_a_c_core_world_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let core = reqack_core(dir.path(), None);
     let model = format!("--core {} --nodes 2 requests=2 drops=1", core.display());
     let expected = native(dir.path(), &model);
     assert_eq!(expected["verdict"], "pass", "{expected}");
     assert!(expected["distinct_states"].as_u64().unwrap() > 100);
-    for output in distributed(dir.path(), &model, 2) {
-        assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
-        let report = json(&output);
-        for key in ["verdict", "distinct_states", "states_generated", "depth"] {
-            assert_eq!(report[key], expected[key], "{key}");
+    for count in [2, 3] {
+        for output in distributed(dir.path(), &model, count) {
+            assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+            let report = json(&output);
+            for key in ["verdict", "distinct_states", "states_generated", "depth"] {
+                assert_eq!(report[key], expected[key], "{key}, {count} processes");
+            }
+            assert!(text(&output).1.contains(&format!("{count} process(es)")));
         }
-        assert!(text(&output).1.contains("2 process(es)"));
     }
 }
 
 #[test]
-fn a_world_violation_has_the_native_length_on_two_processes() {
+fn a_world_violation_has_the_native_length_on_two_and_three_processes() {
     let dir = tempfile::tempdir().unwrap();
     let model = "--core rust:reqack-bug2 --nodes 2 requests=2";
     let expected = native(dir.path(), model);
     assert_eq!(expected["property"], "AckedIsDurable", "{expected}");
-    for output in distributed(dir.path(), model, 2) {
-        assert_eq!(output.status.code(), Some(1), "{}", text(&output).1);
-        let report = json(&output);
-        assert_eq!(report["property"], "AckedIsDurable");
-        assert_eq!(
-            report["counterexample"]["length"],
-            expected["counterexample"]["length"]
-        );
-        assert_eq!(report["distinct_states"], expected["distinct_states"]);
+    for count in [2, 3] {
+        for output in distributed(dir.path(), model, count) {
+            assert_eq!(output.status.code(), Some(1), "{}", text(&output).1);
+            let report = json(&output);
+            assert_eq!(report["property"], "AckedIsDurable");
+            assert_eq!(
+                report["counterexample"]["length"], expected["counterexample"]["length"],
+                "{count} processes"
+            );
+            assert_eq!(report["distinct_states"], expected["distinct_states"]);
+        }
     }
 }
 
@@ -316,20 +325,31 @@ fn a_process_that_never_comes_is_a_clear_error_in_bounded_time() {
     assert!(started.elapsed() < Duration::from_secs(30));
 }
 
-/// Starts `model` on `count` loopback processes, kills the last one with
-/// SIGKILL once process 0 has reported level 3, and returns the standard
-/// error of every survivor, each of which must end within a minute, with
-/// exit code 2 and a clear error.
-fn kill_one_mid_run(model: &str, count: usize) -> Vec<String> {
+/// How a peer is taken out of a run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Takedown {
+    /// SIGKILL: the process dies and its connections close.
+    Kill,
+    /// SIGSTOP: the process stays, its connections open but silent.
+    Stop,
+}
+
+/// Starts `model` on `count` loopback processes with `extra` options, takes
+/// the last one out with `takedown` once process 0 has reported level 3,
+/// and returns the standard error of every survivor, each of which must end
+/// within `bound` of the takedown, with exit code 2 and a clear error.
+fn take_one_out_mid_run(
+    model: &str,
+    count: usize,
+    takedown: Takedown,
+    extra: &[&str],
+    bound: Duration,
+) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let hosts = hostfile(dir.path(), count);
-    let mut processes = Processes::start(
-        dir.path(),
-        &hosts,
-        count,
-        |_| words(model),
-        &["--progress", "plain"],
-    );
+    let mut options = vec!["--progress", "plain"];
+    options.extend(extra);
+    let mut processes = Processes::start(dir.path(), &hosts, count, |_| words(model), &options);
     // Wait until process 0 reports a level: the search is under way.
     let stderr = processes.0[0].as_mut().unwrap().stderr.take().unwrap();
     let (lines, seen) = mpsc::channel();
@@ -350,12 +370,24 @@ fn kill_one_mid_run(model: &str, count: usize) -> Vec<String> {
             break;
         }
     }
-    let mut victim = processes.0[count - 1].take().unwrap();
-    victim.kill().unwrap();
-    victim.wait().unwrap();
-    let killed_at = Instant::now();
-    let outputs = processes.wait_all(Duration::from_secs(60));
-    assert!(killed_at.elapsed() < Duration::from_secs(60));
+    let victim = processes.0[count - 1].as_mut().unwrap();
+    match takedown {
+        Takedown::Kill => {
+            victim.kill().unwrap();
+            victim.wait().unwrap();
+        }
+        Takedown::Stop => {
+            let pid = i32::try_from(victim.id()).unwrap();
+            // SAFETY: signalling a child of this test, which it still owns.
+            assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+        }
+    }
+    // The stopped one stays until `processes` is dropped (SIGKILL ends it).
+    let victim = processes.0[count - 1].take();
+    let taken_out_at = Instant::now();
+    let outputs = processes.wait_all(bound);
+    assert!(taken_out_at.elapsed() < bound);
+    drop(Processes(vec![victim]));
     // The reader ends when process 0's stderr closes.
     while let Ok(line) = seen.recv_timeout(Duration::from_secs(10)) {
         collected.push(line);
@@ -364,7 +396,11 @@ fn kill_one_mid_run(model: &str, count: usize) -> Vec<String> {
     stderrs.extend(outputs[1..].iter().map(|output| text(output).1));
     for (output, stderr) in outputs.iter().zip(&stderrs) {
         assert_eq!(output.status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains("was lost during the search"), "{stderr}");
+        assert!(
+            stderr.contains("was lost during the search")
+                || stderr.contains("has not been heard from"),
+            "{stderr}"
+        );
     }
     stderrs
 }
@@ -372,7 +408,13 @@ fn kill_one_mid_run(model: &str, count: usize) -> Vec<String> {
 #[test]
 fn a_peer_killed_mid_run_ends_the_others_with_a_clear_error() {
     // Large enough never to finish before the kill.
-    let stderrs = kill_one_mid_run("two-phase RM=9", 3);
+    let stderrs = take_one_out_mid_run(
+        "two-phase RM=9",
+        3,
+        Takedown::Kill,
+        &[],
+        Duration::from_secs(60),
+    );
     // The first survivor to notice names the dead peer; the other may see
     // the first survivor leave before it sees the dead peer.
     assert!(
@@ -386,12 +428,103 @@ fn a_peer_killed_mid_run_ends_the_others_with_a_clear_error() {
 #[test]
 fn a_world_process_killed_mid_run_ends_the_other_with_a_clear_error() {
     // Its supervised child dies with it (PR_SET_PDEATHSIG).
-    let stderrs = kill_one_mid_run(
+    let stderrs = take_one_out_mid_run(
         "--core rust:reqack --nodes 3 requests=2 drops=1 crashes=1",
         2,
+        Takedown::Kill,
+        &[],
+        Duration::from_secs(60),
     );
     assert!(
         stderrs[0].contains("the connection to process 1 was lost"),
         "{stderrs:?}"
     );
+}
+
+#[test]
+fn a_peer_stopped_mid_run_ends_the_others_within_the_peer_timeout() {
+    // A stopped process keeps its connections open: only its silence shows.
+    let stderrs = take_one_out_mid_run(
+        "two-phase RM=9",
+        3,
+        Takedown::Stop,
+        &["--peer-timeout", "2"],
+        Duration::from_secs(20),
+    );
+    assert!(
+        stderrs.iter().any(|stderr| stderr.contains(
+            "process 2 has not been heard from for 2 s: it is stopped, hung or unreachable"
+        )),
+        "{stderrs:?}"
+    );
+}
+
+/// Starts `count` processes with `words(i)`, waits until process 0 reports
+/// level `level`, sends it SIGINT, and returns every process's output.
+fn interrupt_at_level(
+    dir: &Path,
+    hosts: &Path,
+    count: usize,
+    words: impl Fn(usize) -> Vec<String>,
+    level: u64,
+) -> Vec<Output> {
+    let mut processes = Processes::start(dir, hosts, count, words, &["--progress", "plain"]);
+    let first = processes.0[0].as_mut().unwrap();
+    let stderr = first.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines().map_while(Result::ok);
+    let wanted = format!("cmc: level {level}:");
+    assert!(
+        lines.any(|line| line.starts_with(&wanted)),
+        "process 0 never reported level {level}"
+    );
+    let pid = i32::try_from(first.id()).unwrap();
+    // SAFETY: signalling a child of this test, which it still owns.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    // Keep process 0's stderr drained until it ends.
+    std::thread::spawn(move || lines.for_each(drop));
+    processes.wait_all(RUN_BOUND)
+}
+
+#[test]
+fn an_interrupted_run_of_two_processes_resumes_with_exact_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = native(dir.path(), "two-phase RM=7");
+    let hosts = hostfile(dir.path(), 2);
+    let checkpointed = |_: usize| words("two-phase RM=7 --checkpoint ck --checkpoint-every 3600");
+    // Interrupted early (the run has 23 levels): every process stops at the
+    // same level boundary and saves its part there.
+    for output in interrupt_at_level(dir.path(), &hosts, 2, checkpointed, 2) {
+        assert_eq!(output.status.code(), Some(3), "{}", text(&output).1);
+        let report = json(&output);
+        assert_eq!(report["verdict"], "interrupted");
+        assert!(report["states_left_on_queue"].as_u64().unwrap() > 0);
+    }
+    assert!(dir.path().join("ck/process-0/manifest.json").is_file());
+    assert!(dir.path().join("ck/process-1/manifest.json").is_file());
+    // Resuming with another process count is refused at once.
+    let three = hostfile(dir.path(), 3);
+    let mut refused = cmc_command(
+        &["check", "--resume", "ck", "--engine", "timely"],
+        dir.path(),
+    );
+    refused
+        .args(["--workers", "1", "--processes", "3", "--process", "0"])
+        .arg("--hostfile")
+        .arg(&three);
+    let refused = refused.output().unwrap();
+    let stderr = text(&refused).1;
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("process 0 of 2"), "{stderr}");
+    // Resumed, the run ends with the whole run's counts.
+    let resume = |_: usize| words("--resume ck");
+    let outputs = Processes::start(dir.path(), &hosts, 2, resume, &[]).wait_all(RUN_BOUND);
+    for output in outputs {
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+        let report = json(&output);
+        assert_eq!(report["verdict"], "pass");
+        assert_eq!(report["distinct_states"], 296_448);
+        assert_eq!(report["depth"], 23);
+        assert_eq!(report["states_generated"], expected["states_generated"]);
+        assert_eq!(report["complete"], true);
+    }
 }

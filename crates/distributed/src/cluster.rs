@@ -4,7 +4,8 @@
 //!
 //! Process `i` listens on line `i` of the hostfile, connects to every
 //! process before it and accepts every process after it, as timely's own
-//! cluster start does; the connected sockets are then handed to timely.
+//! cluster start does, twice: one connection per pair of processes is
+//! handed to timely, the other carries heartbeats ([`crate::liveness`]).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
@@ -14,11 +15,42 @@ use std::time::{Duration, Instant};
 use crate::DistributedError;
 
 /// First bytes of the handshake: "this is a cmc distributed search".
-const MAGIC: &[u8; 8] = b"CMCDIST1";
+const MAGIC: &[u8; 8] = b"CMCDIST2";
 /// Longest identity text a peer may send.
 const IDENTITY_MAX_BYTES: u32 = 1 << 16;
 /// Pause between two attempts to connect to a peer not yet listening.
 const RETRY_PAUSE: Duration = Duration::from_millis(100);
+/// How long a peer may stay silent before the run is abandoned, unless
+/// [`Cluster::with_peer_timeout`] says otherwise.
+pub const DEFAULT_PEER_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What a connection between two processes carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Channel {
+    /// Timely's messages.
+    Data = 0,
+    /// Heartbeats.
+    Heartbeat = 1,
+}
+
+impl Channel {
+    const BOTH: [Channel; 2] = [Channel::Data, Channel::Heartbeat];
+
+    fn from_byte(byte: u8) -> Option<Channel> {
+        Channel::BOTH
+            .into_iter()
+            .find(|channel| *channel as u8 == byte)
+    }
+}
+
+/// The connections of this process to its peers.
+pub(crate) struct Connections {
+    /// Timely's connection to each process in order, `None` at this
+    /// process's own place.
+    pub data: Vec<Option<TcpStream>>,
+    /// The heartbeat connection to each peer, with its process index.
+    pub heartbeats: Vec<(usize, TcpStream)>,
+}
 
 /// Where the processes of a run are and which one this is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +62,9 @@ pub struct Cluster {
     /// How long to wait for every peer to connect (and to answer the
     /// handshake) before giving up.
     pub connect_timeout: Duration,
+    /// How long a peer may send no heartbeat during the run before it is
+    /// declared lost and the run abandoned.
+    pub peer_timeout: Duration,
 }
 
 impl Cluster {
@@ -80,7 +115,17 @@ impl Cluster {
             addresses,
             process,
             connect_timeout,
+            peer_timeout: DEFAULT_PEER_TIMEOUT,
         })
+    }
+
+    /// The same cluster, declaring a peer lost after `timeout` without a
+    /// heartbeat.
+    pub fn with_peer_timeout(self, timeout: Duration) -> Cluster {
+        Cluster {
+            peer_timeout: timeout,
+            ..self
+        }
     }
 
     /// Number of processes.
@@ -88,13 +133,10 @@ impl Cluster {
         self.addresses.len()
     }
 
-    /// Connects to every peer and exchanges identities: the socket to each
-    /// process in order, `None` at this process's own place. Fails if a
-    /// peer does not answer in time or states another identity.
-    pub(crate) fn connect(
-        &self,
-        identity: &str,
-    ) -> Result<Vec<Option<TcpStream>>, DistributedError> {
+    /// Connects to every peer and exchanges identities: the data and the
+    /// heartbeat connection to each. Fails if a peer does not answer in
+    /// time or states another identity.
+    pub(crate) fn connect(&self, identity: &str) -> Result<Connections, DistributedError> {
         let deadline = Instant::now() + self.connect_timeout;
         let me = self.process;
         let listener = if me + 1 < self.processes() {
@@ -121,12 +163,10 @@ impl Cluster {
                 later,
             )
         });
-        let mut sockets: Vec<Option<TcpStream>> = earlier?.into_iter().map(Some).collect();
-        sockets.push(None);
-        let mut later = later?;
-        later.sort_by_key(|(index, _)| *index);
-        sockets.extend(later.into_iter().map(|(_, socket)| Some(socket)));
-        for socket in sockets.iter().flatten() {
+        let mut all = earlier?;
+        all.extend(later?);
+        all.sort_by_key(|(peer, channel, _)| (*channel, *peer));
+        for (_, _, socket) in &all {
             let ready = socket
                 .set_read_timeout(None)
                 .and_then(|_| socket.set_write_timeout(None))
@@ -135,20 +175,32 @@ impl Cluster {
                 DistributedError::Setup(format!("cannot configure a connection: {problem}"))
             })?;
         }
-        Ok(sockets)
+        let mut connections = Connections {
+            data: (0..self.processes()).map(|_| None).collect(),
+            heartbeats: Vec::new(),
+        };
+        for (peer, channel, socket) in all {
+            match channel {
+                Channel::Data => connections.data[peer] = Some(socket),
+                Channel::Heartbeat => connections.heartbeats.push((peer, socket)),
+            }
+        }
+        Ok(connections)
     }
 
-    /// Connects to processes `0..me`, retrying until `deadline`.
+    /// Opens both connections to each of processes `0..me`, retrying until
+    /// `deadline`.
     fn connect_to_earlier(
         &self,
         identity: &str,
         deadline: Instant,
-    ) -> Result<Vec<TcpStream>, DistributedError> {
+    ) -> Result<Vec<(usize, Channel, TcpStream)>, DistributedError> {
         let me = self.process;
-        (0..me)
-            .map(|peer| {
-                let address = &self.addresses[peer];
-                let resolved = resolve(address)?;
+        let mut connected = Vec::new();
+        for peer in 0..me {
+            let address = &self.addresses[peer];
+            let resolved = resolve(address)?;
+            for channel in Channel::BOTH {
                 let mut last_problem = String::from("no attempt was made");
                 loop {
                     let left = deadline.saturating_duration_since(Instant::now());
@@ -160,11 +212,12 @@ impl Cluster {
                     }
                     match TcpStream::connect_timeout(&resolved, left) {
                         Ok(mut socket) => {
-                            handshake(&mut socket, me, identity, deadline)
-                                .and_then(|(index, theirs)| {
-                                    check_peer(me, peer, index, identity, &theirs)
-                                })?;
-                            return Ok(socket);
+                            let hello = Hello { index: me, channel };
+                            let (theirs, their_identity) =
+                                handshake(&mut socket, me, hello, identity, deadline)?;
+                            check_peer(me, peer, theirs.index, identity, &their_identity)?;
+                            connected.push((peer, channel, socket));
+                            break;
                         }
                         Err(problem) => {
                             last_problem = problem.to_string();
@@ -172,28 +225,35 @@ impl Cluster {
                         }
                     }
                 }
-            })
-            .collect()
+            }
+        }
+        Ok(connected)
     }
 
-    /// Accepts processes `me+1..`, until `deadline`.
+    /// Accepts both connections of each of processes `me+1..`, until `deadline`.
     fn accept_later(
         &self,
         listener: &TcpListener,
         identity: &str,
         deadline: Instant,
-    ) -> Result<Vec<(usize, TcpStream)>, DistributedError> {
+    ) -> Result<Vec<(usize, Channel, TcpStream)>, DistributedError> {
         let me = self.process;
-        let expected = self.processes() - me - 1;
+        let expected = (self.processes() - me - 1) * Channel::BOTH.len();
         let setup = |problem: std::io::Error| {
             DistributedError::Setup(format!("process {me} cannot accept connections: {problem}"))
         };
         listener.set_nonblocking(true).map_err(setup)?;
-        let mut accepted: Vec<(usize, TcpStream)> = Vec::new();
+        let mut accepted: Vec<(usize, Channel, TcpStream)> = Vec::new();
         while accepted.len() < expected {
             if Instant::now() >= deadline {
                 let missing: Vec<String> = (me + 1..self.processes())
-                    .filter(|peer| accepted.iter().all(|(index, _)| index != peer))
+                    .filter(|peer| {
+                        accepted
+                            .iter()
+                            .filter(|(index, _, _)| index == peer)
+                            .count()
+                            < Channel::BOTH.len()
+                    })
                     .map(|peer| peer.to_string())
                     .collect();
                 return Err(DistributedError::Setup(format!(
@@ -205,17 +265,25 @@ impl Cluster {
             match listener.accept() {
                 Ok((mut socket, _)) => {
                     socket.set_nonblocking(false).map_err(setup)?;
-                    let (index, theirs) = handshake(&mut socket, me, identity, deadline)?;
+                    let hello = Hello {
+                        index: me,
+                        channel: Channel::Data,
+                    };
+                    let (theirs, their_identity) =
+                        handshake(&mut socket, me, hello, identity, deadline)?;
+                    let index = theirs.index;
                     if index <= me
                         || index >= self.processes()
-                        || accepted.iter().any(|(known, _)| *known == index)
+                        || accepted.iter().any(|(known, channel, _)| {
+                            (*known, *channel) == (index, theirs.channel)
+                        })
                     {
                         return Err(DistributedError::Setup(format!(
                             "process {me} was contacted by a peer calling itself process {index}; check --process on every host"
                         )));
                     }
-                    check_peer(me, index, index, identity, &theirs)?;
-                    accepted.push((index, socket));
+                    check_peer(me, index, index, identity, &their_identity)?;
+                    accepted.push((index, theirs.channel, socket));
                 }
                 Err(problem) if problem.kind() == std::io::ErrorKind::WouldBlock => {
                     std::thread::sleep(Duration::from_millis(20));
@@ -240,14 +308,24 @@ fn resolve(address: &str) -> Result<SocketAddr, DistributedError> {
         })
 }
 
-/// Sends this process's index and identity on `socket` and reads the
+/// Who opens a connection and what for: the first bytes after [`MAGIC`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Hello {
+    /// The process sending it.
+    index: usize,
+    /// What the connection carries (the accepting side's is not read).
+    channel: Channel,
+}
+
+/// Sends `hello` and this process's identity on `socket` and reads the
 /// peer's, within `deadline`.
 fn handshake(
     socket: &mut TcpStream,
     me: usize,
+    hello: Hello,
     identity: &str,
     deadline: Instant,
-) -> Result<(usize, String), DistributedError> {
+) -> Result<(Hello, String), DistributedError> {
     let failed = |problem: std::io::Error| {
         DistributedError::Setup(format!(
             "process {me}: the handshake with a peer failed: {problem}"
@@ -258,20 +336,24 @@ fn handshake(
         .max(Duration::from_millis(1));
     socket.set_read_timeout(Some(left)).map_err(failed)?;
     socket.set_write_timeout(Some(left)).map_err(failed)?;
-    let mut hello = MAGIC.to_vec();
-    hello.extend_from_slice(&(me as u64).to_le_bytes());
-    hello.extend_from_slice(&(identity.len() as u32).to_le_bytes());
-    hello.extend_from_slice(identity.as_bytes());
-    socket.write_all(&hello).map_err(failed)?;
-    let mut header = [0u8; 8 + 8 + 4];
+    let mut message = MAGIC.to_vec();
+    message.extend_from_slice(&(hello.index as u64).to_le_bytes());
+    message.push(hello.channel as u8);
+    message.extend_from_slice(&(identity.len() as u32).to_le_bytes());
+    message.extend_from_slice(identity.as_bytes());
+    socket.write_all(&message).map_err(failed)?;
+    let mut header = [0u8; 8 + 8 + 1 + 4];
     socket.read_exact(&mut header).map_err(failed)?;
-    if &header[..8] != MAGIC {
-        return Err(DistributedError::Setup(format!(
-            "process {me}: a peer that is not a cmc distributed search answered (check the hostfile)"
-        )));
-    }
+    let magic = &header[..8] == MAGIC;
+    let channel = Channel::from_byte(header[16])
+        .filter(|_| magic)
+        .ok_or_else(|| {
+            DistributedError::Setup(format!(
+                "process {me}: a peer that is not a cmc distributed search of this version answered (check the hostfile)"
+            ))
+        })?;
     let index = u64::from_le_bytes(header[8..16].try_into().expect("8 bytes")) as usize;
-    let length = u32::from_le_bytes(header[16..20].try_into().expect("4 bytes"));
+    let length = u32::from_le_bytes(header[17..21].try_into().expect("4 bytes"));
     if length > IDENTITY_MAX_BYTES {
         return Err(DistributedError::Setup(format!(
             "process {me}: peer {index} sent an identity of {length} bytes"
@@ -279,7 +361,10 @@ fn handshake(
     }
     let mut theirs = vec![0u8; length as usize];
     socket.read_exact(&mut theirs).map_err(failed)?;
-    Ok((index, String::from_utf8_lossy(&theirs).into_owned()))
+    Ok((
+        Hello { index, channel },
+        String::from_utf8_lossy(&theirs).into_owned(),
+    ))
 }
 
 /// Checks that the peer expected at `expected` answered as `index`, with

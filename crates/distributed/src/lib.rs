@@ -14,21 +14,28 @@
 //! Processes start as timely clusters do: the same program on each host with
 //! the same hostfile ([`Cluster`]); each connects to its peers within a
 //! deadline and refuses a peer that checks another model, other parameters
-//! or runs another cmc version. A peer lost during the run ends the run on
-//! every surviving process with [`DistributedError::PeerLost`].
+//! or runs another cmc version. Peers exchange heartbeats on connections of
+//! their own; a peer that dies, or stays silent for the cluster's peer
+//! timeout (stopped, hung, unreachable), ends the run on every surviving
+//! process with [`DistributedError::PeerLost`].
+//!
+//! With [`cmc_search::SearchOptions::checkpoint`], every process saves its
+//! workers' shards and level parts at a level boundary (all at the same
+//! one), and a run resumes from there on the same cluster shape
+//! ([`checkpoint_model`] names the model saved).
 //!
 //! # Running on k machines
 //!
 //! Each machine needs the same `cmc` binary (and, for a user's own model,
-//! the same program; for a World, the same core libraries: their digests
-//! are part of what peers must agree on), a copy of the hostfile listing every process's
-//! `host:port` in process order, and that port open to the other
-//! machines. Start `cmc check MODEL PARAMS --engine timely --workers T
-//! --processes K --process I --hostfile FILE` on each, with I = 0..K-1;
-//! each waits `--connect-timeout` seconds for its peers. Every process
-//! prints the same report. Each process holds its shards' parent links
-//! (48 bytes a slot, at most 60% full) and its part of a level in memory;
-//! nothing is checkpointed (a run that is stopped starts again).
+//! the same program; for a World, the same core libraries at the same
+//! paths: their digests are part of what peers must agree on), a copy of
+//! the hostfile listing every process's `host:port` in process order, and
+//! that port open to the other machines. Start `cmc check MODEL PARAMS
+//! --engine timely --workers T --processes K --process I --hostfile FILE`
+//! on each, with I = 0..K-1; each waits `--connect-timeout` seconds for its
+//! peers. Every process prints the same report. Each process holds its
+//! shards' parent links (48 bytes a slot, at most 60% full) and its part of
+//! a level in memory. See the crate's README for what to expect.
 //!
 //! ```
 //! use cmc_model::{Encode, Model};
@@ -55,13 +62,16 @@
 //! assert_eq!(run.outcome.stats.depth, 10);
 //! ```
 
+mod checkpoint;
 mod cluster;
+mod liveness;
 mod run;
 mod shard;
 mod wire;
 mod worker;
 
-pub use cluster::Cluster;
+pub use checkpoint::checkpoint_model;
+pub use cluster::{Cluster, DEFAULT_PEER_TIMEOUT};
 pub use run::{check, identity, DistributedRun, Exchange};
 
 /// Why a distributed search could not be carried out.
@@ -88,4 +98,7 @@ pub enum DistributedError {
     /// A peer process died or its connection broke during the run.
     #[error("{0}")]
     PeerLost(String),
+    /// A checkpoint cannot be written, read, or resumed by this run.
+    #[error("{0}")]
+    Checkpoint(String),
 }

@@ -12,7 +12,9 @@ use timely_communication::allocator::zero_copy::initialize::initialize_networkin
 use timely_communication::allocator::ProcessBuilder;
 use timely_communication::{AllocatorBuilder, Hooks};
 
-use crate::worker::{self, Ending, Settings};
+use crate::checkpoint::Checkpoints;
+use crate::liveness::Liveness;
+use crate::worker::{self, Checkpointing, Ending, PeerLost, Resumed, Settings};
 use crate::{Cluster, DistributedError};
 
 /// How long the surviving workers of a process are given to report, once
@@ -79,13 +81,36 @@ pub fn check<M: Model + Send + 'static>(
     let started = Instant::now();
     refuse_unsupported(options)?;
     let threads = options.workers.max(1);
+    let processes = cluster.map_or(1, Cluster::processes);
+    let process = cluster.map_or(0, |cluster| cluster.process);
+    let checkpoints = checkpointing(model.as_ref(), options, process, processes)?;
+    let checkpoint_dir = checkpoints
+        .as_ref()
+        .map(|checkpoints| checkpoints.store.dir());
+    // Peers agree on the run, their number, and the level they resume.
+    let mut agreed = format!(
+        "{}; {processes} process(es)",
+        identity(model.as_ref(), options)
+    );
+    if let Some(resumed) = checkpoints.as_ref().and_then(|c| c.resumed.as_ref()) {
+        agreed.push_str("; ");
+        agreed.push_str(&Checkpoints::resumed_identity(&resumed.counters));
+    }
+    // Heartbeats go on until this run returns, whatever its end.
+    let mut liveness: Option<Liveness> = None;
     let (builders, others): (Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>) = match cluster {
         Some(cluster) if cluster.processes() > 1 => {
-            let sockets = cluster.connect(&identity(model.as_ref(), options))?;
+            let connections = cluster.connect(&agreed)?;
+            let started = Liveness::start(connections.heartbeats, cluster.peer_timeout).map_err(
+                |problem| {
+                    DistributedError::Setup(format!("cannot start the heartbeats: {problem}"))
+                },
+            )?;
+            liveness = Some(started);
             let local = ProcessBuilder::new_typed_vector(threads, Hooks::default().refill, None);
             let (builders, guard) = initialize_networking_from_sockets(
                 local,
-                sockets,
+                connections.data,
                 cluster.process,
                 threads,
                 Hooks::default(),
@@ -102,7 +127,6 @@ pub fn check<M: Model + Send + 'static>(
             .try_build()
             .map_err(DistributedError::Setup)?,
     };
-    let processes = cluster.map_or(1, Cluster::processes);
     let settings = Arc::new(Settings {
         max_depth: options.max_depth,
         check_deadlock: options.check_deadlock,
@@ -110,6 +134,8 @@ pub fn check<M: Model + Send + 'static>(
         progress: options.progress != ProgressMode::Off
             && cluster.is_none_or(|cluster| cluster.process == 0),
         interrupt: options.interrupt.clone(),
+        lost: liveness.as_ref().map(Liveness::lost),
+        checkpoints,
     });
     capture_communication_panics();
     let ending = run_workers(Arc::clone(&model), settings, builders, others, threads)?;
@@ -120,9 +146,59 @@ pub fn check<M: Model + Send + 'static>(
         processes,
     };
     Ok(DistributedRun {
-        outcome: conclude(model.as_ref(), ending, threads, started.elapsed()),
+        outcome: conclude(
+            model.as_ref(),
+            ending,
+            threads,
+            started.elapsed(),
+            checkpoint_dir,
+        ),
         exchange,
     })
+}
+
+/// The checkpoints `options` ask for (loading the one resumed, so that a
+/// bad one is refused before any peer is contacted), for process `process`
+/// of `processes`.
+fn checkpointing<M: Model>(
+    model: &M,
+    options: &SearchOptions,
+    process: usize,
+    processes: usize,
+) -> Result<Option<Checkpointing>, DistributedError> {
+    let Some(asked) = &options.checkpoint else {
+        return Ok(None);
+    };
+    let params = model
+        .params()
+        .into_iter()
+        .map(|param| (param.name.to_string(), param.value.to_string()))
+        .collect();
+    let store = Checkpoints::new(
+        &asked.dir,
+        identity(model, options),
+        model.name(),
+        params,
+        process,
+        processes,
+        options.workers.max(1),
+        asked.resume,
+        asked.overwrite,
+    )?;
+    let resumed = if asked.resume {
+        let (counters, parts) = store.load()?;
+        Some(Resumed {
+            counters,
+            parts: Mutex::new(parts.into_iter().map(Some).collect()),
+        })
+    } else {
+        None
+    };
+    Ok(Some(Checkpointing {
+        store,
+        interval: asked.interval,
+        resumed,
+    }))
 }
 
 /// Fails on the options this engine does not implement.
@@ -132,7 +208,6 @@ fn refuse_unsupported(options: &SearchOptions) -> Result<(), DistributedError> {
             options.strategy != Strategy::Bfs,
             "a strategy other than breadth-first",
         ),
-        (options.checkpoint.is_some(), "checkpoints"),
         (options.max_memory_bytes.is_some(), "a memory bound"),
         (options.fingerprints_on_disk, "fingerprints on disk"),
         (options.check_determinism, "determinism checking"),
@@ -154,7 +229,7 @@ fn run_workers<M: Model + Send + 'static>(
     others: Box<dyn std::any::Any + Send>,
     threads: usize,
 ) -> Result<Ending, DistributedError> {
-    let (results, received) = mpsc::channel::<(usize, Result<Ending, String>)>();
+    let (results, received) = mpsc::channel::<(usize, Result<Ending, Failure>)>();
     let results = Mutex::new(results);
     let (finished, shut_down) = mpsc::channel::<()>();
     // Timely's threads are joined on a thread of their own, so that a run
@@ -170,7 +245,8 @@ fn run_workers<M: Model + Send + 'static>(
                     let index = worker.index();
                     let ending =
                         catch_unwind(AssertUnwindSafe(|| worker::run(worker, &model, &settings)))
-                            .map_err(|payload| panic_text(payload.as_ref()));
+                            .map_err(|payload| Failure::Panicked(panic_text(payload.as_ref())))
+                            .and_then(|ended| ended.map_err(Failure::Lost));
                     let _ = results
                         .lock()
                         .expect("no worker panics while holding the sender")
@@ -185,7 +261,7 @@ fn run_workers<M: Model + Send + 'static>(
         .map_err(|problem| DistributedError::Setup(format!("cannot start a thread: {problem}")))?;
 
     let mut endings = Vec::new();
-    let mut failure: Option<String> = None;
+    let mut failure: Option<Failure> = None;
     let mut failed_at: Option<Instant> = None;
     while endings.len() + usize::from(failure.is_some()) < threads {
         let wait = match failed_at {
@@ -201,13 +277,19 @@ fn run_workers<M: Model + Send + 'static>(
             Err(mpsc::RecvTimeoutError::Timeout) if failed_at.is_some() => break,
             Err(mpsc::RecvTimeoutError::Timeout) => continue,
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                failure.get_or_insert_with(|| "the timely workers stopped without a result".into());
+                failure.get_or_insert_with(|| {
+                    Failure::Panicked("the timely workers stopped without a result".into())
+                });
                 break;
             }
         }
     }
-    if let Some(problem) = failure {
-        return Err(DistributedError::PeerLost(explain_failure(&problem)));
+    match failure {
+        Some(Failure::Lost(PeerLost(reason))) => return Err(DistributedError::PeerLost(reason)),
+        Some(Failure::Panicked(problem)) => {
+            return Err(DistributedError::PeerLost(explain_failure(&problem)))
+        }
+        None => {}
     }
     let _ = shut_down.recv_timeout(SHUTDOWN_GRACE);
     endings.sort_by_key(|(index, _)| *index);
@@ -216,6 +298,14 @@ fn run_workers<M: Model + Send + 'static>(
         .next()
         .map(|(_, ending)| ending)
         .ok_or_else(|| DistributedError::PeerLost("no worker reported".into()))
+}
+
+/// Why a worker ended without a result.
+enum Failure {
+    /// It panicked (as it does when timely loses a connection).
+    Panicked(String),
+    /// It saw a peer process go silent.
+    Lost(PeerLost),
 }
 
 /// The message of a panic payload.
@@ -276,7 +366,13 @@ fn explain_failure(problem: &str) -> String {
 }
 
 /// The native engine's outcome for what the workers concluded.
-fn conclude<M: Model>(model: &M, ending: Ending, threads: usize, wall: Duration) -> Outcome<M> {
+fn conclude<M: Model>(
+    model: &M,
+    ending: Ending,
+    threads: usize,
+    wall: Duration,
+    checkpoint_dir: Option<std::path::PathBuf>,
+) -> Outcome<M> {
     let stats = Stats {
         distinct_states: ending.distinct_states,
         states_generated: ending.states_generated,
@@ -299,7 +395,9 @@ fn conclude<M: Model>(model: &M, ending: Ending, threads: usize, wall: Duration)
     }
     if ending.interrupted && ending.violation.is_none() && ending.states_left_on_queue > 0 {
         return Outcome {
-            verdict: Verdict::Interrupted { checkpoint: None },
+            verdict: Verdict::Interrupted {
+                checkpoint: checkpoint_dir.filter(|_| ending.saved),
+            },
             stats,
             counterexample: None,
         };

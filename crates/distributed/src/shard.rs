@@ -133,6 +133,20 @@ impl Shard {
         false
     }
 
+    /// Every fingerprint of the shard with its link, in table order.
+    pub fn entries(&self) -> impl Iterator<Item = (u128, Link)> + '_ {
+        self.keys
+            .iter()
+            .zip(&self.links)
+            .filter(|(key, _)| **key != 0)
+            .map(|(&key, &link)| (key, link))
+    }
+
+    /// Number of fingerprints held.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
     /// The parent link of `fingerprint`, if this shard holds it.
     pub fn link(&self, fingerprint: u128) -> Option<Link> {
         let slot = self.slot(fingerprint);

@@ -48,6 +48,9 @@ pub(crate) enum Control {
     },
     /// The owner of `fingerprint` has no parent link for it (a cmc bug).
     Missing { fingerprint: u128 },
+    /// Whether `worker` saved its part of a checkpoint (or committed its
+    /// process's): why not, if it did not.
+    Saved { worker: u32, error: Option<String> },
 }
 
 /// One worker's figures for one level, broadcast to every worker so that
@@ -68,6 +71,8 @@ pub(crate) struct LevelSummary {
     pub error: Option<String>,
     /// Whether its process was asked to stop.
     pub interrupted: bool,
+    /// Whether, by its clock, a checkpoint is due.
+    pub checkpoint_due: bool,
     /// Bytes of state records it has sent so far to other workers.
     pub sent_bytes: u64,
     /// Of those, bytes sent to workers of other processes.

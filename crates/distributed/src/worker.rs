@@ -14,8 +14,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use cmc_model::{Encode, Fingerprint, Model};
 use cmc_search::{PathStep, PropertySet};
@@ -26,6 +26,8 @@ use timely::dataflow::operators::{Input, Probe};
 use timely::dataflow::{InputHandle, ProbeHandle};
 use timely::worker::Worker;
 
+use crate::checkpoint::{Checkpoints, PartRef, RunCounters, WorkerPart};
+use crate::liveness::Lost;
 use crate::shard::{owner, Level, Link, Shard};
 use crate::wire::{self, Candidate, Control, LevelSummary, Message, RecordWriter, NO_PARENT};
 
@@ -48,6 +50,27 @@ pub(crate) struct Settings {
     /// When this flag becomes true, the run stops at the next level
     /// boundary, on every process (any process's flag stops all).
     pub interrupt: Option<Arc<AtomicBool>>,
+    /// Where the reason appears when a peer process is lost (silent for
+    /// too long); `None` for a run of one process.
+    pub lost: Option<Lost>,
+    /// Where and how often checkpoints are saved, and the one resumed.
+    pub checkpoints: Option<Checkpointing>,
+}
+
+/// The checkpoints of a run, as its workers see them.
+pub(crate) struct Checkpointing {
+    pub store: Checkpoints,
+    /// Least time between two checkpoints (one is also saved on interrupt).
+    pub interval: Duration,
+    /// The checkpoint this run resumes, if it does.
+    pub resumed: Option<Resumed>,
+}
+
+/// A checkpoint loaded to be resumed.
+pub(crate) struct Resumed {
+    pub counters: RunCounters,
+    /// Each local worker's part, taken by the worker as it starts.
+    pub parts: Mutex<Vec<Option<WorkerPart>>>,
 }
 
 /// What a worker knows when the search ends: the same on every worker.
@@ -64,6 +87,11 @@ pub(crate) struct Ending {
     pub error: Option<String>,
     /// Whether the run was interrupted (before its end).
     pub interrupted: bool,
+    /// Whether some worker asked for a checkpoint at the last level.
+    pub checkpoint_due: bool,
+    /// Whether a checkpoint was saved (the last one is where the run stopped,
+    /// if it was interrupted).
+    pub saved: bool,
     pub sent_bytes: u64,
     pub remote_bytes: u64,
 }
@@ -90,12 +118,18 @@ struct Rounds {
     input: InputHandle<u64, CapacityContainerBuilder<Vec<Message>>>,
     probe: ProbeHandle<u64>,
     inbox: Rc<RefCell<Inbox>>,
+    /// Where a lost peer is reported, ending every wait for a round.
+    lost: Option<Lost>,
 }
+
+/// Why a worker gave up waiting for a round: a peer process was lost.
+#[derive(Debug)]
+pub(crate) struct PeerLost(pub String);
 
 impl Rounds {
     /// Builds the dataflow: messages are routed to their addressee and
     /// land in its inbox.
-    fn new(worker: &mut Worker) -> Rounds {
+    fn new(worker: &mut Worker, lost: Option<Lost>) -> Rounds {
         let mut input = InputHandle::new();
         let probe = ProbeHandle::new();
         let inbox = Rc::new(RefCell::new(Inbox::default()));
@@ -131,17 +165,34 @@ impl Rounds {
             input,
             probe,
             inbox,
+            lost,
         }
     }
 
     /// Ends the current round and steps the worker until every message of
-    /// the round, from every worker, is in its addressee's inbox.
-    fn finish(&mut self, worker: &mut Worker) {
+    /// the round, from every worker, is in its addressee's inbox (calling
+    /// `arrived` as messages come in), or until a peer is lost.
+    fn finish_with(
+        &mut self,
+        worker: &mut Worker,
+        mut arrived: impl FnMut(&mut Rounds),
+    ) -> Result<(), PeerLost> {
         let next = *self.input.time() + 1;
         self.input.advance_to(next);
         while self.probe.less_than(&next) {
+            if let Some(reason) = self.lost.as_ref().and_then(|lost| lost.get()) {
+                return Err(PeerLost(reason.clone()));
+            }
             worker.step_or_park(Some(PARK));
+            arrived(self);
         }
+        arrived(self);
+        Ok(())
+    }
+
+    /// [`Rounds::finish_with`], with nothing to do as messages arrive.
+    fn finish(&mut self, worker: &mut Worker) -> Result<(), PeerLost> {
+        self.finish_with(worker, |_| {})
     }
 
     /// Sends `control` to every worker.
@@ -191,8 +242,13 @@ struct Search<'a, M: Model> {
     error: Option<String>,
 }
 
-/// Runs worker `worker`'s part of the search of `model`.
-pub(crate) fn run<M: Model>(worker: &mut Worker, model: &Arc<M>, settings: &Settings) -> Ending {
+/// Runs worker `worker`'s part of the search of `model`; `Err` if a peer
+/// process was lost.
+pub(crate) fn run<M: Model>(
+    worker: &mut Worker,
+    model: &Arc<M>,
+    settings: &Settings,
+) -> Result<Ending, PeerLost> {
     let peers = worker.peers();
     let mut search = Search {
         model: model.as_ref(),
@@ -211,7 +267,7 @@ pub(crate) fn run<M: Model>(worker: &mut Worker, model: &Arc<M>, settings: &Sett
         found: None,
         error: None,
     };
-    let mut rounds = Rounds::new(worker);
+    let mut rounds = Rounds::new(worker, settings.lost.clone());
     let ending = search.explore(worker, &mut rounds);
     drop(rounds);
     ending
@@ -219,30 +275,53 @@ pub(crate) fn run<M: Model>(worker: &mut Worker, model: &Arc<M>, settings: &Sett
 
 impl<M: Model> Search<'_, M> {
     /// Level after level until the search ends; then the counterexample's path.
-    fn explore(&mut self, worker: &mut Worker, rounds: &mut Rounds) -> Ending {
+    fn explore(&mut self, worker: &mut Worker, rounds: &mut Rounds) -> Result<Ending, PeerLost> {
         let mut ending = Ending::default();
-        // Level 0 is the initial states, sent by worker 0 to their owners.
         let mut generated = 0;
-        self.expecting(rounds, 1);
-        if self.index == 0 {
-            let mut initial = Vec::new();
-            self.model.init_states(&mut initial);
-            let mut bytes = Vec::new();
-            for (index, state) in initial.iter().enumerate() {
-                bytes.clear();
-                state.encode(&mut bytes);
-                let step = u32::try_from(index).expect("at most u32::MAX initial states");
-                self.send_state(worker, rounds, NO_PARENT, step, &bytes);
-            }
-            generated = initial.len() as u64;
-        }
         let mut level = Level::default();
         let mut depth: u64 = 0;
+        // States of `level`, all workers.
+        let mut level_total: u64 = 0;
+        // A resumed run starts by expanding the level it saved; a new one by
+        // admitting the initial states, sent by worker 0 to their owners.
+        let mut expand_first = false;
+        if let Some(counters) = self.resume(&mut level, &mut ending) {
+            depth = counters.depth;
+            level_total = counters.level_states;
+            expand_first = true;
+        } else {
+            self.expecting(rounds, 1);
+            if self.index == 0 {
+                let mut initial = Vec::new();
+                self.model.init_states(&mut initial);
+                let mut bytes = Vec::new();
+                for (index, state) in initial.iter().enumerate() {
+                    bytes.clear();
+                    state.encode(&mut bytes);
+                    let step = u32::try_from(index).expect("at most u32::MAX initial states");
+                    self.send_state(worker, rounds, NO_PARENT, step, &bytes);
+                }
+                generated = initial.len() as u64;
+            }
+        }
+        let mut last_saved = Instant::now();
         loop {
+            if expand_first {
+                if self.settings.max_depth.is_some_and(|max| depth >= max) {
+                    ending.states_left_on_queue = level_total;
+                    break;
+                }
+                generated = 0;
+                self.expecting(rounds, depth + 1);
+                if let Err(problem) = self.expand(worker, rounds, &level, depth, &mut generated) {
+                    self.error.get_or_insert(problem);
+                }
+            }
+            expand_first = true;
             self.flush(rounds);
             // The successors of level `depth` are admitted by their owners
             // as they arrive, until the round is over.
-            self.finish_admitting(worker, rounds);
+            self.finish_admitting(worker, rounds)?;
             let next = std::mem::take(&mut self.next);
             let summary = LevelSummary {
                 worker: self.index as u32,
@@ -256,12 +335,17 @@ impl<M: Model> Search<'_, M> {
                     .interrupt
                     .as_ref()
                     .is_some_and(|flag| flag.load(Ordering::Relaxed)),
+                checkpoint_due: self
+                    .settings
+                    .checkpoints
+                    .as_ref()
+                    .is_some_and(|checkpoints| last_saved.elapsed() >= checkpoints.interval),
                 sent_bytes: self.sent_bytes,
                 remote_bytes: self.remote_bytes,
             };
             rounds.broadcast(self.peers, &Control::LevelDone(summary));
-            rounds.finish(worker);
-            let level_total = aggregate(&rounds.take_controls(), &mut ending);
+            rounds.finish(worker)?;
+            level_total = aggregate(&rounds.take_controls(), &mut ending);
             let new_level_nonempty = level_total > 0;
             if ending.error.is_some() {
                 break;
@@ -280,38 +364,110 @@ impl<M: Model> Search<'_, M> {
             depth += 1;
             ending.depth = depth;
             level = next;
+            let save = self.settings.checkpoints.is_some()
+                && (ending.interrupted || ending.checkpoint_due);
+            if save {
+                let counters = RunCounters {
+                    depth,
+                    distinct_states: ending.distinct_states,
+                    states_generated: ending.states_generated,
+                    level_states: level_total,
+                    witnesses: ending.witnesses.clone(),
+                };
+                if let Some(problem) = self.save(worker, rounds, &level, &counters)? {
+                    ending.error = Some(problem);
+                    break;
+                }
+                ending.saved = true;
+                last_saved = Instant::now();
+            }
             if ending.interrupted {
                 ending.states_left_on_queue = level_total;
                 break;
             }
             if self.settings.progress && self.index == 0 {
                 eprintln!(
-                    "cmc: level {depth}: {} distinct states, {} generated, {level_total} to expand",
-                    ending.distinct_states, ending.states_generated
+                    "cmc: level {depth}: {} distinct states, {} generated, {level_total} to expand{}",
+                    ending.distinct_states,
+                    ending.states_generated,
+                    if save { "; checkpoint saved" } else { "" }
                 );
-            }
-            if self.settings.max_depth.is_some_and(|max| depth >= max) {
-                ending.states_left_on_queue = level_total;
-                break;
-            }
-            generated = 0;
-            self.expecting(rounds, depth + 1);
-            if let Err(problem) = self.expand(worker, rounds, &level, depth, &mut generated) {
-                self.error.get_or_insert(problem);
             }
         }
         drop(level);
         if let Some(found) = &ending.violation {
             if ending.error.is_none() {
-                match self.walk_back(worker, rounds, found.anchor, found.length) {
+                match self.walk_back(worker, rounds, found.anchor, found.length)? {
                     Ok(path) => ending.path = path,
                     Err(problem) => ending.error = Some(problem),
                 }
             }
         }
-        ending
+        Ok(ending)
     }
 
+    /// Takes this worker's part of the checkpoint being resumed, if any:
+    /// its shard and counters into `self`, its part of the level into
+    /// `level`, the run's counters into `ending`.
+    fn resume(&mut self, level: &mut Level, ending: &mut Ending) -> Option<RunCounters> {
+        let resumed = self.settings.checkpoints.as_ref()?.resumed.as_ref()?;
+        let local = self.index % self.settings.threads;
+        let part = resumed
+            .parts
+            .lock()
+            .expect("no worker panics while taking its part")
+            .get_mut(local)
+            .and_then(Option::take)
+            .expect("every local worker has its part of the checkpoint");
+        self.shard = part.shard;
+        *level = part.level;
+        self.sent_bytes = part.sent_bytes;
+        self.remote_bytes = part.remote_bytes;
+        let counters = resumed.counters.clone();
+        ending.depth = counters.depth;
+        ending.distinct_states = counters.distinct_states;
+        ending.states_generated = counters.states_generated;
+        ending.witnesses = counters.witnesses.clone();
+        Some(counters)
+    }
+
+    /// Saves this worker's part of the checkpoint of the level `level`
+    /// (whose run counters are `counters`); once every worker has, each
+    /// process's first worker commits its process's checkpoint. Every
+    /// worker learns whether every part and every commit succeeded: the
+    /// reason why not, if not.
+    fn save(
+        &mut self,
+        worker: &mut Worker,
+        rounds: &mut Rounds,
+        level: &Level,
+        counters: &RunCounters,
+    ) -> Result<Option<String>, PeerLost> {
+        let checkpoints = &self
+            .settings
+            .checkpoints
+            .as_ref()
+            .expect("only a run with checkpoints saves")
+            .store;
+        let part = PartRef {
+            shard: &self.shard,
+            level,
+            sent_bytes: self.sent_bytes,
+            remote_bytes: self.remote_bytes,
+        };
+        let saved = checkpoints
+            .save_part(counters.depth, self.index, part)
+            .err();
+        if let Some(problem) = agree_on_error(worker, rounds, self.peers, saved)? {
+            return Ok(Some(problem));
+        }
+        let committed = if self.index % self.settings.threads == 0 {
+            checkpoints.commit(counters).err()
+        } else {
+            None
+        };
+        agree_on_error(worker, rounds, self.peers, committed)
+    }
     /// Expands the states of `level` (at `depth`) this worker owns, sending
     /// each successor to its owner.
     fn expand(
@@ -447,14 +603,12 @@ impl<M: Model> Search<'_, M> {
 
     /// Ends the round, admitting its states as they arrive, until every
     /// worker's states of the round are admitted.
-    fn finish_admitting(&mut self, worker: &mut Worker, rounds: &mut Rounds) {
-        let next = *rounds.input.time() + 1;
-        rounds.input.advance_to(next);
-        while rounds.probe.less_than(&next) {
-            worker.step_or_park(Some(PARK));
-            self.admit_arrived(rounds);
-        }
-        self.admit_arrived(rounds);
+    fn finish_admitting(
+        &mut self,
+        worker: &mut Worker,
+        rounds: &mut Rounds,
+    ) -> Result<(), PeerLost> {
+        rounds.finish_with(worker, |rounds| self.admit_arrived(rounds))
     }
 
     /// Admits the states of the current round received so far (checking
@@ -536,14 +690,15 @@ impl<M: Model> Search<'_, M> {
     }
 
     /// Follows parent links from `anchor` back to an initial state, one
-    /// round per state: the owner of each state broadcasts its link.
+    /// round per state: the owner of each state broadcasts its link. The
+    /// inner `Err` is a cmc bug (a link missing or out of order).
     fn walk_back(
         &mut self,
         worker: &mut Worker,
         rounds: &mut Rounds,
         anchor: u128,
         length: u64,
-    ) -> Result<Vec<PathStep>, String> {
+    ) -> Result<Result<Vec<PathStep>, String>, PeerLost> {
         let mut path = Vec::new();
         let mut current = anchor;
         // A path has at most `length` states; the bound guards against a
@@ -562,7 +717,7 @@ impl<M: Model> Search<'_, M> {
                 };
                 rounds.broadcast(self.peers, &reply);
             }
-            rounds.finish(worker);
+            rounds.finish(worker)?;
             match rounds.take_controls().as_slice() {
                 [Control::Link {
                     fingerprint,
@@ -575,27 +730,61 @@ impl<M: Model> Search<'_, M> {
                     });
                     if *parent == NO_PARENT {
                         path.reverse();
-                        return Ok(path);
+                        return Ok(Ok(path));
                     }
                     current = *parent;
                 }
                 [Control::Missing { fingerprint }] => {
-                    return Err(format!(
+                    return Ok(Err(format!(
                         "the parent link of state {} is missing from its shard; this is a cmc bug, please report it",
                         Fingerprint(*fingerprint)
-                    ))
+                    )))
                 }
                 other => {
-                    return Err(format!(
+                    return Ok(Err(format!(
                         "walking back the counterexample, worker {} received {other:?} for state {}; this is a cmc bug, please report it",
                         self.index,
                         Fingerprint(current)
-                    ))
+                    )))
                 }
             }
         }
-        Err("the counterexample's parent links form a path longer than its length; this is a cmc bug, please report it".into())
+        Ok(Err("the counterexample's parent links form a path longer than its length; this is a cmc bug, please report it".into()))
     }
+}
+
+/// Tells every worker this one's `error` (if any) and learns theirs, in one
+/// round: the first error, by worker order, or `None` if there was none.
+fn agree_on_error(
+    worker: &mut Worker,
+    rounds: &mut Rounds,
+    peers: usize,
+    error: Option<String>,
+) -> Result<Option<String>, PeerLost> {
+    rounds.broadcast(
+        peers,
+        &Control::Saved {
+            worker: worker.index() as u32,
+            error,
+        },
+    );
+    rounds.finish(worker)?;
+    let mut errors: Vec<(u32, String)> = rounds
+        .take_controls()
+        .into_iter()
+        .filter_map(|control| match control {
+            Control::Saved {
+                worker,
+                error: Some(error),
+            } => Some((worker, error)),
+            _ => None,
+        })
+        .collect();
+    errors.sort();
+    Ok(errors
+        .into_iter()
+        .next()
+        .map(|(_, error)| format!("the checkpoint could not be written: {error}")))
 }
 
 /// Adds the summaries of one level, from every worker, to `ending`;
@@ -611,6 +800,7 @@ fn aggregate(controls: &[Control], ending: &mut Ending) -> u64 {
         .collect();
     summaries.sort_by_key(|summary| summary.worker);
     let mut new_states = 0;
+    ending.checkpoint_due = false;
     ending.sent_bytes = 0;
     ending.remote_bytes = 0;
     for summary in summaries {
@@ -628,6 +818,7 @@ fn aggregate(controls: &[Control], ending: &mut Ending) -> u64 {
             ending.error = summary.error.clone();
         }
         ending.interrupted |= summary.interrupted;
+        ending.checkpoint_due |= summary.checkpoint_due;
         ending.sent_bytes += summary.sent_bytes;
         ending.remote_bytes += summary.remote_bytes;
     }

@@ -231,3 +231,107 @@ fn an_interrupted_run_stops_at_a_level_boundary_and_says_so() {
     assert_eq!(outcome.stats.depth, 1);
     assert_eq!(outcome.stats.states_left_on_queue, 1);
 }
+
+/// Options for `threads` workers saving checkpoints in `dir` every
+/// `interval`, resuming the one there if `resume`.
+fn checkpointed(
+    dir: &std::path::Path,
+    threads: usize,
+    interval: std::time::Duration,
+    resume: bool,
+) -> SearchOptions {
+    SearchOptions {
+        workers: threads,
+        checkpoint: Some(cmc_search::CheckpointOptions {
+            dir: dir.to_path_buf(),
+            interval,
+            resume,
+            overwrite: false,
+        }),
+        ..SearchOptions::default()
+    }
+}
+
+#[test]
+fn an_interrupted_run_resumes_from_its_checkpoint_with_the_same_counts_and_trace() {
+    let model = || {
+        TwoPhase::with_invariants(
+            5,
+            &[TwoPhaseInvariant::TypeOk, TwoPhaseInvariant::NoRmCommitted],
+        )
+    };
+    let whole = timely(model(), 2);
+    let dir = tempfile::tempdir().unwrap();
+    let hour = std::time::Duration::from_secs(3600);
+    // Interrupted at the first level boundary: the checkpoint is saved there.
+    let mut options = checkpointed(dir.path(), 2, hour, false);
+    options.interrupt = Some(Arc::new(std::sync::atomic::AtomicBool::new(true)));
+    let stopped = cmc_distributed::check(Arc::new(model()), &options, None)
+        .unwrap()
+        .outcome;
+    assert_eq!(
+        stopped.verdict,
+        Verdict::Interrupted {
+            checkpoint: Some(dir.path().to_path_buf())
+        }
+    );
+    // Another worker count is another run.
+    let refused = cmc_distributed::check(
+        Arc::new(model()),
+        &checkpointed(dir.path(), 3, hour, true),
+        None,
+    );
+    assert!(
+        matches!(
+            &refused,
+            Err(cmc_distributed::DistributedError::Checkpoint(text)) if text.contains("with 2 worker thread(s)")
+        ),
+        "{:?}",
+        refused.err()
+    );
+    let resumed = cmc_distributed::check(
+        Arc::new(model()),
+        &checkpointed(dir.path(), 2, hour, true),
+        None,
+    )
+    .unwrap()
+    .outcome;
+    assert_eq!(resumed.verdict, whole.verdict);
+    assert_same_counts(&resumed, &whole);
+    assert_eq!(trace_fingerprints(&resumed), trace_fingerprints(&whole));
+}
+
+#[test]
+fn a_checkpoint_of_every_level_resumes_at_the_last_one_with_the_same_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let every_level = std::time::Duration::ZERO;
+    let whole = cmc_distributed::check(
+        Arc::new(TwoPhase::new(5)),
+        &checkpointed(dir.path(), 2, every_level, false),
+        None,
+    )
+    .unwrap()
+    .outcome;
+    assert_eq!(whole.verdict, Verdict::Pass);
+    // The last checkpoint holds the deepest level, whose successors are all
+    // known: its shards must say so, or they would be counted again.
+    let resumed = cmc_distributed::check(
+        Arc::new(TwoPhase::new(5)),
+        &checkpointed(dir.path(), 2, every_level, true),
+        None,
+    )
+    .unwrap()
+    .outcome;
+    assert_eq!(resumed.verdict, Verdict::Pass);
+    assert_same_counts(&resumed, &whole);
+    // A new run does not silently replace a checkpoint.
+    let refused = cmc_distributed::check(
+        Arc::new(TwoPhase::new(5)),
+        &checkpointed(dir.path(), 2, every_level, false),
+        None,
+    );
+    assert!(matches!(
+        refused,
+        Err(cmc_distributed::DistributedError::Checkpoint(_))
+    ));
+}

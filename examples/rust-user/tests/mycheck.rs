@@ -254,3 +254,67 @@ fn the_explorer_serves_the_users_own_model() {
     assert!(state.contains("<h2>Enabled actions ("), "{state}");
     assert!(state.contains("<h2>Fields"), "{state}");
 }
+
+/// `mycheck check WORDS` on 2 loopback processes of the timely engine, each
+/// in `dir`; every process's output.
+fn mycheck_on_two_processes(words: &[&str], dir: &Path) -> Vec<Output> {
+    // Bound together so the ports differ; freed just before the run.
+    let listeners: Vec<std::net::TcpListener> = (0..2)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let hosts: Vec<String> = listeners
+        .iter()
+        .map(|listener| listener.local_addr().unwrap().to_string())
+        .collect();
+    std::fs::write(dir.join("hosts"), hosts.join("\n")).unwrap();
+    drop(listeners);
+    let children: Vec<std::process::Child> = (0..2)
+        .map(|index: usize| {
+            Command::new(env!("CARGO_BIN_EXE_mycheck"))
+                .arg("check")
+                .args(words)
+                .args(["--engine", "timely", "--workers", "1", "--json"])
+                .args(["--processes", "2", "--process", &index.to_string()])
+                .args(["--hostfile", "hosts", "--connect-timeout", "30"])
+                .args(["--replay-out", &format!("trace-{index}.cmc")])
+                .current_dir(dir)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("mycheck starts")
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|child| child.wait_with_output().expect("mycheck ends"))
+        .collect()
+}
+
+#[test]
+fn the_users_model_runs_on_two_timely_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let native = json(&mycheck(
+        &["check", "token-ring", "N=6", "--json"],
+        dir.path(),
+    ));
+    for output in mycheck_on_two_processes(&["token-ring", "N=6"], dir.path()) {
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert_eq!(counts(&json(&output)), counts(&native));
+        assert!(
+            stderr(&output).contains("2 process(es)"),
+            "{}",
+            stderr(&output)
+        );
+    }
+    let native = json(&mycheck(
+        &["check", "token-ring", "N=5", "BUG=1", "--json"],
+        dir.path(),
+    ));
+    assert_eq!(native["property"], "MutualExclusion", "{native}");
+    for output in mycheck_on_two_processes(&["token-ring", "N=5", "BUG=1"], dir.path()) {
+        assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+        let report = json(&output);
+        assert_eq!(report["property"], "MutualExclusion");
+        assert_eq!(report["counterexample"], native["counterexample"]);
+    }
+}

@@ -1,0 +1,633 @@
+//! Checkpoints of a distributed run: at a level boundary, every worker
+//! saves its shard (fingerprints and parent links) and its part of the
+//! level to be expanded, and each process records them in a manifest.
+//!
+//! Process `I` keeps its checkpoint in `DIR/process-I/`: `manifest.json`
+//! (format, the run's identity, this process's place in the cluster, the
+//! run's counters at the level, and the length and XXH3-128 checksum of
+//! every worker file), written last, and one `worker-W.bin` per worker of
+//! the process. A new checkpoint is written to `DIR/process-I.level-D/`,
+//! then swapped in by renames (the previous one is `DIR/process-I.old/`
+//! between the two renames, and is used if a kill fell there). The run
+//! holds an exclusive lock on `DIR/process-I.lock` for its whole life.
+//!
+//! Every process saves at the same level (the decision is part of the level
+//! protocol), so the checkpoints of one run's processes fit together; a
+//! resume checks that every process resumes the same level with the same
+//! counters (they are part of the identity peers must agree on), and that
+//! this process has the place it had (process index, process count, worker
+//! threads), and refuses anything else. Since the search is deterministic
+//! (the shard of a state depends on its fingerprint and the worker count
+//! only, and each state keeps its least parent), checkpoints of two runs of
+//! the same model at the same level are the same checkpoint.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::shard::{Level, Link, Shard};
+use crate::DistributedError;
+
+/// Version of the format this build reads and writes.
+const FORMAT: u32 = 1;
+/// First bytes of a worker file.
+const WORKER_MAGIC: &[u8; 8] = b"CMCTWK01";
+/// The manifest's name inside a checkpoint.
+const MANIFEST: &str = "manifest.json";
+/// Largest manifest read.
+const MANIFEST_MAX_BYTES: u64 = 16 << 20;
+/// Bytes of a shard entry in a worker file: fingerprint, parent, step, level.
+const ENTRY_BYTES: usize = 16 + 16 + 4 + 4;
+
+/// The figures of the whole run at the level a checkpoint was taken.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct RunCounters {
+    /// Levels reached.
+    pub depth: u64,
+    pub distinct_states: u64,
+    pub states_generated: u64,
+    /// States of the level to be expanded (all workers).
+    pub level_states: u64,
+    /// The `sometimes` witnesses reached.
+    pub witnesses: Vec<String>,
+}
+
+/// One worker file, as the manifest lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct WorkerFile {
+    worker: usize,
+    bytes: u64,
+    xxh3_128: String,
+}
+
+/// What a process's checkpoint is of, and what it holds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Manifest {
+    format: u32,
+    /// The run's identity (see [`crate::identity`]).
+    identity: String,
+    /// The model's name and parameters, to rebuild it on resume.
+    model: String,
+    params: Vec<(String, String)>,
+    process: usize,
+    processes: usize,
+    threads: usize,
+    counters: RunCounters,
+    workers: Vec<WorkerFile>,
+}
+
+/// What one worker saved: its shard, its part of the level, its counters.
+#[derive(Debug, Default)]
+pub(crate) struct WorkerPart {
+    pub shard: Shard,
+    pub level: Level,
+    pub sent_bytes: u64,
+    pub remote_bytes: u64,
+}
+
+/// What one worker saves, borrowed from it.
+#[derive(Clone, Copy)]
+pub(crate) struct PartRef<'a> {
+    pub shard: &'a Shard,
+    pub level: &'a Level,
+    pub sent_bytes: u64,
+    pub remote_bytes: u64,
+}
+
+/// The checkpoints of this process: where they go, what they are of, and
+/// the worker files of the one being written.
+pub(crate) struct Checkpoints {
+    /// `DIR/process-I`.
+    current: PathBuf,
+    identity: String,
+    model: String,
+    params: Vec<(String, String)>,
+    process: usize,
+    processes: usize,
+    threads: usize,
+    /// The worker files written for the checkpoint in progress.
+    written: Mutex<Vec<WorkerFile>>,
+    /// `DIR/process-I.lock`, locked for the life of the run, so that no two
+    /// runs use this process's checkpoint at once.
+    _lock: fs::File,
+}
+
+/// The directory of process `process`'s checkpoint inside `dir`.
+fn process_dir(dir: &Path, process: usize) -> PathBuf {
+    dir.join(format!("process-{process}"))
+}
+
+fn worker_name(worker: usize) -> String {
+    format!("worker-{worker}.bin")
+}
+
+fn checksum(bytes: &[u8]) -> String {
+    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
+}
+
+fn problem(path: &Path, what: impl std::fmt::Display) -> String {
+    format!("checkpoint {}: {what}", path.display())
+}
+
+/// The model name and parameters of process `process`'s checkpoint in `dir`.
+pub fn checkpoint_model(
+    dir: &Path,
+    process: usize,
+) -> Result<(String, Vec<(String, String)>), DistributedError> {
+    let (_, manifest) = read_manifest(&process_dir(dir, process))?;
+    Ok((manifest.model, manifest.params))
+}
+
+/// Reads the manifest of the checkpoint at `current` (or of the previous
+/// one, if a kill fell between the renames of a swap): its directory and
+/// contents.
+fn read_manifest(current: &Path) -> Result<(PathBuf, Manifest), DistributedError> {
+    let previous = current.with_extension("old");
+    let dir = if current.is_dir() || !previous.is_dir() {
+        current.to_path_buf()
+    } else {
+        previous
+    };
+    let path = dir.join(MANIFEST);
+    let failed = |what: String| DistributedError::Checkpoint(problem(&path, what));
+    let file = fs::File::open(&path).map_err(|error| {
+        failed(format!(
+            "cannot be read ({error}); was it written by --checkpoint with --engine timely, for this --process?"
+        ))
+    })?;
+    let mut text = String::new();
+    use std::io::Read;
+    file.take(MANIFEST_MAX_BYTES)
+        .read_to_string(&mut text)
+        .map_err(|error| failed(error.to_string()))?;
+    let manifest: Manifest = serde_json::from_str(&text)
+        .map_err(|error| failed(format!("is not a timely checkpoint manifest ({error})")))?;
+    if manifest.format != FORMAT {
+        return Err(failed(format!(
+            "has format {}, this cmc reads format {FORMAT}",
+            manifest.format
+        )));
+    }
+    Ok((dir, manifest))
+}
+
+impl Checkpoints {
+    /// The checkpoints of process `process` of `processes` (each with
+    /// `threads` workers) in `dir`, of the run `identity` of `model` with
+    /// `params`. A new run (not `resume`) refuses a directory that already
+    /// holds this process's checkpoint, unless `overwrite`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        dir: &Path,
+        identity: String,
+        model: String,
+        params: Vec<(String, String)>,
+        process: usize,
+        processes: usize,
+        threads: usize,
+        resume: bool,
+        overwrite: bool,
+    ) -> Result<Checkpoints, DistributedError> {
+        let current = process_dir(dir, process);
+        fs::create_dir_all(dir)
+            .map_err(|error| DistributedError::Checkpoint(problem(dir, error)))?;
+        let lock_path = current.with_extension("lock");
+        let lock = cmc_store::guarded::lock_exclusive(&lock_path)
+            .map_err(|error| DistributedError::Checkpoint(problem(&lock_path, error)))?
+            .ok_or_else(|| {
+                DistributedError::Checkpoint(format!(
+                    "{} is locked by another cmc run using this checkpoint; wait for it to end or choose another directory",
+                    lock_path.display()
+                ))
+            })?;
+        if !resume && (current.exists() || current.with_extension("old").exists()) {
+            if !overwrite {
+                return Err(DistributedError::Checkpoint(format!(
+                    "{} already holds a checkpoint; resume it with --resume, or give --checkpoint-overwrite",
+                    current.display()
+                )));
+            }
+            for old in [current.clone(), current.with_extension("old")] {
+                if old.exists() {
+                    fs::remove_dir_all(&old)
+                        .map_err(|error| DistributedError::Checkpoint(problem(&old, error)))?;
+                }
+            }
+        }
+        Ok(Checkpoints {
+            current,
+            identity,
+            model,
+            params,
+            process,
+            processes,
+            threads,
+            written: Mutex::new(Vec::new()),
+            _lock: lock,
+        })
+    }
+
+    /// The checkpoint directory a report names.
+    pub fn dir(&self) -> PathBuf {
+        self.current
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+    }
+
+    /// Where the checkpoint of level `depth` is written before it is swapped in.
+    fn incoming(&self, depth: u64) -> PathBuf {
+        self.current.with_extension(format!("level-{depth}"))
+    }
+
+    /// Loads this process's checkpoint: the run's counters and each local
+    /// worker's part, by local worker index. Refuses a checkpoint of another
+    /// run, another place in the cluster, or with a damaged file.
+    pub fn load(&self) -> Result<(RunCounters, Vec<WorkerPart>), DistributedError> {
+        let (dir, manifest) = read_manifest(&self.current)?;
+        let failed = |what: String| DistributedError::Checkpoint(problem(&dir, what));
+        if (manifest.process, manifest.processes, manifest.threads)
+            != (self.process, self.processes, self.threads)
+        {
+            return Err(failed(format!(
+                "was saved by process {} of {} with {} worker thread(s); this is process {} of {} with {}: resume with the same --processes, --process and --workers",
+                manifest.process,
+                manifest.processes,
+                manifest.threads,
+                self.process,
+                self.processes,
+                self.threads
+            )));
+        }
+        if manifest.identity != self.identity {
+            return Err(failed(format!(
+                "is of `{}`, but this run is `{}`; resume with the model, parameters and options it was saved with",
+                manifest.identity, self.identity
+            )));
+        }
+        let mut parts = Vec::with_capacity(self.threads);
+        for local in 0..self.threads {
+            let worker = self.process * self.threads + local;
+            let listed = manifest
+                .workers
+                .iter()
+                .find(|file| file.worker == worker)
+                .ok_or_else(|| failed(format!("lists no file for worker {worker}")))?;
+            let path = dir.join(worker_name(worker));
+            let bytes = fs::read(&path)
+                .map_err(|error| DistributedError::Checkpoint(problem(&path, error)))?;
+            if bytes.len() as u64 != listed.bytes || checksum(&bytes) != listed.xxh3_128 {
+                return Err(DistributedError::Checkpoint(problem(
+                    &path,
+                    "does not match its checksum in the manifest (damaged, or from another checkpoint)",
+                )));
+            }
+            parts.push(
+                decode_part(&bytes, worker)
+                    .map_err(|what| DistributedError::Checkpoint(problem(&path, what)))?,
+            );
+        }
+        Ok((manifest.counters, parts))
+    }
+
+    /// The text peers must agree on when this process resumes: its
+    /// checkpoint's level and counters.
+    pub fn resumed_identity(counters: &RunCounters) -> String {
+        format!(
+            "resuming level {} ({} distinct, {} generated, {} to expand)",
+            counters.depth,
+            counters.distinct_states,
+            counters.states_generated,
+            counters.level_states
+        )
+    }
+
+    /// Writes worker `worker`'s part of the checkpoint of level `depth`.
+    pub fn save_part(&self, depth: u64, worker: usize, part: PartRef<'_>) -> Result<(), String> {
+        let dir = self.incoming(depth);
+        fs::create_dir_all(&dir).map_err(|error| problem(&dir, error))?;
+        let path = dir.join(worker_name(worker));
+        let bytes = encode_part(part, worker);
+        fs::File::create(&path)
+            .and_then(|mut file| {
+                file.write_all(&bytes)?;
+                file.sync_all()
+            })
+            .map_err(|error| problem(&path, error))?;
+        self.written
+            .lock()
+            .map_err(|_| "a worker failed while saving".to_string())?
+            .push(WorkerFile {
+                worker,
+                bytes: bytes.len() as u64,
+                xxh3_128: checksum(&bytes),
+            });
+        Ok(())
+    }
+
+    /// Once every local worker has saved its part of level `depth`: writes
+    /// the manifest and swaps the new checkpoint in.
+    pub fn commit(&self, counters: &RunCounters) -> Result<(), String> {
+        let dir = self.incoming(counters.depth);
+        let mut workers = std::mem::take(
+            &mut *self
+                .written
+                .lock()
+                .map_err(|_| "a worker failed while saving".to_string())?,
+        );
+        workers.sort_by_key(|file| file.worker);
+        if workers.len() != self.threads {
+            return Err(problem(
+                &dir,
+                format!(
+                    "{} of {} worker files were written",
+                    workers.len(),
+                    self.threads
+                ),
+            ));
+        }
+        let manifest = Manifest {
+            format: FORMAT,
+            identity: self.identity.clone(),
+            model: self.model.clone(),
+            params: self.params.clone(),
+            process: self.process,
+            processes: self.processes,
+            threads: self.threads,
+            counters: counters.clone(),
+            workers,
+        };
+        let path = dir.join(MANIFEST);
+        let text =
+            serde_json::to_string_pretty(&manifest).map_err(|error| problem(&path, error))?;
+        fs::File::create(&path)
+            .and_then(|mut file| {
+                file.write_all(text.as_bytes())?;
+                file.sync_all()
+            })
+            .map_err(|error| problem(&path, error))?;
+        let previous = self.current.with_extension("old");
+        let swap = || -> std::io::Result<()> {
+            if previous.exists() {
+                fs::remove_dir_all(&previous)?;
+            }
+            if self.current.exists() {
+                fs::rename(&self.current, &previous)?;
+            }
+            fs::rename(&dir, &self.current)?;
+            if previous.exists() {
+                fs::remove_dir_all(&previous)?;
+            }
+            Ok(())
+        };
+        swap().map_err(|error| problem(&self.current, error))
+    }
+}
+
+/// A worker file: magic, worker index, counters, the shard's entries, the
+/// level's states (all integers little-endian).
+fn encode_part(part: PartRef<'_>, worker: usize) -> Vec<u8> {
+    let mut bytes = WORKER_MAGIC.to_vec();
+    for value in [
+        worker as u64,
+        part.sent_bytes,
+        part.remote_bytes,
+        part.shard.len() as u64,
+    ] {
+        bytes.extend_from_slice(&value.to_le_bytes());
+    }
+    for (fingerprint, link) in part.shard.entries() {
+        bytes.extend_from_slice(&fingerprint.to_le_bytes());
+        bytes.extend_from_slice(&link.parent.to_le_bytes());
+        bytes.extend_from_slice(&link.step.to_le_bytes());
+        bytes.extend_from_slice(&link.level.to_le_bytes());
+    }
+    bytes.extend_from_slice(&(part.level.len() as u64).to_le_bytes());
+    for (fingerprint, state) in part.level.iter() {
+        bytes.extend_from_slice(&fingerprint.to_le_bytes());
+        let length = u32::try_from(state.len()).expect("a state encoding is under 4 GiB");
+        bytes.extend_from_slice(&length.to_le_bytes());
+        bytes.extend_from_slice(state);
+    }
+    bytes
+}
+
+/// Reads a worker file written by [`encode_part`] for worker `worker`.
+fn decode_part(bytes: &[u8], worker: usize) -> Result<WorkerPart, String> {
+    let mut reader = Reader { rest: bytes };
+    if reader.take(8)? != WORKER_MAGIC {
+        return Err("is not a timely checkpoint worker file".into());
+    }
+    if reader.u64()? != worker as u64 {
+        return Err(format!("is not worker {worker}'s file"));
+    }
+    let mut part = WorkerPart {
+        sent_bytes: reader.u64()?,
+        remote_bytes: reader.u64()?,
+        ..WorkerPart::default()
+    };
+    let entries = reader.u64()?;
+    if entries > (reader.rest.len() / ENTRY_BYTES) as u64 {
+        return Err("lists more states than it holds".into());
+    }
+    for _ in 0..entries {
+        let fingerprint = reader.u128()?;
+        let link = Link {
+            parent: reader.u128()?,
+            step: reader.u32()?,
+            level: reader.u32()?,
+        };
+        if fingerprint == 0 || !part.shard.admit(fingerprint, link) {
+            return Err("holds a state twice, or a zero fingerprint".into());
+        }
+    }
+    let states = reader.u64()?;
+    for _ in 0..states {
+        let fingerprint = reader.u128()?;
+        let length = reader.u32()? as usize;
+        part.level.push(fingerprint, reader.take(length)?);
+    }
+    if !reader.rest.is_empty() {
+        return Err("has bytes after its last state".into());
+    }
+    Ok(part)
+}
+
+/// Reads a worker file front to back; running short is an error.
+struct Reader<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, count: usize) -> Result<&'a [u8], String> {
+        if self.rest.len() < count {
+            return Err("ends too early".into());
+        }
+        let (taken, rest) = self.rest.split_at(count);
+        self.rest = rest;
+        Ok(taken)
+    }
+
+    fn u32(&mut self) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
+    }
+
+    fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+
+    fn u128(&mut self) -> Result<u128, String> {
+        Ok(u128::from_le_bytes(
+            self.take(16)?.try_into().expect("16 bytes"),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checkpoints(dir: &Path, identity: &str, resume: bool) -> Checkpoints {
+        let params = vec![("RM".to_string(), "3".to_string())];
+        Checkpoints::new(
+            dir,
+            identity.into(),
+            "m".into(),
+            params,
+            1,
+            2,
+            1,
+            resume,
+            false,
+        )
+        .unwrap()
+    }
+
+    fn part() -> WorkerPart {
+        let mut part = WorkerPart {
+            sent_bytes: 7,
+            remote_bytes: 5,
+            ..WorkerPart::default()
+        };
+        let link = Link {
+            parent: 3,
+            step: 1,
+            level: 2,
+        };
+        assert!(part.shard.admit(11 << 64 | 9, link));
+        part.level.push(11 << 64 | 9, b"state");
+        part
+    }
+
+    fn save(checkpoints: &Checkpoints, part: &WorkerPart) {
+        let borrowed = PartRef {
+            shard: &part.shard,
+            level: &part.level,
+            sent_bytes: part.sent_bytes,
+            remote_bytes: part.remote_bytes,
+        };
+        checkpoints.save_part(2, 1, borrowed).unwrap();
+    }
+
+    fn counters() -> RunCounters {
+        RunCounters {
+            depth: 2,
+            distinct_states: 4,
+            states_generated: 6,
+            level_states: 1,
+            witnesses: vec!["W".into()],
+        }
+    }
+
+    #[test]
+    fn a_saved_checkpoint_loads_back_and_refuses_another_run_or_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let saving = checkpoints(dir.path(), "run", false);
+        save(&saving, &part());
+        saving.commit(&counters()).unwrap();
+        // No two runs use one process's checkpoint at once.
+        let params = vec![];
+        let locked = Checkpoints::new(
+            dir.path(),
+            "run".into(),
+            "m".into(),
+            params,
+            1,
+            2,
+            1,
+            true,
+            false,
+        );
+        assert!(locked.err().unwrap().to_string().contains("is locked"));
+        drop(saving);
+        let (loaded, parts) = checkpoints(dir.path(), "run", true).load().unwrap();
+        assert_eq!(loaded, counters());
+        assert_eq!(parts.len(), 1);
+        assert_eq!(parts[0].sent_bytes, 7);
+        assert_eq!(
+            parts[0].shard.entries().collect::<Vec<_>>(),
+            part().shard.entries().collect::<Vec<_>>()
+        );
+        assert_eq!(
+            parts[0].level.iter().collect::<Vec<_>>(),
+            vec![(11 << 64 | 9, &b"state"[..])]
+        );
+        assert_eq!(
+            checkpoint_model(dir.path(), 1).unwrap(),
+            ("m".to_string(), vec![("RM".to_string(), "3".to_string())])
+        );
+        let error = checkpoints(dir.path(), "other", true).load().unwrap_err();
+        assert!(error.to_string().contains("is of `run`"), "{error}");
+        let other_place = Checkpoints::new(
+            dir.path(),
+            "run".into(),
+            "m".into(),
+            vec![],
+            1,
+            3,
+            1,
+            true,
+            false,
+        )
+        .unwrap();
+        let error = other_place.load().unwrap_err();
+        assert!(error.to_string().contains("process 1 of 2"), "{error}");
+        drop(other_place);
+        // A new run does not silently replace it.
+        let refused = Checkpoints::new(
+            dir.path(),
+            "run".into(),
+            "m".into(),
+            vec![],
+            1,
+            2,
+            1,
+            false,
+            false,
+        );
+        let error = refused.err().unwrap().to_string();
+        assert!(error.contains("already holds a checkpoint"), "{error}");
+    }
+
+    #[test]
+    fn a_damaged_worker_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let saving = checkpoints(dir.path(), "run", false);
+        save(&saving, &part());
+        saving.commit(&counters()).unwrap();
+        drop(saving);
+        let path = dir.path().join("process-1").join("worker-1.bin");
+        let mut bytes = fs::read(&path).unwrap();
+        *bytes.last_mut().unwrap() ^= 1;
+        fs::write(&path, bytes).unwrap();
+        let error = checkpoints(dir.path(), "run", true).load().unwrap_err();
+        assert!(error.to_string().contains("checksum"), "{error}");
+    }
+}
