@@ -587,6 +587,7 @@ impl<M: Model> Share<'_, M> {
                     let done = self.expander.expand(
                         &mut scratch,
                         &state,
+                        entry.state,
                         entry.trace_id,
                         self.depth,
                         &mut |count| room.claim(count as u64),

@@ -104,8 +104,12 @@ fn describe<M: Model>(model: &M, state: &M::State) -> String {
 struct Successor {
     /// Index of the action among the parent's candidate actions.
     step: u32,
-    fingerprint: Fingerprint,
-    /// Where its encoding is in [`Scratch::encoded`].
+    /// Its fingerprint; `None` for a stuttering step (the successor is the
+    /// parent itself, so it is in the visited set already: neither hashed
+    /// nor looked up).
+    fingerprint: Option<Fingerprint>,
+    /// Where its encoding is in [`Scratch::encoded`] (empty for a
+    /// stuttering step).
     bytes: std::ops::Range<usize>,
 }
 
@@ -304,8 +308,9 @@ impl<'a, M: Model> Expander<'a, M> {
         .map(|_| ())
     }
 
-    /// Generates every successor of `state` (stored as `trace_id`, at
-    /// `depth`), checking step properties and deadlock, and visits each.
+    /// Generates every successor of `state` (whose canonical encoding is
+    /// `state_bytes`, stored as `trace_id`, at `depth`), checking step
+    /// properties and deadlock, and visits each.
     ///
     /// `room` is asked, once the successors are known, whether that many
     /// inserts fit in the table; if not, nothing is counted, checked or
@@ -314,11 +319,16 @@ impl<'a, M: Model> Expander<'a, M> {
     ///
     /// Successors are computed and fingerprinted first, and their table slots
     /// prefetched, before any is inserted: the inserts' cache misses then
-    /// overlap instead of following one another.
+    /// overlap instead of following one another. A successor equal to
+    /// `state` (a stuttering step) is counted and checked like any other
+    /// but neither fingerprinted nor looked up: `state` was stored before
+    /// it was expanded, so the lookup could only say "present".
+    #[allow(clippy::too_many_arguments)]
     pub fn expand(
         &self,
         scratch: &mut Scratch<'_, M>,
         state: &M::State,
+        state_bytes: &[u8],
         trace_id: TraceId,
         depth: u64,
         room: &mut impl FnMut(usize) -> bool,
@@ -345,6 +355,7 @@ impl<'a, M: Model> Expander<'a, M> {
         }
         encoded.clear();
         successors.clear();
+        let mut lookups = 0;
         for (index, action) in actions.iter().enumerate() {
             let doing = || {
                 format!(
@@ -376,15 +387,22 @@ impl<'a, M: Model> Expander<'a, M> {
             let step = u32::try_from(index).expect("at most u32::MAX actions per state");
             let start = encoded.len();
             next.encode(encoded);
-            let fingerprint = Fingerprint::of_bytes(&encoded[start..]);
-            self.table.prefetch(fingerprint);
+            let fingerprint = if encoded[start..] == *state_bytes {
+                encoded.truncate(start);
+                None
+            } else {
+                let fingerprint = Fingerprint::of_bytes(&encoded[start..]);
+                self.table.prefetch(fingerprint);
+                lookups += 1;
+                Some(fingerprint)
+            };
             successors.push(Successor {
                 step,
                 fingerprint,
                 bytes: start..encoded.len(),
             });
         }
-        if !room(successors.len()) {
+        if !room(lookups) {
             return Ok(false);
         }
         if self.properties.has_step_properties() {
@@ -407,7 +425,9 @@ impl<'a, M: Model> Expander<'a, M> {
                             trace_id,
                             step_action: Some(successor.step),
                             length: depth + 1,
-                            fingerprint: successor.fingerprint,
+                            fingerprint: successor
+                                .fingerprint
+                                .unwrap_or_else(|| Fingerprint::of_bytes(state_bytes)),
                         },
                     );
                 }
@@ -422,7 +442,7 @@ impl<'a, M: Model> Expander<'a, M> {
                     trace_id,
                     step_action: None,
                     length: depth,
-                    fingerprint: Fingerprint::of_bytes(&state.to_bytes()),
+                    fingerprint: Fingerprint::of_bytes(state_bytes),
                 },
             );
         }
@@ -433,12 +453,15 @@ impl<'a, M: Model> Expander<'a, M> {
             if let Some(kind) = &kind {
                 tally.enabled(kind.clone());
             }
+            let Some(fingerprint) = successor.fingerprint else {
+                continue; // a stuttering step: `state` itself, stored already
+            };
             let new = self.admit(
                 writer,
                 violation,
                 next,
                 &encoded[successor.bytes],
-                successor.fingerprint,
+                fingerprint,
                 Some(trace_id),
                 successor.step,
                 depth + 1,

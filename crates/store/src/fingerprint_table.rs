@@ -274,6 +274,17 @@ impl FingerprintTable {
     /// Rebuilds the table with `new_capacity` slots, keeping every fingerprint.
     ///
     /// Panics if `new_capacity` is smaller than the number stored (a caller bug).
+    ///
+    /// The home slot grows with a fingerprint's high word, so the table is
+    /// in order but for the order inside each cluster (a run of full slots)
+    /// and a cluster wrapping around the end: every fingerprint of a cluster
+    /// has its home in that cluster. The new table is therefore written in
+    /// one sequential pass, cluster by cluster, each cluster's fingerprints
+    /// sorted by high word, each put in its home slot or the first free slot
+    /// after it (what linear probing would find); only the fingerprints of
+    /// the first cluster of the old table (which may have wrapped around)
+    /// and those that would run past the new table's end are inserted
+    /// afterwards by probing.
     pub fn grow(&mut self, new_capacity: usize) {
         assert!(
             new_capacity as u64 > self.len(),
@@ -281,26 +292,47 @@ impl FingerprintTable {
             self.len()
         );
         let grown = FingerprintTable::with_capacity(new_capacity);
-        // Inserts are lock-free, so the old slots are rehashed by one thread
-        // per core, each taking a contiguous share.
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let share = self.words.len().div_ceil(threads * 2) * 2;
-        std::thread::scope(|scope| {
-            for words in self.words.chunks(share) {
-                let grown = &grown;
-                scope.spawn(move || {
-                    for pair in words.chunks_exact(2) {
-                        let high = pair[0].load(Ordering::Relaxed);
-                        if high != 0 {
-                            let low = pair[1].load(Ordering::Relaxed);
-                            grown
-                                .insert(Fingerprint::from_halves(high, low))
-                                .expect("the grown table has room");
-                        }
-                    }
-                });
+        let stored = |slot: usize| {
+            let high = self.words[2 * slot].load(Ordering::Relaxed);
+            (high != 0)
+                .then(|| Fingerprint::from_halves(high, self.words[2 * slot + 1].load(Ordering::Relaxed)))
+        };
+        let first_empty = (0..self.capacity)
+            .find(|&slot| stored(slot).is_none())
+            .unwrap_or(self.capacity);
+        let mut probed: Vec<Fingerprint> = (0..first_empty).filter_map(stored).collect();
+        let mut cluster = Vec::new();
+        let mut next_free = 0;
+        let mut placed = 0u64;
+        let mut place = |cluster: &mut Vec<Fingerprint>, probed: &mut Vec<Fingerprint>| {
+            cluster.sort_unstable();
+            for fingerprint in cluster.drain(..) {
+                let slot = grown.home_slot(fingerprint.high()).max(next_free);
+                if slot >= grown.capacity {
+                    probed.push(fingerprint);
+                    continue;
+                }
+                grown.words[2 * slot].store(fingerprint.high(), Ordering::Relaxed);
+                grown.words[2 * slot + 1].store(fingerprint.low(), Ordering::Relaxed);
+                next_free = slot + 1;
+                placed += 1;
             }
-        });
+        };
+        for slot in first_empty..self.capacity {
+            match stored(slot) {
+                Some(fingerprint) => cluster.push(fingerprint),
+                None => place(&mut cluster, &mut probed),
+            }
+        }
+        place(&mut cluster, &mut probed);
+        grown.len_stripes[len_stripe_index()]
+            .0
+            .fetch_add(placed, Ordering::Relaxed);
+        for fingerprint in probed {
+            grown
+                .insert(fingerprint)
+                .expect("the grown table has room");
+        }
         assert_eq!(grown.len(), self.len(), "growth kept every fingerprint");
         *self = grown;
     }
@@ -356,6 +388,61 @@ mod tests {
         table.grow(5000);
         assert_eq!(table.capacity(), 5000);
         assert!(fingerprints.iter().all(|&fp| table.contains(fp)));
+    }
+
+    /// Whether every stored fingerprint is found by probing from its home
+    /// slot (no free slot between them), and the table holds nothing else.
+    fn probing_finds_exactly(table: &FingerprintTable, fingerprints: &[Fingerprint]) -> bool {
+        table.len() == fingerprints.len() as u64
+            && table.iter().count() == fingerprints.len()
+            && fingerprints.iter().all(|&fp| table.contains(fp))
+            && fingerprints
+                .iter()
+                .all(|&fp| table.insert(fp) == Some(Insertion::Present))
+    }
+
+    #[test]
+    fn growth_keeps_wrapped_clusters_and_full_tables_findable() {
+        // Fingerprints whose home slots crowd the end of the table, so that
+        // clusters wrap around to its start; grown by a little (many run
+        // past the end of the grown table) and by a lot.
+        for (count, capacity, grown) in [(1000, 1024, 1025), (1000, 1024, 1100), (1020, 1024, 8192)] {
+            let mut table = FingerprintTable::with_capacity(capacity);
+            let crowded: Vec<Fingerprint> = random_fingerprints(count, 7)
+                .into_iter()
+                .enumerate()
+                .map(|(index, fp)| {
+                    // Half of them in the top 1/64 of the home slots.
+                    let high = if index % 2 == 0 { fp.high() | (0xfc << 56) } else { fp.high() };
+                    Fingerprint::from_halves(high, fp.low())
+                })
+                .collect();
+            for &fp in &crowded {
+                assert_eq!(table.insert(fp), Some(Insertion::New));
+            }
+            assert!(table.contains(crowded[0]));
+            table.grow(grown);
+            assert_eq!(table.capacity(), grown);
+            assert!(probing_finds_exactly(&table, &crowded), "{count} in {capacity} grown to {grown}");
+        }
+    }
+
+    #[test]
+    fn grown_tables_take_new_fingerprints() {
+        let mut table = FingerprintTable::with_capacity(1024);
+        let fingerprints = random_fingerprints(1800, 8);
+        for &fp in &fingerprints[..850] {
+            table.insert(fp);
+        }
+        table.grow(1280);
+        for &fp in &fingerprints[850..1050] {
+            assert_eq!(table.insert(fp), Some(Insertion::New));
+        }
+        table.grow(2048);
+        for &fp in &fingerprints[1050..] {
+            assert_eq!(table.insert(fp), Some(Insertion::New));
+        }
+        assert!(probing_finds_exactly(&table, &fingerprints));
     }
 
     #[test]
