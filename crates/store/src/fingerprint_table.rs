@@ -271,6 +271,15 @@ impl FingerprintTable {
         Ok(table)
     }
 
+    /// The fingerprint in `slot`, if any.
+    #[inline]
+    fn stored(&self, slot: usize) -> Option<Fingerprint> {
+        let high = self.words[2 * slot].load(Ordering::Relaxed);
+        (high != 0).then(|| {
+            Fingerprint::from_halves(high, self.words[2 * slot + 1].load(Ordering::Relaxed))
+        })
+    }
+
     /// Rebuilds the table with `new_capacity` slots, keeping every fingerprint.
     ///
     /// Panics if `new_capacity` is smaller than the number stored (a caller bug).
@@ -279,12 +288,13 @@ impl FingerprintTable {
     /// in order but for the order inside each cluster (a run of full slots)
     /// and a cluster wrapping around the end: every fingerprint of a cluster
     /// has its home in that cluster. The new table is therefore written in
-    /// one sequential pass, cluster by cluster, each cluster's fingerprints
-    /// sorted by high word, each put in its home slot or the first free slot
-    /// after it (what linear probing would find); only the fingerprints of
-    /// the first cluster of the old table (which may have wrapped around)
-    /// and those that would run past the new table's end are inserted
-    /// afterwards by probing.
+    /// sequential passes (one per core, over shares of the old table that
+    /// start at empty slots), cluster by cluster, each cluster's
+    /// fingerprints sorted, each put in its home slot or the first free slot
+    /// after it (what linear probing would find). Only the fingerprints of
+    /// the old table's first cluster (which may have wrapped around) and
+    /// those that would run into the next share's slots or past the end are
+    /// inserted afterwards by probing.
     pub fn grow(&mut self, new_capacity: usize) {
         assert!(
             new_capacity as u64 > self.len(),
@@ -292,24 +302,83 @@ impl FingerprintTable {
             self.len()
         );
         let grown = FingerprintTable::with_capacity(new_capacity);
-        let stored = |slot: usize| {
-            let high = self.words[2 * slot].load(Ordering::Relaxed);
-            (high != 0)
-                .then(|| Fingerprint::from_halves(high, self.words[2 * slot + 1].load(Ordering::Relaxed)))
+        let capacity = self.capacity;
+        let empty_from = |from: usize| (from..capacity).find(|&slot| self.stored(slot).is_none());
+        let first_empty = empty_from(0).unwrap_or(capacity);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut starts = vec![first_empty];
+        for share in 1..threads {
+            let last = *starts.last().expect("one start at least");
+            match empty_from((capacity / threads * share).max(last + 1)) {
+                Some(start) => starts.push(start),
+                None => break,
+            }
+        }
+        // A share writes below the home slot (in the grown table) of the
+        // least fingerprint of the next share, which is in its first cluster.
+        let limit = |next_start: usize| {
+            (next_start..capacity)
+                .map(|slot| self.stored(slot))
+                .skip_while(Option::is_none)
+                .map_while(|stored| stored)
+                .min()
+                .map_or(grown.capacity, |least| grown.home_slot(least.high()))
         };
-        let first_empty = (0..self.capacity)
-            .find(|&slot| stored(slot).is_none())
-            .unwrap_or(self.capacity);
-        let mut probed: Vec<Fingerprint> = (0..first_empty).filter_map(stored).collect();
+        let shares: Vec<(std::ops::Range<usize>, usize)> = starts
+            .iter()
+            .enumerate()
+            .map(|(index, &start)| match starts.get(index + 1) {
+                Some(&next) => (start..next, limit(next)),
+                None => (start..capacity, grown.capacity),
+            })
+            .collect();
+        let passes: Vec<(u64, Vec<Fingerprint>)> = std::thread::scope(|scope| {
+            let workers: Vec<_> = shares
+                .into_iter()
+                .map(|(slots, limit)| {
+                    let (old, grown) = (&*self, &grown);
+                    scope.spawn(move || old.place_in_order(grown, slots, limit))
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|worker| worker.join().expect("a growth thread panicked"))
+                .collect()
+        });
+        let placed: u64 = passes.iter().map(|(placed, _)| placed).sum();
+        grown.len_stripes[len_stripe_index()]
+            .0
+            .fetch_add(placed, Ordering::Relaxed);
+        let wrapped = (0..first_empty).filter_map(|slot| self.stored(slot));
+        let left_over = passes.into_iter().flat_map(|(_, left_over)| left_over);
+        for fingerprint in wrapped.chain(left_over) {
+            grown
+                .insert(fingerprint)
+                .expect("the grown table has room");
+        }
+        assert_eq!(grown.len(), self.len(), "growth kept every fingerprint");
+        *self = grown;
+    }
+
+    /// One pass of [`grow`](Self::grow): writes the fingerprints of `slots`
+    /// (which start at an empty slot) into `grown` below slot `limit`, in
+    /// order; returns how many it wrote and those it left for probing.
+    fn place_in_order(
+        &self,
+        grown: &FingerprintTable,
+        slots: std::ops::Range<usize>,
+        limit: usize,
+    ) -> (u64, Vec<Fingerprint>) {
         let mut cluster = Vec::new();
+        let mut left_over = Vec::new();
         let mut next_free = 0;
-        let mut placed = 0u64;
-        let mut place = |cluster: &mut Vec<Fingerprint>, probed: &mut Vec<Fingerprint>| {
+        let mut placed = 0;
+        let mut place = |cluster: &mut Vec<Fingerprint>| {
             cluster.sort_unstable();
             for fingerprint in cluster.drain(..) {
                 let slot = grown.home_slot(fingerprint.high()).max(next_free);
-                if slot >= grown.capacity {
-                    probed.push(fingerprint);
+                if slot >= limit {
+                    left_over.push(fingerprint);
                     continue;
                 }
                 grown.words[2 * slot].store(fingerprint.high(), Ordering::Relaxed);
@@ -318,23 +387,14 @@ impl FingerprintTable {
                 placed += 1;
             }
         };
-        for slot in first_empty..self.capacity {
-            match stored(slot) {
+        for slot in slots {
+            match self.stored(slot) {
                 Some(fingerprint) => cluster.push(fingerprint),
-                None => place(&mut cluster, &mut probed),
+                None => place(&mut cluster),
             }
         }
-        place(&mut cluster, &mut probed);
-        grown.len_stripes[len_stripe_index()]
-            .0
-            .fetch_add(placed, Ordering::Relaxed);
-        for fingerprint in probed {
-            grown
-                .insert(fingerprint)
-                .expect("the grown table has room");
-        }
-        assert_eq!(grown.len(), self.len(), "growth kept every fingerprint");
-        *self = grown;
+        place(&mut cluster);
+        (placed, left_over)
     }
 }
 
