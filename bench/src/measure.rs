@@ -84,7 +84,9 @@ pub fn median_of(job: Job, runs: usize) -> Result<Sample, String> {
 /// The sample of median wall time among `samples`, runs of `job` (at
 /// least one); an error if their counts differ.
 pub fn median(job: Job, mut samples: Vec<Sample>) -> Result<Sample, String> {
-    let first = samples.first().ok_or_else(|| format!("`{job}` never ran"))?;
+    let first = samples
+        .first()
+        .ok_or_else(|| format!("`{job}` never ran"))?;
     let counts = (first.distinct, first.generated);
     if let Some(other) = samples
         .iter()

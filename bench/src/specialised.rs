@@ -62,7 +62,11 @@ impl Layout {
             msg_prepared,
             msg_commit,
             msg_abort,
-            used: if bits == 64 { u64::MAX } else { (1 << bits) - 1 },
+            used: if bits == 64 {
+                u64::MAX
+            } else {
+                (1 << bits) - 1
+            },
         }
     }
 
@@ -271,13 +275,22 @@ mod tests {
     use cmc_models::TwoPhase;
 
     /// TLC's distinct states and depth for RM = 3..6.
-    const TLC: [(usize, u64, u64); 4] = [(3, 288, 11), (4, 1_568, 14), (5, 8_832, 17), (6, 50_816, 20)];
+    const TLC: [(usize, u64, u64); 4] = [
+        (3, 288, 11),
+        (4, 1_568, 14),
+        (5, 8_832, 17),
+        (6, 50_816, 20),
+    ];
 
     #[test]
     fn counts_are_tlc_s_and_the_engine_s() {
         for (rm_count, distinct, depth) in TLC {
             let sample = two_phase_bfs(rm_count);
-            assert_eq!((sample.distinct, sample.depth), (distinct, depth), "RM={rm_count}");
+            assert_eq!(
+                (sample.distinct, sample.depth),
+                (distinct, depth),
+                "RM={rm_count}"
+            );
             assert_eq!(sample.verdict, "pass");
             let engine = crate::cmc::check(TwoPhase::new(rm_count), 1, true);
             assert_eq!(
@@ -358,11 +371,8 @@ mod tests {
     #[test]
     fn a_broken_invariant_is_seen() {
         let layout = Layout::new(3);
-        let committed_and_aborted = layout.with_rm_state(
-            layout.with_rm_state(0, 0, COMMITTED),
-            1,
-            ABORTED,
-        );
+        let committed_and_aborted =
+            layout.with_rm_state(layout.with_rm_state(0, 0, COMMITTED), 1, ABORTED);
         assert!(!layout.consistent(committed_and_aborted));
         assert!(!layout.type_ok(3 << layout.tm_state));
         assert!(!layout.type_ok(1 << 63));

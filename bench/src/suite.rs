@@ -87,8 +87,8 @@ pub fn run(config: &Config) -> Vec<Measured> {
         );
     let mut measured = Vec::new();
     for model in models {
-        let specialised = matches!(model, ModelCase::TwoPhase { .. })
-            .then_some((Tool::Specialised, 1));
+        let specialised =
+            matches!(model, ModelCase::TwoPhase { .. }).then_some((Tool::Specialised, 1));
         for (tool, workers) in specialised.into_iter().chain(CHECKERS) {
             let job = Job::Check {
                 model,

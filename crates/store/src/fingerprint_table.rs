@@ -352,9 +352,7 @@ impl FingerprintTable {
         let wrapped = (0..first_empty).filter_map(|slot| self.stored(slot));
         let left_over = passes.into_iter().flat_map(|(_, left_over)| left_over);
         for fingerprint in wrapped.chain(left_over) {
-            grown
-                .insert(fingerprint)
-                .expect("the grown table has room");
+            grown.insert(fingerprint).expect("the grown table has room");
         }
         assert_eq!(grown.len(), self.len(), "growth kept every fingerprint");
         *self = grown;
@@ -466,14 +464,19 @@ mod tests {
         // Fingerprints whose home slots crowd the end of the table, so that
         // clusters wrap around to its start; grown by a little (many run
         // past the end of the grown table) and by a lot.
-        for (count, capacity, grown) in [(1000, 1024, 1025), (1000, 1024, 1100), (1020, 1024, 8192)] {
+        for (count, capacity, grown) in [(1000, 1024, 1025), (1000, 1024, 1100), (1020, 1024, 8192)]
+        {
             let mut table = FingerprintTable::with_capacity(capacity);
             let crowded: Vec<Fingerprint> = random_fingerprints(count, 7)
                 .into_iter()
                 .enumerate()
                 .map(|(index, fp)| {
                     // Half of them in the top 1/64 of the home slots.
-                    let high = if index % 2 == 0 { fp.high() | (0xfc << 56) } else { fp.high() };
+                    let high = if index % 2 == 0 {
+                        fp.high() | (0xfc << 56)
+                    } else {
+                        fp.high()
+                    };
                     Fingerprint::from_halves(high, fp.low())
                 })
                 .collect();
@@ -483,7 +486,10 @@ mod tests {
             assert!(table.contains(crowded[0]));
             table.grow(grown);
             assert_eq!(table.capacity(), grown);
-            assert!(probing_finds_exactly(&table, &crowded), "{count} in {capacity} grown to {grown}");
+            assert!(
+                probing_finds_exactly(&table, &crowded),
+                "{count} in {capacity} grown to {grown}"
+            );
         }
     }
 
