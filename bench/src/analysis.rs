@@ -72,10 +72,11 @@ impl<'a> Analysis<'a> {
         })
     }
 
-    /// Why a check row fails, or `None` if it passes: its verdict is not
-    /// `pass`, it disagrees with the published count, or with the count
-    /// most of the other rows of the same model report.
-    pub fn failure(&self, model: ModelCase, sample: &Sample) -> Option<String> {
+    /// Why a check row (of `model` by `tool`) fails, or `None` if it
+    /// passes: its verdict is not `pass`, it disagrees with the published
+    /// count, with the specialised BFS's counts, or with the count most of
+    /// the other rows of the same model report.
+    pub fn failure(&self, model: ModelCase, tool: Tool, sample: &Sample) -> Option<String> {
         if sample.verdict != "pass" {
             return Some(format!("verdict {}", sample.verdict));
         }
@@ -83,6 +84,9 @@ impl<'a> Analysis<'a> {
             if sample.distinct != expected {
                 return Some(format!("expected {expected}"));
             }
+        }
+        if let Some(why) = self.disagrees_with_specialised(model, tool, sample) {
+            return Some(why);
         }
         let others: Vec<u64> = self
             .measured
@@ -99,6 +103,37 @@ impl<'a> Analysis<'a> {
     pub fn versus_stateright(&self, model: ModelCase, sample: &Sample) -> Option<f64> {
         let anchor = self.check(model, Tool::Stateright, 2)?;
         Some(sample.distinct_per_second() / anchor.distinct_per_second())
+    }
+
+    /// Why `sample`, a check of `model` by `tool`, does not have the
+    /// specialised BFS's counts (distinct, generated, depth), when both ran:
+    /// cmc and the specialised BFS count in the same conventions (TLC's), so
+    /// any difference is a bug in one of them. Stateright counts generated
+    /// states differently and is not compared.
+    fn disagrees_with_specialised(
+        &self,
+        model: ModelCase,
+        tool: Tool,
+        sample: &Sample,
+    ) -> Option<String> {
+        if tool != Tool::Cmc {
+            return None;
+        }
+        let specialised = self.check(model, Tool::Specialised, 1)?;
+        let counts = |s: &Sample| (s.distinct, s.generated, s.depth);
+        (counts(sample) != counts(specialised)).then(|| {
+            format!(
+                "distinct, generated, depth {:?}, the specialised BFS's {:?}",
+                counts(sample),
+                counts(specialised)
+            )
+        })
+    }
+
+    /// cmc's wall time over the specialised single-thread BFS's on `model`.
+    pub fn versus_specialised(&self, model: ModelCase, sample: &Sample) -> Option<f64> {
+        let specialised = self.check(model, Tool::Specialised, 1)?;
+        Some(sample.wall.as_secs_f64() / specialised.wall.as_secs_f64().max(1e-9))
     }
 
     /// The speed-up of cmc with 2 workers over 1 (wall time ratio).

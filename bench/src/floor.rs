@@ -24,13 +24,18 @@ pub enum InsertKind {
 
 /// Initial capacity of cmc's table, the load at which it grows, and by how
 /// much (`SearchOptions::table_capacity` default, and `VisitedSet`'s
-/// growth: by a quarter at load 0.85).
+/// growth at load 0.85: doubling below 2^23 slots, by a quarter beyond).
 const CHECKER_INITIAL_CAPACITY: usize = 1 << 20;
 const CHECKER_GROW_AT_LOAD: f64 = 0.85;
+const CHECKER_DOUBLE_BELOW: usize = 1 << 23;
 
 /// The capacity cmc's table grows to from `capacity`.
 fn grown(capacity: usize) -> usize {
-    capacity / 4 * 5
+    if capacity < CHECKER_DOUBLE_BELOW {
+        2 * capacity
+    } else {
+        capacity / 4 * 5
+    }
 }
 
 /// Whether cmc's table of `capacity` slots grows before storing one more
@@ -205,8 +210,8 @@ mod tests {
     #[test]
     fn capacity_follows_the_checker_s_growth() {
         assert_eq!(checker_capacity(1000), 1 << 20);
-        // 2^20 grown by a quarter 11 times (integer division by 4 first).
-        assert_eq!(checker_capacity(10_340_352), 12_207_030);
+        // 2^20 doubled 3 times, then grown by a quarter once.
+        assert_eq!(checker_capacity(10_340_352), 10_485_760 / 4 * 5);
     }
 
     #[test]

@@ -38,6 +38,9 @@ pub enum Tool {
     CmcTimely,
     /// stateright 0.31's BFS.
     Stateright,
+    /// A single-threaded BFS written by hand for two-phase commit alone
+    /// ([`crate::specialised`]).
+    Specialised,
 }
 
 /// What a child process runs.
@@ -100,6 +103,7 @@ impl Tool {
             Tool::Cmc => "cmc",
             Tool::CmcTimely => "cmc-timely",
             Tool::Stateright => "stateright",
+            Tool::Specialised => "specialised",
         }
     }
 }
@@ -122,6 +126,9 @@ impl Job {
                 (ModelCase::TwoPhase { rm_count }, Tool::Stateright) => {
                     crate::stateright::check(TwoPhaseSys { rms: 0..rm_count }, workers)
                 }
+                (ModelCase::TwoPhase { rm_count }, Tool::Specialised) => {
+                    crate::specialised::two_phase_bfs(rm_count)
+                }
                 // Actor systems end quiescent, and stateright has no
                 // deadlock check: cmc's is off for this comparison.
                 (ModelCase::Paxos { client_count }, Tool::Cmc) => {
@@ -137,6 +144,9 @@ impl Job {
                 (ModelCase::World { case }, Tool::Cmc) => crate::world::check(case, workers),
                 (ModelCase::World { .. }, tool) => {
                     panic!("a World is checked by cmc only, not {}", tool.name())
+                }
+                (ModelCase::Paxos { .. }, Tool::Specialised) => {
+                    panic!("the specialised BFS checks two-phase commit only")
                 }
             },
             Job::Insert {
@@ -191,6 +201,7 @@ impl Job {
                     "cmc" => Tool::Cmc,
                     "cmc-timely" => Tool::CmcTimely,
                     "stateright" => Tool::Stateright,
+                    "specialised" if family == "two-phase" => Tool::Specialised,
                     other => return Err(format!("unknown tool `{other}`")),
                 };
                 Ok(Job::Check {
@@ -269,6 +280,11 @@ mod tests {
                 tool: Tool::CmcTimely,
                 workers: 2,
             },
+            Job::Check {
+                model: ModelCase::TwoPhase { rm_count: 8 },
+                tool: Tool::Specialised,
+                workers: 1,
+            },
             Job::Insert {
                 fingerprints: 1000,
                 threads: 2,
@@ -287,5 +303,7 @@ mod tests {
             assert_eq!(Job::parse(&job.to_args()), Ok(job));
         }
         assert!(Job::parse(&["step".into()]).is_err());
+        let paxos_by_hand = "check paxos 2 specialised 1".split(' ').map(String::from);
+        assert!(Job::parse(&paxos_by_hand.collect::<Vec<_>>()).is_err());
     }
 }

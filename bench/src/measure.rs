@@ -75,18 +75,27 @@ pub fn best_of(job: Job, runs: usize) -> Result<Sample, String> {
 /// keeps the run of median wall time (on a shared machine the median is
 /// steadier than the best). Counts must not change between runs.
 pub fn median_of(job: Job, runs: usize) -> Result<Sample, String> {
-    let mut samples: Vec<Sample> = Vec::new();
-    for _ in 0..runs.max(1) {
-        let sample = run_in_child(job)?;
-        if let Some(first) = samples.first() {
-            if (first.distinct, first.generated) != (sample.distinct, sample.generated) {
-                return Err(format!(
-                    "`{job}` gave different counts on two runs: {} then {} distinct",
-                    first.distinct, sample.distinct
-                ));
-            }
-        }
-        samples.push(sample);
+    let samples = (0..runs.max(1))
+        .map(|_| run_in_child(job))
+        .collect::<Result<Vec<Sample>, String>>()?;
+    median(job, samples)
+}
+
+/// The sample of median wall time among `samples`, runs of `job` (at
+/// least one); an error if their counts differ.
+pub fn median(job: Job, mut samples: Vec<Sample>) -> Result<Sample, String> {
+    let first = samples
+        .first()
+        .ok_or_else(|| format!("`{job}` never ran"))?;
+    let counts = (first.distinct, first.generated);
+    if let Some(other) = samples
+        .iter()
+        .find(|sample| (sample.distinct, sample.generated) != counts)
+    {
+        return Err(format!(
+            "`{job}` gave different counts on two runs: {} then {} distinct",
+            counts.0, other.distinct
+        ));
     }
     samples.sort_by_key(|sample| sample.wall);
     Ok(samples.swap_remove(samples.len() / 2))

@@ -48,7 +48,8 @@ pub struct Measured {
 
 /// The tool and worker combinations each model is checked with: cmc with
 /// 1 and 2 workers, cmc's timely engine with 2 workers in one process,
-/// stateright with 2 threads.
+/// stateright with 2 threads (and two-phase commit also with the
+/// specialised BFS, see [`FLOOR_CHECKS`]).
 pub const CHECKERS: [(Tool, usize); 4] = [
     (Tool::Cmc, 1),
     (Tool::Cmc, 2),
@@ -86,7 +87,9 @@ pub fn run(config: &Config) -> Vec<Measured> {
         );
     let mut measured = Vec::new();
     for model in models {
-        for (tool, workers) in CHECKERS {
+        let specialised =
+            matches!(model, ModelCase::TwoPhase { .. }).then_some((Tool::Specialised, 1));
+        for (tool, workers) in specialised.into_iter().chain(CHECKERS) {
             let job = Job::Check {
                 model,
                 tool,
@@ -166,5 +169,44 @@ pub fn run_world(runs: usize) -> Vec<Measured> {
             eprintln!("cmc-bench: {job} (median of {runs})");
             report(job, measure::median_of(job, runs))
         })
+        .collect()
+}
+
+/// The two-phase instances of the floor suite (issue 15 item 3).
+pub const FLOOR_RMS: [usize; 2] = [8, 9];
+
+/// The floor suite's checks of each instance: the specialised
+/// single-thread BFS and cmc's engine with 2 workers.
+pub const FLOOR_CHECKS: [(Tool, usize); 2] = [(Tool::Specialised, 1), (Tool::Cmc, 2)];
+
+/// The floor suite: for two-phase commit at each of [`FLOOR_RMS`], the
+/// checks of [`FLOOR_CHECKS`]; each job run `runs` times, the runs of
+/// different jobs interleaved (so a change in the machine's load hits
+/// both sides of a ratio alike), the median kept.
+pub fn run_floor(runs: usize) -> Vec<Measured> {
+    let jobs: Vec<Job> = FLOOR_RMS
+        .into_iter()
+        .flat_map(|rm_count| {
+            FLOOR_CHECKS.map(|(tool, workers)| Job::Check {
+                model: ModelCase::TwoPhase { rm_count },
+                tool,
+                workers,
+            })
+        })
+        .collect();
+    let mut samples: Vec<Result<Vec<Sample>, String>> = vec![Ok(Vec::new()); jobs.len()];
+    for round in 1..=runs.max(1) {
+        for (job, runs_so_far) in jobs.iter().zip(&mut samples) {
+            let Ok(taken) = runs_so_far else { continue };
+            eprintln!("cmc-bench: {job} (run {round} of {runs})");
+            match measure::run_in_child(*job) {
+                Ok(sample) => taken.push(sample),
+                Err(problem) => *runs_so_far = Err(problem),
+            }
+        }
+    }
+    jobs.into_iter()
+        .zip(samples)
+        .map(|(job, taken)| report(job, taken.and_then(|taken| measure::median(job, taken))))
         .collect()
 }

@@ -91,6 +91,9 @@ fn check_ratio(
             parts.push(format!("{speedup:.2}× 1 worker"));
         }
     }
+    if let Some(ratio) = analysis.versus_specialised(model, sample) {
+        parts.push(format!("{ratio:.2}× the specialised BFS's time"));
+    }
     if parts.is_empty() {
         "–".into()
     } else {
@@ -145,7 +148,7 @@ fn row(analysis: &Analysis<'_>, measured: &Measured) -> Vec<String> {
                     workers,
                 } => {
                     cells.push(check_ratio(analysis, model, tool, workers, sample));
-                    cells.push(match analysis.failure(model, sample) {
+                    cells.push(match analysis.failure(model, tool, sample) {
                         None => "ok".into(),
                         Some(why) => format!("FAIL ({why})"),
                     });

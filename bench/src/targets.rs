@@ -190,3 +190,33 @@ pub fn render_world(measured: &[Measured], reference: ModelCase) -> String {
     .map(|judgement| judgement.line() + "\n")
     .collect()
 }
+
+/// Issue 15 item 3's target, judged on one run of
+/// [`crate::suite::run_floor`]: cmc with 2 workers on two-phase commit at
+/// each of `models` within 0.8× the wall time of the specialised
+/// single-thread BFS.
+pub fn render_floor(measured: &[Measured], models: &[ModelCase]) -> String {
+    let analysis = Analysis::new(measured);
+    models
+        .iter()
+        .map(|&model| {
+            let ratio = analysis.check(model, Tool::Cmc, 2).and_then(|sample| {
+                let ratio = analysis.versus_specialised(model, sample)?;
+                Some((
+                    ratio,
+                    format!("{ratio:.2}× the specialised BFS's wall time"),
+                ))
+            });
+            Judgement::new(
+                format!(
+                    "2 workers ≤ 0.8× a specialised single-thread BFS on two-phase {}",
+                    model.params()
+                ),
+                ratio,
+                |ratio| ratio <= 0.8,
+            )
+            .line()
+                + "\n"
+        })
+        .collect()
+}

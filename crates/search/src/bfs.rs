@@ -581,12 +581,26 @@ impl<M: Model> Share<'_, M> {
                 let mut entries = segment.iter();
                 let mut expanded = 0usize;
                 let mut full = Vec::new();
-                while let Some(entry) = entries.next() {
-                    let state = M::State::decode_exact(entry.state)?;
+                // Each state is prepared (its successors computed, their
+                // table slots prefetched) one state ahead of being settled.
+                let mut ahead = entries.next();
+                if let Some(first) = ahead {
+                    let state = M::State::decode_exact(first.state)?;
+                    self.expander
+                        .prepare_ahead(&mut scratch, state, first.state)?;
+                }
+                while let Some(entry) = ahead {
+                    scratch.advance();
+                    ahead = entries.next();
+                    if let Some(next) = ahead {
+                        let state = M::State::decode_exact(next.state)?;
+                        self.expander
+                            .prepare_ahead(&mut scratch, state, next.state)?;
+                    }
                     let mut inserted = 0;
-                    let done = self.expander.expand(
+                    let done = self.expander.settle(
                         &mut scratch,
-                        &state,
+                        entry.state,
                         entry.trace_id,
                         self.depth,
                         &mut |count| room.claim(count as u64),
@@ -614,7 +628,11 @@ impl<M: Model> Share<'_, M> {
                         self.pause.store(true, Ordering::Relaxed);
                     }
                     if self.pause.load(Ordering::Relaxed) {
-                        entries.for_each(|entry| rest.push(entry.trace_id, entry.state));
+                        // The state prepared ahead is not settled: it waits too.
+                        ahead
+                            .into_iter()
+                            .chain(entries.by_ref())
+                            .for_each(|entry| rest.push(entry.trace_id, entry.state));
                         worker.unfinished.push(rest);
                         break;
                     }

@@ -7,7 +7,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use cmc_model::Model;
+use cmc_model::{Encode, Model};
 use cmc_store::{TraceId, TraceLog};
 
 use crate::expand::{Expander, Scratch, SearchError, ViolationSite};
@@ -46,6 +46,7 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) 
                 stats.states_left_on_queue += 1;
                 continue;
             }
+            let state_bytes = state.to_bytes();
             let mut wanted = 0;
             loop {
                 crate::bfs::make_room(&mut table, options, wanted)?;
@@ -55,6 +56,7 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) 
                 let done = expander.expand(
                     &mut scratch,
                     &state,
+                    &state_bytes,
                     trace_id,
                     depth,
                     &mut |count| {

@@ -238,6 +238,97 @@ fn step_properties_see_pre_action_and_post() {
     assert_eq!(trace.last_state(), Some(&Position { x: 0, y: 3 }));
 }
 
+/// A counter from 0 to `top` that may also stay where it is (a stuttering
+/// step, which the search neither hashes nor looks up); with `no_stay_at`,
+/// a step property forbids staying at that value.
+struct Stutter {
+    top: u8,
+    no_stay_at: Option<u8>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tick {
+    Inc,
+    Stay,
+}
+
+impl Model for Stutter {
+    type State = u8;
+    type Action = Tick;
+
+    fn name(&self) -> String {
+        "stutter".into()
+    }
+
+    fn init_states(&self, out: &mut Vec<u8>) {
+        out.push(0);
+    }
+
+    fn actions(&self, _: &u8, out: &mut Vec<Tick>) {
+        out.extend([Tick::Inc, Tick::Stay]);
+    }
+
+    fn next_state(&self, value: &u8, action: &Tick) -> Option<u8> {
+        match action {
+            Tick::Inc => (*value < self.top).then_some(value + 1),
+            Tick::Stay => Some(*value),
+        }
+    }
+
+    fn properties(&self) -> Vec<Property<Stutter>> {
+        let Some(forbidden) = self.no_stay_at else {
+            return Vec::new();
+        };
+        vec![Property::step(
+            "NoStay",
+            move |_, pre: &u8, action, post: &u8| {
+                !(*pre == forbidden && *action == Tick::Stay && post == pre)
+            },
+        )]
+    }
+}
+
+#[test]
+fn stuttering_steps_are_counted_and_checked() {
+    for workers in [1, 2] {
+        let passing = Checker::new(Stutter {
+            top: 3,
+            no_stay_at: None,
+        })
+        .workers(workers)
+        .run();
+        assert!(passing.verdict.is_pass());
+        // 0..=3; every state stays, 0..=2 also increment; plus the initial state.
+        assert_eq!(
+            (
+                passing.stats.distinct_states,
+                passing.stats.states_generated,
+                passing.stats.depth
+            ),
+            (4, 1 + 4 + 3, 4)
+        );
+
+        let failing = Checker::new(Stutter {
+            top: 3,
+            no_stay_at: Some(2),
+        })
+        .workers(workers)
+        .run();
+        assert_eq!(
+            failing.verdict,
+            Verdict::Violated {
+                property: "NoStay".into(),
+                kind: ViolationKind::Step
+            }
+        );
+        let trace = failing.counterexample.unwrap();
+        // 0, 1, 2, then the offending stay at 2.
+        assert_eq!(trace.len(), 4);
+        assert_eq!(trace.steps[3].action, Some(Tick::Stay));
+        assert_eq!(trace.last_state(), Some(&2));
+    }
+}
+
 #[test]
 fn dfs_finds_every_state_and_respects_its_depth_bound() {
     let complete = Checker::new(Grid::new(30, 20))

@@ -271,9 +271,30 @@ impl FingerprintTable {
         Ok(table)
     }
 
+    /// The fingerprint in `slot`, if any.
+    #[inline]
+    fn stored(&self, slot: usize) -> Option<Fingerprint> {
+        let high = self.words[2 * slot].load(Ordering::Relaxed);
+        (high != 0).then(|| {
+            Fingerprint::from_halves(high, self.words[2 * slot + 1].load(Ordering::Relaxed))
+        })
+    }
+
     /// Rebuilds the table with `new_capacity` slots, keeping every fingerprint.
     ///
     /// Panics if `new_capacity` is smaller than the number stored (a caller bug).
+    ///
+    /// The home slot grows with a fingerprint's high word, so the table is
+    /// in order but for the order inside each cluster (a run of full slots)
+    /// and a cluster wrapping around the end: every fingerprint of a cluster
+    /// has its home in that cluster. The new table is therefore written in
+    /// sequential passes (one per core, over shares of the old table that
+    /// start at empty slots), cluster by cluster, each cluster's
+    /// fingerprints sorted, each put in its home slot or the first free slot
+    /// after it (what linear probing would find). Only the fingerprints of
+    /// the old table's first cluster (which may have wrapped around) and
+    /// those that would run into the next share's slots or past the end are
+    /// inserted afterwards by probing.
     pub fn grow(&mut self, new_capacity: usize) {
         assert!(
             new_capacity as u64 > self.len(),
@@ -281,28 +302,97 @@ impl FingerprintTable {
             self.len()
         );
         let grown = FingerprintTable::with_capacity(new_capacity);
-        // Inserts are lock-free, so the old slots are rehashed by one thread
-        // per core, each taking a contiguous share.
+        let capacity = self.capacity;
+        let empty_from = |from: usize| (from..capacity).find(|&slot| self.stored(slot).is_none());
+        let first_empty = empty_from(0).unwrap_or(capacity);
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let share = self.words.len().div_ceil(threads * 2) * 2;
-        std::thread::scope(|scope| {
-            for words in self.words.chunks(share) {
-                let grown = &grown;
-                scope.spawn(move || {
-                    for pair in words.chunks_exact(2) {
-                        let high = pair[0].load(Ordering::Relaxed);
-                        if high != 0 {
-                            let low = pair[1].load(Ordering::Relaxed);
-                            grown
-                                .insert(Fingerprint::from_halves(high, low))
-                                .expect("the grown table has room");
-                        }
-                    }
-                });
+        let mut starts = vec![first_empty];
+        for share in 1..threads {
+            let last = *starts.last().expect("one start at least");
+            match empty_from((capacity / threads * share).max(last + 1)) {
+                Some(start) => starts.push(start),
+                None => break,
             }
+        }
+        // A share writes below the home slot (in the grown table) of the
+        // least fingerprint of the next share, which is in its first cluster.
+        let limit = |next_start: usize| {
+            (next_start..capacity)
+                .map(|slot| self.stored(slot))
+                .skip_while(Option::is_none)
+                .map_while(|stored| stored)
+                .min()
+                .map_or(grown.capacity, |least| grown.home_slot(least.high()))
+        };
+        let shares: Vec<(std::ops::Range<usize>, usize)> = starts
+            .iter()
+            .enumerate()
+            .map(|(index, &start)| match starts.get(index + 1) {
+                Some(&next) => (start..next, limit(next)),
+                None => (start..capacity, grown.capacity),
+            })
+            .collect();
+        let passes: Vec<(u64, Vec<Fingerprint>)> = std::thread::scope(|scope| {
+            let workers: Vec<_> = shares
+                .into_iter()
+                .map(|(slots, limit)| {
+                    let (old, grown) = (&*self, &grown);
+                    scope.spawn(move || old.place_in_order(grown, slots, limit))
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|worker| worker.join().expect("a growth thread panicked"))
+                .collect()
         });
+        let placed: u64 = passes.iter().map(|(placed, _)| placed).sum();
+        grown.len_stripes[len_stripe_index()]
+            .0
+            .fetch_add(placed, Ordering::Relaxed);
+        let wrapped = (0..first_empty).filter_map(|slot| self.stored(slot));
+        let left_over = passes.into_iter().flat_map(|(_, left_over)| left_over);
+        for fingerprint in wrapped.chain(left_over) {
+            grown.insert(fingerprint).expect("the grown table has room");
+        }
         assert_eq!(grown.len(), self.len(), "growth kept every fingerprint");
         *self = grown;
+    }
+
+    /// One pass of [`grow`](Self::grow): writes the fingerprints of `slots`
+    /// (which start at an empty slot) into `grown` below slot `limit`, in
+    /// order; returns how many it wrote and those it left for probing.
+    fn place_in_order(
+        &self,
+        grown: &FingerprintTable,
+        slots: std::ops::Range<usize>,
+        limit: usize,
+    ) -> (u64, Vec<Fingerprint>) {
+        let mut cluster = Vec::new();
+        let mut left_over = Vec::new();
+        let mut next_free = 0;
+        let mut placed = 0;
+        let mut place = |cluster: &mut Vec<Fingerprint>| {
+            cluster.sort_unstable();
+            for fingerprint in cluster.drain(..) {
+                let slot = grown.home_slot(fingerprint.high()).max(next_free);
+                if slot >= limit {
+                    left_over.push(fingerprint);
+                    continue;
+                }
+                grown.words[2 * slot].store(fingerprint.high(), Ordering::Relaxed);
+                grown.words[2 * slot + 1].store(fingerprint.low(), Ordering::Relaxed);
+                next_free = slot + 1;
+                placed += 1;
+            }
+        };
+        for slot in slots {
+            match self.stored(slot) {
+                Some(fingerprint) => cluster.push(fingerprint),
+                None => place(&mut cluster),
+            }
+        }
+        place(&mut cluster);
+        (placed, left_over)
     }
 }
 
@@ -356,6 +446,69 @@ mod tests {
         table.grow(5000);
         assert_eq!(table.capacity(), 5000);
         assert!(fingerprints.iter().all(|&fp| table.contains(fp)));
+    }
+
+    /// Whether every stored fingerprint is found by probing from its home
+    /// slot (no free slot between them), and the table holds nothing else.
+    fn probing_finds_exactly(table: &FingerprintTable, fingerprints: &[Fingerprint]) -> bool {
+        table.len() == fingerprints.len() as u64
+            && table.iter().count() == fingerprints.len()
+            && fingerprints.iter().all(|&fp| table.contains(fp))
+            && fingerprints
+                .iter()
+                .all(|&fp| table.insert(fp) == Some(Insertion::Present))
+    }
+
+    #[test]
+    fn growth_keeps_wrapped_clusters_and_full_tables_findable() {
+        // Fingerprints whose home slots crowd the end of the table, so that
+        // clusters wrap around to its start; grown by a little (many run
+        // past the end of the grown table) and by a lot.
+        for (count, capacity, grown) in [(1000, 1024, 1025), (1000, 1024, 1100), (1020, 1024, 8192)]
+        {
+            let mut table = FingerprintTable::with_capacity(capacity);
+            let crowded: Vec<Fingerprint> = random_fingerprints(count, 7)
+                .into_iter()
+                .enumerate()
+                .map(|(index, fp)| {
+                    // Half of them in the top 1/64 of the home slots.
+                    let high = if index % 2 == 0 {
+                        fp.high() | (0xfc << 56)
+                    } else {
+                        fp.high()
+                    };
+                    Fingerprint::from_halves(high, fp.low())
+                })
+                .collect();
+            for &fp in &crowded {
+                assert_eq!(table.insert(fp), Some(Insertion::New));
+            }
+            assert!(table.contains(crowded[0]));
+            table.grow(grown);
+            assert_eq!(table.capacity(), grown);
+            assert!(
+                probing_finds_exactly(&table, &crowded),
+                "{count} in {capacity} grown to {grown}"
+            );
+        }
+    }
+
+    #[test]
+    fn grown_tables_take_new_fingerprints() {
+        let mut table = FingerprintTable::with_capacity(1024);
+        let fingerprints = random_fingerprints(1800, 8);
+        for &fp in &fingerprints[..850] {
+            table.insert(fp);
+        }
+        table.grow(1280);
+        for &fp in &fingerprints[850..1050] {
+            assert_eq!(table.insert(fp), Some(Insertion::New));
+        }
+        table.grow(2048);
+        for &fp in &fingerprints[1050..] {
+            assert_eq!(table.insert(fp), Some(Insertion::New));
+        }
+        assert!(probing_finds_exactly(&table, &fingerprints));
     }
 
     #[test]

@@ -9,15 +9,28 @@ use crate::{DiskFingerprintSet, FingerprintTable, Insertion};
 
 /// Fraction of an in-memory table's slots filled before it must grow.
 ///
-/// With [`GROWTH_NUMERATOR`]/[`GROWTH_DENOMINATOR`] = 5/4, the load stays
-/// between 0.68 and 0.85, so a slot of 16 bytes costs 18.8 to 23.5 bytes per
-/// stored fingerprint. (Doubling at 0.75 was measured 15% faster on
-/// two-phase RM=8 but costs up to 43 bytes per fingerprint.)
+/// Beyond [`DOUBLE_BELOW_SLOTS`] a table grows by a quarter, so its load
+/// stays between 0.68 and 0.85 and a slot of 16 bytes costs 18.8 to 23.5
+/// bytes per stored fingerprint. (Doubling at 0.75 throughout was measured
+/// 15% faster on two-phase RM=8 but costs up to 43 bytes per fingerprint.)
 const GROW_AT_LOAD: f64 = 0.85;
-/// A growing table gets `capacity * GROWTH_NUMERATOR / GROWTH_DENOMINATOR` slots.
-const GROWTH_NUMERATOR: usize = 5;
-/// See [`GROWTH_NUMERATOR`].
-const GROWTH_DENOMINATOR: usize = 4;
+
+/// A table of fewer slots than this (128 MiB) doubles when it grows; a
+/// larger one grows by a quarter. Every growth allocates (and the kernel
+/// zeroes) a whole new table and moves every fingerprint: growing a small
+/// table by a quarter at a time costs five times the final table's size in
+/// such work, doubling twice; the memory doubling leaves unused is at most
+/// 64 MiB.
+const DOUBLE_BELOW_SLOTS: usize = 1 << 23;
+
+/// The capacity a table of `capacity` slots prefers to grow to.
+fn grown_capacity(capacity: usize) -> usize {
+    if capacity < DOUBLE_BELOW_SLOTS {
+        2 * capacity
+    } else {
+        capacity / 4 * 5
+    }
+}
 
 /// Most fraction of an in-memory table's slots inserts may fill between two
 /// pauses (see [`VisitedSet::insert_room`]); beyond [`GROW_AT_LOAD`] only
@@ -187,7 +200,7 @@ impl VisitedSet {
                 let least = slots_holding(len + wanted, HARD_LOAD)
                     .max(slots_holding(len + 1, GROW_AT_LOAD))
                     .max(capacity + capacity / 16);
-                let preferred = (capacity / GROWTH_DENOMINATOR * GROWTH_NUMERATOR)
+                let preferred = grown_capacity(capacity)
                     .max(slots_holding(len + wanted, GROW_AT_LOAD))
                     .max(least);
                 let capacity = affordable_capacity(least, preferred, memory_budget_bytes)?;
