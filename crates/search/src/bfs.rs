@@ -29,6 +29,7 @@ use cmc_store::{
 
 use crate::checkpoint::{CheckpointDir, Counters};
 use crate::coverage::{Coverage, KindTally};
+use crate::disk_batch::CandidateBatch;
 use crate::expand::{Expander, Scratch, SearchError, ViolationSite};
 use crate::progress::Progress;
 use crate::properties::PropertySet;
@@ -465,12 +466,14 @@ impl<M: Model> Search<'_, M> {
         let pause = AtomicBool::new(false);
         let room = InsertRoom::new(at.table.insert_room());
         let cursor = AtomicUsize::new(0);
+        let batch = CandidateBatch::begin(&at.table, self.options);
         let expander = Expander::new(self.model, self.properties, &at.table, self.options);
         let share = Share {
             expander: &expander,
             log: self.log,
             pending: &at.level,
-            next: &at.next,
+            next: batch.as_ref().map_or(&at.next, CandidateBatch::staging),
+            batch: batch.as_ref(),
             cursor: &cursor,
             pause: &pause,
             depth: at.depth,
@@ -500,6 +503,9 @@ impl<M: Model> Search<'_, M> {
                 ViolationSite::keep_least(&mut at.violation, found);
             }
             unfinished.extend(worker.unfinished);
+        }
+        if let Some(batch) = batch {
+            batch.settle(&at.table, &at.next, self.workers)?;
         }
         Ok((unfinished, room.wanted()))
     }
@@ -531,7 +537,9 @@ struct Share<'a, M: Model> {
     expander: &'a Expander<'a, M>,
     log: &'a TraceLog,
     pending: &'a Frontier,
+    /// The next level, or with batched disk lookups the pass's candidates.
     next: &'a LevelBuilder,
+    batch: Option<&'a CandidateBatch>,
     cursor: &'a AtomicUsize,
     pause: &'a AtomicBool,
     depth: u64,
@@ -547,6 +555,7 @@ impl<M: Model> Share<'_, M> {
     /// Whether the workers should stop at the next state boundary.
     fn should_pause(&self) -> bool {
         self.expander.table.memory_len() >= self.grow_at
+            || self.batch.is_some_and(CandidateBatch::is_full)
             || self
                 .checkpoint_deadline
                 .is_some_and(|deadline| Instant::now() >= deadline)
