@@ -99,7 +99,8 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
             let (position, log) = fresh_position(model, &properties, options, log)?;
             Ok((Some(dir), position, log))
         }),
-        None => TraceLog::create_in(&options.spill_dir())
+        None => options
+            .new_trace_log()
             .map_err(|p| {
                 format!(
                     "cannot create the trace log in {}: {p}",
@@ -388,7 +389,9 @@ impl<M: Model> Search<'_, M> {
                 at.level = next;
                 at.depth += 1;
             }
-            if self.options.max_depth.is_some_and(|max| at.depth >= max) {
+            if self.options.max_depth.is_some_and(|max| at.depth >= max)
+                || (at.violation.is_none() && self.reached_max_states(&at.table))
+            {
                 return Ok(Ending::Finished);
             }
             self.show_progress(at);
@@ -422,6 +425,13 @@ impl<M: Model> Search<'_, M> {
                 }
             }
         }
+    }
+
+    /// Whether the distinct-state budget, if any, is spent.
+    fn reached_max_states(&self, table: &VisitedSet) -> bool {
+        self.options
+            .max_states
+            .is_some_and(|max| table.len() >= max)
     }
 
     fn show_progress(&self, at: &Position) {
@@ -479,6 +489,8 @@ impl<M: Model> Search<'_, M> {
             depth: at.depth,
             progress: self.progress,
             grow_at: at.table.pause_threshold(),
+            // A level in which a violation was found is finished regardless.
+            max_states: self.options.max_states.filter(|_| at.violation.is_none()),
             room: &room,
             checkpoint_deadline,
             interrupt,
@@ -545,6 +557,8 @@ struct Share<'a, M: Model> {
     depth: u64,
     progress: &'a Progress,
     grow_at: u64,
+    /// The distinct-state budget at which workers pause.
+    max_states: Option<u64>,
     /// Room for inserts until the pass ends.
     room: &'a InsertRoom,
     checkpoint_deadline: Option<Instant>,
@@ -556,6 +570,9 @@ impl<M: Model> Share<'_, M> {
     fn should_pause(&self) -> bool {
         self.expander.table.memory_len() >= self.grow_at
             || self.batch.is_some_and(CandidateBatch::is_full)
+            || self
+                .max_states
+                .is_some_and(|max| self.expander.table.len() >= max)
             || self
                 .checkpoint_deadline
                 .is_some_and(|deadline| Instant::now() >= deadline)

@@ -59,7 +59,7 @@ impl CandidateBatch {
         Some(CandidateBatch {
             // Never spilled: the pass pauses when it holds `pause_at_bytes`.
             staging: LevelBuilder::new(usize::MAX, &options.spill_dir()),
-            pause_at_bytes: (options.frontier_memory_budget_bytes() / 4).max(1 << 20),
+            pause_at_bytes: options.candidate_memory_budget_bytes(),
         })
     }
 

@@ -541,7 +541,10 @@ mod tests {
                 }
                 most_runs = most_runs.max(set.runs());
             }
-            assert!(stale_seen > 100, "seed {seed}: {stale_seen} candidates were on disk");
+            assert!(
+                stale_seen > 100,
+                "seed {seed}: {stale_seen} candidates were on disk"
+            );
             assert!(most_runs >= 3, "seed {seed}: several runs were searched");
             set.defer_disk_lookups(false);
             assert!(model
