@@ -28,8 +28,10 @@ use cmc_store::{DiskFingerprintSet, Frontier, LevelBuilder, Segment, VisitedSet}
 use crate::expand::SearchError;
 use crate::SearchOptions;
 
-/// Candidates one worker settles at a time (a sort of this many keys).
-const SETTLE_CHUNK: usize = 1 << 20;
+/// Candidates one worker settles at a time: a sort of this many 32-byte
+/// keys (about 200 MB with their bookkeeping); the more at once, the
+/// denser each sweep over the runs.
+const SETTLE_CHUNK: usize = 1 << 22;
 
 /// One pass's candidates, staged until they are settled against the runs.
 pub(crate) struct CandidateBatch {
