@@ -152,6 +152,14 @@ pub struct CheckArgs {
     /// Deepest level to explore (initial states are depth 1).
     #[arg(long, value_parser = max_depth)]
     pub max_depth: Option<u64>,
+    /// Stop a breadth-first search once it has stored N distinct states
+    /// (reported as cut short, never as complete).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_states: Option<u64>,
+    /// Keep no parent links (32 bytes a state on disk): a violation is
+    /// reported with its counterexample's length but without its trace.
+    #[arg(long)]
+    pub no_trace: bool,
     /// Do not report states without enabled actions as deadlocks.
     #[arg(long)]
     pub no_deadlock: bool,

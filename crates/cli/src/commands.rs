@@ -95,6 +95,8 @@ fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
         return Err("--max-depth must be at least 1 (initial states are depth 1)".into());
     }
     options.max_depth = args.max_depth;
+    options.max_states = args.max_states;
+    options.keep_trace = !args.no_trace;
     options.check_deadlock = !args.no_deadlock;
     options.check_determinism = args.check_determinism;
     options.max_memory_bytes = args.max_memory;
@@ -117,6 +119,9 @@ fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
         }),
         (None, None) => None,
     };
+    if let Some(conflict) = options.conflict() {
+        return Err(conflict.into());
+    }
     Ok(options)
 }
 

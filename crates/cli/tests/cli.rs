@@ -15,6 +15,46 @@ fn stderr(output: &Output) -> String {
     text(output).1
 }
 
+/// The command of the 10^9-state run (bench/disk-set/README.md), with a
+/// budget of 300,000 states instead of 10^9: fingerprints on disk within a
+/// small memory budget, no traces, cut short and reported as such.
+#[test]
+fn the_billion_state_command_stops_at_its_budget_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let spill = dir.path().join("spill");
+    std::fs::create_dir(&spill).unwrap();
+    let output = cmc(
+        &[
+            "check",
+            "two-phase",
+            "RM=12",
+            "--workers",
+            "2",
+            "--disk-fingerprints",
+            "--max-memory",
+            "16M",
+            "--no-trace",
+            "--max-states",
+            "300000",
+            "--trace-dir",
+            spill.to_str().unwrap(),
+            "--json",
+        ],
+        dir.path(),
+    );
+    let (out, err) = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("JSON report");
+    assert_eq!(report["verdict"], "pass", "{report}");
+    assert_eq!(report["complete"], false, "{report}");
+    assert_eq!(report["bound"], "300000 distinct states", "{report}");
+    let distinct = report["distinct_states"].as_u64().unwrap();
+    assert!((300_000..320_000).contains(&distinct), "{distinct}");
+    assert!(report["states_left_on_queue"].as_u64().unwrap() > 0);
+    // The runs and spill files went with the search.
+    assert_eq!(std::fs::read_dir(&spill).unwrap().count(), 0);
+}
+
 #[test]
 fn list_prints_one_model_per_line_name_first() {
     let dir = tempfile::tempdir().unwrap();

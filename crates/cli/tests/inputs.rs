@@ -239,6 +239,10 @@ fn a_bounded_run_never_reads_as_a_complete_one() {
             &["check", "two-phase", "RM=3", "--simulate", "--walks", "7"],
             Some("No violation found within the bound (7 random walks of at most 100 steps)"),
         ),
+        (
+            &["check", "two-phase", "RM=5", "--max-states", "1000"],
+            Some("No violation found within the bound (1000 distinct states)"),
+        ),
         (&["check", "two-phase", "RM=3"], None),
     ];
     for (args, bounded) in cases {
@@ -260,6 +264,46 @@ fn a_bounded_run_never_reads_as_a_complete_one() {
         assert_eq!(report["complete"], bounded.is_none(), "{args:?}: {report}");
         assert_eq!(report["verdict"], "pass");
     }
+}
+
+#[test]
+fn a_state_budget_or_a_run_without_traces_is_refused_where_it_cannot_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["check", "two-phase", "--max-states", "0"],
+            "invalid value '0'",
+        ),
+        (
+            &["check", "two-phase", "--dfs", "--max-states", "9"],
+            "bounds breadth-first search only",
+        ),
+        (
+            &["check", "two-phase", "--simulate", "--no-trace"],
+            "for breadth-first search only",
+        ),
+        (
+            &["check", "two-phase", "--no-trace", "--checkpoint", "cp"],
+            "--no-trace and --checkpoint do not go together",
+        ),
+        (
+            &[
+                "check",
+                "two-phase",
+                "--no-trace",
+                "--max-depth",
+                "3",
+                "--frontier-walks",
+                "5",
+            ],
+            "--no-trace and --frontier-walks do not go together",
+        ),
+    ];
+    for (args, needle) in cases {
+        let output = cmc_within(args, dir.path(), Duration::from_secs(20));
+        assert_refused(&output, args, needle);
+    }
+    assert!(!dir.path().join("cp").exists(), "nothing was written");
 }
 
 #[test]

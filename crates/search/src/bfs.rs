@@ -29,6 +29,7 @@ use cmc_store::{
 
 use crate::checkpoint::{CheckpointDir, Counters};
 use crate::coverage::{Coverage, KindTally};
+use crate::disk_batch::CandidateBatch;
 use crate::expand::{Expander, Scratch, SearchError, ViolationSite};
 use crate::progress::Progress;
 use crate::properties::PropertySet;
@@ -98,7 +99,8 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
             let (position, log) = fresh_position(model, &properties, options, log)?;
             Ok((Some(dir), position, log))
         }),
-        None => TraceLog::create_in(&options.spill_dir())
+        None => options
+            .new_trace_log()
             .map_err(|p| {
                 format!(
                     "cannot create the trace log in {}: {p}",
@@ -387,7 +389,9 @@ impl<M: Model> Search<'_, M> {
                 at.level = next;
                 at.depth += 1;
             }
-            if self.options.max_depth.is_some_and(|max| at.depth >= max) {
+            if self.options.max_depth.is_some_and(|max| at.depth >= max)
+                || (at.violation.is_none() && self.reached_max_states(&at.table))
+            {
                 return Ok(Ending::Finished);
             }
             self.show_progress(at);
@@ -421,6 +425,13 @@ impl<M: Model> Search<'_, M> {
                 }
             }
         }
+    }
+
+    /// Whether the distinct-state budget, if any, is spent.
+    fn reached_max_states(&self, table: &VisitedSet) -> bool {
+        self.options
+            .max_states
+            .is_some_and(|max| table.len() >= max)
     }
 
     fn show_progress(&self, at: &Position) {
@@ -465,17 +476,21 @@ impl<M: Model> Search<'_, M> {
         let pause = AtomicBool::new(false);
         let room = InsertRoom::new(at.table.insert_room());
         let cursor = AtomicUsize::new(0);
+        let batch = CandidateBatch::begin(&at.table, self.options);
         let expander = Expander::new(self.model, self.properties, &at.table, self.options);
         let share = Share {
             expander: &expander,
             log: self.log,
             pending: &at.level,
-            next: &at.next,
+            next: batch.as_ref().map_or(&at.next, CandidateBatch::staging),
+            batch: batch.as_ref(),
             cursor: &cursor,
             pause: &pause,
             depth: at.depth,
             progress: self.progress,
             grow_at: at.table.pause_threshold(),
+            // A level in which a violation was found is finished regardless.
+            max_states: self.options.max_states.filter(|_| at.violation.is_none()),
             room: &room,
             checkpoint_deadline,
             interrupt,
@@ -500,6 +515,9 @@ impl<M: Model> Search<'_, M> {
                 ViolationSite::keep_least(&mut at.violation, found);
             }
             unfinished.extend(worker.unfinished);
+        }
+        if let Some(batch) = batch {
+            batch.settle(&at.table, &at.next, self.workers)?;
         }
         Ok((unfinished, room.wanted()))
     }
@@ -531,12 +549,16 @@ struct Share<'a, M: Model> {
     expander: &'a Expander<'a, M>,
     log: &'a TraceLog,
     pending: &'a Frontier,
+    /// The next level, or with batched disk lookups the pass's candidates.
     next: &'a LevelBuilder,
+    batch: Option<&'a CandidateBatch>,
     cursor: &'a AtomicUsize,
     pause: &'a AtomicBool,
     depth: u64,
     progress: &'a Progress,
     grow_at: u64,
+    /// The distinct-state budget at which workers pause.
+    max_states: Option<u64>,
     /// Room for inserts until the pass ends.
     room: &'a InsertRoom,
     checkpoint_deadline: Option<Instant>,
@@ -547,6 +569,10 @@ impl<M: Model> Share<'_, M> {
     /// Whether the workers should stop at the next state boundary.
     fn should_pause(&self) -> bool {
         self.expander.table.memory_len() >= self.grow_at
+            || self.batch.is_some_and(CandidateBatch::is_full)
+            || self
+                .max_states
+                .is_some_and(|max| self.expander.table.len() >= max)
             || self
                 .checkpoint_deadline
                 .is_some_and(|deadline| Instant::now() >= deadline)

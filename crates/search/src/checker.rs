@@ -198,10 +198,10 @@ pub(crate) fn search<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M>
 }
 
 fn search_strategy<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
-    if options.checkpoint.is_some() && options.strategy != Strategy::Bfs {
+    if let Some(conflict) = options.conflict() {
         return Outcome {
             verdict: Verdict::Error {
-                message: "checkpoints are supported for breadth-first search only".into(),
+                message: conflict.into(),
             },
             stats: Stats::default(),
             counterexample: None,

@@ -43,6 +43,7 @@ mod checkpoint;
 mod counterexample;
 mod coverage;
 mod dfs;
+mod disk_batch;
 mod dot;
 mod expand;
 mod html;

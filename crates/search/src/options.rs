@@ -74,12 +74,24 @@ pub struct SearchOptions {
     pub table_capacity: usize,
     /// Memory the search may use, in bytes (`None`: no bound). Half is the
     /// most the fingerprint table may grow to, a quarter goes to the BFS
-    /// frontier, beyond which it spills to disk.
+    /// frontier, beyond which it spills to disk; with fingerprints on disk,
+    /// an eighth holds the candidates of a pass (and as much again settles
+    /// them, see `disk_batch`).
     pub max_memory_bytes: Option<u64>,
     /// Whether the visited set keeps a bounded table in memory (its share of
     /// `max_memory_bytes`, or `table_capacity` slots) in front of a sorted
     /// run of fingerprints on disk, so that it can outgrow memory.
     pub fingerprints_on_disk: bool,
+    /// Most distinct states a breadth-first search stores before it stops,
+    /// reported as cut short (`None`: no bound). It stops at the first pause
+    /// at or past the bound, so it may store a few thousand more; a level
+    /// in which a violation was found is still finished.
+    pub max_states: Option<u64>,
+    /// Whether parent links are kept (32 bytes a distinct state, on disk) so
+    /// that a counterexample can be rebuilt. Without them a breadth-first
+    /// search still finds and reports a violation and its length, but not
+    /// its trace (as TLC without a trace file).
+    pub keep_trace: bool,
     /// Checkpoints of a breadth-first search, and resuming from one.
     pub checkpoint: Option<CheckpointOptions>,
     /// When this flag becomes true (e.g. from a SIGINT handler), the search
@@ -140,6 +152,8 @@ impl Default for SearchOptions {
             check_determinism: false,
             max_memory_bytes: None,
             fingerprints_on_disk: false,
+            max_states: None,
+            keep_trace: true,
             checkpoint: None,
             interrupt: None,
             swarm: false,
@@ -163,6 +177,17 @@ impl SearchOptions {
     pub fn frontier_memory_budget_bytes(&self) -> usize {
         self.max_memory_bytes.map_or(usize::MAX, |bytes| {
             usize::try_from(bytes / 4).unwrap_or(usize::MAX)
+        })
+    }
+
+    /// Bytes of staged candidate states at which a breadth-first pass over
+    /// fingerprints on disk pauses to settle them: an eighth of the memory
+    /// budget, at least 1 MiB; 256 MiB when memory is not bounded.
+    pub fn candidate_memory_budget_bytes(&self) -> usize {
+        self.max_memory_bytes.map_or(256 << 20, |bytes| {
+            usize::try_from(bytes / 8)
+                .unwrap_or(usize::MAX)
+                .max(1 << 20)
         })
     }
 
@@ -193,6 +218,35 @@ impl SearchOptions {
     /// Where the trace log and frontier spill files go.
     pub fn spill_dir(&self) -> PathBuf {
         self.trace_dir.clone().unwrap_or_else(std::env::temp_dir)
+    }
+
+    /// A fresh trace log for a search without checkpoints: a temporary file
+    /// in [`spill_dir`](Self::spill_dir), or one that keeps no record when
+    /// the trace is not kept.
+    pub(crate) fn new_trace_log(&self) -> std::io::Result<cmc_store::TraceLog> {
+        if self.keep_trace {
+            cmc_store::TraceLog::create_in(&self.spill_dir())
+        } else {
+            Ok(cmc_store::TraceLog::discarding())
+        }
+    }
+
+    /// Why these options cannot be searched together, if they cannot.
+    pub fn conflict(&self) -> Option<&'static str> {
+        let bfs = self.strategy == Strategy::Bfs;
+        if self.checkpoint.is_some() && !bfs {
+            Some("checkpoints are supported for breadth-first search only")
+        } else if self.max_states.is_some() && !bfs {
+            Some("a distinct-state budget (--max-states) bounds breadth-first search only")
+        } else if !self.keep_trace && !bfs {
+            Some("discarding the trace (--no-trace) is for breadth-first search only")
+        } else if !self.keep_trace && self.checkpoint.is_some() {
+            Some("a checkpoint holds the trace: --no-trace and --checkpoint do not go together")
+        } else if !self.keep_trace && self.frontier_walks.is_some() {
+            Some("walks from the frontier start from its states' traces: --no-trace and --frontier-walks do not go together")
+        } else {
+            None
+        }
     }
 }
 
@@ -227,6 +281,9 @@ impl SearchOptions {
         if let Some(depth) = self.max_depth {
             settings.push(format!("max-depth={depth}"));
         }
+        if let Some(states) = self.max_states {
+            settings.push(format!("max-states={states}"));
+        }
         if !self.check_deadlock {
             settings.push("no-deadlock".into());
         }
@@ -237,8 +294,19 @@ impl SearchOptions {
     }
 
     /// What stops a search short of every reachable state, if anything
-    /// does: random walks, or a depth bound.
+    /// does: random walks, a depth bound, a distinct-state budget.
     pub fn bound(&self) -> Option<String> {
+        let depth = self.depth_bound();
+        match (depth, self.max_states) {
+            (depth, None) => depth,
+            (None, Some(states)) => Some(format!("{states} distinct states")),
+            (Some(depth), Some(states)) => Some(format!("{depth}, {states} distinct states")),
+        }
+    }
+
+    /// What stops a search short of every reachable state other than a
+    /// distinct-state budget: random walks, or a depth bound.
+    fn depth_bound(&self) -> Option<String> {
         match (&self.strategy, self.max_depth) {
             (
                 Strategy::Simulate {

@@ -109,6 +109,9 @@ pub struct Stats {
     pub walks: Option<WalkStats>,
     /// Counts per action kind, with `--coverage`.
     pub coverage: Option<crate::Coverage>,
+    /// The length in states of a violation's counterexample whose trace
+    /// was not kept (`--no-trace`): the counterexample itself is `None`.
+    pub untraced_violation_length: Option<u64>,
 }
 
 /// What a campaign of random walks did.
@@ -226,6 +229,17 @@ pub(crate) fn conclude<M: Model>(
     };
     match ended {
         Err(problem) => error(problem.to_string()),
+        Ok(Some(site)) if !log.keeps_records() => Outcome {
+            verdict: Verdict::Violated {
+                property: site.failure.name.clone(),
+                kind: site.failure.kind,
+            },
+            stats: Stats {
+                untraced_violation_length: Some(site.length),
+                ..stats
+            },
+            counterexample: None,
+        },
         Ok(Some(site)) => match crate::counterexample::rebuild(model, log, &site) {
             Ok(counterexample) => Outcome {
                 verdict: Verdict::Violated {

@@ -30,17 +30,39 @@ const PLAIN_INTERVAL: Duration = Duration::from_secs(10);
 /// Time between two refreshes of the live line.
 const LIVE_INTERVAL: Duration = Duration::from_millis(200);
 
-fn line(counters: &Counters, started: Instant) -> String {
-    let seconds = started.elapsed().as_secs_f64().max(1e-9);
-    let generated = counters.generated.load(Ordering::Relaxed);
-    let distinct = counters.distinct.load(Ordering::Relaxed);
+/// The counts at one progress line, to give the next one its recent rates.
+#[derive(Clone, Copy)]
+struct Mark {
+    at: Instant,
+    generated: u64,
+    distinct: u64,
+}
+
+impl Mark {
+    fn now(counters: &Counters) -> Mark {
+        Mark {
+            at: Instant::now(),
+            generated: counters.generated.load(Ordering::Relaxed),
+            distinct: counters.distinct.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// A progress line: the counts, their average rates since `started`, and
+/// the distinct-state rate since `previous` (the last line), from which
+/// the rate at a given count can be read off a long run's log.
+fn line(counters: &Counters, started: Instant, previous: Mark, now: Mark) -> String {
+    let seconds = now.at.duration_since(started).as_secs_f64().max(1e-9);
+    let recent = now.at.duration_since(previous.at).as_secs_f64().max(1e-9);
     format!(
-        "depth {}: {} states generated ({:.0} s^-1), {} distinct ({:.0} s^-1), {} on queue, {:.0} s",
+        "depth {}: {} states generated ({:.0} s^-1), {} distinct ({:.0} s^-1; {:.0} s^-1 in the last {:.0} s), {} on queue, {:.0} s",
         counters.depth.load(Ordering::Relaxed),
-        generated,
-        generated as f64 / seconds,
-        distinct,
-        distinct as f64 / seconds,
+        now.generated,
+        now.generated as f64 / seconds,
+        now.distinct,
+        now.distinct as f64 / seconds,
+        now.distinct.saturating_sub(previous.distinct) as f64 / recent,
+        recent,
         counters.queued.load(Ordering::Relaxed),
         seconds
     )
@@ -71,6 +93,7 @@ impl Progress {
 
 fn report(counters: &Counters, stop: &(Mutex<bool>, Condvar), live: bool) {
     let started = Instant::now();
+    let mut previous = Mark::now(counters);
     let bar = live.then(|| {
         let bar = indicatif::ProgressBar::new_spinner();
         bar.set_style(
@@ -93,9 +116,15 @@ fn report(counters: &Counters, stop: &(Mutex<bool>, Condvar), live: bool) {
         if *stopped {
             break;
         }
+        let now = Mark::now(counters);
+        let text = line(counters, started, previous, now);
         match &bar {
-            Some(bar) => bar.set_message(line(counters, started)),
-            None => eprintln!("progress: {}", line(counters, started)),
+            Some(bar) => bar.set_message(text),
+            None => eprintln!("progress: {text}"),
+        }
+        // The live line's recent rate is over the last plain interval at least.
+        if !live || now.at.duration_since(previous.at) >= PLAIN_INTERVAL {
+            previous = now;
         }
     }
     if let Some(bar) = bar {
@@ -118,6 +147,29 @@ impl Drop for Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_gives_the_average_and_the_recent_distinct_rates() {
+        let counters = Counters::default();
+        counters.distinct.store(3_000, Ordering::Relaxed);
+        let started = Instant::now();
+        let previous = Mark {
+            at: started + Duration::from_secs(10),
+            generated: 0,
+            distinct: 1_000,
+        };
+        let now = Mark {
+            at: started + Duration::from_secs(20),
+            generated: 5_000,
+            distinct: 3_000,
+        };
+        let text = line(&counters, started, previous, now);
+        assert!(
+            text.contains("3000 distinct (150 s^-1; 200 s^-1 in the last 10 s)"),
+            "{text}"
+        );
+        assert!(text.contains("5000 states generated (250 s^-1)"), "{text}");
+    }
 
     #[test]
     fn a_reporter_stopped_before_it_first_waits_ends_at_once() {

@@ -116,6 +116,12 @@ impl Report {
         if let Some(counterexample) = &self.counterexample {
             render_counterexample(&mut text, counterexample);
         }
+        if let Some(length) = self.untraced_violation_length {
+            let _ = writeln!(
+                text,
+                "The shortest counterexample has {length} states; its trace was not kept (--no-trace). Run again without --no-trace (with --max-depth {length} to stop there) to see it."
+            );
+        }
         if let Some(explanation) = &self.explanation {
             let _ = writeln!(text, "Why the last state violates it:");
             for line in explanation.lines() {

@@ -241,6 +241,9 @@ pub struct Report {
     pub table_bytes: u64,
     /// The counterexample of a violation.
     pub counterexample: Option<CounterexampleReport>,
+    /// For a violation whose trace was not kept (`--no-trace`): the length
+    /// of its counterexample in states (`counterexample` is then absent).
+    pub untraced_violation_length: Option<u64>,
     /// The model's own explanation of the violation in the last state.
     pub explanation: Option<String>,
     /// What the random walks did (simulation, frontier walks).
@@ -304,6 +307,7 @@ impl Report {
             states_generated_per_second: stats.generated_states_per_second(),
             collision_probability: stats.collision_probability(),
             table_bytes: stats.table_bytes,
+            untraced_violation_length: stats.untraced_violation_length,
             counterexample: outcome
                 .counterexample
                 .as_ref()

@@ -13,10 +13,22 @@
 //! through: a new fingerprint reads a page with probability about 0.4% per
 //! run, one already on disk reads its own run's page. Membership answers are
 //! exact: a filter only skips runs.
+//!
+//! Lookups can also be batched ([`DiskFingerprintSet::defer_disk_lookups`]):
+//! an insert then consults the in-memory table only, and its owner later
+//! settles the batch of fingerprints it took as new
+//! ([`DiskFingerprintSet::settle_candidates`]) in increasing order, one
+//! monotone sweep over each run. Those found on disk were seen before; they
+//! stay in the table (so that they are not taken as new again) but are
+//! marked stale, and a flush leaves them out of its run, so runs stay
+//! disjoint and the count exact.
 
 use std::fs::File;
 use std::io;
+use std::mem;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use cmc_model::Fingerprint;
 
@@ -45,6 +57,11 @@ pub struct DiskFingerprintSet {
     /// Runs written so far (flushes and merges), naming the next file.
     runs_written: u64,
     flushes: u64,
+    /// Whether inserts consult the in-memory table only (batched lookups).
+    deferred: AtomicBool,
+    /// Fingerprints in the table that a settled batch found on disk too
+    /// (unordered); left out of the next flush.
+    stale: Mutex<Vec<Fingerprint>>,
 }
 
 /// A run and its size tier.
@@ -67,13 +84,22 @@ impl DiskFingerprintSet {
             runs_dir: None,
             runs_written: 0,
             flushes: 0,
+            deferred: AtomicBool::new(false),
+            stale: Mutex::new(Vec::new()),
         }
     }
 
     /// Inserts `fingerprint`; `None` only if the in-memory table is full
     /// (the owner flushes before that happens).
+    ///
+    /// While disk lookups are deferred, only the in-memory table is asked:
+    /// [`Insertion::New`] then means "new since the last flush", a candidate
+    /// the owner must settle with [`settle_candidates`](Self::settle_candidates).
     #[inline]
     pub fn insert(&self, fingerprint: Fingerprint) -> Option<Insertion> {
+        if self.deferred.load(Ordering::Relaxed) {
+            return self.memory.insert(fingerprint);
+        }
         if self.memory.contains(fingerprint)
             || self
                 .runs
@@ -86,15 +112,67 @@ impl DiskFingerprintSet {
         self.memory.insert(fingerprint)
     }
 
+    /// Makes inserts consult the in-memory table only (`true`), leaving the
+    /// runs to [`settle_candidates`](Self::settle_candidates), or the runs
+    /// too (`false`). The owner settles every candidate before it flushes.
+    pub fn defer_disk_lookups(&self, deferred: bool) {
+        self.deferred.store(deferred, Ordering::Relaxed);
+    }
+
+    /// Settles candidates inserted while disk lookups were deferred:
+    /// `sorted` holds their fingerprints in increasing order, each taken as
+    /// new by the in-memory table since the last flush. Returns whether each
+    /// is in a run (seen before the last flush: not new after all); those
+    /// are marked stale. Each run is searched in one monotone sweep, its
+    /// filter first.
+    pub fn settle_candidates(&self, sorted: &[Fingerprint]) -> Vec<bool> {
+        debug_assert!(sorted.windows(2).all(|pair| pair[0] < pair[1]));
+        let mut on_disk = vec![false; sorted.len()];
+        for tiered in &self.runs {
+            for (found, &fingerprint) in on_disk.iter_mut().zip(sorted) {
+                if !*found && tiered.run.contains(fingerprint) {
+                    *found = true;
+                }
+            }
+        }
+        let mut stale = self.stale.lock().unwrap_or_else(|p| p.into_inner());
+        stale.extend(
+            sorted
+                .iter()
+                .zip(&on_disk)
+                .filter(|(_, &found)| found)
+                .map(|(&fingerprint, _)| fingerprint),
+        );
+        on_disk
+    }
+
+    /// Number of stale fingerprints in the table (found on disk too).
+    fn stale_len(&self) -> usize {
+        self.stale.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    /// Whether the stale fingerprints fill a quarter of the table's slots:
+    /// the table should then be flushed, which frees them (it bounds the
+    /// memory they take to a quarter of the table's).
+    pub fn stale_is_large(&self) -> bool {
+        self.stale_len() >= self.memory.capacity() / 4
+    }
+
+    /// Fingerprints in the in-memory table, stale ones included (its fill).
+    pub fn memory_len(&self) -> u64 {
+        self.memory.len()
+    }
+
     /// Prefetches the in-memory slot of `fingerprint`.
     #[inline]
     pub fn prefetch(&self, fingerprint: Fingerprint) {
         self.memory.prefetch(fingerprint);
     }
 
-    /// Number of fingerprints stored, in memory and on disk.
+    /// Number of fingerprints stored, in memory and on disk (candidates not
+    /// yet settled count as stored).
     pub fn len(&self) -> u64 {
-        self.memory.len() + self.disk_len()
+        self.memory.len() - self.stale_len() as u64 + self.disk_len()
     }
 
     /// Whether the set is empty.
@@ -107,10 +185,11 @@ impl DiskFingerprintSet {
         self.memory.len() as f64 >= self.memory.capacity() as f64 * FLUSH_AT_LOAD
     }
 
-    /// Bytes of memory the set holds (table, fence indexes and filters; the
-    /// runs' pages are the operating system's page cache).
+    /// Bytes of memory the set holds (table, stale list, fence indexes and
+    /// filters; the runs' pages are the operating system's page cache).
     pub fn memory_bytes(&self) -> usize {
         self.memory.memory_bytes()
+            + self.stale_len() * std::mem::size_of::<Fingerprint>()
             + self
                 .runs
                 .iter()
@@ -204,15 +283,20 @@ impl DiskFingerprintSet {
 
     /// Writes the in-memory fingerprints as a new run (merging runs as
     /// their tiers fill) and empties the table.
+    ///
+    /// Stale fingerprints (already on disk) are left out of the new run.
     pub fn flush(&mut self) -> io::Result<()> {
         let mut recent: Vec<Fingerprint> = self.memory.iter().collect();
+        let mut stale = mem::take(self.stale.get_mut().unwrap_or_else(|p| p.into_inner()));
         if recent.is_empty() {
             return Ok(());
         }
         recent.sort_unstable();
-        let expected = recent.len();
+        stale.sort_unstable();
+        let expected = recent.len() - stale.len();
+        let fresh = without(recent, &stale);
         let path = self.next_run_path()?;
-        let run = SortedRun::write(path, recent.into_iter())?;
+        let run = SortedRun::write(path, fresh.into_iter())?;
         check_count("flushing the table", run.len(), expected)?;
         self.flushes += 1;
         self.memory = FingerprintTable::with_capacity(self.memory.capacity());
@@ -267,13 +351,30 @@ impl DiskFingerprintSet {
         Ok(set)
     }
 
-    /// Every fingerprint, from disk then memory (for checkpoints).
+    /// Every fingerprint, from disk then memory (stale ones of the table
+    /// twice: flush first for each once).
     pub fn iter(&self) -> impl Iterator<Item = Fingerprint> + '_ {
         self.runs
             .iter()
             .flat_map(|tiered| tiered.run.iter())
             .chain(self.memory.iter())
     }
+}
+
+/// `sorted` without the members of `removed` (both increasing; `removed`
+/// a subset of `sorted`, else the caller's count check fails).
+fn without(sorted: Vec<Fingerprint>, removed: &[Fingerprint]) -> Vec<Fingerprint> {
+    if removed.is_empty() {
+        return sorted;
+    }
+    let mut removed = removed.iter().peekable();
+    sorted
+        .into_iter()
+        .filter(|fingerprint| {
+            while removed.next_if(|&r| r < fingerprint).is_some() {}
+            removed.next_if(|&r| r == fingerprint).is_none()
+        })
+        .collect()
 }
 
 /// An error unless a run written while `doing` holds the `expected` count.
@@ -399,6 +500,75 @@ mod tests {
             }
             assert!(most_runs >= 3, "seed {seed}: several runs were searched");
         }
+    }
+
+    /// Batched lookups: inserts consult the table only, batches are settled
+    /// against the runs, and the candidates settled as new are exactly
+    /// those a `HashSet` has not seen; flushes leave stale ones out, so the
+    /// runs stay disjoint and `len` exact.
+    #[test]
+    fn settled_batches_agree_with_a_hash_set() {
+        for seed in 0..6u64 {
+            let dir = tempfile::tempdir().unwrap();
+            let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+            let mut set = DiskFingerprintSet::new(1024, dir.path());
+            set.defer_disk_lookups(true);
+            let mut model = HashSet::new();
+            let universe = random_fingerprints(4000, 200 + seed);
+            let (mut stale_seen, mut most_runs) = (0, 0);
+            for batch in 0..200 {
+                let size = rng.gen_range(1..300);
+                let mut candidates = Vec::new();
+                for _ in 0..size {
+                    let fp = universe[rng.gen_range(0..universe.len())];
+                    if set.insert(fp) == Some(Insertion::New) {
+                        candidates.push(fp);
+                    }
+                }
+                candidates.sort_unstable();
+                let on_disk = set.settle_candidates(&candidates);
+                for (fp, on_disk) in candidates.iter().zip(on_disk) {
+                    assert_eq!(model.insert(*fp), !on_disk, "seed {seed} batch {batch}");
+                    stale_seen += usize::from(on_disk);
+                }
+                assert_eq!(set.len(), model.len() as u64, "seed {seed} batch {batch}");
+                if set.memory.len() as f64 >= set.memory.capacity() as f64 * 0.6
+                    || set.stale_is_large()
+                {
+                    set.flush().unwrap();
+                    assert_eq!(set.len(), model.len() as u64);
+                    assert_eq!(set.disk_len(), model.len() as u64, "disjoint runs");
+                }
+                most_runs = most_runs.max(set.runs());
+            }
+            assert!(
+                stale_seen > 100,
+                "seed {seed}: {stale_seen} candidates were on disk"
+            );
+            assert!(most_runs >= 3, "seed {seed}: several runs were searched");
+            set.defer_disk_lookups(false);
+            assert!(model
+                .iter()
+                .all(|&fp| set.insert(fp) == Some(Insertion::Present)));
+            set.flush().unwrap();
+            let mut all: Vec<_> = set.iter().collect();
+            all.sort_unstable();
+            all.dedup();
+            assert_eq!(all.len(), model.len());
+        }
+    }
+
+    #[test]
+    fn a_stale_fingerprint_missing_from_the_table_fails_the_flush() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut set = DiskFingerprintSet::new(1024, dir.path());
+        set.insert(Fingerprint::from_halves(1, 1)).unwrap();
+        set.stale
+            .get_mut()
+            .unwrap()
+            .push(Fingerprint::from_halves(2, 2));
+        let error = set.flush().unwrap_err();
+        assert!(error.to_string().contains("expected"), "{error}");
     }
 
     #[test]

@@ -332,6 +332,11 @@ impl LevelBuilder {
         self.len() == 0
     }
 
+    /// Bytes of segments held in memory.
+    pub fn memory_bytes(&self) -> usize {
+        self.memory_bytes.load(Ordering::Relaxed)
+    }
+
     /// Bytes of segments written to the spill file so far.
     pub fn spilled_bytes(&self) -> u64 {
         self.spill

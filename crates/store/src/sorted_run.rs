@@ -119,25 +119,37 @@ impl SortedRun {
         self.filter.may_contain(fingerprint) && self.page_contains(fingerprint)
     }
 
-    /// Whether `fingerprint` is in its page of the run (binary search of
-    /// the one page the fence index points to).
+    /// Whether `fingerprint` is in its page of the run.
+    ///
+    /// Fingerprints are uniform, so its place in the page is guessed from
+    /// its high word between the page's first and the next page's first
+    /// (about 8 records off on average), and found by stepping from the
+    /// guess: a cache line or two of the page, where a binary search would
+    /// touch a line per probe.
     fn page_contains(&self, fingerprint: Fingerprint) -> bool {
         let Some(page) = self.page_of(fingerprint) else {
             return false;
         };
-        let (mut low, mut high) = (
-            page * FINGERPRINTS_PER_PAGE,
-            ((page + 1) * FINGERPRINTS_PER_PAGE).min(self.count),
-        );
-        while low < high {
-            let middle = (low + high) / 2;
-            match self.get(middle).cmp(&fingerprint) {
-                std::cmp::Ordering::Less => low = middle + 1,
-                std::cmp::Ordering::Greater => high = middle,
-                std::cmp::Ordering::Equal => return true,
+        let start = page * FINGERPRINTS_PER_PAGE;
+        let end = ((page + 1) * FINGERPRINTS_PER_PAGE).min(self.count);
+        let low_key = self.page_starts[page].high();
+        let high_key = self
+            .page_starts
+            .get(page + 1)
+            .map_or(u64::MAX, |next| next.high());
+        let span = u128::from(high_key - low_key) + 1;
+        let offset = u128::from(fingerprint.high() - low_key) * (end - start) as u128 / span;
+        let mut index = start + (offset as usize).min(end - start - 1);
+        if self.get(index) <= fingerprint {
+            while index + 1 < end && self.get(index + 1) <= fingerprint {
+                index += 1;
+            }
+        } else {
+            while index > start && self.get(index) > fingerprint {
+                index -= 1;
             }
         }
-        false
+        self.get(index) == fingerprint
     }
 
     /// The run's fingerprints in increasing order.

@@ -63,8 +63,17 @@ impl TraceRecord {
 /// of ids and writes them with positioned writes, so workers never contend
 /// on a lock. Records are 32 bytes; memory use is one block buffer per writer.
 pub struct TraceLog {
-    file: File,
+    /// `None` for a log that keeps no record ([`TraceLog::discarding`]).
+    file: Option<File>,
     next_block: AtomicU64,
+}
+
+/// The error of reading a record from a log that keeps none.
+fn not_kept() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        "parent links were not kept (--no-trace), so no trace can be rebuilt",
+    )
 }
 
 impl TraceLog {
@@ -72,9 +81,28 @@ impl TraceLog {
     /// the log is dropped).
     pub fn create_in(dir: &Path) -> io::Result<TraceLog> {
         Ok(TraceLog {
-            file: tempfile::tempfile_in(dir)?,
+            file: Some(tempfile::tempfile_in(dir)?),
             next_block: AtomicU64::new(0),
         })
+    }
+
+    /// A log that hands out ids but keeps no record (a search without
+    /// traces: 32 bytes a distinct state saved); every read fails.
+    pub fn discarding() -> TraceLog {
+        TraceLog {
+            file: None,
+            next_block: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether records are kept (not a [`discarding`](Self::discarding) log).
+    pub fn keeps_records(&self) -> bool {
+        self.file.is_some()
+    }
+
+    /// The file, or the error of a log that keeps no record.
+    fn file(&self) -> io::Result<&File> {
+        self.file.as_ref().ok_or_else(not_kept)
     }
 
     /// A trace log in a new file at `path` (kept after the log is dropped, so
@@ -84,7 +112,7 @@ impl TraceLog {
         let file = crate::guarded::open_rw(path, true)?;
         file.set_len(0)?;
         Ok(TraceLog {
-            file,
+            file: Some(file),
             next_block: AtomicU64::new(0),
         })
     }
@@ -105,7 +133,7 @@ impl TraceLog {
             ));
         }
         Ok(TraceLog {
-            file,
+            file: Some(file),
             next_block: AtomicU64::new(next_block),
         })
     }
@@ -130,7 +158,7 @@ impl TraceLog {
             let mut filled = 0;
             while filled < buffer.len() {
                 let offset = block * block_bytes + filled as u64;
-                match self.file.read_at(&mut buffer[filled..], offset)? {
+                match self.file()?.read_at(&mut buffer[filled..], offset)? {
                     0 => break,
                     read => filled += read,
                 }
@@ -142,7 +170,7 @@ impl TraceLog {
 
     /// Makes every flushed record durable.
     pub fn sync(&self) -> io::Result<()> {
-        self.file.sync_data()
+        self.file()?.sync_data()
     }
 
     /// A trace log in the system's temporary directory.
@@ -164,7 +192,7 @@ impl TraceLog {
     /// Reads record `id`. Fails if it was never written (or not yet flushed).
     pub fn read(&self, id: TraceId) -> io::Result<TraceRecord> {
         let mut bytes = [0u8; RECORD_BYTES as usize];
-        self.file.read_exact_at(&mut bytes, id * RECORD_BYTES)?;
+        self.file()?.read_exact_at(&mut bytes, id * RECORD_BYTES)?;
         TraceRecord::from_bytes(&bytes).ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -198,7 +226,11 @@ impl TraceLog {
 
     /// Bytes the log occupies on disk (reserved blocks included).
     pub fn disk_bytes(&self) -> u64 {
-        self.capacity_records() * RECORD_BYTES
+        if self.keeps_records() {
+            self.capacity_records() * RECORD_BYTES
+        } else {
+            0
+        }
     }
 }
 
@@ -227,7 +259,9 @@ impl TraceWriter<'_> {
             self.flushed = 0;
             self.buffer.clear();
         }
-        self.buffer.extend_from_slice(&record.to_bytes());
+        if self.log.keeps_records() {
+            self.buffer.extend_from_slice(&record.to_bytes());
+        }
         let id = self.block_start + self.used;
         self.used += 1;
         Ok(id)
@@ -235,12 +269,12 @@ impl TraceWriter<'_> {
 
     /// Writes every buffered record to the file.
     pub fn flush(&mut self) -> io::Result<()> {
-        if self.flushed < self.used {
+        if let (true, Some(file)) = (self.flushed < self.used, &self.log.file) {
             let from = (self.flushed * RECORD_BYTES) as usize;
             let offset = (self.block_start + self.flushed) * RECORD_BYTES;
-            self.log.file.write_all_at(&self.buffer[from..], offset)?;
-            self.flushed = self.used;
+            file.write_all_at(&self.buffer[from..], offset)?;
         }
+        self.flushed = self.used;
         Ok(())
     }
 }
@@ -289,6 +323,20 @@ mod tests {
         assert!(ids_b.iter().all(|id| !ids_a.contains(id)));
         assert_eq!(log.read(ids_a[4999]).unwrap().step, 4999);
         assert_eq!(log.read(ids_b[9]).unwrap().step, 9);
+    }
+
+    #[test]
+    fn a_discarding_log_hands_out_ids_and_refuses_reads() {
+        let log = TraceLog::discarding();
+        let mut writer = log.writer();
+        let ids: Vec<_> = (0..5000)
+            .map(|i| writer.append(record(None, i)).unwrap())
+            .collect();
+        writer.flush().unwrap();
+        assert!(ids.windows(2).all(|pair| pair[0] < pair[1]));
+        assert_eq!(log.disk_bytes(), 0);
+        let error = log.path_to(ids[4999]).unwrap_err();
+        assert!(error.to_string().contains("--no-trace"), "{error}");
     }
 
     #[test]

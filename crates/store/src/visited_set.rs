@@ -126,11 +126,11 @@ impl VisitedSet {
         self.len() == 0
     }
 
-    /// Number of fingerprints in the in-memory table.
+    /// Number of fingerprints in the in-memory table (its fill).
     pub fn memory_len(&self) -> u64 {
         match self {
             VisitedSet::Memory(table) => table.len(),
-            VisitedSet::Disk(set) => set.len() - set.disk_len(),
+            VisitedSet::Disk(set) => set.memory_len(),
         }
     }
 
@@ -147,9 +147,11 @@ impl VisitedSet {
         (self.memory_capacity() as f64 * GROW_AT_LOAD) as u64
     }
 
-    /// Whether room must be made before more inserts.
+    /// Whether room must be made before more inserts (for a set on disk,
+    /// also when its stale fingerprints take a quarter of the table).
     pub fn needs_room(&self) -> bool {
         self.memory_len() >= self.pause_threshold()
+            || matches!(self, VisitedSet::Disk(set) if set.stale_is_large())
     }
 
     /// Bytes of memory held.
@@ -208,7 +210,7 @@ impl VisitedSet {
                 Ok(())
             }
             VisitedSet::Disk(set) => {
-                if set.len() > set.disk_len() {
+                if set.memory_len() > 0 {
                     set.flush().map_err(RoomError::Io)?;
                 }
                 let capacity = set.memory_capacity();
