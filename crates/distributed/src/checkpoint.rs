@@ -370,11 +370,13 @@ impl Checkpoints {
             })
             .map_err(|error| problem(&path, error))?;
         let previous = self.current.with_extension("old");
+        // A complete checkpoint is in place at every moment: `previous`
+        // goes only once `current` is complete, and after the swap.
         let swap = || -> std::io::Result<()> {
-            if previous.exists() {
-                fs::remove_dir_all(&previous)?;
-            }
             if self.current.exists() {
+                if previous.exists() {
+                    fs::remove_dir_all(&previous)?;
+                }
                 fs::rename(&self.current, &previous)?;
             }
             fs::rename(&dir, &self.current)?;
@@ -526,14 +528,14 @@ mod tests {
         part
     }
 
-    fn save(checkpoints: &Checkpoints, part: &WorkerPart) {
+    fn save(checkpoints: &Checkpoints, part: &WorkerPart, depth: u64) {
         let borrowed = PartRef {
             shard: &part.shard,
             level: &part.level,
             sent_bytes: part.sent_bytes,
             remote_bytes: part.remote_bytes,
         };
-        checkpoints.save_part(2, 1, borrowed).unwrap();
+        checkpoints.save_part(depth, 1, borrowed).unwrap();
     }
 
     fn counters() -> RunCounters {
@@ -550,7 +552,7 @@ mod tests {
     fn a_saved_checkpoint_loads_back_and_refuses_another_run_or_place() {
         let dir = tempfile::tempdir().unwrap();
         let saving = checkpoints(dir.path(), "run", false);
-        save(&saving, &part());
+        save(&saving, &part(), 2);
         saving.commit(&counters()).unwrap();
         // No two runs use one process's checkpoint at once.
         let params = vec![];
@@ -617,10 +619,34 @@ mod tests {
     }
 
     #[test]
+    fn a_kill_between_the_renames_leaves_the_previous_checkpoint_in_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let saving = checkpoints(dir.path(), "run", false);
+        save(&saving, &part(), 2);
+        saving.commit(&counters()).unwrap();
+        drop(saving);
+        // As if killed after `current` was renamed to `previous`.
+        let current = dir.path().join("process-1");
+        fs::rename(&current, current.with_extension("old")).unwrap();
+        let (loaded, _) = checkpoints(dir.path(), "run", true).load().unwrap();
+        assert_eq!(loaded, counters());
+        // The next checkpoint replaces it.
+        let saving = checkpoints(dir.path(), "run", true);
+        save(&saving, &part(), 3);
+        let mut deeper = counters();
+        deeper.depth = 3;
+        saving.commit(&deeper).unwrap();
+        drop(saving);
+        assert!(!current.with_extension("old").exists());
+        let (loaded, _) = checkpoints(dir.path(), "run", true).load().unwrap();
+        assert_eq!(loaded.depth, 3);
+    }
+
+    #[test]
     fn a_damaged_worker_file_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let saving = checkpoints(dir.path(), "run", false);
-        save(&saving, &part());
+        save(&saving, &part(), 2);
         saving.commit(&counters()).unwrap();
         drop(saving);
         let path = dir.path().join("process-1").join("worker-1.bin");
