@@ -219,7 +219,10 @@ pub fn render_floor(
         .map(|&model| {
             let ratio = analysis.check(model, Tool::Cmc, 2).and_then(|sample| {
                 let ratio = analysis.versus_specialised(model, sample)?;
-                Some((ratio, format!("{ratio:.2}× the specialised BFS's wall time")))
+                Some((
+                    ratio,
+                    format!("{ratio:.2}× the specialised BFS's wall time"),
+                ))
             });
             let judgement = Judgement::new(
                 format!(
