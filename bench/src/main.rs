@@ -103,14 +103,14 @@ fn run_world_suite() -> ExitCode {
 /// Runs the floor suite (issue 15 item 3), median of 3, and prints its
 /// table and target; fails if any row failed.
 fn run_floor_suite() -> ExitCode {
-    let measured = suite::run_floor(3);
+    let (measured, cpu) = suite::run_floor(3);
     let models: Vec<ModelCase> = suite::FLOOR_RMS
         .into_iter()
         .map(|rm_count| ModelCase::TwoPhase { rm_count })
         .collect();
     let table = table::render(&measured, models[0]);
     println!("{table}");
-    println!("{}", targets::render_floor(&measured, &models));
+    println!("{}", targets::render_floor(&measured, &models, &cpu));
     if table.contains("FAIL") {
         eprintln!("cmc-bench: some rows FAILED (see the check column)");
         ExitCode::FAILURE

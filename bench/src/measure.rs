@@ -3,6 +3,7 @@
 //! keeping the best of several runs.
 
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use crate::job::Job;
 use crate::sample::Sample;
@@ -31,6 +32,29 @@ pub fn run_as_child(job: Job) -> Result<(), String> {
     sample.peak_rss_bytes = peak_rss_bytes()?;
     println!("{}", sample.to_line());
     Ok(())
+}
+
+/// CPU time (user and system) of every child process this process has
+/// waited for.
+fn children_cpu() -> Duration {
+    // SAFETY: `getrusage` writes a `rusage` into the zeroed one given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage
+    };
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+/// Runs `job` once in a child process and reads its sample, with the CPU
+/// time the child used on all its threads (set-up included): on a loaded
+/// machine, where a job's wall time depends on how much of the cores it
+/// got, the CPU time still says how much work it did.
+pub fn run_in_child_with_cpu(job: Job) -> Result<(Sample, Duration), String> {
+    let before = children_cpu();
+    let sample = run_in_child(job)?;
+    Ok((sample, children_cpu().saturating_sub(before)))
 }
 
 /// Runs `job` once in a child process and reads its sample.

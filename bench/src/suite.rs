@@ -1,5 +1,7 @@
 //! Which jobs one benchmark run measures, in which order.
 
+use std::time::Duration;
+
 use crate::floor::InsertKind;
 use crate::job::{Job, ModelCase, Tool};
 use crate::measure;
@@ -182,8 +184,9 @@ pub const FLOOR_CHECKS: [(Tool, usize); 2] = [(Tool::Specialised, 1), (Tool::Cmc
 /// The floor suite: for two-phase commit at each of [`FLOOR_RMS`], the
 /// checks of [`FLOOR_CHECKS`]; each job run `runs` times, the runs of
 /// different jobs interleaved (so a change in the machine's load hits
-/// both sides of a ratio alike), the median kept.
-pub fn run_floor(runs: usize) -> Vec<Measured> {
+/// both sides of a ratio alike), the median kept. Also returns each job's
+/// least CPU time over its runs.
+pub fn run_floor(runs: usize) -> (Vec<Measured>, Vec<(Job, Duration)>) {
     let jobs: Vec<Job> = FLOOR_RMS
         .into_iter()
         .flat_map(|rm_count| {
@@ -195,18 +198,25 @@ pub fn run_floor(runs: usize) -> Vec<Measured> {
         })
         .collect();
     let mut samples: Vec<Result<Vec<Sample>, String>> = vec![Ok(Vec::new()); jobs.len()];
+    let mut least_cpu = vec![Duration::MAX; jobs.len()];
     for round in 1..=runs.max(1) {
-        for (job, runs_so_far) in jobs.iter().zip(&mut samples) {
+        for ((job, runs_so_far), cpu) in jobs.iter().zip(&mut samples).zip(&mut least_cpu) {
             let Ok(taken) = runs_so_far else { continue };
             eprintln!("cmc-bench: {job} (run {round} of {runs})");
-            match measure::run_in_child(*job) {
-                Ok(sample) => taken.push(sample),
+            match measure::run_in_child_with_cpu(*job) {
+                Ok((sample, used)) => {
+                    taken.push(sample);
+                    *cpu = (*cpu).min(used);
+                }
                 Err(problem) => *runs_so_far = Err(problem),
             }
         }
     }
-    jobs.into_iter()
+    let cpu = jobs.iter().copied().zip(least_cpu).collect();
+    let measured = jobs
+        .into_iter()
         .zip(samples)
         .map(|(job, taken)| report(job, taken.and_then(|taken| measure::median(job, taken))))
-        .collect()
+        .collect();
+    (measured, cpu)
 }
