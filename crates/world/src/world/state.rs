@@ -234,6 +234,37 @@ pub enum Budget {
 pub const BUDGETS: usize = 11;
 
 /// The World's state. Its [`Encode`] bytes are its identity.
+///
+/// # Example
+///
+/// Walking the World by hand, as a property or a test sees it:
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_model::Model;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::world::action::Action;
+/// use cmc_world::world::state::{Budget, GhostKind};
+/// use cmc_world::{World, WorldSpec};
+///
+/// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
+/// spec.set_all(&["requests=1", "drops=1"])?;
+/// let world = World::new(spec);
+/// let mut init = Vec::new();
+/// world.init_states(&mut init);
+/// let [start] = &init[..] else { panic!("one initial state") };
+/// assert_eq!(start.nodes.len(), 2);
+/// assert!(start.net.is_empty() && start.ghost.is_empty());
+/// assert_eq!(start.budget(Budget::Drops), 1);
+///
+/// let request = Action::Client { request: 0, node: 0, op: 0 };
+/// let next = world.next_state(start, &request).expect("enabled");
+/// assert_eq!(next.issued, 1);
+/// assert_eq!(next.ghost[0].kind, GhostKind::Invoke);
+/// // The sender made the request durable: one persist waits for FLUSH.
+/// assert_eq!(next.nodes[0].persists.len(), 1);
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 #[derive(Debug, Default, PartialEq, Eq, Encode)]
 pub struct WorldState {
     /// The nodes, by id.
