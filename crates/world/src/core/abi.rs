@@ -24,6 +24,15 @@ pub const STATE_MAX: usize = 65536;
 pub const ENTRY_SYMBOL: &str = "cmc_core_entry";
 
 /// What happened to a node (`enum cmc_event_kind`).
+///
+/// ```
+/// use cmc_world::core::abi::EventKind;
+///
+/// // An event's raw kind, as a C core sees it, back to the enum.
+/// assert_eq!(EventKind::from_raw(5), Some(EventKind::Client));
+/// assert_eq!(EventKind::Client.name(), "CLIENT");
+/// assert_eq!(EventKind::from_raw(99), None);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
 pub enum EventKind {
@@ -75,6 +84,16 @@ impl EventKind {
 }
 
 /// What a node asks of the environment (`enum cmc_output_kind`).
+///
+/// ```
+/// use cmc_world::core::abi::{OutputKind, Outputs};
+///
+/// let mut out = Outputs::default();
+/// out.persist(4, &[1])?;
+/// let kind = OutputKind::from_raw(out.as_slice()[0].kind);
+/// assert_eq!(kind.map(OutputKind::name), Some("PERSIST"));
+/// # Ok::<(), cmc_world::core::abi::CoreError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
 pub enum OutputKind {
@@ -274,6 +293,14 @@ impl Default for Outputs {
 }
 
 /// A step error: a core returned nonzero, or asked for something impossible.
+/// The World reports it as a fault ([`crate::FaultKind::CoreError`]); see the
+/// example on [`crate::Fault`].
+///
+/// ```
+/// use cmc_world::core::abi::CoreError;
+///
+/// assert_eq!(CoreError::Code(3).to_string(), "the step returned error code 3");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CoreError {
     /// The core's step returned this nonzero code.

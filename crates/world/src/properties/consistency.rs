@@ -19,7 +19,8 @@ use cmc_model::Property;
 use crate::world::state::{GhostKind, WorldState};
 use crate::World;
 
-/// What a reply to a request means, as the user's decoder says.
+/// What a reply to a request means, as the user's decoder says (see the
+/// example on [`ClientHistory`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum ReplyMeaning<Ret> {
     /// The operation took effect and returned this value.
@@ -184,7 +185,7 @@ where
 }
 
 /// `Linearizable`: every reachable state's client history is linearizable
-/// with respect to `history`'s spec.
+/// with respect to `history`'s spec. See the example on [`ClientHistory`].
 pub fn linearizable<S>(history: ClientHistory<S>) -> Property<World>
 where
     S: SequentialSpec + Send + Sync + 'static,

@@ -18,7 +18,19 @@ pub const REQUESTS_MAX: u8 = 255;
 /// every state keeps its steps, so the bound is also a memory bound.
 pub const QUIESCENCE_STEPS_MAX: u32 = 100_000;
 
-/// How the network treats messages.
+/// How the network treats messages (`net=`).
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::{NetSemantics, WorldSpec};
+///
+/// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
+/// assert_eq!(spec.net, NetSemantics::Unordered);
+/// spec.set("net", "dup")?;
+/// assert_eq!(spec.net, NetSemantics::Duplicating);
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NetSemantics {
     /// A multiset: each DELIVER consumes one copy, in any order.

@@ -19,6 +19,14 @@ pub struct Payload {
 
 impl Payload {
     /// `bytes` as a payload, or `None` if longer than [`PAYLOAD_MAX`].
+    ///
+    /// ```
+    /// use cmc_world::core::abi::PAYLOAD_MAX;
+    /// use cmc_world::world::state::Payload;
+    ///
+    /// assert_eq!(Payload::new(b"ACK").map(|p| p.as_bytes().len()), Some(3));
+    /// assert!(Payload::new(&[0; PAYLOAD_MAX + 1]).is_none());
+    /// ```
     pub fn new(bytes: &[u8]) -> Option<Payload> {
         if bytes.len() > PAYLOAD_MAX {
             return None;
