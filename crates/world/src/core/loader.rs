@@ -17,6 +17,14 @@ use crate::core::Core;
 use crate::run::recorder::{recorded, Call};
 
 /// Why a core could not be loaded; the text is the message for the user.
+///
+/// ```
+/// use std::path::Path;
+/// use cmc_world::CCore;
+///
+/// let missing = CCore::load(Path::new("./no-such-core.so")).err().expect("no such file");
+/// assert!(missing.to_string().contains("no-such-core.so"), "{missing}");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadError(pub String);
 

@@ -198,6 +198,28 @@ impl GhostKind {
 }
 
 /// One entry of the ghost history of client requests and replies.
+///
+/// A property of replies, written over the ghost history alone (no core
+/// internals): every reply of `reqack` is one byte.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_model::Property;
+/// use cmc_search::{Checker, Verdict};
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::world::state::{GhostKind, WorldState};
+/// use cmc_world::{World, WorldSpec};
+///
+/// let one_byte = Property::always("OneByteReplies", |_: &World, state: &WorldState| {
+///     state.ghost.iter()
+///         .filter(|entry| entry.kind == GhostKind::Reply)
+///         .all(|entry| entry.payload.as_bytes().len() == 1)
+/// });
+/// let spec = WorldSpec::builder(Arc::new(ReqAck::default()), 2).requests(2).build()?;
+/// let world = World::new(spec).with_property(one_byte);
+/// assert_eq!(Checker::new(world).workers(1).run().verdict, Verdict::Pass);
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
 pub struct GhostEntry {
     /// What happened.
