@@ -23,7 +23,27 @@ use crate::world::World;
 /// The parameter that records a C core library's digest, after its `core=`.
 pub const CORE_DIGEST_PARAM: &str = "core_digest";
 
-/// What the command line says about the World to check.
+/// What the command line says about the World to check; [`build_world`]
+/// turns it into a World.
+///
+/// ```
+/// use cmc_search::{Checker, Verdict};
+/// use cmc_world::{build_world, WorldArgs};
+///
+/// // cmc check --core rust:reqack-bug2 --nodes 2 requests=1 crashes=1 ...
+/// let args = WorldArgs {
+///     cores: vec!["rust:reqack-bug2".into()],
+///     nodes: 2,
+///     params: ["requests=1", "crashes=1", "restarts=1", "crash_nodes=1"]
+///         .map(String::from).to_vec(),
+///     check_determinism: false,
+/// };
+/// // The World comes with the known core's own properties.
+/// let outcome = Checker::new(build_world(&args)?).workers(1).run();
+/// assert!(matches!(&outcome.verdict,
+///     Verdict::Violated { property, .. } if property == "AckedIsDurable"));
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WorldArgs {
     /// Each `--core`: a shared library path, or `rust:NAME` for a built-in Rust
@@ -159,6 +179,22 @@ fn check_digests(opened: &[Opened], recorded: &[String]) -> Result<(), String> {
 /// Loads the cores and builds the World, with the properties of known cores
 /// (see [`cores::properties_for`]). Every problem is an `Err` with the message
 /// for the user (the CLI exits with code 2).
+///
+/// ```
+/// use cmc_world::{build_world, WorldArgs};
+///
+/// let args = |params: &[&str]| WorldArgs {
+///     cores: vec!["rust:reqack".into()],
+///     nodes: 2,
+///     params: params.iter().map(|p| p.to_string()).collect(),
+///     ..WorldArgs::default()
+/// };
+/// assert!(build_world(&args(&["requests=2"])).is_ok());
+/// let refused = build_world(&args(&["drops=lots"])).err().expect("refused");
+/// assert!(refused.contains("drops"), "{refused}");
+/// let no_core = build_world(&WorldArgs { nodes: 2, ..WorldArgs::default() });
+/// assert!(no_core.err().expect("refused").contains("no core given"));
+/// ```
 pub fn build_world(args: &WorldArgs) -> Result<World, String> {
     if args.cores.is_empty() {
         return Err("no core given: pass --core ./libcore.so (or --core rust:reqack)".into());

@@ -24,6 +24,15 @@ pub const STATE_MAX: usize = 65536;
 pub const ENTRY_SYMBOL: &str = "cmc_core_entry";
 
 /// What happened to a node (`enum cmc_event_kind`).
+///
+/// ```
+/// use cmc_world::core::abi::EventKind;
+///
+/// // An event's raw kind, as a C core sees it, back to the enum.
+/// assert_eq!(EventKind::from_raw(5), Some(EventKind::Client));
+/// assert_eq!(EventKind::Client.name(), "CLIENT");
+/// assert_eq!(EventKind::from_raw(99), None);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
 pub enum EventKind {
@@ -75,6 +84,16 @@ impl EventKind {
 }
 
 /// What a node asks of the environment (`enum cmc_output_kind`).
+///
+/// ```
+/// use cmc_world::core::abi::{OutputKind, Outputs};
+///
+/// let mut out = Outputs::default();
+/// out.persist(4, &[1])?;
+/// let kind = OutputKind::from_raw(out.as_slice()[0].kind);
+/// assert_eq!(kind.map(OutputKind::name), Some("PERSIST"));
+/// # Ok::<(), cmc_world::core::abi::CoreError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
 pub enum OutputKind {
@@ -133,6 +152,15 @@ impl OutputKind {
 }
 
 /// A node's configuration (`cmc_config`), constant for its lifetime.
+///
+/// ```
+/// use cmc_world::core::abi::Config;
+///
+/// // Node 1 of 3, with core parameter 0 (`cfg0=4`) set.
+/// let config = Config { node: 1, nodes: 3, params: [4, 0, 0, 0, 0, 0, 0, 0] };
+/// let receivers = (0..config.nodes).filter(|n| *n != config.node).count();
+/// assert_eq!((receivers, config.params[0]), (2, 4));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Config {
@@ -145,6 +173,16 @@ pub struct Config {
 }
 
 /// One event delivered to a step (`cmc_event`); payload bytes past `len` are zero.
+///
+/// ```
+/// use cmc_world::core::abi::{Event, EventKind};
+///
+/// // A message `[1, 2]` from node 2, as the World delivers it at clock 5.
+/// let event = Event::new(EventKind::Recv, 2, 0, &[1, 2], 5);
+/// assert_eq!(event.kind(), Some(EventKind::Recv));
+/// assert_eq!((event.src, event.payload(), event.clock), (2, &[1, 2][..], 5));
+/// assert_eq!(event.payload[2..], [0; 62]);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Event {
@@ -214,6 +252,27 @@ impl Output {
 }
 
 /// The outputs of one step, in order (`cmc_outputs`).
+///
+/// A core appends with the helpers ([`Outputs::send`], [`Outputs::reply`],
+/// ...); past [`OUTPUTS_MAX`] they return [`CoreError::OutputsFull`], which the
+/// World reports as a core fault.
+///
+/// ```
+/// use cmc_world::core::abi::{CoreError, OutputKind, Outputs, OUTPUTS_MAX};
+///
+/// let mut out = Outputs::default();
+/// out.send(1, b"DATA")?;
+/// out.set_timer(0)?;
+/// let kinds: Vec<_> = out.as_slice().iter().map(|o| OutputKind::from_raw(o.kind)).collect();
+/// assert_eq!(kinds, [Some(OutputKind::Send), Some(OutputKind::SetTimer)]);
+/// assert_eq!((out.as_slice()[0].dst, out.as_slice()[0].payload()), (1, &b"DATA"[..]));
+///
+/// for _ in 2..OUTPUTS_MAX {
+///     out.reply(0, &[])?;
+/// }
+/// assert_eq!(out.reply(0, &[]), Err(CoreError::OutputsFull));
+/// # Ok::<(), CoreError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Outputs {
@@ -234,6 +293,14 @@ impl Default for Outputs {
 }
 
 /// A step error: a core returned nonzero, or asked for something impossible.
+/// The World reports it as a fault ([`crate::FaultKind::CoreError`]); see the
+/// example on [`crate::Fault`].
+///
+/// ```
+/// use cmc_world::core::abi::CoreError;
+///
+/// assert_eq!(CoreError::Code(3).to_string(), "the step returned error code 3");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CoreError {
     /// The core's step returned this nonzero code.

@@ -241,6 +241,23 @@ unsafe extern "C" fn describe_message<E: Exported>(
 /// `export_core!(MyCore)` builds the core with `MyCore::default()`;
 /// `export_core!(MyCore = expression)` with the expression (evaluated once,
 /// on the first call of `cmc_core_entry`). One per library.
+///
+/// # Example
+///
+/// The exported entry point, read back as the loader reads a library's:
+///
+/// ```
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::{CCore, Core};
+///
+/// cmc_world::export_core!(ReqAck = ReqAck { bug: 0 });
+///
+/// // SAFETY: `cmc_core_entry` returns a descriptor of this program.
+/// let core = unsafe { CCore::from_descriptor(cmc_core_entry(), "exported", None) }
+///     .expect("a valid descriptor");
+/// assert_eq!(Core::name(&core), "reqack");
+/// assert_eq!(core.durable_size(), Core::durable_size(&ReqAck::default()));
+/// ```
 #[macro_export]
 macro_rules! export_core {
     ($core:ty) => {

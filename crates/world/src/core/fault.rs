@@ -5,6 +5,16 @@
 use cmc_model::Fingerprint;
 
 /// What went wrong inside a step.
+///
+/// ```
+/// use cmc_world::FaultKind;
+///
+/// let kind = FaultKind::Hang(5000);
+/// assert_eq!(kind.headline(), "CORE HUNG");
+/// // The supervised child sends a kind to the supervisor as a tag and a text.
+/// let (tag, text) = kind.to_parts();
+/// assert_eq!(FaultKind::from_parts(tag, text), Some(kind));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FaultKind {
     /// The core returned an error code or overflowed its outputs.
@@ -75,6 +85,42 @@ impl FaultKind {
 }
 
 /// A fault with where it happened.
+///
+/// # Example
+///
+/// A core that returns an error code: the World records the fault and the
+/// verdict is not a pass.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_search::{Checker, Verdict};
+/// use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+/// use cmc_world::{FaultKind, TypedCore, World, WorldSpec};
+///
+/// struct Refuses;
+/// impl TypedCore for Refuses {
+///     type Durable = u32;
+///     type Volatile = u32;
+///     fn name(&self) -> &str { "refuses" }
+///     fn step(&self, _: &Config, _: &u32, _: &mut u32, event: &Event,
+///             _: &mut Outputs) -> Result<(), CoreError> {
+///         match event.kind() {
+///             Some(EventKind::Client) => Err(CoreError::Code(7)),
+///             _ => Ok(()),
+///         }
+///     }
+/// }
+///
+/// let spec = WorldSpec::builder(Arc::new(Refuses), 1).requests(1).build()?;
+/// let checker = Checker::new(World::new(spec)).workers(1);
+/// let outcome = checker.run();
+/// assert!(matches!(outcome.verdict, Verdict::Error { .. }), "{:?}", outcome.verdict);
+/// let fault = checker.model().fault().expect("the step failed");
+/// assert!(matches!(fault.kind, FaultKind::CoreError(_)));
+/// assert_eq!(fault.kind.headline(), "CORE ERROR");
+/// assert!(fault.in_step() && fault.action.starts_with("CLIENT"), "{fault}");
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fault {
     /// What went wrong.

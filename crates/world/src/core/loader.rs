@@ -17,6 +17,14 @@ use crate::core::Core;
 use crate::run::recorder::{recorded, Call};
 
 /// Why a core could not be loaded; the text is the message for the user.
+///
+/// ```
+/// use std::path::Path;
+/// use cmc_world::CCore;
+///
+/// let missing = CCore::load(Path::new("./no-such-core.so")).err().expect("no such file");
+/// assert!(missing.to_string().contains("no-such-core.so"), "{missing}");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadError(pub String);
 
@@ -30,6 +38,26 @@ impl std::error::Error for LoadError {}
 
 /// A C core: a validated descriptor, and the library that holds it (if loaded
 /// at run time; kept open as long as the core lives).
+///
+/// # Example
+///
+/// A C core is checked as a Rust one is (`cores/reqack/reqack.c` with its
+/// bug 1 compiled in, `cc -shared -DCMC_BUG=1`):
+///
+/// ```no_run
+/// use std::path::Path;
+/// use std::sync::Arc;
+/// use cmc_search::{Checker, Verdict};
+/// use cmc_world::{CCore, World, WorldSpec};
+///
+/// let core = CCore::load(Path::new("./libreqack_bug1.so"))?;
+/// assert_eq!(core.origin(), "./libreqack_bug1.so");
+/// let mut spec = WorldSpec::new(Arc::new(core), 2)?;
+/// spec.set_all(&["requests=1", "crashes=1", "restarts=1", "crash_nodes=0"])?;
+/// let outcome = Checker::new(World::new(spec)).run();
+/// assert!(matches!(outcome.verdict, Verdict::Violated { .. }));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct CCore {
     descriptor: CoreDescriptor,
     name: String,

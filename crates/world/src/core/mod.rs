@@ -24,6 +24,29 @@ use crate::core::abi::{Config, CoreError, Event, Outputs};
 /// outputs) and keeps `volatile` canonical (equal states have equal bytes).
 /// The World passes slices of exactly [`durable_size`](Core::durable_size)
 /// and [`volatile_size`](Core::volatile_size) bytes and an empty `out`.
+///
+/// # Example
+///
+/// One step of the bundled `reqack` core, called as the World calls it:
+///
+/// ```
+/// use cmc_world::core::abi::{Config, Event, EventKind, OutputKind, Outputs};
+/// use cmc_world::cores::reqack::{ReqAck, OFFSET_PENDING};
+/// use cmc_world::Core;
+///
+/// let core: &dyn Core = &ReqAck::default();
+/// let config = Config { node: 0, nodes: 2, params: [0; 8] };
+/// let durable = vec![0; core.durable_size()];
+/// let mut volatile = vec![0; core.volatile_size()];
+/// let mut out = Outputs::default();
+/// let request = Event::new(EventKind::Client, 0, 0, &[], 0);
+/// core.step(&config, &durable, &mut volatile, &request, &mut out)?;
+/// // The sender first makes the request durable, and does nothing else.
+/// let [persist] = out.as_slice() else { panic!("one output") };
+/// assert_eq!(OutputKind::from_raw(persist.kind), Some(OutputKind::Persist));
+/// assert_eq!((persist.id, persist.payload()), (OFFSET_PENDING, &1u32.to_le_bytes()[..]));
+/// # Ok::<(), cmc_world::core::abi::CoreError>(())
+/// ```
 pub trait Core: Send + Sync {
     /// Short name, e.g. `reqack`.
     fn name(&self) -> &str;
@@ -85,6 +108,43 @@ pub trait Core: Send + Sync {
 ///
 /// Every `TypedCore` is a [`Core`]; the state structs are copied in and out of
 /// the World's byte buffers, so they need no particular alignment there.
+///
+/// # Example
+///
+/// A one-node core that answers each client request with a count, and a
+/// buggy variant that answers twice; the World checks both.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_search::{Checker, Verdict};
+/// use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+/// use cmc_world::{TypedCore, World, WorldSpec};
+///
+/// struct Counter { twice: bool }
+///
+/// impl TypedCore for Counter {
+///     type Durable = u32; // unused here
+///     type Volatile = u32; // requests answered
+///     fn name(&self) -> &str { "counter" }
+///     fn step(&self, _: &Config, _: &u32, answered: &mut u32, event: &Event,
+///             out: &mut Outputs) -> Result<(), CoreError> {
+///         if event.kind() == Some(EventKind::Client) {
+///             *answered += 1;
+///             out.reply(event.id, &answered.to_le_bytes())?;
+///             if self.twice { out.reply(event.id, &[])?; }
+///         }
+///         Ok(())
+///     }
+/// }
+///
+/// let check = |core: Counter| {
+///     let spec = WorldSpec::builder(Arc::new(core), 1).requests(2).build().unwrap();
+///     Checker::new(World::new(spec)).workers(1).run().verdict
+/// };
+/// assert_eq!(check(Counter { twice: false }), Verdict::Pass);
+/// assert!(matches!(check(Counter { twice: true }),
+///     Verdict::Violated { property, .. } if property == "AtMostOneReply"));
+/// ```
 pub trait TypedCore: Send + Sync {
     /// The durable part.
     type Durable: Pod;

@@ -77,6 +77,20 @@ pub struct Volatile {
 }
 
 /// The Rust `reqack` core; `bug` selects a planted bug (0: none).
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_search::{Checker, Verdict};
+/// use cmc_world::cores::reqack::{self, ReqAck};
+/// use cmc_world::{World, WorldSpec};
+///
+/// // The correct protocol survives a dropped message and a crash.
+/// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
+/// spec.set_all(&["requests=1", "drops=1", "crashes=1", "restarts=1"])?;
+/// let world = reqack::properties().into_iter().fold(World::new(spec), World::with_property);
+/// assert_eq!(Checker::new(world).workers(1).run().verdict, Verdict::Pass);
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ReqAck {
     /// Planted bug number, 0 for the correct protocol.

@@ -19,7 +19,8 @@ use cmc_model::Property;
 use crate::world::state::{GhostKind, WorldState};
 use crate::World;
 
-/// What a reply to a request means, as the user's decoder says.
+/// What a reply to a request means, as the user's decoder says (see the
+/// example on [`ClientHistory`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum ReplyMeaning<Ret> {
     /// The operation took effect and returned this value.
@@ -35,6 +36,45 @@ type RetOf<S> = dyn Fn(&<S as SequentialSpec>::Op, &[u8]) -> ReplyMeaning<<S as 
     + Sync;
 
 /// Turns a World's ghost history into a [`History`] of `S` operations.
+///
+/// # Example
+///
+/// `reqack` as a sequential object whose every delivery answers OK; a BUSY
+/// reply is a refusal (the request did not take effect). Decoded so, the
+/// core is linearizable; read as a result, BUSY contradicts the object.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_linearizability::SequentialSpec;
+/// use cmc_search::{Checker, Verdict};
+/// use cmc_world::cores::reqack::{ReqAck, REPLY_BUSY, REPLY_OK};
+/// use cmc_world::properties::consistency::{linearizable, ClientHistory, ReplyMeaning};
+/// use cmc_world::{World, WorldSpec};
+///
+/// struct Deliver;
+/// impl SequentialSpec for Deliver {
+///     type State = ();
+///     type Op = u32; // the request id
+///     type Ret = u8; // the reply byte
+///     fn init(&self) {}
+///     fn apply(&self, _: &(), _: &u32) -> ((), u8) { ((), REPLY_OK) }
+/// }
+///
+/// let check = |busy: ReplyMeaning<u8>| {
+///     let history = ClientHistory::new(Deliver, |request, _node| request,
+///         move |_: &u32, reply: &[u8]| match reply {
+///             [REPLY_BUSY] => busy.clone(),
+///             [other] => ReplyMeaning::Returned(*other),
+///             _ => panic!("reqack replies one byte"),
+///         });
+///     let spec = WorldSpec::builder(Arc::new(ReqAck::default()), 2).requests(2).build().unwrap();
+///     let world = World::new(spec).with_property(linearizable(history));
+///     Checker::new(world).workers(1).run().verdict
+/// };
+/// assert_eq!(check(ReplyMeaning::Refused), Verdict::Pass);
+/// assert!(matches!(check(ReplyMeaning::Returned(REPLY_BUSY)),
+///     Verdict::Violated { property, .. } if property == "Linearizable"));
+/// ```
 pub struct ClientHistory<S: SequentialSpec> {
     spec: S,
     op_of: Arc<OpOf<S>>,
@@ -145,7 +185,7 @@ where
 }
 
 /// `Linearizable`: every reachable state's client history is linearizable
-/// with respect to `history`'s spec.
+/// with respect to `history`'s spec. See the example on [`ClientHistory`].
 pub fn linearizable<S>(history: ClientHistory<S>) -> Property<World>
 where
     S: SequentialSpec + Send + Sync + 'static,

@@ -62,6 +62,29 @@ fn show_view(text: &mut String, view: &StateView) {
 
 /// The full replay of `file` through `world`'s cores, as text; an `Err` says
 /// which line of the file does not fit this World.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_search::{Checker, ReplayFile};
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::report::replay;
+/// use cmc_world::{World, WorldSpec};
+///
+/// let world = |nodes| {
+///     let mut spec = WorldSpec::new(Arc::new(ReqAck { bug: 1 }), nodes).unwrap();
+///     spec.set_all(&["requests=1", "crashes=1", "restarts=1", "crash_nodes=0"]).unwrap();
+///     World::new(spec)
+/// };
+/// let checker = Checker::new(world(2)).workers(1);
+/// let trace = checker.run().counterexample.expect("bug 1 is found");
+/// let file = ReplayFile::from_counterexample(checker.model(), &trace, Some("AtMostOneReply"));
+/// let text = replay::run(&world(2), &file)?;
+/// assert!(text.contains("VIOLATED AtMostOneReply"), "{text}");
+/// assert!(text.contains("message sequence chart:"));
+/// // The trace of one World does not fit another.
+/// assert!(replay::run(&world(3), &file).unwrap_err().contains("trace of"));
+/// # Ok::<(), String>(())
+/// ```
 pub fn run(world: &World, file: &ReplayFile) -> Result<String, String> {
     run_with_chart(world, file).map(|(text, _)| text)
 }

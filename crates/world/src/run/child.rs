@@ -1,7 +1,7 @@
 //! The supervised child's side of its channel to the supervisor
 //! ([`crate::supervise`]): the end-of-run [`Message`] and its framing, the
 //! role the child was started for, and the ways a child ends ([`finish`],
-//! [`report_fault`]).
+//! or `report_fault` on a fault).
 
 use std::fs::File;
 use std::io::Write;
@@ -130,7 +130,7 @@ fn decode_fault(decoder: &mut Decoder<'_>) -> Option<Fault> {
 pub enum Role {
     /// Run the check and [`finish`] with its report.
     Check,
-    /// [`explain`] a fault.
+    /// [`explain`](crate::supervise::explain) a fault.
     Explain,
 }
 
@@ -147,7 +147,7 @@ pub(crate) fn input_fd() -> Option<RawFd> {
     CHILD.get()?.input
 }
 
-/// In a process started by [`supervise`]: installs its flight recorder and
+/// In a process started by [`supervise`](crate::supervise::supervise): installs its flight recorder and
 /// end-of-run channel, and says what it is to do; `None` when this process
 /// is not supervised.
 pub fn child_from_env() -> Result<Option<Role>, String> {

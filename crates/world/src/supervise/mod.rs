@@ -3,7 +3,7 @@
 //!
 //! The supervisor ([`supervise`]) runs the check in a child process, which
 //! writes a flight recorder ([`crate::run::recorder`]) before every core call and
-//! ends by sending one end-of-run [`Message`](crate::run::child::Message) over a private pipe, then
+//! ends by sending one end-of-run [`Message`] over a private pipe, then
 //! exiting at once. The supervisor takes the verdict from that message only:
 //! a child that exits without it (whatever its exit code), dies by a signal,
 //! or stays inside one core call longer than the timeout (it is then killed)

@@ -46,6 +46,18 @@ use crate::core::abi::{Event, EventKind, Output, OutputKind, PAYLOAD_MAX};
 pub const HEADER: &str = "cmc-glue-log 1";
 
 /// One record of a glue log.
+///
+/// ```
+/// use cmc_world::core::abi::EventKind;
+/// use cmc_world::validate::glue_log::{format_record, parse, Record};
+///
+/// let lines = parse("cmc-glue-log 1\nevent 1 RECV src=0 payload=0a0b\ncrash 1\n")?;
+/// let Record::Event { node: 1, event } = &lines[0].record else { panic!() };
+/// assert_eq!((event.kind(), event.payload()), (Some(EventKind::Recv), &[10, 11][..]));
+/// assert_eq!(lines[1].number, 3);
+/// assert_eq!(format_record(&lines[1].record), "crash 1");
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Record {
     /// The glue gave `event` to `node`'s step.

@@ -38,6 +38,40 @@ pub struct Options {
 }
 
 /// What a valid log contained.
+///
+/// # Example
+///
+/// A glue log of a `reqack` sender that took a request, wrote it, and sent
+/// it; then the same log with the write left out.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::validate::{glue_log, validate, Options};
+/// use cmc_world::WorldSpec;
+///
+/// let spec = WorldSpec::new(Arc::new(ReqAck::default()), 2).unwrap();
+/// let log = "cmc-glue-log 1
+/// event 0 START
+/// event 1 START
+/// event 0 CLIENT id=0
+/// output 0 PERSIST id=0 payload=01000000
+/// event 0 FLUSHED id=0 payload=01000000
+/// output 0 SEND dst=1 payload=0100000000000000
+/// output 0 SET_TIMER id=0
+/// ";
+/// let summary = validate(&spec, &glue_log::parse(log)?, Options::default())
+///     .map_err(|m| m.to_string())?;
+/// assert_eq!((summary.events, summary.outputs, summary.in_flight), (4, 3, 1));
+///
+/// let no_write = log.replace("output 0 PERSIST id=0 payload=01000000\n", "");
+/// let mismatch = validate(&spec, &glue_log::parse(&no_write)?, Options::default())
+///     .expect_err("the glue skipped an output");
+/// // Reported at the step whose output the glue dropped.
+/// assert_eq!(mismatch.line, 4, "{mismatch}");
+/// assert!(mismatch.message.contains("PERSIST"), "{mismatch}");
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Summary {
     /// Events replayed through the cores.

@@ -55,6 +55,29 @@ impl Surplus {
 /// Message actions carry the message's position in the state's network and
 /// its bytes, so that the action's text names the message unambiguously and
 /// `next_state` can check it is applied to the state it came from.
+///
+/// # Example
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_model::Model;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::world::action::Action;
+/// use cmc_world::{World, WorldSpec};
+///
+/// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
+/// spec.set_all(&["requests=1", "clients=0"])?;
+/// let world = World::new(spec);
+/// let mut states = Vec::new();
+/// world.init_states(&mut states);
+/// let mut actions = Vec::new();
+/// world.actions(&states[0], &mut actions);
+/// // No fault budget, nothing sent yet: only the client request is enabled.
+/// let [client] = &actions[..] else { panic!("{actions:?}") };
+/// assert!(matches!(client, Action::Client { request: 0, node: 0, .. }));
+/// assert_eq!(client.kind().0, "CLIENT");
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
     /// DELIVER, DROP or DUP of the message at `index` in the network.

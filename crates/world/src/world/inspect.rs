@@ -11,6 +11,32 @@ use crate::world::state::{GhostEntry, GhostKind, NodeState, WorldState};
 use crate::World;
 
 /// Read access to a World state's internals, for properties.
+///
+/// # Example
+///
+/// A property over `reqack`'s own state: whenever the sender is sending, the
+/// request it sends is durable (so a crash cannot lose it).
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_model::Property;
+/// use cmc_search::{Checker, Verdict};
+/// use cmc_world::cores::reqack::{phase, Durable, ReqAck, Volatile};
+/// use cmc_world::world::state::WorldState;
+/// use cmc_world::{World, WorldSpec};
+///
+/// let sending_is_durable = Property::always("SendingIsDurable", |world: &World, state: &WorldState| {
+///     let sender = world.inspect(state).node(0);
+///     let (d, v): (Durable, Volatile) =
+///         (sender.durable_as().expect("reqack layout"), sender.volatile_as().expect("reqack layout"));
+///     v.phase != phase::SENDING || d.pending == v.request
+/// });
+/// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
+/// spec.set_all(&["requests=1", "crashes=1", "restarts=1"])?;
+/// let world = World::new(spec).with_property(sending_is_durable);
+/// assert_eq!(Checker::new(world).workers(1).run().verdict, Verdict::Pass);
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 pub struct Inspect<'a> {
     world: &'a World,
     state: &'a WorldState,

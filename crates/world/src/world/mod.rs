@@ -40,6 +40,28 @@ use crate::world::symmetry::Symmetry;
 /// [`Model::fault_text`]), so a `#[test]` that checks a faulty core fails.
 /// In a supervised child ([`crate::supervise`]), the process instead ends at
 /// once and the supervisor reports it.
+///
+/// # Example
+///
+/// A World test: two nodes running the bundled `reqack` core with bug 1 (the
+/// sender replies before its clear of `pending` is durable), one request and
+/// one crash of the sender; the search finds the double reply.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_search::{Checker, Verdict};
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::{World, WorldSpec};
+///
+/// let mut spec = WorldSpec::new(Arc::new(ReqAck { bug: 1 }), 2)?;
+/// spec.set_all(&["requests=1", "crashes=1", "restarts=1", "crash_nodes=0"])?;
+/// let outcome = Checker::new(World::new(spec)).workers(1).run();
+/// match &outcome.verdict {
+///     Verdict::Violated { property, .. } => assert_eq!(property, "AtMostOneReply"),
+///     other => panic!("expected a double reply, got {other:?}"),
+/// }
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 pub struct World {
     env: Env,
     properties: Vec<Property<World>>,
@@ -98,6 +120,25 @@ impl World {
     }
 
     /// Adds a property (builder style).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use cmc_search::{Checker, Verdict};
+    /// use cmc_world::cores::reqack::{self, ReqAck};
+    /// use cmc_world::{World, WorldSpec};
+    ///
+    /// // Bug 2: a receiver ACKs before its store is flushed; only the
+    /// // core's own property `AckedIsDurable` sees the lost request.
+    /// let mut spec = WorldSpec::new(Arc::new(ReqAck { bug: 2 }), 2)?;
+    /// spec.set_all(&["requests=1", "crashes=1", "restarts=1", "crash_nodes=1"])?;
+    /// let world = reqack::properties()
+    ///     .into_iter()
+    ///     .fold(World::new(spec), World::with_property);
+    /// let outcome = Checker::new(world).workers(1).run();
+    /// assert!(matches!(&outcome.verdict,
+    ///     Verdict::Violated { property, .. } if property == "AckedIsDurable"));
+    /// # Ok::<(), cmc_world::world::spec::SpecError>(())
+    /// ```
     pub fn with_property(mut self, property: Property<World>) -> World {
         self.properties.push(property);
         self

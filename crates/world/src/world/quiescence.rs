@@ -82,6 +82,25 @@ pub fn faults_spent(state: &WorldState) -> bool {
 }
 
 /// A fair run from a state: the actions taken, and whether the goal was reached.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_model::Model;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::{World, WorldSpec};
+///
+/// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
+/// spec.set_all(&["requests=1", "quiescence=20"])?;
+/// let world = World::new(spec);
+/// let mut init = Vec::new();
+/// world.init_states(&mut init);
+/// // No fault budget to spend: the fair run from the start issues the
+/// // request and runs the protocol until the client has its reply.
+/// let run = world.fair_run(&init[0]).expect("quiescence is checked");
+/// assert!(run.reached && !run.stuck, "{run}");
+/// assert_eq!(run.actions[0], "CLIENT r0 -> n0");
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct FairRun {
     /// The goal's name.

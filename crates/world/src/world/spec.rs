@@ -18,7 +18,19 @@ pub const REQUESTS_MAX: u8 = 255;
 /// every state keeps its steps, so the bound is also a memory bound.
 pub const QUIESCENCE_STEPS_MAX: u32 = 100_000;
 
-/// How the network treats messages.
+/// How the network treats messages (`net=`).
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::{NetSemantics, WorldSpec};
+///
+/// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
+/// assert_eq!(spec.net, NetSemantics::Unordered);
+/// spec.set("net", "dup")?;
+/// assert_eq!(spec.net, NetSemantics::Duplicating);
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NetSemantics {
     /// A multiset: each DELIVER consumes one copy, in any order.
@@ -30,7 +42,26 @@ pub enum NetSemantics {
 }
 
 /// A World's full configuration. Build with [`WorldSpec::new`], then adjust
-/// the public fields or apply `NAME=VALUE` pairs with [`WorldSpec::set`].
+/// the public fields or apply `NAME=VALUE` pairs with [`WorldSpec::set`]
+/// (the command line's words), or use the typed [`WorldSpec::builder`].
+///
+/// # Example
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::world::state::Budget;
+/// use cmc_world::WorldSpec;
+///
+/// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 3)?;
+/// spec.set_all(&["requests=2", "drops=1", "net=fifo"])?;
+/// assert_eq!(spec.nodes(), 3);
+/// assert_eq!(spec.requests, 2);
+/// assert_eq!(spec.budgets[Budget::Drops as usize], 1);
+/// // Every parameter applied is kept, to be written into replay files.
+/// assert_eq!(spec.applied.len(), 3);
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 #[derive(Clone)]
 pub struct WorldSpec {
     /// The distinct cores.
@@ -109,6 +140,26 @@ pub fn budget_name(kind: Budget) -> &'static str {
 
 /// Why a World specification was refused. Its text names the parameter
 /// and what was expected (the `cmc` command prints it and exits 2).
+///
+/// # Example
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::world::spec::SpecError;
+/// use cmc_world::WorldSpec;
+///
+/// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
+/// assert_eq!(spec.set("drops", "many"), Err(SpecError::BadValue {
+///     name: "drops".into(),
+///     value: "many".into(),
+///     why: "expected a count from 0 to 255".into(),
+/// }));
+/// assert!(matches!(spec.set("dorps", "1"), Err(SpecError::Unknown(_))));
+/// assert!(matches!(WorldSpec::new(Arc::new(ReqAck::default()), 0),
+///     Err(SpecError::NodeCount(0))));
+/// # Ok::<(), SpecError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SpecError {
     /// A parameter word that is not `NAME=VALUE`.
@@ -522,6 +573,33 @@ impl WorldSpec {
 
 /// Builds a [`WorldSpec`] with typed setters (see [`WorldSpec::builder`]);
 /// the first refused value is the error of [`WorldSpecBuilder::build`].
+///
+/// # Example
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::world::spec::SpecError;
+/// use cmc_world::world::state::Budget;
+/// use cmc_world::{NetSemantics, WorldSpec};
+///
+/// let spec = WorldSpec::builder(Arc::new(ReqAck::default()), 3)
+///     .requests(1)
+///     .budget(Budget::Crashes, 1)
+///     .crash_nodes(&[1, 2])
+///     .net(NetSemantics::Fifo)
+///     .build()?;
+/// assert_eq!(spec.crash_nodes, [1, 2]);
+/// assert_eq!(spec.net, NetSemantics::Fifo);
+///
+/// // Node 7 is not in a 3-node World: the first refused value is the error.
+/// let refused = WorldSpec::builder(Arc::new(ReqAck::default()), 3)
+///     .clients(&[7])
+///     .requests(1)
+///     .build();
+/// assert!(matches!(refused, Err(SpecError::BadValue { name, .. }) if name == "clients"));
+/// # Ok::<(), SpecError>(())
+/// ```
 pub struct WorldSpecBuilder {
     spec: Result<WorldSpec, SpecError>,
 }

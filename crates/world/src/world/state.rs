@@ -19,6 +19,14 @@ pub struct Payload {
 
 impl Payload {
     /// `bytes` as a payload, or `None` if longer than [`PAYLOAD_MAX`].
+    ///
+    /// ```
+    /// use cmc_world::core::abi::PAYLOAD_MAX;
+    /// use cmc_world::world::state::Payload;
+    ///
+    /// assert_eq!(Payload::new(b"ACK").map(|p| p.as_bytes().len()), Some(3));
+    /// assert!(Payload::new(&[0; PAYLOAD_MAX + 1]).is_none());
+    /// ```
     pub fn new(bytes: &[u8]) -> Option<Payload> {
         if bytes.len() > PAYLOAD_MAX {
             return None;
@@ -190,6 +198,28 @@ impl GhostKind {
 }
 
 /// One entry of the ghost history of client requests and replies.
+///
+/// A property of replies, written over the ghost history alone (no core
+/// internals): every reply of `reqack` is one byte.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_model::Property;
+/// use cmc_search::{Checker, Verdict};
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::world::state::{GhostKind, WorldState};
+/// use cmc_world::{World, WorldSpec};
+///
+/// let one_byte = Property::always("OneByteReplies", |_: &World, state: &WorldState| {
+///     state.ghost.iter()
+///         .filter(|entry| entry.kind == GhostKind::Reply)
+///         .all(|entry| entry.payload.as_bytes().len() == 1)
+/// });
+/// let spec = WorldSpec::builder(Arc::new(ReqAck::default()), 2).requests(2).build()?;
+/// let world = World::new(spec).with_property(one_byte);
+/// assert_eq!(Checker::new(world).workers(1).run().verdict, Verdict::Pass);
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
 pub struct GhostEntry {
     /// What happened.
@@ -234,6 +264,37 @@ pub enum Budget {
 pub const BUDGETS: usize = 11;
 
 /// The World's state. Its [`Encode`] bytes are its identity.
+///
+/// # Example
+///
+/// Walking the World by hand, as a property or a test sees it:
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_model::Model;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::world::action::Action;
+/// use cmc_world::world::state::{Budget, GhostKind};
+/// use cmc_world::{World, WorldSpec};
+///
+/// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
+/// spec.set_all(&["requests=1", "drops=1"])?;
+/// let world = World::new(spec);
+/// let mut init = Vec::new();
+/// world.init_states(&mut init);
+/// let [start] = &init[..] else { panic!("one initial state") };
+/// assert_eq!(start.nodes.len(), 2);
+/// assert!(start.net.is_empty() && start.ghost.is_empty());
+/// assert_eq!(start.budget(Budget::Drops), 1);
+///
+/// let request = Action::Client { request: 0, node: 0, op: 0 };
+/// let next = world.next_state(start, &request).expect("enabled");
+/// assert_eq!(next.issued, 1);
+/// assert_eq!(next.ghost[0].kind, GhostKind::Invoke);
+/// // The sender made the request durable: one persist waits for FLUSH.
+/// assert_eq!(next.nodes[0].persists.len(), 1);
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 #[derive(Debug, Default, PartialEq, Eq, Encode)]
 pub struct WorldState {
     /// The nodes, by id.

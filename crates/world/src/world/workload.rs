@@ -26,6 +26,19 @@ pub struct WorkloadOp {
 }
 
 /// The operations clients issue.
+///
+/// ```
+/// use cmc_world::world::workload::Workload;
+///
+/// let workload = Workload::parse("put:2:2,get:2")?;
+/// // put(k, v) for k, v in 0..2, then get(k) for k in 0..2.
+/// assert_eq!(workload.count(), 6);
+/// let operations = workload.operations();
+/// assert_eq!(operations[1].as_bytes(), [0, 0, 1]);
+/// assert_eq!(workload.describe(operations[5].as_bytes()), "get(1)");
+/// assert!(Workload::parse("put:0").is_err());
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Workload {
     /// The kinds of operation; a payload's first byte is an index here.
