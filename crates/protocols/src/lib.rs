@@ -12,11 +12,12 @@
 //! must catch it and its budgets.
 
 pub mod abd;
-mod after_flush;
 pub mod paxos;
 pub mod primary_backup;
 pub mod two_phase;
 mod wire;
+
+pub use wire::Replies;
 
 use std::sync::Arc;
 

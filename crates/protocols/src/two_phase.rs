@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
 use cmc_model::{ModelParam, Property};
-use cmc_world::state::{GhostKind, WorldState};
+use cmc_world::state::WorldState;
 use cmc_world::{CCore, World, WorldSpec};
 
 /// Record: coordinator has begun the transaction, undecided (`TPC_NONE`).
@@ -138,11 +138,7 @@ fn no_commit_reply_before_flush(world: &World, state: &WorldState) -> bool {
     let coordinator = durables(world, state)[0];
     world
         .inspect(state)
-        .ghost()
-        .iter()
-        .filter(|entry| {
-            entry.kind == GhostKind::Reply && entry.payload.as_bytes() == [REPLY_COMMITTED]
-        })
+        .replies_with(&[REPLY_COMMITTED])
         .all(|entry| {
             let tx = entry.request + 1;
             coordinator.tx > tx || (coordinator.tx == tx && coordinator.record == COMMITTED)

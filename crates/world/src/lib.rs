@@ -1,6 +1,7 @@
 //! Cores and the World: the core contract, the environment, supervision and reports (see `ARCHITECTURE.md`).
 //!
-//! - [`abi`] and [`core`]: the core contract, in C (`include/cmc.h`) and Rust.
+//! - [`abi`] and [`core`]: the core contract, in C (`include/cmc.h`) and Rust;
+//!   [`core_helpers`]: typed messages and after-flush replies for Rust cores.
 //! - [`loader`]: C cores, linked at build time or loaded from a shared library.
 //! - [`spec`], [`state`], [`action`], [`env`]: the World's configuration, state,
 //!   actions and environment. The environment sees core states only as bytes.
@@ -29,6 +30,7 @@ pub mod c_properties;
 pub mod chart;
 pub mod chart_svg;
 pub mod core;
+pub mod core_helpers;
 pub mod cores;
 pub mod env;
 pub mod export;

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use cmc_linearizability::specs::{Register, RegisterOp, RegisterRet};
 use cmc_model::{ModelParam, Property};
+use cmc_world::core_helpers::Message;
 use cmc_world::properties::{self, ClientHistory, ReplyMeaning};
 use cmc_world::state::WorldState;
 use cmc_world::{Core, World, WorldSpec};

@@ -15,6 +15,7 @@
 use std::sync::Arc;
 
 use cmc_model::{ModelParam, Property};
+use cmc_world::core_helpers::Message;
 use cmc_world::state::WorldState;
 use cmc_world::{Core, World, WorldSpec};
 

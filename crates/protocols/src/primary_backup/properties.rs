@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use cmc_model::{ModelParam, Property};
-use cmc_world::state::{GhostKind, WorldState};
+use cmc_world::state::WorldState;
 use cmc_world::{Core, World, WorldSpec};
 
 use super::{role, Durable, PrimaryBackup, Volatile, REPLY_OK};
@@ -63,17 +63,19 @@ fn nodes(world: &World, state: &WorldState) -> Vec<Node> {
 }
 
 /// The OK replies: (replying node, entry value).
-fn committed(state: &WorldState) -> impl Iterator<Item = (usize, u32)> + '_ {
-    state
-        .ghost
-        .iter()
-        .filter(|entry| entry.kind == GhostKind::Reply && entry.payload.as_bytes() == [REPLY_OK])
+fn committed<'a>(
+    world: &'a World,
+    state: &'a WorldState,
+) -> impl Iterator<Item = (usize, u32)> + 'a {
+    world
+        .inspect(state)
+        .replies_with(&[REPLY_OK])
         .map(|entry| (entry.node as usize, entry.request + 1))
 }
 
 fn reply_after_flush(world: &World, state: &WorldState) -> bool {
     let nodes = nodes(world, state);
-    committed(state).all(|(node, value)| nodes[node].durable.holds(value))
+    committed(world, state).all(|(node, value)| nodes[node].durable.holds(value))
 }
 
 fn committed_survives(world: &World, state: &WorldState) -> bool {
@@ -83,7 +85,7 @@ fn committed_survives(world: &World, state: &WorldState) -> bool {
         .iter()
         .filter(|n| n.up && n.volatile.role == role::PRIMARY)
         .max_by_key(|n| n.volatile.current.view);
-    committed(state).all(|(_, value)| {
+    committed(world, state).all(|(_, value)| {
         nodes.iter().filter(|n| n.durable.holds(value)).count() >= majority
             && primary.is_none_or(|p| p.volatile.current.holds(value))
     })
