@@ -12,9 +12,11 @@
 //! must catch it and its budgets.
 
 pub mod abd;
+mod node_parts;
 pub mod paxos;
 pub mod primary_backup;
 pub mod two_phase;
+mod variants;
 mod wire;
 
 pub use wire::Replies;

@@ -83,9 +83,7 @@ pub fn world(bug: u32, nodes: usize, params: &[&str]) -> Result<World, String> {
     spec.applied
         .push(ModelParam::new("core", path.display().to_string()));
     spec.set_all(params)?;
-    Ok(properties()
-        .into_iter()
-        .fold(World::new(spec), World::with_property))
+    Ok(World::new(spec).with_properties(properties()))
 }
 
 fn durables(world: &World, state: &WorldState) -> Vec<Durable> {
