@@ -166,7 +166,7 @@ impl Event {
 
 /// `payload` (at most [`PAYLOAD_MAX`] bytes, checked by the callers) in a
 /// payload field, the bytes after it zero.
-fn zero_padded(payload: &[u8]) -> [u8; PAYLOAD_MAX] {
+pub(crate) fn zero_padded(payload: &[u8]) -> [u8; PAYLOAD_MAX] {
     let mut field = [0; PAYLOAD_MAX];
     field[..payload.len()].copy_from_slice(payload);
     field

@@ -125,8 +125,8 @@ fn every_operation_of_the_workload_is_issued_and_seen_by_the_core() {
             "CLIENT r0 -> n0 get(1)"
         ]
     );
-    let put_0_1 = common::action_named(&world, &initial, "CLIENT r0 -> n0 put(0,1)");
-    let put = world.next_state(&initial, &put_0_1).unwrap();
+    let put_1_0 = common::action_named(&world, &initial, "CLIENT r0 -> n0 put(1,0)");
+    let put = world.next_state(&initial, &put_1_0).unwrap();
     assert_eq!(
         put.ghost[0].payload.as_bytes(),
         [0, 1, 0],

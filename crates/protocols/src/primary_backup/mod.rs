@@ -225,6 +225,12 @@ fn vote_of(log: &Durable) -> Msg {
     }
 }
 
+/// Forgets the votes of an election (when one starts or ends).
+fn clear_votes(v: &mut Volatile) {
+    v.votes = 0;
+    v.best = Durable::default();
+}
+
 /// Whether log `a` is more recent than log `b`.
 fn newer(a: &Durable, b: &Durable) -> bool {
     (a.log_view, a.len) > (b.log_view, b.len)
@@ -246,8 +252,7 @@ impl<const BUG: u32> PrimaryBackup<BUG> {
         let stepped_down = v.role != role::BACKUP;
         v.role = role::BACKUP;
         v.current.view = view;
-        v.votes = 0;
-        v.best = Durable::default();
+        clear_votes(v);
         v.acks = [0; LOG_MAX];
         v.requests = [0; LOG_MAX];
         v.committed = 0;
@@ -312,14 +317,19 @@ impl<const BUG: u32> PrimaryBackup<BUG> {
         }
         v.current.log_view = view;
         v.role = role::PRIMARY;
-        v.votes = 0;
-        v.best = Durable::default();
+        clear_votes(v);
+        Self::replicate(config, v, out)
+    }
+
+    /// Persists the primary's log, counting its own copy once that is
+    /// flushed, and sends it to every other node in an Append.
+    fn replicate(config: &Config, v: &mut Volatile, out: &mut Outputs) -> Result<(), CoreError> {
         Self::persist(v, ack_of, config.node, out)?;
         broadcast(
             config,
             out,
             Msg::Append {
-                view,
+                view: v.current.view,
                 log: v.current,
             },
         )
@@ -425,21 +435,12 @@ impl<const BUG: u32> TypedCore for PrimaryBackup<BUG> {
                 v.current.log_view = v.current.view;
                 v.requests[at] = event.id + 1;
                 v.acks[at] = 0;
-                Self::persist(v, ack_of, config.node, out)?;
-                broadcast(
-                    config,
-                    out,
-                    Msg::Append {
-                        view: v.current.view,
-                        log: v.current,
-                    },
-                )?;
+                Self::replicate(config, v, out)?;
             }
             Some(EventKind::Timer) if v.role == role::BACKUP && v.current.view + 1 < views => {
                 v.role = role::CANDIDATE;
                 v.current.view += 1;
-                v.votes = 0;
-                v.best = Durable::default();
+                clear_votes(v);
                 Self::persist(v, vote_of, config.node, out)?;
                 broadcast(
                     config,
