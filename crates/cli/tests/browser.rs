@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{check_reqack_bug2_with, cmc, spawn_cmc, text};
+use common::{check_reqack_bug2_with, spawn_cmc};
 
 /// Longest one Chromium run may take.
 const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(60);

@@ -1,8 +1,7 @@
 //! Stress mode (issue 14, item 8): the model on real OS threads, many iterations.
 
-use cmc_thread::sync::{mpsc, Mutex};
+use cmc_thread::sync::mpsc;
 use cmc_thread::{stress, thread};
-use std::sync::Arc;
 use std::time::Duration;
 
 mod programs;
