@@ -100,9 +100,7 @@ impl WorldCase {
             WorldCase::ReqAck => {
                 let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), nodes)?;
                 spec.set_all(params)?;
-                Ok(reqack::properties()
-                    .into_iter()
-                    .fold(World::new(spec), World::with_property))
+                Ok(World::new(spec).with_properties(reqack::properties()))
             }
             WorldCase::TwoPhaseC => cmc_protocols::two_phase::world(0, nodes, params),
             WorldCase::Paxos => cmc_protocols::paxos::properties::world(0, nodes, params),

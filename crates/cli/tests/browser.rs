@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{cmc, spawn_cmc, text};
+use common::{check_reqack_bug2_with, spawn_cmc};
 
 /// Longest one Chromium run may take.
 const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(60);
@@ -237,22 +237,7 @@ fn rgb_pixels(path: &Path) -> (Vec<[u8; 3]>, u32) {
 #[test]
 fn chromium_renders_the_report_of_a_world_violation_with_its_chart() {
     let dir = tempfile::tempdir().unwrap();
-    let output = cmc(
-        &[
-            "check",
-            "--core",
-            "rust:reqack-bug2",
-            "--nodes",
-            "2",
-            "requests=2",
-            "--replay-out",
-            "bug2.cmc",
-            "--report",
-            "world.html",
-        ],
-        dir.path(),
-    );
-    assert_eq!(output.status.code(), Some(1), "{:?}", text(&output));
+    check_reqack_bug2_with(dir.path(), "bug2.cmc", &["--report", "world.html"]);
     let report = dir.path().join("world.html");
     let url = format!("file://{}", report.display());
     let page = dom(&url);

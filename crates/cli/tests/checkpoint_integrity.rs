@@ -11,16 +11,21 @@ use std::time::{Duration, Instant};
 
 use common::{cmc, spawn_cmc, text};
 
-/// Runs `model` (its name and parameters) to completion with checkpoints in
-/// `dir/name` (only the first one, taken at the start, is made in so short a run).
-fn checkpointed(dir: &Path, name: &str, model: &[&str]) {
-    let args = [
+/// The arguments of `cmc check` on `model` (its name and parameters) with
+/// checkpoints in `name`.
+fn checkpointing<'a>(name: &'a str, model: &[&'a str]) -> Vec<&'a str> {
+    [
         &["check"][..],
         model,
         &["--checkpoint", name, "--progress", "off"],
     ]
-    .concat();
-    let output = cmc(&args, dir);
+    .concat()
+}
+
+/// Runs `model` (its name and parameters) to completion with checkpoints in
+/// `dir/name` (only the first one, taken at the start, is made in so short a run).
+fn checkpointed(dir: &Path, name: &str, model: &[&str]) {
+    let output = cmc(&checkpointing(name, model), dir);
     assert_eq!(output.status.code(), Some(0), "{:?}", text(&output));
 }
 
@@ -188,17 +193,7 @@ fn a_new_run_refuses_a_directory_holding_a_checkpoint_unless_told_to_overwrite()
 fn a_second_run_on_the_same_directory_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let mut first = spawn_cmc(
-        &[
-            "check",
-            "two-phase",
-            "RM=9",
-            "--workers",
-            "1",
-            "--checkpoint",
-            "ckpt",
-            "--progress",
-            "off",
-        ],
+        &checkpointing("ckpt", &["two-phase", "RM=9", "--workers", "1"]),
         dir.path(),
     );
     wait_for_checkpoint(&dir.path().join("ckpt"));
@@ -267,18 +262,7 @@ fn symbolic_links_in_the_directory_are_refused() {
 #[test]
 fn a_run_killed_right_after_it_started_resumes_to_the_uninterrupted_figures() {
     let dir = tempfile::tempdir().unwrap();
-    let mut run = spawn_cmc(
-        &[
-            "check",
-            "two-phase",
-            "RM=7",
-            "--checkpoint",
-            "ckpt",
-            "--progress",
-            "off",
-        ],
-        dir.path(),
-    );
+    let mut run = spawn_cmc(&checkpointing("ckpt", &["two-phase", "RM=7"]), dir.path());
     wait_for_checkpoint(&dir.path().join("ckpt"));
     let _ = run.kill(); // SIGKILL, long before --checkpoint-every's 300 s
     let _ = run.wait();

@@ -5,16 +5,12 @@ mod common;
 
 use common::{cmc, text};
 
-/// Node 0's first request under the Rust reqack core, as a correct glue logs it.
-const FIRST_REQUEST: &str = "cmc-glue-log 1
-event 0 START
-event 1 START
-event 0 CLIENT
-output 0 PERSIST payload=01000000
-event 0 FLUSHED payload=01000000
-output 0 SEND dst=1 payload=0100000000000000
-output 0 SET_TIMER
-";
+/// Node 0's first request under the reqack core (Rust or C), as a correct
+/// glue logs it (the fixture the World's own glue tests read too).
+const FIRST_REQUEST: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../cores/reqack/first_request.gluelog"
+));
 
 fn validate(log: &str) -> (Option<i32>, String, String) {
     let dir = tempfile::tempdir().unwrap();

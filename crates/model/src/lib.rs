@@ -23,6 +23,6 @@ mod view;
 pub use cmc_derive::Encode;
 pub use encode::{check_round_trip, DecodeError, Decoder, Encode, RoundTripFailure};
 pub use fingerprint::Fingerprint;
-pub use model::{ActionKind, Model, ModelParam};
+pub use model::{param_pairs, ActionKind, Model, ModelParam};
 pub use property::{Property, PropertyKind};
 pub use view::StateView;

@@ -27,6 +27,15 @@ impl ModelParam {
     }
 }
 
+/// `params` as (name, value) pairs: the form reports, checkpoints and replay
+/// headers record them in.
+pub fn param_pairs(params: Vec<ModelParam>) -> Vec<(String, String)> {
+    params
+        .into_iter()
+        .map(|param| (param.name, param.value))
+        .collect()
+}
+
 /// What kind of step an action is: its name in coverage reports, and
 /// whether it is a fault the environment injects (a drop, a crash, ...), whose
 /// frequency a swarm simulation draws per walk.

@@ -203,11 +203,7 @@ mod tests {
         for entry in bundled() {
             let model = entry.build(&[]).unwrap();
             assert_eq!(model.name(), entry.name);
-            let built: Vec<(String, String)> = model
-                .params()
-                .into_iter()
-                .map(|param| (param.name, param.value))
-                .collect();
+            let built = cmc_model::param_pairs(model.params());
             let listed: Vec<(String, String)> = entry
                 .params
                 .iter()
@@ -216,12 +212,12 @@ mod tests {
             assert_eq!(built, listed, "{}", entry.name);
             // A model rebuilt from its own parameters is the same instance.
             let rebuilt = entry.build(&built).unwrap();
-            let rebuilt_params: Vec<(String, String)> = rebuilt
-                .params()
-                .into_iter()
-                .map(|param| (param.name, param.value))
-                .collect();
-            assert_eq!(rebuilt_params, built, "{}", entry.name);
+            assert_eq!(
+                cmc_model::param_pairs(rebuilt.params()),
+                built,
+                "{}",
+                entry.name
+            );
         }
     }
 

@@ -12,11 +12,14 @@
 //! must catch it and its budgets.
 
 pub mod abd;
-mod after_flush;
+mod node_parts;
 pub mod paxos;
 pub mod primary_backup;
 pub mod two_phase;
+mod variants;
 mod wire;
+
+pub use wire::Replies;
 
 use std::sync::Arc;
 

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
 use cmc_model::{ModelParam, Property};
-use cmc_world::world::state::{GhostKind, WorldState};
+use cmc_world::world::state::WorldState;
 use cmc_world::{CCore, World, WorldSpec};
 
 /// Record: coordinator has begun the transaction, undecided (`TPC_NONE`).
@@ -83,9 +83,7 @@ pub fn world(bug: u32, nodes: usize, params: &[&str]) -> Result<World, String> {
     spec.applied
         .push(ModelParam::new("core", path.display().to_string()));
     spec.set_all(params)?;
-    Ok(properties()
-        .into_iter()
-        .fold(World::new(spec), World::with_property))
+    Ok(World::new(spec).with_properties(properties()))
 }
 
 fn durables(world: &World, state: &WorldState) -> Vec<Durable> {
@@ -138,11 +136,7 @@ fn no_commit_reply_before_flush(world: &World, state: &WorldState) -> bool {
     let coordinator = durables(world, state)[0];
     world
         .inspect(state)
-        .ghost()
-        .iter()
-        .filter(|entry| {
-            entry.kind == GhostKind::Reply && entry.payload.as_bytes() == [REPLY_COMMITTED]
-        })
+        .replies_with(&[REPLY_COMMITTED])
         .all(|entry| {
             let tx = entry.request + 1;
             coordinator.tx > tx || (coordinator.tx == tx && coordinator.record == COMMITTED)

@@ -1,7 +1,17 @@
 //! Fixed-size little-endian word encoding of the Rust cores' messages.
 
+use cmc_world::core::helpers::AfterFlush;
+
 /// Most words in one message (32 bytes).
 pub const WORDS_MAX: usize = 8;
+
+/// Writes that may wait for their flush at one node of the Paxos and ABD cores.
+pub const REPLIES_MAX: usize = 8;
+
+/// Replies held back until the persist they follow is flushed (one per
+/// outstanding persist, at most [`REPLIES_MAX`]), in the volatile part of the
+/// Paxos and ABD cores.
+pub type Replies = AfterFlush<REPLIES_MAX, WORDS_MAX>;
 
 /// A message of up to [`WORDS_MAX`] little-endian `u32` words, built in place.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -30,6 +40,12 @@ impl Words {
     /// The encoded bytes.
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes[..self.len]
+    }
+}
+
+impl AsRef<[u8]> for Words {
+    fn as_ref(&self) -> &[u8] {
+        self.as_bytes()
     }
 }
 

@@ -83,11 +83,7 @@ impl RunIdentity {
             cmc_version: env!("CARGO_PKG_VERSION").to_string(),
             build: executable_checksum()?,
             model: model.name(),
-            params: model
-                .params()
-                .into_iter()
-                .map(|p| (p.name, p.value))
-                .collect(),
+            params: cmc_model::param_pairs(model.params()),
             max_depth: options.max_depth,
             check_deadlock: options.check_deadlock,
             fingerprints_on_disk: options.fingerprints_on_disk,

@@ -64,14 +64,7 @@ pub(crate) fn rebuild<M: Model>(
     log: &cmc_store::TraceLog,
     site: &crate::expand::ViolationSite,
 ) -> Result<Counterexample<M>, crate::expand::SearchError> {
-    let records = log.path_to(site.trace_id)?;
-    let path: Vec<PathStep> = records
-        .iter()
-        .map(|record| PathStep {
-            fingerprint: record.fingerprint,
-            step: record.step,
-        })
-        .collect();
+    let path = recorded_path(log, site.trace_id)?;
     let counterexample = Counterexample::from_path(model, &path, site.step_action)
         .map_err(crate::expand::SearchError::NonDeterminism)?;
     debug_assert_eq!(
@@ -89,15 +82,23 @@ pub(crate) fn path_to<M: Model>(
     log: &cmc_store::TraceLog,
     trace_id: cmc_store::TraceId,
 ) -> Result<Counterexample<M>, String> {
-    let records = log.path_to(trace_id).map_err(|e| e.to_string())?;
-    let path: Vec<PathStep> = records
+    let path = recorded_path(log, trace_id).map_err(|e| e.to_string())?;
+    Counterexample::from_path(model, &path, None)
+}
+
+/// The steps `log` recorded on the path to the state stored as `trace_id`.
+fn recorded_path(
+    log: &cmc_store::TraceLog,
+    trace_id: cmc_store::TraceId,
+) -> std::io::Result<Vec<PathStep>> {
+    Ok(log
+        .path_to(trace_id)?
         .iter()
         .map(|record| PathStep {
             fingerprint: record.fingerprint,
             step: record.step,
         })
-        .collect();
-    Counterexample::from_path(model, &path, None)
+        .collect())
 }
 
 /// One state of a recorded path: its fingerprint and how it was reached.

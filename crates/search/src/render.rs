@@ -34,11 +34,7 @@ fn header(
 /// The header line of a search of `model` with `options`, as the report of
 /// that search will start: what a front end prints before the search starts.
 pub fn run_header(model: &dyn AnyModel, options: &SearchOptions) -> String {
-    let params: Vec<(String, String)> = model
-        .params()
-        .into_iter()
-        .map(|param| (param.name, param.value))
-        .collect();
+    let params = cmc_model::param_pairs(model.params());
     let workers = match options.strategy {
         Strategy::Dfs => 1,
         _ => options.workers,

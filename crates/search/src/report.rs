@@ -267,11 +267,7 @@ impl Report {
         };
         Report {
             model: model.name(),
-            params: model
-                .params()
-                .into_iter()
-                .map(|p| (p.name, p.value))
-                .collect(),
+            params: cmc_model::param_pairs(model.params()),
             strategy: options.strategy_name().into(),
             workers: stats.workers,
             settings: options.verdict_settings(),

@@ -47,27 +47,7 @@ impl std::ops::DerefMut for File {
     }
 }
 
-impl io::Read for File {
-    #[track_caller]
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        refuse_io("File::read", Location::caller());
-        self.0.read(buf)
-    }
-}
-
-impl io::Write for File {
-    #[track_caller]
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        refuse_io("File::write", Location::caller());
-        self.0.write(buf)
-    }
-
-    #[track_caller]
-    fn flush(&mut self) -> io::Result<()> {
-        refuse_io("File::flush", Location::caller());
-        self.0.flush()
-    }
-}
+crate::rt::refused_read_write!(File, "File");
 
 impl io::Seek for File {
     #[track_caller]

@@ -42,24 +42,4 @@ guarded_socket!(TcpStream, connect, "TcpStream::connect");
 guarded_socket!(TcpListener, bind, "TcpListener::bind");
 guarded_socket!(UdpSocket, bind, "UdpSocket::bind");
 
-impl io::Read for TcpStream {
-    #[track_caller]
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        refuse_io("TcpStream::read", Location::caller());
-        self.0.read(buf)
-    }
-}
-
-impl io::Write for TcpStream {
-    #[track_caller]
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        refuse_io("TcpStream::write", Location::caller());
-        self.0.write(buf)
-    }
-
-    #[track_caller]
-    fn flush(&mut self) -> io::Result<()> {
-        refuse_io("TcpStream::flush", Location::caller());
-        self.0.flush()
-    }
-}
+crate::rt::refused_read_write!(TcpStream, "TcpStream");

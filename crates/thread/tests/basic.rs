@@ -6,7 +6,7 @@ use cmc_thread::{thread, Checker, Mode, Stop};
 use std::sync::Arc;
 
 mod programs;
-use programs::lost_update;
+use programs::{lost_update, mutex_counter, non_determinism};
 
 #[test]
 fn lost_update_is_found_with_one_preemption_and_replays() {
@@ -44,19 +44,7 @@ fn replay_rejects_bad_schedules_with_a_clear_error() {
 fn mutex_counter_is_correct_in_every_schedule() {
     let stats = Checker::new()
         .mode(Mode::Bounded { max_preemptions: 3 })
-        .check(|| {
-            let n = Arc::new(Mutex::new(0));
-            let hs: Vec<_> = (0..2)
-                .map(|_| {
-                    let n = n.clone();
-                    thread::spawn(move || *n.lock().unwrap() += 1)
-                })
-                .collect();
-            for h in hs {
-                h.join().unwrap();
-            }
-            assert_eq!(*n.lock().unwrap(), 2);
-        })
+        .check(|| mutex_counter(2))
         .unwrap();
     assert!(stats.complete && stats.executions > 1, "{stats:?}");
 }
@@ -198,20 +186,12 @@ fn a_prefix_carried_to_the_next_round_is_checked_for_non_determinism() {
         std::sync::atomic::Ordering::SeqCst,
     );
     let f = bounded(1).check(diverges_once).unwrap_err();
-    match &f.stop {
-        Stop::NonDeterminism {
-            step,
-            first,
-            second,
-        } => {
-            assert_eq!(*step, 1, "{f}");
-            assert!(
-                first.contains("load") && second.contains("fetch_add"),
-                "{f}"
-            );
-        }
-        other => panic!("expected non-determinism, got {other:?}\n{f}"),
-    }
+    let (step, first, second) = non_determinism(&f);
+    assert_eq!(step, 1, "{f}");
+    assert!(
+        first.contains("load") && second.contains("fetch_add"),
+        "{f}"
+    );
 }
 
 #[test]

@@ -6,6 +6,9 @@ use cmc_thread::{thread, Checker, Mode, Stop};
 use std::sync::atomic::{AtomicUsize as StdAtomic, Ordering::SeqCst};
 use std::sync::Arc;
 
+mod programs;
+use programs::non_determinism;
+
 /// A model that passes in every schedule but whose first step depends on `runs`, state the
 /// checker does not control: invocation `k` loads where the others increment, or the
 /// other way round when `k` is `usize::MAX` (every odd invocation loads).
@@ -32,18 +35,10 @@ fn depends_on(runs: &'static StdAtomic, odd_one: usize) -> impl Fn() + Send + Sy
 
 fn assert_non_determinism(result: Result<cmc_thread::Stats, Box<cmc_thread::Failure>>) {
     let f = result.unwrap_err();
-    match &f.stop {
-        Stop::NonDeterminism {
-            step,
-            first,
-            second,
-        } => {
-            assert_eq!(*step, 1, "{f}");
-            assert!(first.contains("fetch_add(AtomicUsize#"), "{f}");
-            assert!(second.contains("load(AtomicUsize#"), "{f}");
-        }
-        other => panic!("expected non-determinism, got {other:?}\n{f}"),
-    }
+    let (step, first, second) = non_determinism(&f);
+    assert_eq!(step, 1, "{f}");
+    assert!(first.contains("fetch_add(AtomicUsize#"), "{f}");
+    assert!(second.contains("load(AtomicUsize#"), "{f}");
     // Both runs are in the report: the first in the preamble, the second as the interleaving.
     let text = f.to_string();
     assert!(text.contains("= The first run (completed) ="), "{text}");

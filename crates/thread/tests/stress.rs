@@ -1,27 +1,16 @@
 //! Stress mode (issue 14, item 8): the model on real OS threads, many iterations.
 
-use cmc_thread::sync::{mpsc, Mutex};
+use cmc_thread::sync::mpsc;
 use cmc_thread::{stress, thread};
-use std::sync::Arc;
 use std::time::Duration;
+
+mod programs;
+use programs::mutex_counter;
 
 #[test]
 fn a_correct_model_passes_every_iteration_on_real_threads() {
-    let ran = stress(200, Duration::from_secs(10), || {
-        let n = Arc::new(Mutex::new(0));
-        let hs: Vec<_> = (0..3)
-            .map(|_| {
-                let n = n.clone();
-                // Real OS threads: outside an execution `spawn` is std's.
-                thread::spawn(move || *n.lock().unwrap() += 1)
-            })
-            .collect();
-        for h in hs {
-            h.join().unwrap();
-        }
-        assert_eq!(*n.lock().unwrap(), 3);
-    })
-    .unwrap();
+    // Real OS threads: outside an execution `spawn` is std's.
+    let ran = stress(200, Duration::from_secs(10), || mutex_counter(3)).unwrap();
     assert_eq!(ran, 200);
 }
 

@@ -21,9 +21,7 @@ fn world(core: Arc<dyn Core>) -> World {
         "crash_nodes=1",
     ])
     .expect("known parameters");
-    reqack::properties()
-        .into_iter()
-        .fold(World::new(spec), World::with_property)
+    World::new(spec).with_properties(reqack::properties())
 }
 
 fn main() {

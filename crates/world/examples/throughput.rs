@@ -24,9 +24,7 @@ fn main() {
         "crash_nodes=1",
     ])
     .expect("known parameters");
-    let world = reqack::properties()
-        .into_iter()
-        .fold(World::new(spec), World::with_property);
+    let world = World::new(spec).with_properties(reqack::properties());
     let started = Instant::now();
     let outcome = Checker::new(world).workers(workers).run();
     let seconds = started.elapsed().as_secs_f64();

@@ -5,8 +5,9 @@
 //!
 //! - [`core`]: the core contract: the C ABI ([`core::abi`], `include/cmc.h`),
 //!   the Rust traits ([`Core`], [`TypedCore`]), loading C cores
-//!   ([`core::loader`]), the purity gate, faults, and exporting a Rust core
-//!   through the C ABI ([`export_core!`]).
+//!   ([`core::loader`]), the purity gate, faults, helpers for Rust cores
+//!   (typed messages, replies after a flush: [`core::helpers`]), and
+//!   exporting a Rust core through the C ABI ([`export_core!`]).
 //! - [`run`]: calling core code in this process: one step with its
 //!   determinism gate, guarded buffers, the flight recorder, and the
 //!   supervised child's side of its channel.

@@ -230,9 +230,7 @@ pub fn build_world(args: &WorldArgs) -> Result<World, String> {
     }
     spec.check_determinism = args.check_determinism;
     let properties = cores::properties_for(&spec);
-    let world = properties
-        .into_iter()
-        .fold(World::new(spec), World::with_property);
+    let world = World::new(spec).with_properties(properties);
     attach(world, &c_properties)
 }
 

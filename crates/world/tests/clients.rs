@@ -3,6 +3,8 @@
 //! that time out and retry (`retries`), and LOCAL_FAIL after a reply
 //! (`local_fail_after_reply=1`).
 
+mod common;
+
 use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
@@ -110,11 +112,8 @@ fn every_operation_of_the_workload_is_issued_and_seen_by_the_core() {
         .build()
         .unwrap();
     let world = World::new(spec);
-    let mut states = Vec::new();
-    world.init_states(&mut states);
-    let mut actions = Vec::new();
-    world.actions(&states[0], &mut actions);
-    let texts: Vec<String> = actions.iter().map(|a| world.format_action(a)).collect();
+    let initial = common::initial_state(&world);
+    let texts = common::action_texts(&world, &initial);
     assert_eq!(
         texts,
         [
@@ -126,7 +125,8 @@ fn every_operation_of_the_workload_is_issued_and_seen_by_the_core() {
             "CLIENT r0 -> n0 get(1)"
         ]
     );
-    let put = world.next_state(&states[0], &actions[2]).unwrap();
+    let put_1_0 = common::action_named(&world, &initial, "CLIENT r0 -> n0 put(1,0)");
+    let put = world.next_state(&initial, &put_1_0).unwrap();
     assert_eq!(
         put.ghost[0].payload.as_bytes(),
         [0, 1, 0],

@@ -26,9 +26,7 @@ fn exported_reqack() -> CCore {
 fn world(core: Arc<dyn Core>, nodes: usize, params: &[&str]) -> World {
     let mut spec = WorldSpec::new(core, nodes).unwrap();
     spec.set_all(params).unwrap();
-    reqack::properties()
-        .into_iter()
-        .fold(World::new(spec), World::with_property)
+    World::new(spec).with_properties(reqack::properties())
 }
 
 /// Distinct states, generated states and depth of a passing check.

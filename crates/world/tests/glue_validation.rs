@@ -110,16 +110,12 @@ fn a_glue_that_reports_a_flush_that_never_happened_is_caught() {
     );
 }
 
-/// A hand-written log of node 0's first request, the outputs as the C core returns them.
-const FIRST_REQUEST: &str = "cmc-glue-log 1
-event 0 START
-event 1 START
-event 0 CLIENT
-output 0 PERSIST payload=01000000
-event 0 FLUSHED payload=01000000
-output 0 SEND dst=1 payload=0100000000000000
-output 0 SET_TIMER
-";
+/// A hand-written log of node 0's first request, the outputs as the C core
+/// returns them (the fixture `cmc validate`'s tests read too).
+const FIRST_REQUEST: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../cores/reqack/first_request.gluelog"
+));
 
 #[test]
 fn environment_rules_name_the_record_that_breaks_them() {

@@ -46,7 +46,7 @@ impl TypedCore for Quiet {
 }
 
 /// The link budgets of a brute-force enumeration.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 struct Budgets {
     pairs: u8,
     oneway: u8,
@@ -151,12 +151,7 @@ fn spec_of(core: impl TypedCore + 'static, nodes: usize, budgets: Budgets) -> Wo
 
 #[test]
 fn link_states_match_an_independent_enumeration() {
-    let none = Budgets {
-        pairs: 0,
-        oneway: 0,
-        isolations: 0,
-        splits: 0,
-    };
+    let none = Budgets::default();
     let cases = [
         // By hand: from no cut, two one-way changes among 2 directions:
         // {} (2 left), {01} or {10} (1 left), {} or {01,10} (0 left): 5.
@@ -249,36 +244,17 @@ impl TypedCore for Hello {
     }
 }
 
-fn action_texts(world: &World, state: &cmc_world::world::state::WorldState) -> Vec<String> {
-    let mut actions = Vec::new();
-    world.actions(state, &mut actions);
-    actions
-        .iter()
-        .map(|action| world.format_action(action))
-        .collect()
-}
-
 #[test]
 fn a_one_way_cut_blocks_one_direction_only() {
-    let none = Budgets {
-        pairs: 0,
+    let one_way = Budgets {
         oneway: 1,
-        isolations: 0,
-        splits: 0,
+        ..Budgets::default()
     };
-    let world = World::new(spec_of(Hello, 2, none));
-    let mut states = Vec::new();
-    world.init_states(&mut states);
-    let texts = action_texts(&world, &states[0]);
-    assert!(texts.contains(&"LINK cut n0->n1".to_string()), "{texts:?}");
-    let mut actions = Vec::new();
-    world.actions(&states[0], &mut actions);
-    let cut = actions
-        .iter()
-        .find(|action| world.format_action(action) == "LINK cut n0->n1")
-        .unwrap();
-    let after = world.next_state(&states[0], cut).unwrap();
-    let texts = action_texts(&world, &after);
+    let world = World::new(spec_of(Hello, 2, one_way));
+    let initial = common::initial_state(&world);
+    let cut = common::action_named(&world, &initial, "LINK cut n0->n1");
+    let after = world.next_state(&initial, &cut).unwrap();
+    let texts = common::action_texts(&world, &after);
     assert!(
         texts.iter().any(|t| t.starts_with("DELIVER n1->n0")),
         "{texts:?}"
@@ -293,25 +269,18 @@ fn a_one_way_cut_blocks_one_direction_only() {
 #[test]
 fn isolation_and_split_cut_every_link_across() {
     let budgets = Budgets {
-        pairs: 0,
-        oneway: 0,
         isolations: 1,
         splits: 1,
+        ..Budgets::default()
     };
     let world = World::new(spec_of(Hello, 4, budgets));
-    let mut states = Vec::new();
-    world.init_states(&mut states);
-    let mut actions = Vec::new();
-    world.actions(&states[0], &mut actions);
-    let texts: Vec<String> = actions.iter().map(|a| world.format_action(a)).collect();
+    let initial = common::initial_state(&world);
+    let texts = common::action_texts(&world, &initial);
     // 4 isolations and 2^3 - 1 = 7 splits (node 0's group never holds everyone).
     assert_eq!(texts.iter().filter(|t| t.starts_with("ISOLATE")).count(), 4);
     assert_eq!(texts.iter().filter(|t| t.starts_with("SPLIT")).count(), 7);
-    let split = actions
-        .iter()
-        .find(|a| world.format_action(a) == "SPLIT n0,n2 | n1,n3")
-        .expect("that split is offered");
-    let after = world.next_state(&states[0], split).unwrap();
+    let split = common::action_named(&world, &initial, "SPLIT n0,n2 | n1,n3");
+    let after = world.next_state(&initial, &split).unwrap();
     for (a, b) in [(0, 1), (0, 3), (2, 1), (2, 3)] {
         assert!(!after.link_up(a, b) && !after.link_up(b, a), "{a}-{b}");
     }
@@ -371,12 +340,7 @@ fn ask_two(budgets: Budgets, quiescence: Option<u32>) -> Checker<World> {
 
 #[test]
 fn isolating_a_node_exposes_what_one_pair_cut_cannot() {
-    let none = Budgets {
-        pairs: 0,
-        oneway: 0,
-        isolations: 0,
-        splits: 0,
-    };
+    let none = Budgets::default();
     let outcome = ask_two(Budgets { pairs: 1, ..none }, None).run();
     assert_eq!(outcome.verdict, Verdict::Pass, "one cut pair leaves a path");
     let checker = ask_two(
@@ -407,12 +371,7 @@ fn the_fair_schedule_heals_one_way_cuts_isolations_and_splits() {
     // request unanswered; quiescence heals every cut direction first, so
     // the correct core passes. Without healing, the fair run from the
     // deadlocked states would be stuck and Quiescence violated.
-    let none = Budgets {
-        pairs: 0,
-        oneway: 0,
-        isolations: 0,
-        splits: 0,
-    };
+    let none = Budgets::default();
     for budgets in [
         Budgets { oneway: 2, ..none },
         Budgets {

@@ -3,6 +3,8 @@
 //! partitions, with and without the quiescence check, while reqack's planted
 //! bugs are still caught.
 
+mod common;
+
 use std::sync::Arc;
 
 use cmc_model::Model;
@@ -15,9 +17,7 @@ use cmc_world::{World, WorldSpec};
 fn world(bug: u32, nodes: usize, params: &[&str]) -> World {
     let mut spec = WorldSpec::new(Arc::new(ReqAck { bug }), nodes).unwrap();
     spec.set_all(params).unwrap();
-    reqack::properties()
-        .into_iter()
-        .fold(World::new(spec), World::with_property)
+    World::new(spec).with_properties(reqack::properties())
 }
 
 fn verdict(bug: u32, nodes: usize, params: &[&str]) -> Verdict {
@@ -63,16 +63,13 @@ fn quiescence_is_judged_after_crashed_nodes_restart() {
 #[test]
 fn a_fair_run_shows_the_repairs() {
     let world = world(0, 2, &["requests=1", "partitions=1", "quiescence=30"]);
-    let mut states = Vec::new();
-    world.init_states(&mut states);
+    let initial = common::initial_state(&world);
     let cut = Action::Links {
         a: 0,
         b: 1,
         cut: true,
     };
-    let state = world
-        .next_state(&states[0], &cut)
-        .expect("a cut is enabled");
+    let state = world.next_state(&initial, &cut).expect("a cut is enabled");
     let run = world.fair_run(&state).expect("every fault budget is spent");
     assert!(run.reached, "{run}");
     assert_eq!(run.actions[0], "LINKS heal n0-n1", "{run}");
@@ -99,8 +96,7 @@ fn planted_bugs_are_still_caught_with_crashes_of_the_client_node() {
 #[test]
 fn the_lost_request_is_explained() {
     let world = world(0, 2, &["requests=1", "crashes=1", "restarts=1"]);
-    let mut states = Vec::new();
-    world.init_states(&mut states);
+    let initial = common::initial_state(&world);
     let steps = [
         Action::Client {
             request: 0,
@@ -109,7 +105,7 @@ fn the_lost_request_is_explained() {
         },
         Action::Crash { node: 0 },
     ];
-    let crashed = steps.iter().fold(states[0].clone(), |state, action| {
+    let crashed = steps.iter().fold(initial.clone(), |state, action| {
         world.next_state(&state, action).expect("enabled")
     });
     assert_eq!(
@@ -138,14 +134,13 @@ fn a_hang_names_the_unanswered_request() {
     // the state right after CLIENT, taken as if it were final) is a hang,
     // and the deadlock report names it.
     let world = world(0, 2, &["requests=1", "partitions=1"]);
-    let mut states = Vec::new();
-    world.init_states(&mut states);
+    let initial = common::initial_state(&world);
     let client = Action::Client {
         request: 0,
         node: 0,
         op: 0,
     };
-    let state = world.next_state(&states[0], &client).expect("enabled");
+    let state = world.next_state(&initial, &client).expect("enabled");
     assert!(!world.is_terminal(&state));
     assert_eq!(
         world.explain_unanswered(&state),
@@ -162,15 +157,14 @@ fn requests_that_cannot_be_issued_are_explained() {
     // Before: the client node crashed for good before any request, and the
     // World reported a deadlock it could not explain.
     let world = world(0, 2, &["requests=2", "crashes=1"]);
-    let mut states = Vec::new();
-    world.init_states(&mut states);
+    let initial = common::initial_state(&world);
     assert_eq!(
-        world.explain_unanswered(&states[0]),
+        world.explain_unanswered(&initial),
         "unanswered client requests:\n  r0..r1: not issued\n"
     );
-    assert!(!world.is_terminal(&states[0]));
+    assert!(!world.is_terminal(&initial));
     let crashed = world
-        .next_state(&states[0], &Action::Crash { node: 0 })
+        .next_state(&initial, &Action::Crash { node: 0 })
         .expect("enabled");
     assert_eq!(
         world.explain_unanswered(&crashed),

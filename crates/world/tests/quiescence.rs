@@ -13,9 +13,7 @@ fn world(bug: u32, extra: &[&str]) -> World {
     let mut spec = WorldSpec::new(Arc::new(ReqAck { bug }), 2).unwrap();
     spec.set_all(&["requests=1", "drops=1"]).unwrap();
     spec.set_all(extra).unwrap();
-    reqack::properties()
-        .into_iter()
-        .fold(World::new(spec), World::with_property)
+    World::new(spec).with_properties(reqack::properties())
 }
 
 #[test]

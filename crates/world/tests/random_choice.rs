@@ -205,11 +205,9 @@ fn a_c_core_draws_through_the_same_abi() {
         .build()
         .unwrap();
     let world = World::new(spec);
-    let mut states = Vec::new();
-    world.init_states(&mut states);
-    let mut actions = Vec::new();
-    world.actions(&states[0], &mut actions);
-    let after = world.next_state(&states[0], &actions[2]).unwrap();
+    let initial = common::initial_state(&world);
+    let actions = common::enabled_actions(&world, &initial);
+    let after = world.next_state(&initial, &actions[2]).unwrap();
     assert_eq!(world.format_action(&actions[2]), "CHOICE n0 id=0 value=2");
     let drawn = world.inspect(&after).node(0).volatile_as::<u32>().unwrap();
     assert_eq!(drawn, 3, "the C core saw value 2");

@@ -13,9 +13,7 @@ fn run(bug: u32, params: &[&str], symmetry: bool) -> (Verdict, u64, usize) {
     spec.set_all(params).unwrap();
     spec.set("symmetry", if symmetry { "1,2" } else { "off" })
         .unwrap();
-    let world = reqack::properties()
-        .into_iter()
-        .fold(World::new(spec), World::with_property);
+    let world = World::new(spec).with_properties(reqack::properties());
     // The planted bugs are safety violations; a crashed sender with three
     // nodes also hangs, found first, which would hide them.
     let checker = Checker::new(world).workers(1).check_deadlock(bug == 0);

@@ -146,9 +146,7 @@ fn the_core_exported_as_a_library_counts_as_the_core_in_process() {
     let dir = tempfile::tempdir().unwrap();
     let mut spec = WorldSpec::new(Arc::new(Wal::default()) as Arc<dyn Core>, 1).unwrap();
     spec.set_all(&WAL_WORLD[2..]).unwrap();
-    let world = wal::properties()
-        .into_iter()
-        .fold(World::new(spec), World::with_property);
+    let world = World::new(spec).with_properties(wal::properties());
     let checker = Checker::new(world).workers(2);
     let outcome = checker.run();
     assert_eq!(checker.model().fault(), None);

@@ -78,20 +78,23 @@ pub fn cmc_exiting(args: &[&str], dir: &Path, code: i32) -> (String, String) {
 /// violation of `AckedIsDurable` is reported (exit 1) and returns standard
 /// output and standard error.
 pub fn check_reqack_bug2(dir: &Path, replay_out: &str) -> (String, String) {
-    let (stdout, stderr) = cmc_exiting(
-        &[
-            "check",
-            "--core",
-            "rust:reqack-bug2",
-            "--nodes",
-            "2",
-            "requests=2",
-            "--replay-out",
-            replay_out,
-        ],
-        dir,
-        1,
-    );
+    check_reqack_bug2_with(dir, replay_out, &[])
+}
+
+/// As [`check_reqack_bug2`], with the further `cmc check` arguments `extra`.
+pub fn check_reqack_bug2_with(dir: &Path, replay_out: &str, extra: &[&str]) -> (String, String) {
+    let mut args = vec![
+        "check",
+        "--core",
+        "rust:reqack-bug2",
+        "--nodes",
+        "2",
+        "requests=2",
+        "--replay-out",
+        replay_out,
+    ];
+    args.extend_from_slice(extra);
+    let (stdout, stderr) = cmc_exiting(&args, dir, 1);
     assert!(
         stdout.contains("Invariant AckedIsDurable is violated"),
         "{stdout}"

@@ -37,10 +37,10 @@ mod tests;
 
 use bytemuck::{Pod, Zeroable};
 use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_world::core::helpers::{self, send, send_to_each, Message};
 use cmc_world::TypedCore;
 
-use crate::after_flush::AfterFlush;
-use crate::{servers, SERVERS_DEFAULT};
+use crate::{servers, Replies, SERVERS_DEFAULT};
 
 pub use msg::{Msg, Timestamp};
 pub use properties::{core, properties, world};
@@ -89,7 +89,7 @@ pub struct Volatile {
     /// Replica: its value.
     pub value: u32,
     /// Replica: acknowledgements waiting for their persist's flush.
-    pub pending: AfterFlush,
+    pub pending: Replies,
     /// Client: the request in progress (valid unless `phase` is idle).
     pub request: u32,
     /// Client: a [`phase`].
@@ -113,8 +113,7 @@ pub struct Volatile {
 pub struct Abd<const BUG: u32>;
 
 fn broadcast(config: &Config, out: &mut Outputs, msg: Msg) -> Result<(), CoreError> {
-    let words = msg.encode();
-    (0..servers(&config.params)).try_for_each(|replica| out.send(replica, words.as_bytes()))
+    send_to_each(out, 0..servers(&config.params), &msg)
 }
 
 impl<const BUG: u32> Abd<BUG> {
@@ -142,38 +141,37 @@ impl<const BUG: u32> Abd<BUG> {
                 Ok(())
             }
             Some(EventKind::Recv) => {
-                let reply = match Msg::decode(event.payload()) {
-                    Some(Msg::Query { request }) => Msg::QueryOk {
+                let reply = match helpers::received(event, ERROR_BAD_MESSAGE)? {
+                    Msg::Query { request } => Msg::QueryOk {
                         request,
                         ts: d.ts,
                         value: d.value,
                     },
-                    Some(Msg::Store { request, ts, value }) => {
+                    Msg::Store { request, ts, value } => {
                         let ack = Msg::StoreOk { request, ts };
                         if ts > v.ts {
                             v.ts = ts;
                             v.value = value;
                         } else if v.pending.is_empty() {
                             // The durable record already holds `v.ts >= ts`.
-                            return out.send(event.src, ack.encode().as_bytes());
+                            return send(out, event.src, &ack);
                         }
                         let record = Durable {
                             ts: v.ts,
                             value: v.value,
                         };
-                        out.persist(0, bytemuck::bytes_of(&record))?;
+                        out.persist_record(0, &record)?;
                         if BUG != 5 {
-                            return v.pending.push(Some((event.src, ack.encode())));
+                            return v.pending.hold(event.src, &ack);
                         }
-                        v.pending.push(None)?;
+                        v.pending.hold_nothing()?;
                         ack
                     }
-                    Some(_) => return Ok(()),
-                    None => return Err(CoreError::Code(ERROR_BAD_MESSAGE)),
+                    _ => return Ok(()),
                 };
-                out.send(event.src, reply.encode().as_bytes())
+                send(out, event.src, &reply)
             }
-            Some(EventKind::Flushed) => match v.pending.pop() {
+            Some(EventKind::Flushed) => match v.pending.release() {
                 Some(head) => out.send(head.dst, head.message()),
                 None => Ok(()),
             },
@@ -326,7 +324,11 @@ impl<const BUG: u32> TypedCore for Abd<BUG> {
         Some(if config.node < servers(&config.params) {
             format!(
                 "replica ts={} value={} pending={} durable: ts={} value={}",
-                v.ts, v.value, v.pending.len, d.ts, d.value
+                v.ts,
+                v.value,
+                v.pending.len(),
+                d.ts,
+                d.value
             )
         } else {
             let phase = match v.phase {
@@ -342,7 +344,7 @@ impl<const BUG: u32> TypedCore for Abd<BUG> {
     }
 
     fn describe_message(&self, _config: &Config, message: &[u8]) -> Option<String> {
-        Msg::decode(message).map(|msg| msg.to_string())
+        helpers::describe_message::<Msg>(message)
     }
 
     /// Node ids live in timestamps (writers), in the destinations and
@@ -355,12 +357,9 @@ impl<const BUG: u32> TypedCore for Abd<BUG> {
         v.replies = (0..perm.len())
             .filter(|&node| v.replies & (1 << node) != 0)
             .fold(0, |replies, node| replies | 1 << perm[node]);
-        let len = v.pending.len as usize;
-        for entry in &mut v.pending.entries[..len] {
-            if entry.len != 0 {
-                entry.dst = perm[entry.dst as usize];
-                rename_message(&mut entry.bytes[..entry.len as usize], perm);
-            }
+        for entry in v.pending.held_mut() {
+            entry.dst = perm[entry.dst as usize];
+            rename_message(entry.message_mut(), perm);
         }
         true
     }

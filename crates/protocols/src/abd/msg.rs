@@ -2,6 +2,8 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use cmc_world::core::helpers::Message;
+
 use crate::wire::{words, Words};
 
 /// A write's timestamp: (counter, writer node), ordered lexicographically.
@@ -56,9 +58,11 @@ pub enum Msg {
     StoreOk { request: u32, ts: Timestamp },
 }
 
-impl Msg {
+impl Message for Msg {
+    type Encoded = Words;
+
     /// The message's words: a tag, then the fields in order.
-    pub fn encode(&self) -> Words {
+    fn encode(&self) -> Words {
         match *self {
             Msg::Query { request } => Words::new(&[1, request]),
             Msg::QueryOk { request, ts, value } => {
@@ -71,30 +75,8 @@ impl Msg {
         }
     }
 
-    /// The message with the node ids it carries (writers) renamed by
-    /// `perm[old] = new`.
-    pub fn renamed(self, perm: &[u32]) -> Msg {
-        match self {
-            Msg::Query { .. } => self,
-            Msg::QueryOk { request, ts, value } => Msg::QueryOk {
-                request,
-                ts: ts.renamed(perm),
-                value,
-            },
-            Msg::Store { request, ts, value } => Msg::Store {
-                request,
-                ts: ts.renamed(perm),
-                value,
-            },
-            Msg::StoreOk { request, ts } => Msg::StoreOk {
-                request,
-                ts: ts.renamed(perm),
-            },
-        }
-    }
-
     /// The message `bytes` encode, if they are one.
-    pub fn decode(bytes: &[u8]) -> Option<Msg> {
+    fn decode(bytes: &[u8]) -> Option<Msg> {
         let ts = |w: &[u32]| Timestamp {
             counter: w[2],
             writer: w[3],
@@ -129,6 +111,30 @@ impl Msg {
             }
             _ => return None,
         })
+    }
+}
+
+impl Msg {
+    /// The message with the node ids it carries (writers) renamed by
+    /// `perm[old] = new`.
+    pub fn renamed(self, perm: &[u32]) -> Msg {
+        match self {
+            Msg::Query { .. } => self,
+            Msg::QueryOk { request, ts, value } => Msg::QueryOk {
+                request,
+                ts: ts.renamed(perm),
+                value,
+            },
+            Msg::Store { request, ts, value } => Msg::Store {
+                request,
+                ts: ts.renamed(perm),
+                value,
+            },
+            Msg::StoreOk { request, ts } => Msg::StoreOk {
+                request,
+                ts: ts.renamed(perm),
+            },
+        }
     }
 }
 

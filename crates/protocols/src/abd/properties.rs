@@ -10,24 +10,19 @@
 use std::sync::Arc;
 
 use cmc_linearizability::specs::{Register, RegisterOp, RegisterRet};
-use cmc_model::{ModelParam, Property};
+use cmc_model::Property;
+use cmc_world::core::helpers::Message;
 use cmc_world::properties::consistency::{self, ClientHistory, ReplyMeaning};
 use cmc_world::world::state::WorldState;
-use cmc_world::{Core, World, WorldSpec};
+use cmc_world::{Core, World};
+
+use crate::variants::{bug_variant, variant_spec};
 
 use super::{servers, written_value, Abd, Durable, Msg, REPLY_BUSY, SERVERS_DEFAULT};
 
 /// The ABD core with planted bug `bug` (0: none), or `None` past [`super::BUGS`].
 pub fn core(bug: u32) -> Option<Arc<dyn Core>> {
-    Some(match bug {
-        0 => Arc::new(Abd::<0>),
-        1 => Arc::new(Abd::<1>),
-        2 => Arc::new(Abd::<2>),
-        3 => Arc::new(Abd::<3>),
-        4 => Arc::new(Abd::<4>),
-        5 => Arc::new(Abd::<5>),
-        _ => return None,
-    })
+    bug_variant!(Abd, bug, [0, 1, 2, 3, 4, 5])
 }
 
 /// A World of `nodes` nodes (replicas first, then clients) running variant
@@ -35,10 +30,7 @@ pub fn core(bug: u32) -> Option<Arc<dyn Core>> {
 /// go to nodes 3 and up unless `params` set `clients` (they must when `cfg1`
 /// changes the number of replicas).
 pub fn world(bug: u32, nodes: usize, params: &[&str]) -> Result<World, String> {
-    let core = core(bug).ok_or_else(|| format!("abd has no planted bug {bug}"))?;
-    let mut spec = WorldSpec::new(core, nodes)?;
-    spec.applied
-        .push(ModelParam::new("core", crate::rust_core_name("abd", bug)));
+    let mut spec = variant_spec("abd", bug, core(bug), nodes)?;
     let clients: Vec<String> = (SERVERS_DEFAULT as usize..nodes)
         .map(|node| node.to_string())
         .collect();
@@ -59,9 +51,7 @@ pub fn world(bug: u32, nodes: usize, params: &[&str]) -> Result<World, String> {
             "abd: node {replica} is a replica, not a client (set clients=)"
         ));
     }
-    Ok(properties()
-        .into_iter()
-        .fold(World::new(spec), World::with_property))
+    Ok(World::new(spec).with_properties(properties()))
 }
 
 /// The register operation of client request `request`: a write of

@@ -26,9 +26,10 @@ pub mod properties;
 
 use bytemuck::{Pod, Zeroable};
 use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_world::core::helpers::{self, send, send_to_each, Message};
 use cmc_world::TypedCore;
 
-use crate::after_flush::AfterFlush;
+use crate::Replies;
 
 pub use crate::{servers, SERVERS_DEFAULT};
 pub use msg::{value_char, Ballot, Msg, Proposal};
@@ -76,7 +77,7 @@ pub struct Volatile {
     /// Leader: bit per server whose Accepted arrived for `ballot`.
     pub accepts: u32,
     /// Messages waiting for flushes, one per outstanding persist.
-    pub pending: AfterFlush,
+    pub pending: Replies,
     /// Client: the request it waits for (0: none).
     pub awaiting: u32,
     /// Client: operations issued.
@@ -88,10 +89,6 @@ pub struct Volatile {
 /// The Paxos core; `BUG` selects a planted bug (0: the correct protocol).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Paxos<const BUG: u32>;
-
-fn send(out: &mut Outputs, dst: u32, msg: Msg) -> Result<(), CoreError> {
-    out.send(dst, msg.encode().as_bytes())
-}
 
 impl<const BUG: u32> Paxos<BUG> {
     fn accept_quorum(servers: u32) -> u32 {
@@ -116,31 +113,29 @@ impl<const BUG: u32> Paxos<BUG> {
             accepted: v.accepted,
             proposal: v.proposal,
         };
-        out.persist(0, bytemuck::bytes_of(&record))?;
+        out.persist_record(0, &record)?;
         if BUG == 1 && dst != config.node {
             // The persist's entry stays empty: the reply has gone already.
-            v.pending.push(None)?;
-            return send(out, dst, reply);
+            v.pending.hold_nothing()?;
+            return send(out, dst, &reply);
         }
-        v.pending.push(Some((dst, reply.encode())))
+        v.pending.hold(dst, &reply)
     }
 
     fn broadcast(config: &Config, out: &mut Outputs, msg: Msg) -> Result<(), CoreError> {
-        let servers = servers(&config.params);
-        (0..servers)
-            .filter(|peer| *peer != config.node)
-            .try_for_each(|peer| send(out, peer, msg))
+        let peers = (0..servers(&config.params)).filter(|peer| *peer != config.node);
+        send_to_each(out, peers, &msg)
     }
 
     fn flushed(config: &Config, v: &mut Volatile, out: &mut Outputs) -> Result<(), CoreError> {
-        let Some(head) = v.pending.pop() else {
+        let Some(head) = v.pending.release() else {
             return Ok(());
         };
-        let msg = Msg::decode(head.message()).ok_or(CoreError::Code(ERROR_BAD_MESSAGE))?;
         if head.dst == config.node {
+            let msg = Msg::decode(head.message()).ok_or(CoreError::Code(ERROR_BAD_MESSAGE))?;
             Self::server_msg(config, v, config.node, msg, out)
         } else {
-            send(out, head.dst, msg)
+            out.send(head.dst, head.message())
         }
     }
 
@@ -158,7 +153,7 @@ impl<const BUG: u32> Paxos<BUG> {
                 send(
                     out,
                     src,
-                    Msg::GetOk {
+                    &Msg::GetOk {
                         request,
                         value: v.learned.value,
                     },
@@ -251,7 +246,7 @@ impl<const BUG: u32> Paxos<BUG> {
                     send(
                         out,
                         v.leading.client,
-                        Msg::PutOk {
+                        &Msg::PutOk {
                             request: v.leading.request,
                         },
                     )?;
@@ -288,7 +283,7 @@ impl<const BUG: u32> Paxos<BUG> {
                 Ok(())
             }
             Some(EventKind::Recv) => {
-                let msg = Msg::decode(event.payload()).ok_or(CoreError::Code(ERROR_BAD_MESSAGE))?;
+                let msg = helpers::received(event, ERROR_BAD_MESSAGE)?;
                 Self::server_msg(config, v, event.src, msg, out)
             }
             Some(EventKind::Flushed) => Self::flushed(config, v, out),
@@ -307,14 +302,14 @@ impl<const BUG: u32> Paxos<BUG> {
         match event.kind() {
             Some(EventKind::Start) if v.op_count == 0 => {
                 let value = 'A' as u32 + (me - servers);
-                send(out, me % servers, Msg::Put { request: me, value })?;
+                send(out, me % servers, &Msg::Put { request: me, value })?;
                 v.awaiting = me;
                 v.op_count = 1;
             }
             Some(EventKind::Recv) => match Msg::decode(event.payload()) {
                 Some(Msg::PutOk { request }) if request == v.awaiting && v.op_count == 1 => {
                     let request = 2 * me;
-                    send(out, (me + 1) % servers, Msg::Get { request })?;
+                    send(out, (me + 1) % servers, &Msg::Get { request })?;
                     v.awaiting = request;
                     v.op_count = 2;
                 }
@@ -366,7 +361,7 @@ impl<const BUG: u32> TypedCore for Paxos<BUG> {
                 value_char(v.leading.value),
                 v.prepared,
                 v.accepts,
-                v.pending.len,
+                v.pending.len(),
                 b(d.promised),
                 b(d.accepted),
                 value_char(d.proposal.value),
@@ -382,6 +377,6 @@ impl<const BUG: u32> TypedCore for Paxos<BUG> {
     }
 
     fn describe_message(&self, _config: &Config, message: &[u8]) -> Option<String> {
-        Msg::decode(message).map(|msg| msg.to_string())
+        helpers::describe_message::<Msg>(message)
     }
 }

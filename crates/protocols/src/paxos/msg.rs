@@ -2,6 +2,8 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use cmc_world::core::helpers::Message;
+
 use crate::wire::{words, Words};
 
 /// A ballot: (round, leader node); ordered lexicographically. `(0, 0)` is
@@ -55,9 +57,11 @@ pub enum Msg {
     Decided { ballot: Ballot, proposal: Proposal },
 }
 
-impl Msg {
+impl Message for Msg {
+    type Encoded = Words;
+
     /// The message's words: a tag, then the fields in order.
-    pub fn encode(&self) -> Words {
+    fn encode(&self) -> Words {
         match *self {
             Msg::Put { request, value } => Words::new(&[1, request, value]),
             Msg::Get { request } => Words::new(&[2, request]),
@@ -84,7 +88,7 @@ impl Msg {
     }
 
     /// The message `bytes` encode, if they are one.
-    pub fn decode(bytes: &[u8]) -> Option<Msg> {
+    fn decode(bytes: &[u8]) -> Option<Msg> {
         let ballot = |w: &[u32]| Ballot {
             round: w[1],
             leader: w[2],

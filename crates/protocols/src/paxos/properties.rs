@@ -14,31 +14,25 @@
 
 use std::sync::Arc;
 
-use cmc_model::{ModelParam, Property};
+use cmc_model::Property;
+use cmc_world::core::helpers::Message;
 use cmc_world::world::state::WorldState;
-use cmc_world::{Core, World, WorldSpec};
+use cmc_world::{Core, World};
+
+use crate::node_parts::{node_parts, NodeParts};
+use crate::variants::{bug_variant, variant_spec};
 
 use super::{servers, Ballot, Durable, Msg, Paxos, Volatile};
 
 /// The Paxos core with planted bug `bug` (0: none), or `None` past [`super::BUGS`].
 pub fn core(bug: u32) -> Option<Arc<dyn Core>> {
-    Some(match bug {
-        0 => Arc::new(Paxos::<0>),
-        1 => Arc::new(Paxos::<1>),
-        2 => Arc::new(Paxos::<2>),
-        3 => Arc::new(Paxos::<3>),
-        4 => Arc::new(Paxos::<4>),
-        _ => return None,
-    })
+    bug_variant!(Paxos, bug, [0, 1, 2, 3, 4])
 }
 
 /// A World of `nodes` nodes (servers first, then clients) running variant
 /// `bug`, with `params` applied and the properties above.
 pub fn world(bug: u32, nodes: usize, params: &[&str]) -> Result<World, String> {
-    let core = core(bug).ok_or_else(|| format!("paxos has no planted bug {bug}"))?;
-    let mut spec = WorldSpec::new(core, nodes)?;
-    spec.applied
-        .push(ModelParam::new("core", crate::rust_core_name("paxos", bug)));
+    let mut spec = variant_spec("paxos", bug, core(bug), nodes)?;
     spec.set_all(params)?;
     let servers = servers(&spec.core_params) as usize;
     if servers > nodes {
@@ -46,30 +40,15 @@ pub fn world(bug: u32, nodes: usize, params: &[&str]) -> Result<World, String> {
             "paxos: {servers} servers do not fit in {nodes} nodes"
         ));
     }
-    Ok(properties()
-        .into_iter()
-        .fold(World::new(spec), World::with_property))
+    Ok(World::new(spec).with_properties(properties()))
 }
 
 /// One server's durable and volatile parts, and whether it is running.
-struct Server {
-    durable: Durable,
-    volatile: Volatile,
-    up: bool,
-}
+type Server = NodeParts<Durable, Volatile>;
 
 fn servers_of(world: &World, state: &WorldState) -> Vec<Server> {
-    let inspect = world.inspect(state);
-    (0..servers(&world.spec().core_params) as usize)
-        .map(|node| {
-            let view = inspect.node(node);
-            Server {
-                durable: view.durable_as().expect("every node runs paxos"),
-                volatile: view.volatile_as().expect("every node runs paxos"),
-                up: !view.env.crashed,
-            }
-        })
-        .collect()
+    let servers = servers(&world.spec().core_params) as usize;
+    node_parts(world, state, 0..servers, "paxos")
 }
 
 /// The (ballot, value) pairs learned by running servers.

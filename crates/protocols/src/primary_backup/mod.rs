@@ -27,9 +27,10 @@ mod properties;
 
 use bytemuck::{Pod, Zeroable};
 use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_world::core::helpers::{self, send, send_to_each, AfterFlush, Message};
 use cmc_world::TypedCore;
 
-use crate::wire::{words, Words};
+use crate::wire::{words, Words, WORDS_MAX};
 
 pub use properties::{core, properties, world};
 
@@ -49,8 +50,6 @@ pub const TIMER_SUSPECT: u32 = 0;
 pub const AFTER_FLUSH_MAX: usize = 4;
 /// Core error: a message that does not decode.
 const ERROR_BAD_MESSAGE: i32 = 1;
-/// Core error: more than [`AFTER_FLUSH_MAX`] persists outstanding.
-const ERROR_TOO_MANY_PERSISTS: i32 = 2;
 
 /// Node roles ([`Volatile::role`]).
 pub mod role {
@@ -60,18 +59,6 @@ pub mod role {
     pub const CANDIDATE: u32 = 1;
     /// Primary of its view.
     pub const PRIMARY: u32 = 2;
-}
-
-/// What follows the flush of one persist ([`Volatile::after_flush`]).
-mod after {
-    /// The primary counts its own copy.
-    pub const SELF_ACK: u32 = 1;
-    /// Ack the flushed log to the primary.
-    pub const ACK: u32 = 2;
-    /// The candidate counts its own vote.
-    pub const SELF_VOTE: u32 = 3;
-    /// Send the vote (with the flushed log) to the candidate.
-    pub const VOTE: u32 = 4;
 }
 
 /// A log: the view it was written in, its length and its entries. It is also
@@ -114,10 +101,10 @@ pub struct Volatile {
     pub requests: [u32; LOG_MAX],
     /// Primary: entries committed (replied).
     pub committed: u32,
-    /// Entries of `after_flush` in use, oldest first.
-    pub after_len: u32,
-    /// One of `after` per outstanding persist, and its destination node.
-    pub after_flush: [[u32; 2]; AFTER_FLUSH_MAX],
+    /// Per outstanding persist, the message its flush releases: an Ack or a
+    /// Vote for the persisted log, to another node or (its own copy, its own
+    /// vote) to this one.
+    pub after_flush: AfterFlush<AFTER_FLUSH_MAX, WORDS_MAX>,
 }
 
 /// A message.
@@ -134,6 +121,20 @@ pub enum Msg {
 }
 
 impl Msg {
+    /// The view the message belongs to.
+    fn view(&self) -> u32 {
+        match *self {
+            Msg::Append { view, .. }
+            | Msg::Ack { view, .. }
+            | Msg::StartView { view }
+            | Msg::Vote { view, .. } => view,
+        }
+    }
+}
+
+impl Message for Msg {
+    type Encoded = Words;
+
     fn encode(&self) -> Words {
         let log = |tag, view, l: &Durable| {
             Words::new(&[tag, view, l.log_view, l.len, l.entries[0], l.entries[1]])
@@ -203,14 +204,31 @@ fn majority(config: &Config) -> u32 {
     config.nodes / 2 + 1
 }
 
-fn send(out: &mut Outputs, dst: u32, msg: Msg) -> Result<(), CoreError> {
-    out.send(dst, msg.encode().as_bytes())
+fn broadcast(config: &Config, out: &mut Outputs, msg: Msg) -> Result<(), CoreError> {
+    let others = (0..config.nodes).filter(|node| *node != config.node);
+    send_to_each(out, others, &msg)
 }
 
-fn broadcast(config: &Config, out: &mut Outputs, msg: Msg) -> Result<(), CoreError> {
-    (0..config.nodes)
-        .filter(|node| *node != config.node)
-        .try_for_each(|node| send(out, node, msg))
+/// The Ack of `log` as persisted, to the primary of its view.
+fn ack_of(log: &Durable) -> Msg {
+    Msg::Ack {
+        view: log.view,
+        len: log.len,
+    }
+}
+
+/// The vote (with the log as persisted) for the candidate of its view.
+fn vote_of(log: &Durable) -> Msg {
+    Msg::Vote {
+        view: log.view,
+        log: *log,
+    }
+}
+
+/// Forgets the votes of an election (when one starts or ends).
+fn clear_votes(v: &mut Volatile) {
+    v.votes = 0;
+    v.best = Durable::default();
 }
 
 /// Whether log `a` is more recent than log `b`.
@@ -219,29 +237,22 @@ fn newer(a: &Durable, b: &Durable) -> bool {
 }
 
 impl<const BUG: u32> PrimaryBackup<BUG> {
-    /// Persists `v.current`; `action` (to `dst`) follows its flush.
+    /// Persists `v.current`; its flush releases `then(v.current)` to `dst`.
     fn persist(
         v: &mut Volatile,
-        action: u32,
+        then: fn(&Durable) -> Msg,
         dst: u32,
         out: &mut Outputs,
     ) -> Result<(), CoreError> {
-        out.persist(0, bytemuck::bytes_of(&v.current))?;
-        let slot = v
-            .after_flush
-            .get_mut(v.after_len as usize)
-            .ok_or(CoreError::Code(ERROR_TOO_MANY_PERSISTS))?;
-        *slot = [action, dst];
-        v.after_len += 1;
-        Ok(())
+        out.persist_record(0, &v.current)?;
+        v.after_flush.hold(dst, &then(&v.current))
     }
 
     fn become_backup(v: &mut Volatile, view: u32, out: &mut Outputs) -> Result<(), CoreError> {
         let stepped_down = v.role != role::BACKUP;
         v.role = role::BACKUP;
         v.current.view = view;
-        v.votes = 0;
-        v.best = Durable::default();
+        clear_votes(v);
         v.acks = [0; LOG_MAX];
         v.requests = [0; LOG_MAX];
         v.committed = 0;
@@ -306,14 +317,19 @@ impl<const BUG: u32> PrimaryBackup<BUG> {
         }
         v.current.log_view = view;
         v.role = role::PRIMARY;
-        v.votes = 0;
-        v.best = Durable::default();
-        Self::persist(v, after::SELF_ACK, config.node, out)?;
+        clear_votes(v);
+        Self::replicate(config, v, out)
+    }
+
+    /// Persists the primary's log, counting its own copy once that is
+    /// flushed, and sends it to every other node in an Append.
+    fn replicate(config: &Config, v: &mut Volatile, out: &mut Outputs) -> Result<(), CoreError> {
+        Self::persist(v, ack_of, config.node, out)?;
         broadcast(
             config,
             out,
             Msg::Append {
-                view,
+                view: v.current.view,
                 log: v.current,
             },
         )
@@ -335,9 +351,9 @@ impl<const BUG: u32> PrimaryBackup<BUG> {
                     Self::become_backup(v, view, out)?;
                 }
                 v.current = Durable { view, ..log };
-                Self::persist(v, after::ACK, src, out)?;
+                Self::persist(v, ack_of, src, out)?;
                 if BUG == 1 {
-                    send(out, src, Msg::Ack { view, len: log.len })?;
+                    send(out, src, &Msg::Ack { view, len: log.len })?;
                 }
             }
             Msg::Ack { view, len } if view == v.current.view && v.role == role::PRIMARY => {
@@ -345,7 +361,7 @@ impl<const BUG: u32> PrimaryBackup<BUG> {
             }
             Msg::StartView { view } if view > v.current.view => {
                 Self::become_backup(v, view, out)?;
-                Self::persist(v, after::VOTE, src, out)?;
+                Self::persist(v, vote_of, src, out)?;
             }
             Msg::Vote { view, log } if view == v.current.view && v.role == role::CANDIDATE => {
                 Self::vote(config, v, src, log, out)?;
@@ -355,48 +371,21 @@ impl<const BUG: u32> PrimaryBackup<BUG> {
         Ok(())
     }
 
-    fn flushed(
-        config: &Config,
-        v: &mut Volatile,
-        event: &Event,
-        out: &mut Outputs,
-    ) -> Result<(), CoreError> {
-        if v.after_len == 0 {
+    fn flushed(config: &Config, v: &mut Volatile, out: &mut Outputs) -> Result<(), CoreError> {
+        let Some(held) = v.after_flush.release() else {
             return Ok(());
-        }
-        let [action, dst] = v.after_flush[0];
-        v.after_flush.copy_within(1.., 0);
-        v.after_flush[AFTER_FLUSH_MAX - 1] = [0; 2];
-        v.after_len -= 1;
-        let record: Durable = bytemuck::pod_read_unaligned(event.payload());
+        };
+        let msg = Msg::decode(held.message()).ok_or(CoreError::Code(ERROR_BAD_MESSAGE))?;
         // What a flush confirms only counts in the view it was written for.
-        if record.view != v.current.view {
+        if msg.view() != v.current.view {
             return Ok(());
         }
-        match action {
-            after::SELF_ACK if v.role == role::PRIMARY => {
-                Self::ack(config, v, config.node, record.len, out)
-            }
-            after::ACK if BUG != 1 => send(
-                out,
-                dst,
-                Msg::Ack {
-                    view: record.view,
-                    len: record.len,
-                },
-            ),
-            after::SELF_VOTE if v.role == role::CANDIDATE => {
-                Self::vote(config, v, config.node, record, out)
-            }
-            after::VOTE => send(
-                out,
-                dst,
-                Msg::Vote {
-                    view: record.view,
-                    log: record,
-                },
-            ),
-            _ => Ok(()),
+        match msg {
+            // The node's own copy or vote counts as one more from itself.
+            _ if held.dst == config.node => Self::on_msg(config, v, config.node, msg, out),
+            // Bug 1 sent this Ack before the flush.
+            Msg::Ack { .. } if BUG == 1 => Ok(()),
+            _ => send(out, held.dst, &msg),
         }
     }
 }
@@ -437,7 +426,7 @@ impl<const BUG: u32> TypedCore for PrimaryBackup<BUG> {
             }
             Some(EventKind::Client) => {
                 let full = v.current.len as usize >= LOG_MAX;
-                if v.role != role::PRIMARY || full || v.after_len as usize >= AFTER_FLUSH_MAX {
+                if v.role != role::PRIMARY || full || v.after_flush.is_full() {
                     return out.reply(event.id, &[REPLY_REFUSED]);
                 }
                 let at = v.current.len as usize;
@@ -446,22 +435,13 @@ impl<const BUG: u32> TypedCore for PrimaryBackup<BUG> {
                 v.current.log_view = v.current.view;
                 v.requests[at] = event.id + 1;
                 v.acks[at] = 0;
-                Self::persist(v, after::SELF_ACK, config.node, out)?;
-                broadcast(
-                    config,
-                    out,
-                    Msg::Append {
-                        view: v.current.view,
-                        log: v.current,
-                    },
-                )?;
+                Self::replicate(config, v, out)?;
             }
             Some(EventKind::Timer) if v.role == role::BACKUP && v.current.view + 1 < views => {
                 v.role = role::CANDIDATE;
                 v.current.view += 1;
-                v.votes = 0;
-                v.best = Durable::default();
-                Self::persist(v, after::SELF_VOTE, config.node, out)?;
+                clear_votes(v);
+                Self::persist(v, vote_of, config.node, out)?;
                 broadcast(
                     config,
                     out,
@@ -471,10 +451,10 @@ impl<const BUG: u32> TypedCore for PrimaryBackup<BUG> {
                 )?;
             }
             Some(EventKind::Recv) => {
-                let msg = Msg::decode(event.payload()).ok_or(CoreError::Code(ERROR_BAD_MESSAGE))?;
+                let msg = helpers::received(event, ERROR_BAD_MESSAGE)?;
                 Self::on_msg(config, v, event.src, msg, out)?;
             }
-            Some(EventKind::Flushed) => Self::flushed(config, v, event, out)?,
+            Some(EventKind::Flushed) => Self::flushed(config, v, out)?,
             _ => {}
         }
         Ok(())
@@ -498,6 +478,6 @@ impl<const BUG: u32> TypedCore for PrimaryBackup<BUG> {
     }
 
     fn describe_message(&self, _config: &Config, message: &[u8]) -> Option<String> {
-        Msg::decode(message).map(|msg| msg.to_string())
+        helpers::describe_message::<Msg>(message)
     }
 }

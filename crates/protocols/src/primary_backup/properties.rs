@@ -9,71 +9,47 @@
 
 use std::sync::Arc;
 
-use cmc_model::{ModelParam, Property};
-use cmc_world::world::state::{GhostKind, WorldState};
-use cmc_world::{Core, World, WorldSpec};
+use cmc_model::Property;
+use cmc_world::world::state::WorldState;
+use cmc_world::{Core, World};
+
+use crate::node_parts::{node_parts, NodeParts};
+use crate::variants::{bug_variant, variant_spec};
 
 use super::{role, Durable, PrimaryBackup, Volatile, REPLY_OK};
 
 /// The core with planted bug `bug` (0: none), or `None` past [`super::BUGS`].
 pub fn core(bug: u32) -> Option<Arc<dyn Core>> {
-    Some(match bug {
-        0 => Arc::new(PrimaryBackup::<0>),
-        1 => Arc::new(PrimaryBackup::<1>),
-        2 => Arc::new(PrimaryBackup::<2>),
-        3 => Arc::new(PrimaryBackup::<3>),
-        4 => Arc::new(PrimaryBackup::<4>),
-        _ => return None,
-    })
+    bug_variant!(PrimaryBackup, bug, [0, 1, 2, 3, 4])
 }
 
 /// A World of `nodes` nodes running variant `bug`, with `params` applied and
 /// the properties above.
 pub fn world(bug: u32, nodes: usize, params: &[&str]) -> Result<World, String> {
-    let core = core(bug).ok_or_else(|| format!("primary_backup has no planted bug {bug}"))?;
-    let mut spec = WorldSpec::new(core, nodes)?;
-    spec.applied.push(ModelParam::new(
-        "core",
-        crate::rust_core_name("primary_backup", bug),
-    ));
+    let mut spec = variant_spec("primary_backup", bug, core(bug), nodes)?;
     spec.set_all(params)?;
-    Ok(properties()
-        .into_iter()
-        .fold(World::new(spec), World::with_property))
+    Ok(World::new(spec).with_properties(properties()))
 }
 
-struct Node {
-    durable: Durable,
-    volatile: Volatile,
-    up: bool,
-}
-
-fn nodes(world: &World, state: &WorldState) -> Vec<Node> {
-    let inspect = world.inspect(state);
-    (0..inspect.nodes())
-        .map(|node| {
-            let view = inspect.node(node);
-            Node {
-                durable: view.durable_as().expect("every node runs primary_backup"),
-                volatile: view.volatile_as().expect("every node runs primary_backup"),
-                up: !view.env.crashed,
-            }
-        })
-        .collect()
+fn nodes(world: &World, state: &WorldState) -> Vec<NodeParts<Durable, Volatile>> {
+    let nodes = world.inspect(state).nodes();
+    node_parts(world, state, 0..nodes, "primary_backup")
 }
 
 /// The OK replies: (replying node, entry value).
-fn committed(state: &WorldState) -> impl Iterator<Item = (usize, u32)> + '_ {
-    state
-        .ghost
-        .iter()
-        .filter(|entry| entry.kind == GhostKind::Reply && entry.payload.as_bytes() == [REPLY_OK])
+fn committed<'a>(
+    world: &'a World,
+    state: &'a WorldState,
+) -> impl Iterator<Item = (usize, u32)> + 'a {
+    world
+        .inspect(state)
+        .replies_with(&[REPLY_OK])
         .map(|entry| (entry.node as usize, entry.request + 1))
 }
 
 fn reply_after_flush(world: &World, state: &WorldState) -> bool {
     let nodes = nodes(world, state);
-    committed(state).all(|(node, value)| nodes[node].durable.holds(value))
+    committed(world, state).all(|(node, value)| nodes[node].durable.holds(value))
 }
 
 fn committed_survives(world: &World, state: &WorldState) -> bool {
@@ -83,7 +59,7 @@ fn committed_survives(world: &World, state: &WorldState) -> bool {
         .iter()
         .filter(|n| n.up && n.volatile.role == role::PRIMARY)
         .max_by_key(|n| n.volatile.current.view);
-    committed(state).all(|(_, value)| {
+    committed(world, state).all(|(_, value)| {
         nodes.iter().filter(|n| n.durable.holds(value)).count() >= majority
             && primary.is_none_or(|p| p.volatile.current.holds(value))
     })

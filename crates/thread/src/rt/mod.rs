@@ -129,6 +129,36 @@ pub fn refuse_io(what: &str, location: &'static Location<'static>) {
     }
 }
 
+/// Implements `io::Read` and `io::Write` for `$guarded`, a wrapper of a std
+/// type in field 0, each call refused by [`refuse_io`] inside an execution
+/// (reported as `$name::read`, `$name::write`, `$name::flush`).
+macro_rules! refused_read_write {
+    ($guarded:ty, $name:literal) => {
+        impl std::io::Read for $guarded {
+            #[track_caller]
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                $crate::rt::refuse_io(concat!($name, "::read"), std::panic::Location::caller());
+                std::io::Read::read(&mut self.0, buf)
+            }
+        }
+
+        impl std::io::Write for $guarded {
+            #[track_caller]
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                $crate::rt::refuse_io(concat!($name, "::write"), std::panic::Location::caller());
+                std::io::Write::write(&mut self.0, buf)
+            }
+
+            #[track_caller]
+            fn flush(&mut self) -> std::io::Result<()> {
+                $crate::rt::refuse_io(concat!($name, "::flush"), std::panic::Location::caller());
+                std::io::Write::flush(&mut self.0)
+            }
+        }
+    };
+}
+pub(crate) use refused_read_write;
+
 /// Announces `op` by the running thread and yields to the scheduler; returns once the
 /// scheduler picked this thread to perform it. Outside an execution, while the thread is
 /// unwinding, or while the execution is torn down, it returns at once without yielding.

@@ -101,6 +101,12 @@ impl<T: ?Sized> Mutex<T> {
         };
         rt::schedule(Op::Lock(id), location);
         rt::with(|st| st.lock_acquire(id, false));
+        Ok(self.acquired(id, location))
+    }
+
+    /// The guard of the checker's lock `id`, just acquired at `location`
+    /// (its value shown in the trace).
+    fn acquired(&self, id: ObjId, location: &'static Location<'static>) -> MutexGuard<'_, T> {
         let guard = MutexGuard {
             lock: self,
             id: Some(id),
@@ -108,7 +114,7 @@ impl<T: ?Sized> Mutex<T> {
             fallback: None,
         };
         guard.show_value(id);
-        Ok(guard)
+        guard
     }
 
     /// Acquires the lock if it is free (a switch point); a failure counts as a read for
@@ -130,14 +136,7 @@ impl<T: ?Sized> Mutex<T> {
         rt::schedule(Op::TryLock(id), location);
         let acquired = rt::with(|st| st.try_acquire(id, false));
         if acquired == Some(true) {
-            let guard = MutexGuard {
-                lock: self,
-                id: Some(id),
-                location,
-                fallback: None,
-            };
-            guard.show_value(id);
-            Ok(guard)
+            Ok(self.acquired(id, location))
         } else {
             Err(TryLockError::WouldBlock)
         }

@@ -23,144 +23,92 @@ pub const STATE_MAX: usize = 65536;
 /// The symbol a C core exports (`CMC_ENTRY_SYMBOL`).
 pub const ENTRY_SYMBOL: &str = "cmc_core_entry";
 
-/// What happened to a node (`enum cmc_event_kind`).
-///
-/// ```
-/// use cmc_world::core::abi::EventKind;
-///
-/// // An event's raw kind, as a C core sees it, back to the enum.
-/// assert_eq!(EventKind::from_raw(5), Some(EventKind::Client));
-/// assert_eq!(EventKind::Client.name(), "CLIENT");
-/// assert_eq!(EventKind::from_raw(99), None);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u32)]
-pub enum EventKind {
-    /// First start or restart; the durable part holds what was flushed.
-    Start = 1,
-    /// A message arrived from `src`.
-    Recv = 2,
-    /// Armed timer `id` fired.
-    Timer = 3,
-    /// The oldest persist (offset `id`, bytes `payload`) is now durable.
-    Flushed = 4,
-    /// Client request `id` arrived.
-    Client = 5,
-    /// Client request `id` failed locally.
-    LocalFail = 6,
-    /// Pending wake-up `id` ran.
-    Wake = 7,
-    /// The node's clock advanced.
-    Tick = 8,
-    /// Random choice `id` was made: its value (below the `k` asked for) is `payload[0]`.
-    Choice = 10,
-}
-
-impl EventKind {
-    /// The kind with ABI number `raw`, if any.
-    pub fn from_raw(raw: u32) -> Option<EventKind> {
-        use EventKind::*;
-        [
-            Start, Recv, Timer, Flushed, Client, LocalFail, Wake, Tick, Choice,
-        ]
-        .into_iter()
-        .find(|kind| *kind as u32 == raw)
-    }
-
-    /// Upper-case name used in traces, e.g. `RECV`.
-    pub fn name(self) -> &'static str {
-        match self {
-            EventKind::Start => "START",
-            EventKind::Recv => "RECV",
-            EventKind::Timer => "TIMER",
-            EventKind::Flushed => "FLUSHED",
-            EventKind::Client => "CLIENT",
-            EventKind::LocalFail => "LOCAL_FAIL",
-            EventKind::Wake => "WAKE",
-            EventKind::Tick => "TICK",
-            EventKind::Choice => "CHOICE",
+/// Declares an ABI kind enum from one table of variants, ABI numbers and
+/// trace names, with `from_raw` (number to kind) and `name` (kind to trace
+/// name) derived from that same table.
+macro_rules! abi_kind {
+    (
+        $(#[$meta:meta])*
+        pub enum $kind:ident, example $example:literal {
+            $( $(#[$doc:meta])* $variant:ident = $raw:literal, $text:literal; )*
         }
-    }
-}
-
-/// What a node asks of the environment (`enum cmc_output_kind`).
-///
-/// ```
-/// use cmc_world::core::abi::{OutputKind, Outputs};
-///
-/// let mut out = Outputs::default();
-/// out.persist(4, &[1])?;
-/// let kind = OutputKind::from_raw(out.as_slice()[0].kind);
-/// assert_eq!(kind.map(OutputKind::name), Some("PERSIST"));
-/// # Ok::<(), cmc_world::core::abi::CoreError>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u32)]
-pub enum OutputKind {
-    /// Send the payload to node `dst`.
-    Send = 1,
-    /// Arm timer `id`.
-    SetTimer = 2,
-    /// Disarm timer `id`.
-    CancelTimer = 3,
-    /// Write the payload at durable offset `id` once flushed.
-    Persist = 4,
-    /// Schedule wake-up `id`.
-    Wake = 5,
-    /// Reply the payload to client request `id`.
-    Reply = 6,
-    /// Arm timer `id` with a deadline on the node's clock (the payload, a
-    /// little-endian `u64`, see [`Outputs::set_timer_at`]): it fires only
-    /// once the clock has reached the deadline.
-    SetTimerAt = 7,
-    /// Ask for random choice `id` among `payload[0]` values (1 to 255),
-    /// answered later by a [`EventKind::Choice`] event.
-    Choose = 8,
-}
-
-impl OutputKind {
-    /// The kind with ABI number `raw`, if any.
-    pub fn from_raw(raw: u32) -> Option<OutputKind> {
-        use OutputKind::*;
-        [
-            Send,
-            SetTimer,
-            CancelTimer,
-            Persist,
-            Wake,
-            Reply,
-            SetTimerAt,
-            Choose,
-        ]
-        .into_iter()
-        .find(|kind| *kind as u32 == raw)
-    }
-
-    /// Upper-case name used in traces, e.g. `SEND`.
-    pub fn name(self) -> &'static str {
-        match self {
-            OutputKind::Send => "SEND",
-            OutputKind::SetTimer => "SET_TIMER",
-            OutputKind::CancelTimer => "CANCEL_TIMER",
-            OutputKind::Persist => "PERSIST",
-            OutputKind::Wake => "WAKE",
-            OutputKind::Reply => "REPLY",
-            OutputKind::SetTimerAt => "SET_TIMER_AT",
-            OutputKind::Choose => "CHOOSE",
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[repr(u32)]
+        pub enum $kind {
+            $( $(#[$doc])* $variant = $raw, )*
         }
+
+        impl $kind {
+            /// The kind with ABI number `raw`, if any.
+            pub fn from_raw(raw: u32) -> Option<$kind> {
+                match raw {
+                    $( $raw => Some($kind::$variant), )*
+                    _ => None,
+                }
+            }
+
+            #[doc = concat!("Upper-case name used in traces, e.g. `", $example, "`.")]
+            pub fn name(self) -> &'static str {
+                match self {
+                    $( $kind::$variant => $text, )*
+                }
+            }
+        }
+    };
+}
+
+abi_kind! {
+    /// What happened to a node (`enum cmc_event_kind`).
+    pub enum EventKind, example "RECV" {
+        /// First start or restart; the durable part holds what was flushed.
+        Start = 1, "START";
+        /// A message arrived from `src`.
+        Recv = 2, "RECV";
+        /// Armed timer `id` fired.
+        Timer = 3, "TIMER";
+        /// The oldest persist (offset `id`, bytes `payload`) is now durable.
+        Flushed = 4, "FLUSHED";
+        /// Client request `id` arrived.
+        Client = 5, "CLIENT";
+        /// Client request `id` failed locally.
+        LocalFail = 6, "LOCAL_FAIL";
+        /// Pending wake-up `id` ran.
+        Wake = 7, "WAKE";
+        /// The node's clock advanced.
+        Tick = 8, "TICK";
+        /// Random choice `id` was made: its value (below the `k` asked for) is `payload[0]`.
+        Choice = 10, "CHOICE";
+    }
+}
+
+abi_kind! {
+    /// What a node asks of the environment (`enum cmc_output_kind`).
+    pub enum OutputKind, example "SEND" {
+        /// Send the payload to node `dst`.
+        Send = 1, "SEND";
+        /// Arm timer `id`.
+        SetTimer = 2, "SET_TIMER";
+        /// Disarm timer `id`.
+        CancelTimer = 3, "CANCEL_TIMER";
+        /// Write the payload at durable offset `id` once flushed.
+        Persist = 4, "PERSIST";
+        /// Schedule wake-up `id`.
+        Wake = 5, "WAKE";
+        /// Reply the payload to client request `id`.
+        Reply = 6, "REPLY";
+        /// Arm timer `id` with a deadline on the node's clock (the payload, a
+        /// little-endian `u64`, see [`Outputs::set_timer_at`]): it fires only
+        /// once the clock has reached the deadline.
+        SetTimerAt = 7, "SET_TIMER_AT";
+        /// Ask for random choice `id` among `payload[0]` values (1 to 255),
+        /// answered later by a [`EventKind::Choice`] event.
+        Choose = 8, "CHOOSE";
     }
 }
 
 /// A node's configuration (`cmc_config`), constant for its lifetime.
-///
-/// ```
-/// use cmc_world::core::abi::Config;
-///
-/// // Node 1 of 3, with core parameter 0 (`cfg0=4`) set.
-/// let config = Config { node: 1, nodes: 3, params: [4, 0, 0, 0, 0, 0, 0, 0] };
-/// let receivers = (0..config.nodes).filter(|n| *n != config.node).count();
-/// assert_eq!((receivers, config.params[0]), (2, 4));
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Config {
@@ -173,16 +121,6 @@ pub struct Config {
 }
 
 /// One event delivered to a step (`cmc_event`); payload bytes past `len` are zero.
-///
-/// ```
-/// use cmc_world::core::abi::{Event, EventKind};
-///
-/// // A message `[1, 2]` from node 2, as the World delivers it at clock 5.
-/// let event = Event::new(EventKind::Recv, 2, 0, &[1, 2], 5);
-/// assert_eq!(event.kind(), Some(EventKind::Recv));
-/// assert_eq!((event.src, event.payload(), event.clock), (2, &[1, 2][..], 5));
-/// assert_eq!(event.payload[2..], [0; 62]);
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Event {
@@ -205,16 +143,14 @@ impl Event {
     /// [`PAYLOAD_MAX`] is a caller bug (the World never builds one).
     pub fn new(kind: EventKind, src: u32, id: u32, payload: &[u8], clock: u64) -> Event {
         assert!(payload.len() <= PAYLOAD_MAX, "event payload too long");
-        let mut event = Event {
+        Event {
             kind: kind as u32,
             src,
             id,
             len: payload.len() as u32,
             clock,
-            payload: [0; PAYLOAD_MAX],
-        };
-        event.payload[..payload.len()].copy_from_slice(payload);
-        event
+            payload: zero_padded(payload),
+        }
     }
 
     /// The event's kind (the World only delivers valid kinds).
@@ -224,8 +160,21 @@ impl Event {
 
     /// The meaningful payload bytes.
     pub fn payload(&self) -> &[u8] {
-        &self.payload[..(self.len as usize).min(PAYLOAD_MAX)]
+        meaningful(&self.payload, self.len)
     }
+}
+
+/// `payload` (at most [`PAYLOAD_MAX`] bytes, checked by the callers) in a
+/// payload field, the bytes after it zero.
+pub(crate) fn zero_padded(payload: &[u8]) -> [u8; PAYLOAD_MAX] {
+    let mut field = [0; PAYLOAD_MAX];
+    field[..payload.len()].copy_from_slice(payload);
+    field
+}
+
+/// The first `len` bytes of a payload field (clamped to [`PAYLOAD_MAX`]).
+fn meaningful(field: &[u8; PAYLOAD_MAX], len: u32) -> &[u8] {
+    &field[..(len as usize).min(PAYLOAD_MAX)]
 }
 
 /// One output of a step (`cmc_output`).
@@ -247,32 +196,11 @@ pub struct Output {
 impl Output {
     /// The meaningful payload bytes (clamped to [`PAYLOAD_MAX`]).
     pub fn payload(&self) -> &[u8] {
-        &self.payload[..(self.len as usize).min(PAYLOAD_MAX)]
+        meaningful(&self.payload, self.len)
     }
 }
 
 /// The outputs of one step, in order (`cmc_outputs`).
-///
-/// A core appends with the helpers ([`Outputs::send`], [`Outputs::reply`],
-/// ...); past [`OUTPUTS_MAX`] they return [`CoreError::OutputsFull`], which the
-/// World reports as a core fault.
-///
-/// ```
-/// use cmc_world::core::abi::{CoreError, OutputKind, Outputs, OUTPUTS_MAX};
-///
-/// let mut out = Outputs::default();
-/// out.send(1, b"DATA")?;
-/// out.set_timer(0)?;
-/// let kinds: Vec<_> = out.as_slice().iter().map(|o| OutputKind::from_raw(o.kind)).collect();
-/// assert_eq!(kinds, [Some(OutputKind::Send), Some(OutputKind::SetTimer)]);
-/// assert_eq!((out.as_slice()[0].dst, out.as_slice()[0].payload()), (1, &b"DATA"[..]));
-///
-/// for _ in 2..OUTPUTS_MAX {
-///     out.reply(0, &[])?;
-/// }
-/// assert_eq!(out.reply(0, &[]), Err(CoreError::OutputsFull));
-/// # Ok::<(), CoreError>(())
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Outputs {
@@ -293,14 +221,6 @@ impl Default for Outputs {
 }
 
 /// A step error: a core returned nonzero, or asked for something impossible.
-/// The World reports it as a fault ([`crate::FaultKind::CoreError`]); see the
-/// example on [`crate::Fault`].
-///
-/// ```
-/// use cmc_world::core::abi::CoreError;
-///
-/// assert_eq!(CoreError::Code(3).to_string(), "the step returned error code 3");
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CoreError {
     /// The core's step returned this nonzero code.
@@ -340,15 +260,13 @@ impl Outputs {
             self.reserved = self.reserved.saturating_add(1);
             return Err(CoreError::OutputsFull);
         }
-        let mut item = Output {
+        self.items[index] = Output {
             kind: kind as u32,
             dst,
             id,
             len: payload.len() as u32,
-            payload: [0; PAYLOAD_MAX],
+            payload: zero_padded(payload),
         };
-        item.payload[..payload.len()].copy_from_slice(payload);
-        self.items[index] = item;
         self.count += 1;
         Ok(())
     }
@@ -371,6 +289,12 @@ impl Outputs {
     /// Writes `bytes` at durable offset `offset` once the environment flushes it.
     pub fn persist(&mut self, offset: u32, bytes: &[u8]) -> Result<(), CoreError> {
         self.emit(OutputKind::Persist, 0, offset, bytes)
+    }
+
+    /// Persists the whole record `record` (a plain-old-data struct, e.g. the
+    /// core's durable part) at durable offset `offset`.
+    pub fn persist_record<T: Pod>(&mut self, offset: u32, record: &T) -> Result<(), CoreError> {
+        self.persist(offset, bytemuck::bytes_of(record))
     }
 
     /// Schedules wake-up `id`.

@@ -161,6 +161,22 @@ unsafe extern "C" fn step<E: Exported>(
     }
 }
 
+/// Writes the text `describe` gives (`panicked` if it panics) into `buf`,
+/// as [`write_text`] does.
+///
+/// # Safety
+/// `buf` is writable for `cap` bytes.
+unsafe fn write_described(
+    describe: impl FnOnce() -> String,
+    panicked: &str,
+    buf: *mut c_char,
+    cap: usize,
+) {
+    let text = catch_unwind(AssertUnwindSafe(describe)).unwrap_or_else(|_| panicked.into());
+    // SAFETY: the caller's contract.
+    unsafe { write_text(&text, buf, cap) }
+}
+
 /// Copies `text` into `buf` as a NUL-terminated string of at most `cap`
 /// bytes in all, cut at a character boundary.
 ///
@@ -193,7 +209,7 @@ unsafe extern "C" fn describe_state<E: Exported>(
     cap: usize,
 ) {
     let core = E::core();
-    let text = catch_unwind(AssertUnwindSafe(|| {
+    let describe = || {
         // SAFETY: the caller's contract: parts of the declared sizes.
         let (durable, volatile) = unsafe {
             (
@@ -204,10 +220,9 @@ unsafe extern "C" fn describe_state<E: Exported>(
         // SAFETY: as above.
         Core::describe_state(core, unsafe { &*config }, durable, volatile)
             .unwrap_or_else(|| crate::core::hex::state_hex(durable, volatile))
-    }))
-    .unwrap_or_else(|_| "(describe_state panicked)".into());
+    };
     // SAFETY: the caller's contract.
-    unsafe { write_text(&text, buf, cap) }
+    unsafe { write_described(describe, "(describe_state panicked)", buf, cap) }
 }
 
 /// The C `describe_message` of `E`'s core: its text, or the World's.
@@ -222,16 +237,15 @@ unsafe extern "C" fn describe_message<E: Exported>(
     cap: usize,
 ) {
     let core = E::core();
-    let text = catch_unwind(AssertUnwindSafe(|| {
+    let describe = || {
         // SAFETY: the caller's contract: `len` readable bytes.
         let message = unsafe { bytes(message.cast(), len as usize) };
         // SAFETY: as above.
         Core::describe_message(core, unsafe { &*config }, message)
             .unwrap_or_else(|| crate::core::hex::hex(message))
-    }))
-    .unwrap_or_else(|_| "(describe_message panicked)".into());
+    };
     // SAFETY: the caller's contract.
-    unsafe { write_text(&text, buf, cap) }
+    unsafe { write_described(describe, "(describe_message panicked)", buf, cap) }
 }
 
 /// Exports a [`TypedCore`](crate::TypedCore) through the C ABI: emits the

@@ -220,11 +220,16 @@ impl CCore {
         &self.origin
     }
 
-    fn describe(write: impl FnOnce(*mut c_char, usize)) -> String {
-        let mut buf = [0u8; 512];
-        write(buf.as_mut_ptr().cast(), buf.len() - 1);
-        let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len() - 1);
-        String::from_utf8_lossy(&buf[..end]).into_owned()
+    /// The text one of the core's describe functions writes (`write` gets a
+    /// buffer writable for `cap` + 1 bytes and `cap`); the call is core code,
+    /// recorded as describing `what`.
+    fn described(what: impl FnOnce() -> String, write: impl FnOnce(*mut c_char, usize)) -> String {
+        recorded(Call::Describe, what, || {
+            let mut buf = [0u8; 512];
+            write(buf.as_mut_ptr().cast(), buf.len() - 1);
+            let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len() - 1);
+            String::from_utf8_lossy(&buf[..end]).into_owned()
+        })
     }
 }
 
@@ -281,16 +286,14 @@ impl Core for CCore {
         let describe = self.descriptor.describe_state?;
         let what = || format!("the state of node n{} (core `{}`)", config.node, self.name);
         // SAFETY: as in step; the buffer is writable for `cap` + 1 bytes.
-        Some(recorded(Call::Describe, what, || {
-            CCore::describe(|buf, cap| unsafe {
-                describe(
-                    config,
-                    durable.as_ptr().cast(),
-                    volatile.as_ptr().cast(),
-                    buf,
-                    cap,
-                )
-            })
+        Some(CCore::described(what, |buf, cap| unsafe {
+            describe(
+                config,
+                durable.as_ptr().cast(),
+                volatile.as_ptr().cast(),
+                buf,
+                cap,
+            )
         }))
     }
 
@@ -321,10 +324,8 @@ impl Core for CCore {
         let describe = self.descriptor.describe_message?;
         let what = || format!("a message of node n{} (core `{}`)", config.node, self.name);
         // SAFETY: as in describe_state.
-        Some(recorded(Call::Describe, what, || {
-            CCore::describe(|buf, cap| unsafe {
-                describe(config, message.as_ptr(), message.len() as u32, buf, cap)
-            })
+        Some(CCore::described(what, |buf, cap| unsafe {
+            describe(config, message.as_ptr(), message.len() as u32, buf, cap)
         }))
     }
 }

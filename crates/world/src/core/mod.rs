@@ -7,6 +7,7 @@
 pub mod abi;
 pub mod export;
 pub mod fault;
+pub mod helpers;
 pub mod hex;
 pub mod input_file;
 pub mod loader;

@@ -22,7 +22,8 @@ use cmc_model::Property;
 
 use crate::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 use crate::core::TypedCore;
-use crate::world::state::{GhostKind, WorldState};
+use crate::core::helpers::{self, send, send_to_each, Message};
+use crate::world::state::WorldState;
 use crate::World;
 
 /// Message type of DATA(request).
@@ -77,31 +78,47 @@ pub struct Volatile {
 }
 
 /// The Rust `reqack` core; `bug` selects a planted bug (0: none).
-///
-/// ```
-/// use std::sync::Arc;
-/// use cmc_search::{Checker, Verdict};
-/// use cmc_world::cores::reqack::{self, ReqAck};
-/// use cmc_world::{World, WorldSpec};
-///
-/// // The correct protocol survives a dropped message and a crash.
-/// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
-/// spec.set_all(&["requests=1", "drops=1", "crashes=1", "restarts=1"])?;
-/// let world = reqack::properties().into_iter().fold(World::new(spec), World::with_property);
-/// assert_eq!(Checker::new(world).workers(1).run().verdict, Verdict::Pass);
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
-/// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ReqAck {
     /// Planted bug number, 0 for the correct protocol.
     pub bug: u32,
 }
 
-fn message(kind: u32, request: u32) -> [u8; 8] {
-    let mut bytes = [0; 8];
-    bytes[..4].copy_from_slice(&kind.to_le_bytes());
-    bytes[4..].copy_from_slice(&request.to_le_bytes());
-    bytes
+/// A message: its type ([`MSG_DATA`] or [`MSG_ACK`]) and the request id,
+/// two little-endian words (longer payloads: the first two words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Msg {
+    /// [`MSG_DATA`] or [`MSG_ACK`] (another value: a bad message).
+    pub kind: u32,
+    /// The request id.
+    pub request: u32,
+}
+
+impl Msg {
+    fn ack(request: u32) -> Msg {
+        Msg {
+            kind: MSG_ACK,
+            request,
+        }
+    }
+}
+
+impl Message for Msg {
+    type Encoded = [u8; 8];
+
+    fn encode(&self) -> [u8; 8] {
+        let mut bytes = [0; 8];
+        bytes[..4].copy_from_slice(&self.kind.to_le_bytes());
+        bytes[4..].copy_from_slice(&self.request.to_le_bytes());
+        bytes
+    }
+
+    fn decode(bytes: &[u8]) -> Option<Msg> {
+        Some(Msg {
+            kind: word(bytes, 0)?,
+            request: word(bytes, 4)?,
+        })
+    }
 }
 
 fn word(bytes: &[u8], at: usize) -> Option<u32> {
@@ -114,12 +131,12 @@ fn receivers(config: &Config) -> u32 {
 
 impl ReqAck {
     fn send_data(config: &Config, v: &Volatile, out: &mut Outputs) -> Result<(), CoreError> {
-        let data = message(MSG_DATA, v.request - 1);
-        for node in 1..config.nodes {
-            if v.acked & (1 << node) == 0 {
-                out.send(node, &data)?;
-            }
-        }
+        let data = Msg {
+            kind: MSG_DATA,
+            request: v.request - 1,
+        };
+        let unacked = (1..config.nodes).filter(|node| v.acked & (1 << node) == 0);
+        send_to_each(out, unacked, &data)?;
         out.set_timer(TIMER_RESEND)
     }
 
@@ -164,8 +181,7 @@ impl ReqAck {
             }
             Some(EventKind::Timer) if v.phase == phase::SENDING => Self::send_data(config, v, out)?,
             Some(EventKind::Recv) => {
-                let kind = word(event.payload(), 0).ok_or(CoreError::Code(1))?;
-                let request = word(event.payload(), 4).ok_or(CoreError::Code(1))?;
+                let Msg { kind, request } = helpers::received(event, 1)?;
                 let acks_current = kind == MSG_ACK
                     && v.phase == phase::SENDING
                     && request + 1 == v.request
@@ -199,19 +215,18 @@ impl ReqAck {
         match event.kind() {
             Some(EventKind::Client) => out.reply(event.id, &[REPLY_BUSY])?,
             Some(EventKind::Recv) => {
-                let kind = word(event.payload(), 0).ok_or(CoreError::Code(1))?;
-                let request = word(event.payload(), 4).ok_or(CoreError::Code(1))?;
+                let Msg { kind, request } = helpers::received(event, 1)?;
                 if kind != MSG_DATA || request >= 32 {
                     return Err(CoreError::Code(2));
                 }
                 let bit = 1u32 << request;
                 if d.stored & bit != 0 {
-                    out.send(event.src, &message(MSG_ACK, request))?;
+                    send(out, event.src, &Msg::ack(request))?;
                 } else if v.flushing & bit == 0 {
                     v.flushing |= bit;
                     out.persist(OFFSET_STORED, &(d.stored | v.flushing).to_le_bytes())?;
                     if self.bug == 2 {
-                        out.send(event.src, &message(MSG_ACK, request))?;
+                        send(out, event.src, &Msg::ack(request))?;
                     }
                 }
             }
@@ -219,7 +234,7 @@ impl ReqAck {
                 let value = word(event.payload(), 0).ok_or(CoreError::Code(3))?;
                 let newly = v.flushing & value;
                 for request in (0..32).filter(|r| newly & (1 << r) != 0) {
-                    out.send(0, &message(MSG_ACK, request))?;
+                    send(out, 0, &Msg::ack(request))?;
                 }
                 v.flushing &= !value;
             }
@@ -289,9 +304,15 @@ pub fn describe_state(config: &Config, d: &Durable, v: &Volatile) -> String {
 
 /// The text both implementations give for a message.
 pub fn describe_message(message: &[u8]) -> String {
-    match (word(message, 0), word(message, 4)) {
-        (Some(MSG_DATA), Some(request)) => format!("DATA(r={request})"),
-        (Some(MSG_ACK), Some(request)) => format!("ACK(r={request})"),
+    match Msg::decode(message) {
+        Some(Msg {
+            kind: MSG_DATA,
+            request,
+        }) => format!("DATA(r={request})"),
+        Some(Msg {
+            kind: MSG_ACK,
+            request,
+        }) => format!("ACK(r={request})"),
         _ => format!("?({} bytes)", message.len()),
     }
 }
@@ -305,20 +326,14 @@ pub fn properties() -> Vec<Property<World>> {
         "AckedIsDurable",
         |world: &World, state: &WorldState| {
             let inspect = world.inspect(state);
-            inspect
-                .ghost()
-                .iter()
-                .filter(|entry| {
-                    entry.kind == GhostKind::Reply && entry.payload.as_bytes() == [REPLY_OK]
+            inspect.replies_with(&[REPLY_OK]).all(|entry| {
+                (1..inspect.nodes()).all(|node| {
+                    inspect
+                        .node(node)
+                        .durable_as::<Durable>()
+                        .is_some_and(|durable| durable.stored & (1 << entry.request) != 0)
                 })
-                .all(|entry| {
-                    (1..inspect.nodes()).all(|node| {
-                        inspect
-                            .node(node)
-                            .durable_as::<Durable>()
-                            .is_some_and(|durable| durable.stored & (1 << entry.request) != 0)
-                    })
-                })
+            })
         },
     )]
 }

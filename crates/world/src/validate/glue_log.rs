@@ -141,11 +141,7 @@ fn parse_record(text: &str) -> Result<Record, String> {
                     ("src", value) => event.src = number(value)?,
                     ("id", value) => event.id = number(value)?,
                     ("clock", value) => event.clock = number(value)?,
-                    ("payload", value) => {
-                        let bytes = hex(value)?;
-                        event.len = bytes.len() as u32;
-                        event.payload[..bytes.len()].copy_from_slice(&bytes);
-                    }
+                    ("payload", value) => (event.len, event.payload) = payload(value)?,
                     (name, _) => return Err(format!("an event has no field `{name}`")),
                 }
             }
@@ -159,11 +155,7 @@ fn parse_record(text: &str) -> Result<Record, String> {
                 match split_field(field)? {
                     ("dst", value) => output.dst = number(value)?,
                     ("id", value) => output.id = number(value)?,
-                    ("payload", value) => {
-                        let bytes = hex(value)?;
-                        output.len = bytes.len() as u32;
-                        output.payload[..bytes.len()].copy_from_slice(&bytes);
-                    }
+                    ("payload", value) => (output.len, output.payload) = payload(value)?,
                     (name, _) => return Err(format!("an output has no field `{name}`")),
                 }
             }
@@ -200,6 +192,13 @@ fn split_field(field: &str) -> Result<(&str, &str), String> {
 fn number<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     text.parse()
         .map_err(|_| format!("`{text}` is not a number in range"))
+}
+
+/// The length and the payload field (zero past the length) of the
+/// hexadecimal payload `text`.
+fn payload(text: &str) -> Result<(u32, [u8; PAYLOAD_MAX]), String> {
+    let bytes = hex(text)?;
+    Ok((bytes.len() as u32, crate::core::abi::zero_padded(&bytes)))
 }
 
 fn hex(text: &str) -> Result<Vec<u8>, String> {

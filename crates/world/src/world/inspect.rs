@@ -103,4 +103,15 @@ impl<'a> Inspect<'a> {
             .iter()
             .filter(move |entry| entry.kind == GhostKind::Reply && entry.request == request)
     }
+
+    /// The replies whose payload is exactly `payload` (e.g. a core's "OK"),
+    /// in order.
+    pub fn replies_with<'p>(&self, payload: &'p [u8]) -> impl Iterator<Item = &'a GhostEntry> + 'p
+    where
+        'a: 'p,
+    {
+        self.state.ghost.iter().filter(move |entry| {
+            entry.kind == GhostKind::Reply && entry.payload.as_bytes() == payload
+        })
+    }
 }

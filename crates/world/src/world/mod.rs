@@ -144,6 +144,11 @@ impl World {
         self
     }
 
+    /// Adds properties, in order (builder style).
+    pub fn with_properties(self, properties: impl IntoIterator<Item = Property<World>>) -> World {
+        properties.into_iter().fold(self, World::with_property)
+    }
+
     /// The configuration.
     pub fn spec(&self) -> &WorldSpec {
         &self.env.spec

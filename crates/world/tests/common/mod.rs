@@ -12,6 +12,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
+use cmc_model::Model;
+use cmc_world::world::action::Action;
+use cmc_world::world::state::WorldState;
+use cmc_world::World;
+
 /// Each fixture: output name, source under `cores/`, flags.
 const FIXTURES: &[(&str, &str, &[&str])] = &[
     ("libreqack.so", "reqack/reqack.c", &["-O2", "-shared"]),
@@ -166,4 +171,34 @@ fn built(name: &str) -> PathBuf {
         .unwrap_or_else(|| panic!("no C fixture called {name}"));
     compile(source, flags, &path);
     path
+}
+
+/// The initial state of `world` (a World has exactly one).
+pub fn initial_state(world: &World) -> WorldState {
+    let mut states = Vec::new();
+    world.init_states(&mut states);
+    states.remove(0)
+}
+
+/// The actions enabled in `state`, in the World's order.
+pub fn enabled_actions(world: &World, state: &WorldState) -> Vec<Action> {
+    let mut actions = Vec::new();
+    world.actions(state, &mut actions);
+    actions
+}
+
+/// The texts of the actions enabled in `state`, in the World's order.
+pub fn action_texts(world: &World, state: &WorldState) -> Vec<String> {
+    enabled_actions(world, state)
+        .iter()
+        .map(|action| world.format_action(action))
+        .collect()
+}
+
+/// The action enabled in `state` whose text is `text` (panics if none is).
+pub fn action_named(world: &World, state: &WorldState, text: &str) -> Action {
+    enabled_actions(world, state)
+        .into_iter()
+        .find(|action| world.format_action(action) == text)
+        .unwrap_or_else(|| panic!("{text} is not enabled"))
 }
