@@ -480,6 +480,11 @@ pub fn attach(world: World, properties: &[CProperty]) -> Result<World, String> {
             clash.name
         ));
     }
+    // C properties read the ghost history in order: it stays in the identity.
+    let world = match properties.is_empty() {
+        true => world,
+        false => world.with_full_history(),
+    };
     let mut world = properties
         .iter()
         .filter_map(CProperty::to_property)

@@ -2,7 +2,7 @@
 //! fault handling.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use cmc_model::{ActionKind, Encode, Model, ModelParam, Property, StateView};
 
@@ -10,6 +10,7 @@ use crate::abi::{Event, EventKind, OutputKind, Outputs};
 use crate::action::Action;
 use crate::env::{Env, EnvFailure, Observer, StepFault};
 use crate::fault::{Fault, FaultKind};
+use crate::properties::HistorySummary;
 use crate::quiescence::{answered, every_client_replied, lost_in_crash, Quiescence};
 use crate::spec::WorldSpec;
 use crate::state::{hex, GhostKind, WorldState};
@@ -32,6 +33,9 @@ pub struct World {
     poisoned: AtomicBool,
     pub(crate) quiescence: Option<Quiescence>,
     symmetry: Option<Symmetry>,
+    /// What stands for the order between client requests in a state's
+    /// identity; `None`: the whole history counts (see [`crate::properties`]).
+    pub(crate) history_summary: Option<Arc<dyn HistorySummary>>,
 }
 
 impl World {
@@ -54,6 +58,7 @@ impl World {
             poisoned: AtomicBool::new(false),
             quiescence: None,
             symmetry,
+            history_summary: None,
         };
         match quiescence_steps {
             Some(steps) => {
@@ -108,7 +113,10 @@ impl World {
         let next = self.env.next(state, action, observer).map_err(|fault| {
             self.make_fault(fault, &self.format_action(action), state.to_bytes())
         })?;
-        Ok(next.map(|next| self.canonical(next)))
+        Ok(next.map(|mut next| {
+            self.summarise(state.ghost.len(), &mut next);
+            self.canonical(next)
+        }))
     }
 
     /// `state`, or its canonical form under symmetry reduction.
@@ -123,7 +131,10 @@ impl World {
     pub(crate) fn init_observed(&self, observer: &mut impl Observer) -> Result<WorldState, Fault> {
         self.env
             .init(observer)
-            .map(|state| self.canonical(state))
+            .map(|mut state| {
+                self.summarise(0, &mut state);
+                self.canonical(state)
+            })
             .map_err(|fault| self.make_fault(fault, "INIT", Vec::new()))
     }
 
