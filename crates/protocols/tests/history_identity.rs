@@ -58,7 +58,10 @@ fn same_verdicts(
     );
     assert_eq!(full.verdict, expected, "{what}: full history");
     assert_eq!(summarised.verdict, expected, "{what}: summarised history");
-    assert_eq!(full.length, summarised.length, "{what}: counterexample lengths");
+    assert_eq!(
+        full.length, summarised.length,
+        "{what}: counterexample lengths"
+    );
     assert!(
         summarised.states <= full.states,
         "{what}: {summarised:?} explored more than {full:?}"
@@ -84,7 +87,11 @@ fn abd(bug: u32, extra: &[&str]) -> World {
 
 #[test]
 fn abd_bugs_and_control_get_the_same_verdicts_on_the_summary() {
-    for (bug, expected) in [(2, "Linearizable"), (3, "Linearizable"), (5, "ReplyAfterFlush")] {
+    for (bug, expected) in [
+        (2, "Linearizable"),
+        (3, "Linearizable"),
+        (5, "ReplyAfterFlush"),
+    ] {
         same_verdicts(
             &format!("abd bug {bug}"),
             abd(bug, &[]).with_full_history(),
@@ -100,17 +107,18 @@ fn abd_bugs_and_control_get_the_same_verdicts_on_the_summary() {
         17,
         "pass",
     );
-    assert!(summarised < full, "the summary merges states ({summarised} of {full})");
+    assert!(
+        summarised < full,
+        "the summary merges states ({summarised} of {full})"
+    );
 }
 
 #[test]
 fn abd_bugs_of_four_requests_get_the_same_verdicts_on_the_summary() {
-    // The gate's abd-4req configuration at a smaller depth, where bug 3
-    // (a read keeping the first reply) and the control are fast.
-    let four = |bug| {
-        cmc_protocols::abd::world(bug, 5, &["requests=4", "symmetry=0,1,2"])
-            .unwrap()
-    };
+    // The gate's abd-4req configuration at a smaller depth, where the
+    // control and bug 2 (quorum off by one) are fast; more requests, more
+    // orders between them to merge.
+    let four = |bug| cmc_protocols::abd::world(bug, 5, &["requests=4", "symmetry=0,1,2"]).unwrap();
     for (bug, expected) in [(0, "pass"), (2, "Linearizable")] {
         same_verdicts(
             &format!("abd-4req bug {bug}"),
@@ -124,21 +132,24 @@ fn abd_bugs_of_four_requests_get_the_same_verdicts_on_the_summary() {
 
 #[test]
 fn primary_backup_and_paxos_bugs_get_the_same_verdicts_per_request() {
-    let pb = |bug| {
-        cmc_protocols::primary_backup::world(bug, 3, &["requests=1", "crashes=1", "restarts=1"])
+    let pb = |bug, requests: &str| {
+        cmc_protocols::primary_backup::world(bug, 3, &[requests, "crashes=1", "restarts=1"])
             .unwrap()
     };
-    for (bug, expected, depth) in [
-        (1, "CommittedSurvives", 20),
-        (2, "CommittedSurvives", 20),
-        (3, "OnePrimaryPerView", 20),
-        (4, "CommittedSurvives", 30),
-        (0, "pass", 14),
+    // The gate's configuration (one request), and bug 4 with two requests,
+    // where the order between them is there to drop.
+    for (bug, requests, expected, depth) in [
+        (1, "requests=1", "CommittedSurvives", 20),
+        (2, "requests=1", "CommittedSurvives", 20),
+        (3, "requests=1", "OnePrimaryPerView", 20),
+        (4, "requests=1", "CommittedSurvives", 30),
+        (0, "requests=1", "pass", 12),
+        (4, "requests=2", "CommittedSurvives", 30),
     ] {
         same_verdicts(
-            &format!("primary_backup bug {bug}"),
-            pb(bug),
-            pb(bug).with_history_per_request(),
+            &format!("primary_backup bug {bug} {requests}"),
+            pb(bug, requests),
+            pb(bug, requests).with_history_per_request(),
             depth,
             expected,
         );

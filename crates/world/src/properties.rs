@@ -310,9 +310,10 @@ where
     let summary: Arc<dyn HistorySummary> = own.clone();
     let property = Property::always("Linearizable", move |world: &World, state: &WorldState| {
         // Off after `with_full_history`: the states then hold no summary.
-        let mine = world.history_summary.as_ref().is_some_and(|installed| {
-            std::ptr::addr_eq(Arc::as_ptr(installed), Arc::as_ptr(&own))
-        });
+        let mine = world
+            .history_summary
+            .as_ref()
+            .is_some_and(|installed| std::ptr::addr_eq(Arc::as_ptr(installed), Arc::as_ptr(&own)));
         match state.ghost.summary() {
             Some(bytes) if mine => LinearizationSummary::<S>::decode(bytes).is_linearizable(),
             _ => own.history.check(state, Consistency::Linearizable).is_ok(),

@@ -61,8 +61,10 @@ pub fn world(bug: u32, nodes: usize, params: &[&str]) -> Result<World, String> {
     }
     // Linearizable on the history's summary: the order between requests is
     // out of the states' identity (see cmc_world::properties).
-    Ok(properties::linearizable_summarised(World::new(spec), history())
-        .with_property(Property::always("ReplyAfterFlush", reply_after_flush)))
+    Ok(
+        properties::linearizable_summarised(World::new(spec), history())
+            .with_property(Property::always("ReplyAfterFlush", reply_after_flush)),
+    )
 }
 
 /// The register operation of client request `request`: a write of
