@@ -233,6 +233,13 @@ where
             if last.as_ref().is_some_and(|last| *last >= config) {
                 return decoder.invalid("linearization configurations out of order");
             }
+            if config
+                .linearized
+                .keys()
+                .any(|key| !pending.contains_key(key))
+            {
+                return decoder.invalid("a configuration linearizes an operation not pending");
+            }
             last = Some(config.clone());
             generators.insert(config);
         }

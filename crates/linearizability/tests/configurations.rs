@@ -24,6 +24,9 @@ enum Event<Op, Ret> {
     Withdraw(OpKey),
 }
 
+/// A history of `S` as its events.
+type Events<S> = Vec<Event<<S as SequentialSpec>::Op, <S as SequentialSpec>::Ret>>;
+
 /// Draws operations and results for one spec.
 trait Draw: SequentialSpec {
     fn op(&self, rng: &mut Pcg64) -> Self::Op;
@@ -234,7 +237,7 @@ where
     S::Ret: Encode + Ord,
 {
     let mut rng = Pcg64::seed_from_u64(seed);
-    let mut groups: BTreeMap<Vec<u8>, Vec<Vec<Event<S::Op, S::Ret>>>> = BTreeMap::new();
+    let mut groups: BTreeMap<Vec<u8>, Vec<Events<S>>> = BTreeMap::new();
     let histories = 3000;
     for _ in 0..histories {
         let len = rng.gen_range(2..7);

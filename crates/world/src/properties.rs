@@ -219,7 +219,8 @@ where
     S::Op: Encode + Ord,
     S::Ret: Encode + Ord,
 {
-    /// The operation of `request`, from its `Invoke` entry among `earlier`.
+    /// The operation of `request` and the position of its `Invoke` entry
+    /// among `earlier`, if there is one.
     fn operation(&self, earlier: &[GhostEntry], request: u32) -> Option<(S::Op, usize)> {
         let at = earlier
             .iter()
@@ -257,9 +258,8 @@ where
             let lin = lin.get_or_insert_with(|| Self::decode(summary));
             match entry.kind {
                 GhostKind::Invoke => {
-                    let (op, _) = self
-                        .operation(&ghost[..=at], entry.request)
-                        .expect("the entry itself");
+                    let op =
+                        (self.history.op_of)(entry.request, entry.node, entry.payload.as_bytes());
                     lin.invoke(entry.request, op);
                 }
                 GhostKind::Reply => {
@@ -355,10 +355,8 @@ impl World {
         let Some(summary) = &self.history_summary else {
             return;
         };
-        let slot = state.ghost.summary_mut();
-        let bytes = slot.get_or_insert_with(|| summary.initial());
-        // `advance` reads the entries while the summary is written: split.
-        let mut bytes = std::mem::take(bytes);
+        // Taken out while `advance` reads the entries, then put back.
+        let mut bytes = (state.ghost.summary_mut().take()).unwrap_or_else(|| summary.initial());
         summary.advance(&state.ghost, from, &mut bytes);
         *state.ghost.summary_mut() = Some(bytes);
     }
