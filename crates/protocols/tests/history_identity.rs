@@ -177,3 +177,21 @@ fn primary_backup_and_paxos_bugs_get_the_same_verdicts_per_request() {
         );
     }
 }
+
+/// ABD bugs 1 and 4 as the gate catches them (four requests, depth 19):
+/// about 400,000 states per search, too slow for every `cargo test`
+/// (`cargo test --release -p cmc-protocols --test history_identity -- --ignored`).
+#[test]
+#[ignore = "gate-sized searches, about a minute each"]
+fn abd_bugs_of_the_gate_with_four_requests_get_the_same_verdicts_on_the_summary() {
+    let four = |bug| cmc_protocols::abd::world(bug, 5, &["requests=4", "symmetry=0,1,2"]).unwrap();
+    for bug in [1, 4] {
+        same_verdicts(
+            &format!("abd-4req bug {bug}"),
+            four(bug).with_full_history(),
+            four(bug),
+            19,
+            "Linearizable",
+        );
+    }
+}
