@@ -481,9 +481,10 @@ pub fn attach(world: World, properties: &[CProperty]) -> Result<World, String> {
         ));
     }
     // C properties read the ghost history in order: it stays in the identity.
-    let world = match properties.is_empty() {
-        true => world,
-        false => world.with_full_history(),
+    let world = if properties.is_empty() {
+        world
+    } else {
+        world.with_full_history()
     };
     let mut world = properties
         .iter()

@@ -136,9 +136,10 @@ fn register_world(stale_reads: bool, params: &[&str], summarised: bool) -> World
     let mut spec = WorldSpec::new(Arc::new(Forwarding { stale_reads }), 2).unwrap();
     spec.set_all(params).unwrap();
     let history = ClientHistory::new(Register, op_of, ret_of);
-    match summarised {
-        true => properties::linearizable_summarised(World::new(spec), history),
-        false => World::new(spec).with_property(properties::linearizable(history)),
+    if summarised {
+        properties::linearizable_summarised(World::new(spec), history)
+    } else {
+        World::new(spec).with_property(properties::linearizable(history))
     }
 }
 
