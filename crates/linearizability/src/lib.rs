@@ -35,12 +35,14 @@
 //! assert!(check(&Register, &history, Consistency::Sequential).is_ok());
 //! ```
 
+mod configurations;
 mod explain;
 mod history;
 mod search;
 mod spec;
 pub mod specs;
 
+pub use configurations::{Linearizations, OpKey};
 pub use explain::{check, Explanation, Verdict};
 pub use history::{History, OpId, Operation, Response};
 pub use search::Consistency;

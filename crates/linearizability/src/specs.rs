@@ -3,6 +3,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use cmc_model::Encode;
+
 use crate::spec::SequentialSpec;
 
 /// A read/write register holding a `u64`, initially 0.
@@ -10,7 +12,7 @@ use crate::spec::SequentialSpec;
 pub struct Register;
 
 /// An operation on a [`Register`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Encode)]
 pub enum RegisterOp {
     /// Returns the value.
     Read,
@@ -19,7 +21,7 @@ pub enum RegisterOp {
 }
 
 /// What a [`Register`] operation returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Encode)]
 pub enum RegisterRet {
     /// A write took effect.
     Ack,
@@ -49,7 +51,7 @@ impl SequentialSpec for Register {
 pub struct KvMap;
 
 /// An operation on a [`KvMap`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Encode)]
 pub enum KvOp {
     /// Returns the key's value, if any.
     Get(u64),
@@ -58,7 +60,7 @@ pub enum KvOp {
 }
 
 /// What a [`KvMap`] operation returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Encode)]
 pub enum KvRet {
     /// A put took effect.
     Ack,
@@ -98,7 +100,7 @@ impl SequentialSpec for KvMap {
 pub struct Queue;
 
 /// An operation on a [`Queue`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Encode)]
 pub enum QueueOp {
     /// Appends a value; returns [`QueueRet::Ack`].
     Enqueue(u64),
@@ -107,7 +109,7 @@ pub enum QueueOp {
 }
 
 /// What a [`Queue`] operation returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Encode)]
 pub enum QueueRet {
     /// An enqueue took effect.
     Ack,

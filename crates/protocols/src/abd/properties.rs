@@ -51,7 +51,12 @@ pub fn world(bug: u32, nodes: usize, params: &[&str]) -> Result<World, String> {
             "abd: node {replica} is a replica, not a client (set clients=)"
         ));
     }
-    Ok(World::new(spec).with_properties(properties()))
+    // Linearizable on the history's summary: the order between requests is
+    // out of the states' identity (see cmc_world::properties::consistency).
+    Ok(
+        consistency::linearizable_summarised(World::new(spec), history())
+            .with_property(Property::always("ReplyAfterFlush", reply_after_flush)),
+    )
 }
 
 /// The register operation of client request `request`: a write of

@@ -240,6 +240,12 @@ pub fn attach(world: World, properties: &[CProperty]) -> Result<World, String> {
             clash.name
         ));
     }
+    // C properties read the ghost history in order: it stays in the identity.
+    let world = if properties.is_empty() {
+        world
+    } else {
+        world.with_full_history()
+    };
     let mut world = properties
         .iter()
         .filter_map(CProperty::to_property)

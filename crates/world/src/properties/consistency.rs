@@ -8,15 +8,39 @@
 //! ghost history, its response step that of its first `Reply` entry. A
 //! request failed locally (`LOCAL_FAIL`) or not yet answered is pending: it may
 //! have taken effect or not.
+//!
+//! # The history in a state's identity
+//!
+//! By default the whole ghost history, in order, is part of a World state's
+//! identity: two runs that reach the same nodes and network but answered
+//! requests in another order are two states. The order between requests can
+//! leave the identity when nothing that decides a verdict reads it:
+//!
+//! - [`linearizable_summarised`] checks linearizability on a summary that
+//!   stands for the order: the set of linearization configurations of the
+//!   history ([`cmc_linearizability::Linearizations`]). Two histories with
+//!   the same configurations and the same entries per request have the same
+//!   verdict on every continuation (the argument is in the linearizability
+//!   crate's README), so states that differ only in the order are merged;
+//! - [`World::with_history_per_request`] drops the order without a summary,
+//!   for Worlds whose properties read the replies as a set.
+//!
+//! The environment (open requests, retries, local failures), the built-in
+//! properties (`AtMostOneReply`, `ReplyToInvoked`) and quiescence read each
+//! request's own entries only. What needs the order keeps the whole history:
+//! [`linearizable`] and [`sequentially_consistent`] (which panic on a World
+//! that summarises it), and C properties (attaching them switches the World
+//! back, [`World::with_full_history`]). Counterexamples are rebuilt by
+//! replaying their steps, so their states hold the whole history in order.
 
 use std::sync::Arc;
 
 use cmc_linearizability::{
-    check, Consistency, History, Operation, Response, SequentialSpec, Verdict,
+    check, Consistency, History, Linearizations, Operation, Response, SequentialSpec, Verdict,
 };
-use cmc_model::Property;
+use cmc_model::{Encode, Property};
 
-use crate::world::state::{GhostKind, WorldState};
+use crate::world::state::{GhostEntry, GhostKind, WorldState};
 use crate::World;
 
 /// What a reply to a request means, as the user's decoder says (see the
@@ -127,6 +151,10 @@ impl<S: SequentialSpec> ClientHistory<S> {
     }
 
     /// The history of `state`'s ghost; operation ids follow invocation order.
+    ///
+    /// The state must hold its ghost in order: one made by steps (every
+    /// counterexample's), or any state of a World that keeps the whole
+    /// history in its identity (see the module text).
     pub fn history(&self, state: &WorldState) -> History<S::Op, S::Ret> {
         let mut history = History::new();
         for (at, entry) in state.ghost.iter().enumerate() {
@@ -177,10 +205,200 @@ where
 {
     /// An `always` property named `name`: the history of every reachable
     /// state satisfies `consistency`.
+    ///
+    /// It reads the whole history: the property panics on a state of a
+    /// World that keeps only a summary of it (see the module text).
     pub fn property(self, name: &str, consistency: Consistency) -> Property<World> {
+        let name_text = name.to_string();
         Property::always(name, move |_: &World, state: &WorldState| {
+            assert!(
+                state.ghost.summary().is_none(),
+                "{name_text} reads the order of the client history, which this World \
+                 leaves out of its states (use linearizable_summarised, or with_full_history)"
+            );
             self.check(state, consistency).is_ok()
         })
+    }
+}
+
+/// What stands for the order between client requests in a World state's
+/// identity, as bytes kept in the ghost (see the module text).
+///
+/// Contract: the bytes are canonical and decide, together with each
+/// request's own ghost entries, every verdict the World's properties will
+/// give on every continuation of the history.
+pub(crate) trait HistorySummary: Send + Sync {
+    /// The summary of the empty history.
+    fn initial(&self) -> Vec<u8>;
+
+    /// Updates `summary` with the entries `ghost[from..]`, which follow
+    /// the ones already in it (`ghost` in order, or grouped by request).
+    fn advance(&self, ghost: &[GhostEntry], from: usize, summary: &mut Vec<u8>);
+}
+
+/// No summary: the order between requests is simply dropped.
+struct PerRequest;
+
+impl HistorySummary for PerRequest {
+    fn initial(&self) -> Vec<u8> {
+        Vec::new()
+    }
+
+    fn advance(&self, _: &[GhostEntry], _: usize, _: &mut Vec<u8>) {}
+}
+
+/// The linearizations of the history (see [`linearizable_summarised`]).
+struct LinearizationSummary<S: SequentialSpec> {
+    history: ClientHistory<S>,
+}
+
+impl<S> LinearizationSummary<S>
+where
+    S: SequentialSpec,
+    S::State: Encode + Ord,
+    S::Op: Encode + Ord,
+    S::Ret: Encode + Ord,
+{
+    /// The operation of `request` and the position of its `Invoke` entry
+    /// among `earlier`, if there is one.
+    fn operation(&self, earlier: &[GhostEntry], request: u32) -> Option<(S::Op, usize)> {
+        let at = earlier
+            .iter()
+            .position(|e| e.kind == GhostKind::Invoke && e.request == request)?;
+        let invoke = &earlier[at];
+        let op = (self.history.op_of)(request, invoke.node, invoke.payload.as_bytes());
+        Some((op, at))
+    }
+
+    /// The configurations `summary` holds.
+    fn decode(summary: &[u8]) -> Linearizations<S> {
+        Linearizations::decode_exact(summary)
+            .expect("a linearization summary the World wrote itself")
+    }
+}
+
+impl<S> HistorySummary for LinearizationSummary<S>
+where
+    S: SequentialSpec + Send + Sync,
+    S::State: Encode + Ord,
+    S::Op: Encode + Ord,
+    S::Ret: Encode + Ord,
+{
+    fn initial(&self) -> Vec<u8> {
+        Linearizations::new(&self.history.spec).to_bytes()
+    }
+
+    /// As [`ClientHistory::history`] reads the ghost: an `Invoke` is an
+    /// operation; the first `Reply` after it is its response, or withdraws
+    /// it when refused; every other entry leaves the history as it is.
+    fn advance(&self, ghost: &[GhostEntry], from: usize, summary: &mut Vec<u8>) {
+        let spec = &self.history.spec;
+        let mut lin: Option<Linearizations<S>> = None;
+        for (at, entry) in ghost.iter().enumerate().skip(from) {
+            let lin = lin.get_or_insert_with(|| Self::decode(summary));
+            match entry.kind {
+                GhostKind::Invoke => {
+                    let op =
+                        (self.history.op_of)(entry.request, entry.node, entry.payload.as_bytes());
+                    lin.invoke(entry.request, op);
+                }
+                GhostKind::Reply => {
+                    let Some((op, invoked)) = self.operation(&ghost[..at], entry.request) else {
+                        continue;
+                    };
+                    let answered_before = ghost[invoked..at]
+                        .iter()
+                        .any(|e| e.kind == GhostKind::Reply && e.request == entry.request);
+                    if answered_before {
+                        continue;
+                    }
+                    match (self.history.ret_of)(&op, entry.payload.as_bytes()) {
+                        ReplyMeaning::Returned(ret) => lin.respond(spec, entry.request, &ret),
+                        ReplyMeaning::Refused => lin.withdraw(spec, entry.request),
+                    }
+                }
+                GhostKind::LocalFail | GhostKind::Retry => {}
+            }
+        }
+        if let Some(lin) = lin {
+            summary.clear();
+            lin.encode(summary);
+        }
+    }
+}
+
+/// `world` with `Linearizable` (as [`linearizable`]) checked on a summary of
+/// the client history that replaces its order in the states' identity: the
+/// set of linearization configurations (see the module text). The verdicts
+/// and the shortest counterexamples are those of [`linearizable`]; fewer
+/// states are explored. [`World::with_full_history`] turns the summary off
+/// (the property then reads the whole history).
+///
+/// Panics if `world` already summarises its history.
+pub fn linearizable_summarised<S>(world: World, history: ClientHistory<S>) -> World
+where
+    S: SequentialSpec + Send + Sync + 'static,
+    S::State: Encode + Ord,
+    S::Op: Encode + Ord,
+    S::Ret: Encode + Ord,
+{
+    assert!(
+        world.history_summary.is_none(),
+        "the World already summarises its client history"
+    );
+    let own = Arc::new(LinearizationSummary { history });
+    let summary: Arc<dyn HistorySummary> = own.clone();
+    let property = Property::always("Linearizable", move |world: &World, state: &WorldState| {
+        // Off after `with_full_history`: the states then hold no summary.
+        let mine = world
+            .history_summary
+            .as_ref()
+            .is_some_and(|installed| std::ptr::addr_eq(Arc::as_ptr(installed), Arc::as_ptr(&own)));
+        match state.ghost.summary() {
+            Some(bytes) if mine => LinearizationSummary::<S>::decode(bytes).is_linearizable(),
+            _ => own.history.check(state, Consistency::Linearizable).is_ok(),
+        }
+    });
+    let mut world = world;
+    world.history_summary = Some(summary);
+    world.with_property(property)
+}
+
+impl World {
+    /// The order between client requests leaves the states' identity, with
+    /// no summary in its place: sound only when every property reads the
+    /// ghost history per request (the replies as a set, as the built-in
+    /// properties and quiescence do; not [`linearizable`]). States that
+    /// differ only in that order are merged.
+    ///
+    /// Panics if the World already summarises its history.
+    pub fn with_history_per_request(mut self) -> World {
+        assert!(
+            self.history_summary.is_none(),
+            "the World already summarises its client history"
+        );
+        self.history_summary = Some(Arc::new(PerRequest));
+        self
+    }
+
+    /// The whole client history, in order, is part of every state's identity
+    /// again (the default; C properties need it, and tests compare the two).
+    pub fn with_full_history(mut self) -> World {
+        self.history_summary = None;
+        self
+    }
+
+    /// Brings `state`'s summary up to date with its ghost entries from
+    /// `from` on (an initial state gets the summary of the empty history
+    /// first); nothing in full mode.
+    pub(crate) fn summarise(&self, from: usize, state: &mut WorldState) {
+        let Some(summary) = &self.history_summary else {
+            return;
+        };
+        // Taken out while `advance` reads the entries, then put back.
+        let mut bytes = (state.ghost.summary_mut().take()).unwrap_or_else(|| summary.initial());
+        summary.advance(&state.ghost, from, &mut bytes);
+        *state.ghost.summary_mut() = Some(bytes);
     }
 }
 

@@ -143,7 +143,7 @@ impl Env {
             cut_links: Vec::new(),
             budgets: self.spec.budgets,
             issued: 0,
-            ghost: Vec::new(),
+            ghost: Default::default(),
             lost_in_crash: Vec::new(),
         };
         for node in 0..self.spec.nodes() as u8 {
@@ -309,6 +309,7 @@ impl Env {
     /// not failed yet (at the node that replied).
     fn failable_requests(&self, state: &WorldState) -> Vec<(u32, u8)> {
         let mut failable: Vec<(u32, u8)> = open_requests(state).collect();
+        let open = failable.len();
         if self.spec.local_fail_after_reply {
             for entry in &state.ghost {
                 let failed = || {
@@ -325,6 +326,8 @@ impl Env {
                     failable.push((entry.request, entry.node));
                 }
             }
+            // By request, not by reply order: the same for a ghost grouped by request.
+            failable[open..].sort_unstable();
         }
         failable
     }

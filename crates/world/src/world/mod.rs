@@ -15,7 +15,7 @@ pub mod workload;
 mod test_core;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use cmc_model::{ActionKind, Encode, Model, ModelParam, Property, StateView};
 
@@ -30,6 +30,7 @@ use crate::world::quiescence::{answered, every_client_replied, lost_in_crash, Qu
 use crate::world::spec::WorldSpec;
 use crate::world::state::{GhostKind, WorldState};
 use crate::world::symmetry::Symmetry;
+use crate::properties::consistency::HistorySummary;
 
 /// N cores composed with a hostile environment; a [`Model`].
 ///
@@ -69,6 +70,9 @@ pub struct World {
     poisoned: AtomicBool,
     pub(crate) quiescence: Option<Quiescence>,
     symmetry: Option<Symmetry>,
+    /// What stands for the order between client requests in a state's
+    /// identity; `None`: the whole history counts (see [`crate::properties`]).
+    pub(crate) history_summary: Option<Arc<dyn HistorySummary>>,
 }
 
 impl World {
@@ -91,6 +95,7 @@ impl World {
             poisoned: AtomicBool::new(false),
             quiescence: None,
             symmetry,
+            history_summary: None,
         };
         match quiescence_steps {
             Some(steps) => {
@@ -169,7 +174,10 @@ impl World {
         let next = self.env.next(state, action, observer).map_err(|fault| {
             self.make_fault(fault, &self.format_action(action), state.to_bytes())
         })?;
-        Ok(next.map(|next| self.canonical(next)))
+        Ok(next.map(|mut next| {
+            self.summarise(state.ghost.len(), &mut next);
+            self.canonical(next)
+        }))
     }
 
     /// `state`, or its canonical form under symmetry reduction.
@@ -184,7 +192,10 @@ impl World {
     pub(crate) fn init_observed(&self, observer: &mut impl Observer) -> Result<WorldState, Fault> {
         self.env
             .init(observer)
-            .map(|state| self.canonical(state))
+            .map(|mut state| {
+                self.summarise(0, &mut state);
+                self.canonical(state)
+            })
             .map_err(|fault| self.make_fault(fault, "INIT", Vec::new()))
     }
 

@@ -233,6 +233,144 @@ pub struct GhostEntry {
     pub payload: Payload,
 }
 
+/// The ghost history of client requests and replies, and how much of it is
+/// part of the state's identity.
+///
+/// In memory it holds the entries in the order they happened, as long as the
+/// state was made by steps (an initial state and successors: every state of
+/// a counterexample, which is rebuilt by replay). Its encoding depends on the
+/// mode the World chose (see [`crate::properties`]):
+///
+/// - full (the default): every entry, in order;
+/// - per request (a summary is set): the entries grouped by request id,
+///   ascending, each request's entries in their order, then the summary's
+///   bytes. The order between requests leaves the identity; the summary
+///   keeps what of it the properties still need (e.g. the linearizations of
+///   the history). A state decoded from this form holds its entries grouped
+///   so: everything the environment and the properties read must then be a
+///   function of each request's own entries and of the summary.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Ghost {
+    entries: Vec<GhostEntry>,
+    summary: Option<Vec<u8>>,
+}
+
+impl Ghost {
+    /// Appends `entry`.
+    pub fn push(&mut self, entry: GhostEntry) {
+        self.entries.push(entry);
+    }
+
+    /// The summary that stands for the order between requests, when the
+    /// entries count per request (`None`: the whole history counts).
+    pub fn summary(&self) -> Option<&[u8]> {
+        self.summary.as_deref()
+    }
+
+    /// The summary, to be replaced or updated in place; `None` in full mode.
+    pub(crate) fn summary_mut(&mut self) -> &mut Option<Vec<u8>> {
+        &mut self.summary
+    }
+
+    /// The request ids of the entries, ascending and distinct.
+    fn requests(&self) -> impl Iterator<Item = u32> + '_ {
+        let mut last: Option<u32> = None;
+        std::iter::from_fn(move || {
+            let next = self
+                .entries
+                .iter()
+                .map(|entry| entry.request)
+                .filter(|&request| last.is_none_or(|last| request > last))
+                .min()?;
+            last = Some(next);
+            Some(next)
+        })
+    }
+}
+
+impl std::ops::Deref for Ghost {
+    type Target = [GhostEntry];
+    fn deref(&self) -> &[GhostEntry] {
+        &self.entries
+    }
+}
+
+impl<'a> IntoIterator for &'a Ghost {
+    type Item = &'a GhostEntry;
+    type IntoIter = std::slice::Iter<'a, GhostEntry>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut Ghost {
+    type Item = &'a mut GhostEntry;
+    type IntoIter = std::slice::IterMut<'a, GhostEntry>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.iter_mut()
+    }
+}
+
+/// Cloning into an existing ghost reuses its memory.
+impl Clone for Ghost {
+    fn clone(&self) -> Self {
+        let mut copy = Ghost::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.entries.clone_from(&source.entries);
+        match (&mut self.summary, &source.summary) {
+            (Some(mine), Some(theirs)) => mine.clone_from(theirs),
+            (mine, theirs) => mine.clone_from(theirs),
+        }
+    }
+}
+
+/// A tag (0: full, 1: per request), the entries (grouped by request in the
+/// second mode), then in the second mode the summary.
+impl Encode for Ghost {
+    fn encode(&self, out: &mut Vec<u8>) {
+        match &self.summary {
+            None => {
+                out.push(0);
+                self.entries.encode(out);
+            }
+            Some(summary) => {
+                out.push(1);
+                (self.entries.len() as u32).encode(out);
+                for request in self.requests() {
+                    for entry in self.entries.iter().filter(|e| e.request == request) {
+                        entry.encode(out);
+                    }
+                }
+                summary.encode(out);
+            }
+        }
+    }
+
+    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        match u8::decode(decoder)? {
+            0 => Ok(Ghost {
+                entries: Vec::decode(decoder)?,
+                summary: None,
+            }),
+            1 => {
+                let entries: Vec<GhostEntry> = Vec::decode(decoder)?;
+                if entries.windows(2).any(|w| w[0].request > w[1].request) {
+                    return decoder.invalid("ghost entries not grouped by request");
+                }
+                Ok(Ghost {
+                    entries,
+                    summary: Some(Vec::decode(decoder)?),
+                })
+            }
+            tag => decoder.invalid(format!("ghost mode {tag} is neither 0 nor 1")),
+        }
+    }
+}
+
 /// Index of each fault budget in [`WorldState::budgets`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Budget {
@@ -310,7 +448,7 @@ pub struct WorldState {
     /// Client requests issued so far (request ids `0..issued`).
     pub issued: u8,
     /// Client invocations and replies, in order.
-    pub ghost: Vec<GhostEntry>,
+    pub ghost: Ghost,
     /// Requests, sorted, that were open (invoked, not answered) at their
     /// node when that node crashed: the client saw its connection break, so
     /// the request may never be answered (see [`crate::world::quiescence::answered`]).
@@ -437,7 +575,7 @@ mod tests {
             cut_links: vec![(1, 0)],
             budgets: [1; BUDGETS],
             issued: 1,
-            ghost: vec![],
+            ghost: Ghost::default(),
             lost_in_crash: vec![0],
         };
         assert_eq!(WorldState::decode_exact(&state.to_bytes()).unwrap(), state);
