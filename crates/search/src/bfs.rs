@@ -567,6 +567,8 @@ impl<M: Model> Share<'_, M> {
             tally: KindTally::default(),
         };
         let mut out = Segment::new();
+        // The state being expanded, decoded in the memory of the last one.
+        let mut decoded: Option<M::State> = None;
         let mut room = self.room.worker();
         let table = self.expander.table;
         let result = (|| -> Result<(), SearchError> {
@@ -582,7 +584,7 @@ impl<M: Model> Share<'_, M> {
                 let mut expanded = 0usize;
                 let mut full = Vec::new();
                 while let Some(entry) = entries.next() {
-                    let state = M::State::decode_exact(entry.state)?;
+                    let state = decode_reusing(&mut decoded, entry.state)?;
                     let mut inserted = 0;
                     let done = self.expander.expand(
                         &mut scratch,
@@ -633,5 +635,19 @@ impl<M: Model> Share<'_, M> {
         worker.tally = std::mem::take(&mut scratch.tally);
         worker.error = result.err();
         worker
+    }
+}
+
+/// `bytes` decoded into `slot`'s memory (see [`Encode::decode_in_place`]).
+fn decode_reusing<'s, S: Encode>(
+    slot: &'s mut Option<S>,
+    bytes: &[u8],
+) -> Result<&'s S, cmc_model::DecodeError> {
+    match slot {
+        Some(state) => {
+            state.decode_exact_in_place(bytes)?;
+            Ok(state)
+        }
+        None => Ok(slot.insert(S::decode_exact(bytes)?)),
     }
 }
