@@ -15,13 +15,15 @@ use cmc_model::Encode;
 
 use crate::env::Env;
 use crate::spec::{NetSemantics, WorldSpec};
-use crate::state::WorldState;
+use crate::state::{NodeState, WorldState};
 
 /// The renamings of a World's interchangeable nodes.
 pub struct Symmetry {
     /// Every permutation of the node ids (`perm[old] = new`) that moves only
     /// interchangeable nodes, identity included.
     perms: Vec<Vec<u32>>,
+    /// `inverses[i]` is the inverse of `perms[i]` (`inverse[new] = old`).
+    inverses: Vec<Vec<u32>>,
 }
 
 impl Symmetry {
@@ -40,19 +42,35 @@ impl Symmetry {
             }
             perms.push(perm);
         });
-        Some(Symmetry { perms })
+        let inverses = perms
+            .iter()
+            .map(|perm| {
+                let mut inverse = vec![0; perm.len()];
+                for (old, &new) in perm.iter().enumerate() {
+                    inverse[new as usize] = old as u32;
+                }
+                inverse
+            })
+            .collect();
+        Some(Symmetry { perms, inverses })
     }
 
     /// The canonical form of `state`: its least encoding over the renamings.
     /// Renamings are made in this thread's reused buffers: no allocation
-    /// once warm.
+    /// once warm. A renaming is built node by node, in the order the
+    /// encoding lists them, and dropped at the first node whose encoding
+    /// makes it greater than the least so far: most are dropped after a node
+    /// or two, never built whole.
     pub fn canonical(&self, env: &Env, mut state: WorldState) -> WorldState {
         SCRATCH.with(|scratch| {
             let scratch = &mut *scratch.borrow_mut();
             scratch.best_bytes.clear();
             state.encode(&mut scratch.best_bytes);
             let mut renamed_better = false;
-            for perm in &self.perms[1..] {
+            for (perm, inverse) in self.perms[1..].iter().zip(&self.inverses[1..]) {
+                if !may_be_less(env, &state, perm, inverse, scratch) {
+                    continue;
+                }
                 rename_into(env, &state, perm, &mut scratch.renamed);
                 scratch.bytes.clear();
                 scratch.renamed.encode(&mut scratch.bytes);
@@ -70,14 +88,61 @@ impl Symmetry {
     }
 }
 
+/// Whether renaming `state` by `perm` (whose inverse is `inverse`) may
+/// encode less than `scratch.best_bytes`: false as soon as the renamed
+/// nodes encoded so far (in `scratch.bytes`) compare greater than the
+/// same bytes of the least encoding.
+fn may_be_less(
+    env: &Env,
+    state: &WorldState,
+    perm: &[u32],
+    inverse: &[u32],
+    scratch: &mut Scratch,
+) -> bool {
+    let Scratch {
+        node,
+        bytes,
+        best_bytes,
+        ..
+    } = scratch;
+    bytes.clear();
+    (state.nodes.len() as u32).encode(bytes);
+    for &old in inverse {
+        let old = old as usize;
+        node.clone_from(&state.nodes[old]);
+        permute_core(env, old, &mut node.core, perm);
+        node.encode(bytes);
+        let prefix = &best_bytes[..bytes.len().min(best_bytes.len())];
+        match bytes.as_slice().cmp(prefix) {
+            std::cmp::Ordering::Greater => return false,
+            std::cmp::Ordering::Less => return true,
+            std::cmp::Ordering::Equal => {}
+        }
+    }
+    true
+}
+
+/// Renames node ids inside node `old`'s core state `core` by `perm`.
+fn permute_core(env: &Env, old: usize, core: &mut [u8], perm: &[u32]) {
+    let kind = env.spec.core_of(old);
+    let (durable, volatile) = core.split_at_mut(kind.durable_size());
+    let supported = kind.permute(&env.configs[old], durable, volatile, perm);
+    assert!(
+        supported,
+        "symmetry was accepted for a core without permute"
+    );
+}
+
 /// One thread's buffers for [`Symmetry::canonical`].
 #[derive(Default)]
 struct Scratch {
+    /// One renamed node of the renaming being tried.
+    node: NodeState,
     /// The renaming being tried.
     renamed: WorldState,
     /// The least renaming so far (when not the state itself).
     best: WorldState,
-    /// The encoding of `renamed`.
+    /// The encoding of `renamed`, or of the renamed nodes compared so far.
     bytes: Vec<u8>,
     /// The least encoding so far.
     best_bytes: Vec<u8>,
@@ -106,15 +171,9 @@ fn rename_into(env: &Env, state: &WorldState, perm: &[u32], next: &mut WorldStat
     let to = |node: u8| perm[node as usize] as u8;
     next.clone_from(state);
     for (old, node) in state.nodes.iter().enumerate() {
-        let core = env.spec.core_of(old);
         let moved = &mut next.nodes[perm[old] as usize];
         moved.clone_from(node);
-        let (durable, volatile) = moved.core.split_at_mut(core.durable_size());
-        let supported = core.permute(&env.configs[old], durable, volatile, perm);
-        assert!(
-            supported,
-            "symmetry was accepted for a core without permute"
-        );
+        permute_core(env, old, &mut moved.core, perm);
     }
     for packet in &mut next.net {
         let core = env.spec.core_of(packet.src as usize);
