@@ -123,7 +123,7 @@ impl Encode for Packet {
 }
 
 /// A PERSIST the core emitted that the environment has not flushed yet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Encode)]
 pub struct Persist {
     /// Offset into the durable part.
     pub offset: u32,
@@ -133,7 +133,7 @@ pub struct Persist {
 
 /// The deadline of a timer armed with `SET_TIMER_AT`: it may fire only once
 /// its node's clock has reached `at`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Encode)]
 pub struct Deadline {
     /// The timer id.
     pub timer: u8,
@@ -469,22 +469,8 @@ impl Encode for NodeState {
 
 impl Encode for WorldState {
     fn encode(&self, out: &mut Vec<u8>) {
-        let WorldState {
-            nodes,
-            net,
-            cut_links,
-            budgets,
-            issued,
-            ghost,
-            lost_in_crash,
-        } = self;
-        nodes.encode(out);
-        net.encode(out);
-        cut_links.encode(out);
-        budgets.encode(out);
-        issued.encode(out);
-        ghost.encode(out);
-        lost_in_crash.encode(out);
+        self.nodes.encode(out);
+        self.encode_environment(out);
     }
 
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
@@ -525,6 +511,26 @@ impl Encode for WorldState {
 }
 
 impl WorldState {
+    /// Appends the encoding of every field but the nodes: what follows the
+    /// nodes in the state's encoding.
+    pub(crate) fn encode_environment(&self, out: &mut Vec<u8>) {
+        let WorldState {
+            nodes: _,
+            net,
+            cut_links,
+            budgets,
+            issued,
+            ghost,
+            lost_in_crash,
+        } = self;
+        net.encode(out);
+        cut_links.encode(out);
+        budgets.encode(out);
+        issued.encode(out);
+        ghost.encode(out);
+        lost_in_crash.encode(out);
+    }
+
     /// Remaining budget of `kind`.
     pub fn budget(&self, kind: Budget) -> u8 {
         self.budgets[kind as usize]

@@ -10,12 +10,11 @@
 //! behaviour does not depend on which of the interchangeable ids it has.
 
 use std::cell::RefCell;
-
-use cmc_model::Encode;
+use std::cmp::Ordering;
 
 use crate::env::Env;
 use crate::spec::{NetSemantics, WorldSpec};
-use crate::state::{NodeState, WorldState};
+use crate::state::{Choice, Deadline, NodeState, Persist, WorldState};
 
 /// The renamings of a World's interchangeable nodes.
 pub struct Symmetry {
@@ -55,68 +54,106 @@ impl Symmetry {
         Some(Symmetry { perms, inverses })
     }
 
-    /// The canonical form of `state`: its least encoding over the renamings.
-    /// Renamings are made in this thread's reused buffers: no allocation
-    /// once warm. A renaming is built node by node, in the order the
-    /// encoding lists them, and dropped at the first node whose encoding
-    /// makes it greater than the least so far: most are dropped after a node
-    /// or two, never built whole.
+    /// The canonical form of `state`: its least renaming in the order of
+    /// [`state_order`]. Renamings are made in this thread's reused buffers:
+    /// no allocation once warm. A renaming is built node by node and dropped
+    /// at the first node that makes it greater than the least so far: most
+    /// are dropped after a node or two, never built whole nor encoded.
     pub fn canonical(&self, env: &Env, mut state: WorldState) -> WorldState {
         SCRATCH.with(|scratch| {
-            let scratch = &mut *scratch.borrow_mut();
-            scratch.best_bytes.clear();
-            state.encode(&mut scratch.best_bytes);
+            let Scratch {
+                node,
+                renamed,
+                best,
+                bytes,
+                best_bytes,
+            } = &mut *scratch.borrow_mut();
             let mut renamed_better = false;
             for (perm, inverse) in self.perms[1..].iter().zip(&self.inverses[1..]) {
-                if !may_be_less(env, &state, perm, inverse, scratch) {
+                let least = if renamed_better { &*best } else { &state };
+                if !may_be_less(env, &state, least, perm, inverse, node) {
                     continue;
                 }
-                rename_into(env, &state, perm, &mut scratch.renamed);
-                scratch.bytes.clear();
-                scratch.renamed.encode(&mut scratch.bytes);
-                if scratch.bytes < scratch.best_bytes {
-                    std::mem::swap(&mut scratch.bytes, &mut scratch.best_bytes);
-                    std::mem::swap(&mut scratch.renamed, &mut scratch.best);
+                rename_into(env, &state, perm, renamed);
+                let least = if renamed_better { &*best } else { &state };
+                if state_order(renamed, least, bytes, best_bytes) == Ordering::Less {
+                    std::mem::swap(renamed, best);
                     renamed_better = true;
                 }
             }
             if renamed_better {
-                std::mem::swap(&mut state, &mut scratch.best);
+                std::mem::swap(&mut state, best);
             }
             state
         })
     }
 }
 
-/// Whether renaming `state` by `perm` (whose inverse is `inverse`) may
-/// encode less than `scratch.best_bytes`: false as soon as the renamed
-/// nodes encoded so far (in `scratch.bytes`) compare greater than the
-/// same bytes of the least encoding.
+/// The total order on states whose least renaming is the canonical form:
+/// the nodes in turn by [`node_order`], then the encodings of the rest of
+/// the state (`bytes` and `other_bytes` are buffers for them).
+fn state_order(
+    state: &WorldState,
+    other: &WorldState,
+    bytes: &mut Vec<u8>,
+    other_bytes: &mut Vec<u8>,
+) -> Ordering {
+    let nodes = state.nodes.len().cmp(&other.nodes.len()).then_with(|| {
+        let mut pairs = state.nodes.iter().zip(&other.nodes);
+        pairs
+            .find_map(|(a, b)| Some(node_order(a, b)).filter(|order| order.is_ne()))
+            .unwrap_or(Ordering::Equal)
+    });
+    nodes.then_with(|| {
+        bytes.clear();
+        state.encode_environment(bytes);
+        other_bytes.clear();
+        other.encode_environment(other_bytes);
+        bytes.as_slice().cmp(other_bytes.as_slice())
+    })
+}
+
+/// A total order on nodes: their fields in declaration order.
+fn node_order(node: &NodeState, other: &NodeState) -> Ordering {
+    // Every field named: a new field must be ordered here too.
+    fn fields(
+        node: &NodeState,
+    ) -> (&[u8], (bool, u32, u32, u32), &[Persist], &[Deadline], &[Choice]) {
+        let NodeState {
+            core,
+            crashed,
+            clock,
+            timers,
+            wakes,
+            persists,
+            deadlines,
+            choices,
+        } = node;
+        let environment = (*crashed, *clock, *timers, *wakes);
+        (core, environment, persists, deadlines, choices)
+    }
+    fields(node).cmp(&fields(other))
+}
+
+/// Whether renaming `state` by `perm` (whose inverse is `inverse`) may be
+/// less than `least` in [`state_order`]: false as soon as a renamed node
+/// (built in `node`, in order) is greater than `least`'s.
 fn may_be_less(
     env: &Env,
     state: &WorldState,
+    least: &WorldState,
     perm: &[u32],
     inverse: &[u32],
-    scratch: &mut Scratch,
+    node: &mut NodeState,
 ) -> bool {
-    let Scratch {
-        node,
-        bytes,
-        best_bytes,
-        ..
-    } = scratch;
-    bytes.clear();
-    (state.nodes.len() as u32).encode(bytes);
-    for &old in inverse {
+    for (&old, least_node) in inverse.iter().zip(&least.nodes) {
         let old = old as usize;
         node.clone_from(&state.nodes[old]);
         permute_core(env, old, &mut node.core, perm);
-        node.encode(bytes);
-        let prefix = &best_bytes[..bytes.len().min(best_bytes.len())];
-        match bytes.as_slice().cmp(prefix) {
-            std::cmp::Ordering::Greater => return false,
-            std::cmp::Ordering::Less => return true,
-            std::cmp::Ordering::Equal => {}
+        match node_order(node, least_node) {
+            Ordering::Greater => return false,
+            Ordering::Less => return true,
+            Ordering::Equal => {}
         }
     }
     true
@@ -142,9 +179,9 @@ struct Scratch {
     renamed: WorldState,
     /// The least renaming so far (when not the state itself).
     best: WorldState,
-    /// The encoding of `renamed`, or of the renamed nodes compared so far.
+    /// The encoding of a state's environment, to compare it.
     bytes: Vec<u8>,
-    /// The least encoding so far.
+    /// The encoding of the other state's environment.
     best_bytes: Vec<u8>,
 }
 
