@@ -669,10 +669,17 @@ mod tests {
             assert_eq!(NodeState::decode_exact(&bytes).unwrap(), node);
             recycled.decode_exact_in_place(&bytes).unwrap();
             assert_eq!(recycled, node, "decoded into recycled memory");
-            let zero_blocks = node.core.chunks(CORE_BLOCK).filter(|b| b.iter().all(|&b| b == 0));
+            let zero_blocks = node
+                .core
+                .chunks(CORE_BLOCK)
+                .filter(|b| b.iter().all(|&b| b == 0));
             let sparse = 4 + node.core.len().div_ceil(CORE_BLOCK * 8) + node.core.len()
                 - zero_blocks.map(<[u8]>::len).sum::<usize>();
-            assert_eq!(bytes.len(), sparse + 1 + 12 + 12, "zero blocks are left out");
+            assert_eq!(
+                bytes.len(),
+                sparse + 1 + 12 + 12,
+                "zero blocks are left out"
+            );
         }
     }
 
@@ -736,7 +743,11 @@ mod tests {
                 assert_eq!(WorldState::decode_exact(&bytes).unwrap(), next);
                 recycled.decode_exact_in_place(&bytes).unwrap();
                 assert_eq!(recycled, next, "decoded in place");
-                assert_eq!(recycled.to_bytes(), bytes, "decoded in place, encoded again");
+                assert_eq!(
+                    recycled.to_bytes(),
+                    bytes,
+                    "decoded in place, encoded again"
+                );
                 let mut copy = frontier.first().cloned().unwrap_or_default();
                 copy.clone_from(&next);
                 assert_eq!(copy.to_bytes(), bytes, "copied into other memory");

@@ -118,7 +118,13 @@ fn node_order(node: &NodeState, other: &NodeState) -> Ordering {
     // Every field named: a new field must be ordered here too.
     fn fields(
         node: &NodeState,
-    ) -> (&[u8], (bool, u32, u32, u32), &[Persist], &[Deadline], &[Choice]) {
+    ) -> (
+        &[u8],
+        (bool, u32, u32, u32),
+        &[Persist],
+        &[Deadline],
+        &[Choice],
+    ) {
         let NodeState {
             core,
             crashed,
