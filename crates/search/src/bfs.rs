@@ -588,7 +588,7 @@ impl<M: Model> Share<'_, M> {
                     let mut inserted = 0;
                     let done = self.expander.expand(
                         &mut scratch,
-                        &state,
+                        state,
                         entry.trace_id,
                         self.depth,
                         &mut |count| room.claim(count as u64),

@@ -400,7 +400,7 @@ fn decode_core_into(decoder: &mut Decoder<'_>, core: &mut Vec<u8>) -> Result<(),
     let len = u32::decode(decoder)? as usize;
     let blocks = len.div_ceil(CORE_BLOCK);
     let bitmap = decoder.take(blocks.div_ceil(8))?;
-    if blocks % 8 != 0 && bitmap[bitmap.len() - 1] >> (blocks % 8) != 0 {
+    if !blocks.is_multiple_of(8) && bitmap[bitmap.len() - 1] >> (blocks % 8) != 0 {
         return decoder.invalid("core state bitmap marks a block past the state's end");
     }
     core.clear();

@@ -113,18 +113,19 @@ fn state_order(
     })
 }
 
+/// A node's fields in declaration order, the environment's scalars together.
+type NodeFields<'a> = (
+    &'a [u8],
+    (bool, u32, u32, u32),
+    &'a [Persist],
+    &'a [Deadline],
+    &'a [Choice],
+);
+
 /// A total order on nodes: their fields in declaration order.
 fn node_order(node: &NodeState, other: &NodeState) -> Ordering {
     // Every field named: a new field must be ordered here too.
-    fn fields(
-        node: &NodeState,
-    ) -> (
-        &[u8],
-        (bool, u32, u32, u32),
-        &[Persist],
-        &[Deadline],
-        &[Choice],
-    ) {
+    fn fields(node: &NodeState) -> NodeFields<'_> {
         let NodeState {
             core,
             crashed,
