@@ -164,6 +164,25 @@ pub trait Encode: Sized {
         Ok(())
     }
 
+    /// Reads one value from `decoder` into `self`, as [`Encode::decode`]
+    /// would, reusing the memory `self` holds where the type can (a `Vec`
+    /// keeps its buffer; the default decodes a new value). On an error,
+    /// `self` holds some valid value, not necessarily the one encoded.
+    #[inline]
+    fn decode_in_place(&mut self, decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
+        *self = Self::decode(decoder)?;
+        Ok(())
+    }
+
+    /// As [`Encode::decode_exact`], into `self` (see
+    /// [`Encode::decode_in_place`]): how a search decodes state after state
+    /// without allocating.
+    fn decode_exact_in_place(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
+        let mut decoder = Decoder::new(bytes);
+        self.decode_in_place(&mut decoder)?;
+        decoder.finish()
+    }
+
     /// Decodes a value that must span all of `bytes`.
     fn decode_exact(bytes: &[u8]) -> Result<Self, DecodeError> {
         let mut decoder = Decoder::new(bytes);

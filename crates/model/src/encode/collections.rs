@@ -88,6 +88,12 @@ impl<T: Encode> Encode for Vec<T> {
         T::decode_into(decoder, len, &mut items)?;
         Ok(items)
     }
+    /// Keeps the vector's buffer; the items are decoded anew.
+    fn decode_in_place(&mut self, decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
+        let len = decode_len(decoder)?;
+        self.clear();
+        T::decode_into(decoder, len, self)
+    }
 }
 
 impl<T: Encode> Encode for VecDeque<T> {
@@ -155,6 +161,20 @@ mod tests {
         round_trip(BTreeMap::from([(1u8, "a".to_string()), (0, "bc".into())]));
         round_trip("état".to_string());
         round_trip(vec![(); 3]);
+    }
+
+    #[test]
+    fn a_vector_decodes_in_place_into_its_own_buffer() {
+        let mut vector: Vec<u16> = Vec::with_capacity(8);
+        vector.extend([9, 9, 9, 9, 9]);
+        let buffer = vector.as_ptr();
+        vector
+            .decode_exact_in_place(&vec![1u16, 2].to_bytes())
+            .unwrap();
+        assert_eq!(vector, [1, 2]);
+        assert_eq!(vector.as_ptr(), buffer, "the buffer is kept");
+        assert!(vector.decode_exact_in_place(&[3, 0, 0, 0, 1]).is_err());
+        assert!(vector.decode_exact_in_place(&[0, 0, 0, 0, 1]).is_err());
     }
 
     #[test]

@@ -215,11 +215,11 @@ impl<T: TypedCore> Core for T {
         event: &Event,
         out: &mut Outputs,
     ) -> Result<(), CoreError> {
-        let durable: T::Durable = bytemuck::pod_read_unaligned(durable);
-        let mut state: T::Volatile = bytemuck::pod_read_unaligned(volatile);
-        let result = TypedCore::step(self, config, &durable, &mut state, event, out);
-        volatile.copy_from_slice(bytemuck::bytes_of(&state));
-        result
+        with_typed(durable, |durable| {
+            with_typed_mut(volatile, |volatile| {
+                TypedCore::step(self, config, durable, volatile, event, out)
+            })
+        })
     }
 
     fn describe_state(&self, config: &Config, durable: &[u8], volatile: &[u8]) -> Option<String> {
@@ -242,15 +242,102 @@ impl<T: TypedCore> Core for T {
         volatile: &mut [u8],
         perm: &[u32],
     ) -> bool {
-        let mut d: T::Durable = bytemuck::pod_read_unaligned(durable);
-        let mut v: T::Volatile = bytemuck::pod_read_unaligned(volatile);
-        let supported = TypedCore::permute(self, config, &mut d, &mut v, perm);
-        durable.copy_from_slice(bytemuck::bytes_of(&d));
-        volatile.copy_from_slice(bytemuck::bytes_of(&v));
-        supported
+        with_typed_mut(durable, |d| {
+            with_typed_mut(volatile, |v| TypedCore::permute(self, config, d, v, perm))
+        })
     }
 
     fn permute_message(&self, config: &Config, message: &mut [u8], perm: &[u32]) {
         TypedCore::permute_message(self, config, message, perm)
+    }
+}
+
+/// Calls `f` with `bytes` as a `T`: in place when they are aligned for it
+/// (as a state's memory usually is), else on an aligned copy.
+fn with_typed<T: Pod, R>(bytes: &[u8], f: impl FnOnce(&T) -> R) -> R {
+    match bytemuck::try_from_bytes::<T>(bytes) {
+        Ok(typed) => f(typed),
+        Err(_) => f(&bytemuck::pod_read_unaligned(bytes)),
+    }
+}
+
+/// As [`with_typed`], for a change: an aligned copy is copied back.
+fn with_typed_mut<T: Pod, R>(bytes: &mut [u8], f: impl FnOnce(&mut T) -> R) -> R {
+    match bytemuck::try_from_bytes_mut::<T>(bytes) {
+        Ok(typed) => f(typed),
+        Err(_) => {
+            let mut typed: T = bytemuck::pod_read_unaligned(bytes);
+            let result = f(&mut typed);
+            bytes.copy_from_slice(bytemuck::bytes_of(&typed));
+            result
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::abi::EventKind;
+
+    /// Adds the event's id to a counter, and its durable value to another.
+    struct Counter;
+
+    impl TypedCore for Counter {
+        type Durable = u32;
+        type Volatile = [u64; 2];
+        fn name(&self) -> &str {
+            "counter"
+        }
+        fn step(
+            &self,
+            _: &Config,
+            durable: &u32,
+            volatile: &mut [u64; 2],
+            event: &Event,
+            _: &mut Outputs,
+        ) -> Result<(), CoreError> {
+            volatile[0] += event.id as u64;
+            volatile[1] += *durable as u64;
+            Ok(())
+        }
+        fn permute(&self, _: &Config, d: &mut u32, v: &mut [u64; 2], _: &[u32]) -> bool {
+            *d += 1;
+            v.swap(0, 1);
+            true
+        }
+    }
+
+    /// A typed core gets the same state in place (aligned bytes) and
+    /// through copies (bytes at an odd address).
+    #[test]
+    fn a_typed_core_steps_and_permutes_aligned_and_unaligned_bytes_alike() {
+        let config = Config {
+            node: 0,
+            nodes: 1,
+            params: [0; crate::core::abi::PARAMS_MAX],
+        };
+        let event = Event::new(EventKind::Client, 0, 5, &[], 0);
+        let mut memory = [0u64; 4];
+        let bytes: &mut [u8] = bytemuck::bytes_of_mut(&mut memory);
+        // At 4 both parts are aligned (in place); at 1 neither is (copies).
+        for start in [4, 1] {
+            let state = &mut bytes[8 + start..8 + start + 20];
+            state.fill(0);
+            state[..4].copy_from_slice(&7u32.to_ne_bytes());
+            let (durable, volatile) = state.split_at_mut(4);
+            Core::step(
+                &Counter,
+                &config,
+                durable,
+                volatile,
+                &event,
+                &mut Outputs::default(),
+            )
+            .unwrap();
+            assert!(Core::permute(&Counter, &config, durable, volatile, &[0]));
+            let volatile: [u64; 2] = bytemuck::pod_read_unaligned(volatile);
+            assert_eq!(volatile, [7, 5], "start {start}");
+            assert_eq!(durable, 8u32.to_ne_bytes(), "start {start}");
+        }
     }
 }

@@ -76,8 +76,9 @@ impl Encode for Payload {
 
 /// Copies of one message in flight: in an unordered network all copies with
 /// the same source, destination and bytes; in a FIFO network a run of equal
-/// consecutive messages on one link (see [`crate::world::env`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Encode)]
+/// consecutive messages on one link (see [`crate::world::env`]). Encoded as its
+/// fields in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Packet {
     /// Sending node.
     pub src: u8,
@@ -93,8 +94,37 @@ pub struct Packet {
     pub surplus: bool,
 }
 
+/// Written with three copies instead of a push per field: packets are most
+/// of what a successor's encoding writes.
+impl Encode for Packet {
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) {
+        let Packet {
+            src,
+            dst,
+            msg,
+            count,
+            surplus,
+        } = self;
+        let bytes = msg.as_bytes();
+        out.extend_from_slice(&[*src, *dst, bytes.len() as u8]);
+        out.extend_from_slice(bytes);
+        out.extend_from_slice(&[*count, u8::from(*surplus)]);
+    }
+
+    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        Ok(Packet {
+            src: u8::decode(decoder)?,
+            dst: u8::decode(decoder)?,
+            msg: Payload::decode(decoder)?,
+            count: u8::decode(decoder)?,
+            surplus: bool::decode(decoder)?,
+        })
+    }
+}
+
 /// A PERSIST the core emitted that the environment has not flushed yet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Encode)]
 pub struct Persist {
     /// Offset into the durable part.
     pub offset: u32,
@@ -104,7 +134,7 @@ pub struct Persist {
 
 /// The deadline of a timer armed with `SET_TIMER_AT`: it may fire only once
 /// its node's clock has reached `at`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Encode)]
 pub struct Deadline {
     /// The timer id.
     pub timer: u8,
@@ -113,7 +143,10 @@ pub struct Deadline {
 }
 
 /// One node: its core's bytes and what the environment holds for it.
-#[derive(Debug, Default, PartialEq, Eq, Encode)]
+///
+/// Its encoding is the fields in order, the core state in the sparse form
+/// of [`encode_core`].
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct NodeState {
     /// The core state: durable part, then volatile part. Opaque outside `inspect`.
     pub(crate) core: Vec<u8>,
@@ -401,7 +434,8 @@ pub enum Budget {
 /// Number of [`Budget`] kinds.
 pub const BUDGETS: usize = 11;
 
-/// The World's state. Its [`Encode`] bytes are its identity.
+/// The World's state. Its [`Encode`] bytes are its identity: the fields in
+/// order, each node as [`NodeState`] encodes it.
 ///
 /// # Example
 ///
@@ -433,7 +467,7 @@ pub const BUDGETS: usize = 11;
 /// assert_eq!(next.nodes[0].persists.len(), 1);
 /// # Ok::<(), cmc_world::world::spec::SpecError>(())
 /// ```
-#[derive(Debug, Default, PartialEq, Eq, Encode)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct WorldState {
     /// The nodes, by id.
     pub nodes: Vec<NodeState>,
@@ -516,7 +550,179 @@ impl Clone for WorldState {
     }
 }
 
+/// Bytes of a core state a bit of the sparse form's bitmap stands for.
+const CORE_BLOCK: usize = 32;
+
+/// A core state's bytes in sparse form: its length (`u32`), a bitmap with a
+/// bit per [`CORE_BLOCK`] bytes of the state (the last block may be
+/// shorter), set for exactly the blocks that hold a non-zero byte, then those
+/// blocks in order. Core states are mostly zeros (unused slots, buffers):
+/// this keeps a state's encoding, its fingerprint's input and its frontier
+/// entry small.
+fn encode_core(core: &[u8], out: &mut Vec<u8>) {
+    let len = u32::try_from(core.len()).expect("a core state fits in u32::MAX bytes");
+    let bitmap_len = core.len().div_ceil(CORE_BLOCK * 8);
+    out.reserve(4 + bitmap_len + core.len());
+    len.encode(out);
+    let bitmap_at = out.len();
+    out.resize(bitmap_at + bitmap_len, 0);
+    for (index, block) in core.chunks(CORE_BLOCK).enumerate() {
+        if nonzero(block) {
+            out[bitmap_at + index / 8] |= 1 << (index % 8);
+            out.extend_from_slice(block);
+        }
+    }
+}
+
+/// Whether `block` holds a non-zero byte.
+#[inline]
+fn nonzero(block: &[u8]) -> bool {
+    let words = block.chunks_exact(8);
+    let tail = words.remainder().iter().fold(0, |any, &byte| any | byte);
+    let any = words.fold(0, |any, word| {
+        any | u64::from_ne_bytes(word.try_into().expect("8 bytes"))
+    });
+    any != 0 || tail != 0
+}
+
+/// Reads a core state written by [`encode_core`] into `core` (its memory
+/// reused). Refuses every byte string `encode_core` does not write: a block
+/// marked non-zero that is all zeros, a bit set past the last block.
+fn decode_core_into(decoder: &mut Decoder<'_>, core: &mut Vec<u8>) -> Result<(), DecodeError> {
+    let len = u32::decode(decoder)? as usize;
+    let blocks = len.div_ceil(CORE_BLOCK);
+    let bitmap = decoder.take(blocks.div_ceil(8))?;
+    if !blocks.is_multiple_of(8) && bitmap[bitmap.len() - 1] >> (blocks % 8) != 0 {
+        return decoder.invalid("core state bitmap marks a block past the state's end");
+    }
+    core.clear();
+    core.resize(len, 0);
+    for (index, block) in core.chunks_mut(CORE_BLOCK).enumerate() {
+        if bitmap[index / 8] & (1 << (index % 8)) != 0 {
+            let bytes = decoder.take(block.len())?;
+            if !nonzero(bytes) {
+                return decoder.invalid("core state block marked non-zero is all zeros");
+            }
+            block.copy_from_slice(bytes);
+        }
+    }
+    Ok(())
+}
+
+impl Encode for NodeState {
+    fn encode(&self, out: &mut Vec<u8>) {
+        let NodeState {
+            core,
+            crashed,
+            clock,
+            timers,
+            wakes,
+            persists,
+            deadlines,
+            choices,
+        } = self;
+        encode_core(core, out);
+        crashed.encode(out);
+        clock.encode(out);
+        timers.encode(out);
+        wakes.encode(out);
+        persists.encode(out);
+        deadlines.encode(out);
+        choices.encode(out);
+    }
+
+    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        let mut node = NodeState::default();
+        node.decode_in_place(decoder)?;
+        Ok(node)
+    }
+
+    fn decode_in_place(&mut self, decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
+        let NodeState {
+            core,
+            crashed,
+            clock,
+            timers,
+            wakes,
+            persists,
+            deadlines,
+            choices,
+        } = self;
+        decode_core_into(decoder, core)?;
+        crashed.decode_in_place(decoder)?;
+        clock.decode_in_place(decoder)?;
+        timers.decode_in_place(decoder)?;
+        wakes.decode_in_place(decoder)?;
+        persists.decode_in_place(decoder)?;
+        deadlines.decode_in_place(decoder)?;
+        choices.decode_in_place(decoder)
+    }
+}
+
+impl Encode for WorldState {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.nodes.encode(out);
+        self.encode_environment(out);
+    }
+
+    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        let mut state = WorldState::default();
+        state.decode_in_place(decoder)?;
+        Ok(state)
+    }
+
+    /// Every node, packet and history entry is decoded into the memory the
+    /// state already holds.
+    fn decode_in_place(&mut self, decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
+        let WorldState {
+            nodes,
+            net,
+            cut_links,
+            budgets,
+            issued,
+            ghost,
+            lost_in_crash,
+        } = self;
+        let count = u32::decode(decoder)? as usize;
+        // Each node takes at least a byte: a count beyond the input is refused
+        // by the decoding of the nodes it does not hold.
+        for index in 0..count {
+            match nodes.get_mut(index) {
+                Some(node) => node.decode_in_place(decoder)?,
+                None => nodes.push(NodeState::decode(decoder)?),
+            }
+        }
+        nodes.truncate(count);
+        net.decode_in_place(decoder)?;
+        cut_links.decode_in_place(decoder)?;
+        budgets.decode_in_place(decoder)?;
+        issued.decode_in_place(decoder)?;
+        ghost.decode_in_place(decoder)?;
+        lost_in_crash.decode_in_place(decoder)
+    }
+}
+
 impl WorldState {
+    /// Appends the encoding of every field but the nodes: what follows the
+    /// nodes in the state's encoding.
+    pub(crate) fn encode_environment(&self, out: &mut Vec<u8>) {
+        let WorldState {
+            nodes: _,
+            net,
+            cut_links,
+            budgets,
+            issued,
+            ghost,
+            lost_in_crash,
+        } = self;
+        net.encode(out);
+        cut_links.encode(out);
+        budgets.encode(out);
+        issued.encode(out);
+        ghost.encode(out);
+        lost_in_crash.encode(out);
+    }
+
     /// Remaining budget of `kind`.
     pub fn budget(&self, kind: Budget) -> u8 {
         self.budgets[kind as usize]
@@ -548,6 +754,16 @@ impl WorldState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::world::spec::WorldSpec;
+
+    impl Persist {
+        fn default_for_test() -> Persist {
+            Persist {
+                offset: 3,
+                bytes: Payload::new(&[1, 2]).unwrap(),
+            }
+        }
+    }
 
     #[test]
     fn state_round_trips() {
@@ -608,6 +824,155 @@ mod tests {
         node.set_deadline(0, None);
         node.set_deadline(1, None);
         assert_eq!(node.deadlines, vec![Deadline { timer: 3, at: 4 }]);
+    }
+
+    /// Core states of every length around the word and bitmap boundaries,
+    /// with zero and non-zero words in every position.
+    fn core_patterns() -> Vec<Vec<u8>> {
+        let mut cores = Vec::new();
+        for len in [0, 1, 7, 8, 9, 31, 32, 33, 255, 256, 257, 600] {
+            for pattern in 0..8u32 {
+                let core: Vec<u8> = (0..len)
+                    .map(|at| match (at / 8 + pattern as usize) % 3 {
+                        0 => 0,
+                        1 => (at % 8 == 7) as u8,
+                        _ => at as u8 | 1,
+                    })
+                    .collect();
+                cores.push(core);
+            }
+        }
+        cores
+    }
+
+    #[test]
+    fn core_states_round_trip_in_sparse_form() {
+        let mut recycled = NodeState {
+            core: vec![0xff; 200],
+            persists: vec![Persist::default_for_test(); 3],
+            ..NodeState::default()
+        };
+        for core in core_patterns() {
+            let node = NodeState {
+                core,
+                ..NodeState::default()
+            };
+            let bytes = node.to_bytes();
+            assert_eq!(NodeState::decode_exact(&bytes).unwrap(), node);
+            recycled.decode_exact_in_place(&bytes).unwrap();
+            assert_eq!(recycled, node, "decoded into recycled memory");
+            let zero_blocks = node
+                .core
+                .chunks(CORE_BLOCK)
+                .filter(|b| b.iter().all(|&b| b == 0));
+            let sparse = 4 + node.core.len().div_ceil(CORE_BLOCK * 8) + node.core.len()
+                - zero_blocks.map(<[u8]>::len).sum::<usize>();
+            assert_eq!(
+                bytes.len(),
+                sparse + 1 + 12 + 12,
+                "zero blocks are left out"
+            );
+        }
+    }
+
+    #[test]
+    fn sparse_bytes_no_core_state_writes_are_refused() {
+        // 40 bytes: two blocks, the second 8 bytes long.
+        let mut good = vec![40, 0, 0, 0, 0b10, 5];
+        good.extend([0; 7]);
+        let mut core = Vec::new();
+        decode_core_into(&mut Decoder::new(&good), &mut core).unwrap();
+        let mut expected = vec![0; 32];
+        expected.extend(&good[5..]);
+        assert_eq!(core, expected);
+        let mut zero_block = good.clone();
+        zero_block[5] = 0;
+        let mut past_the_end = good.clone();
+        past_the_end[4] = 0b110;
+        let missing = &good[..12];
+        for bad in [&zero_block[..], &past_the_end, missing] {
+            assert!(
+                decode_core_into(&mut Decoder::new(bad), &mut core).is_err(),
+                "{bad:?}"
+            );
+        }
+    }
+
+    /// Every state a small World reaches (every successor, before any
+    /// deduplication; the reqack core with crashes, restarts, duplicates and
+    /// drops): it decodes back to itself, also into a recycled state; two
+    /// states with the same bytes are the same state (their derived
+    /// `PartialEq`), and one state has one encoding however its memory was
+    /// made (fresh, copied into a larger state, decoded in place).
+    #[test]
+    fn world_encoding_is_canonical_over_a_reachable_state_space() {
+        use std::collections::HashMap;
+        use std::sync::Arc;
+
+        use crate::cores::reqack::ReqAck;
+        use crate::world::env::Env;
+
+        let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 3).unwrap();
+        spec.set_all(&["requests=1", "crashes=1", "restarts=1", "dups=1", "drops=1"])
+            .unwrap();
+        let env = Env::new(spec);
+        let init = env.init(&mut ()).unwrap();
+        let mut by_bytes: HashMap<Vec<u8>, WorldState> = HashMap::new();
+        let mut by_state: HashMap<String, Vec<u8>> = HashMap::new();
+        let mut frontier = vec![init];
+        let mut recycled = WorldState::default();
+        let mut actions = Vec::new();
+        let mut successors = 0;
+        while let Some(state) = frontier.pop() {
+            actions.clear();
+            env.actions(&state, &mut actions);
+            for action in &actions {
+                let Some(next) = env.next(&state, action, &mut ()).unwrap() else {
+                    continue;
+                };
+                successors += 1;
+                let bytes = next.to_bytes();
+                assert_eq!(WorldState::decode_exact(&bytes).unwrap(), next);
+                recycled.decode_exact_in_place(&bytes).unwrap();
+                assert_eq!(recycled, next, "decoded in place");
+                assert_eq!(
+                    recycled.to_bytes(),
+                    bytes,
+                    "decoded in place, encoded again"
+                );
+                let mut copy = frontier.first().cloned().unwrap_or_default();
+                copy.clone_from(&next);
+                assert_eq!(copy.to_bytes(), bytes, "copied into other memory");
+                let named = by_state.entry(format!("{next:?}")).or_insert(bytes.clone());
+                assert_eq!(*named, bytes, "one state, two encodings: {next:?}");
+                match by_bytes.get(&bytes) {
+                    Some(seen) => assert_eq!(*seen, next, "two states, one encoding"),
+                    None => {
+                        by_bytes.insert(bytes, next.clone());
+                        frontier.push(next);
+                    }
+                }
+            }
+        }
+        assert!(by_bytes.len() > 1000, "{} states", by_bytes.len());
+        assert!(successors > by_bytes.len());
+    }
+
+    #[test]
+    fn a_packet_encodes_as_its_fields_in_order() {
+        let packet = Packet {
+            src: 1,
+            dst: 2,
+            msg: Payload::new(&[7, 8]).unwrap(),
+            count: 3,
+            surplus: true,
+        };
+        let mut fields = Vec::new();
+        (1u8, 2u8, packet.msg, 3u8, true).encode(&mut fields);
+        assert_eq!(packet.to_bytes(), fields);
+        assert_eq!(Packet::decode_exact(&fields).unwrap(), packet);
+        fields[6] = 2;
+        assert!(Packet::decode_exact(&fields).is_err(), "a bool is 0 or 1");
     }
 
     #[test]

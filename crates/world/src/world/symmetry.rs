@@ -10,18 +10,19 @@
 //! behaviour does not depend on which of the interchangeable ids it has.
 
 use std::cell::RefCell;
-
-use cmc_model::Encode;
+use std::cmp::Ordering;
 
 use crate::world::env::Env;
 use crate::world::spec::{NetSemantics, WorldSpec};
-use crate::world::state::WorldState;
+use crate::world::state::{Choice, Deadline, NodeState, Persist, WorldState};
 
 /// The renamings of a World's interchangeable nodes.
 pub struct Symmetry {
     /// Every permutation of the node ids (`perm[old] = new`) that moves only
     /// interchangeable nodes, identity included.
     perms: Vec<Vec<u32>>,
+    /// `inverses[i]` is the inverse of `perms[i]` (`inverse[new] = old`).
+    inverses: Vec<Vec<u32>>,
 }
 
 impl Symmetry {
@@ -40,46 +41,154 @@ impl Symmetry {
             }
             perms.push(perm);
         });
-        Some(Symmetry { perms })
+        let inverses = perms
+            .iter()
+            .map(|perm| {
+                let mut inverse = vec![0; perm.len()];
+                for (old, &new) in perm.iter().enumerate() {
+                    inverse[new as usize] = old as u32;
+                }
+                inverse
+            })
+            .collect();
+        Some(Symmetry { perms, inverses })
     }
 
-    /// The canonical form of `state`: its least encoding over the renamings.
-    /// Renamings are made in this thread's reused buffers: no allocation
-    /// once warm.
+    /// The canonical form of `state`: its least renaming in the order of
+    /// [`state_order`]. Renamings are made in this thread's reused buffers:
+    /// no allocation once warm. A renaming is built node by node and dropped
+    /// at the first node that makes it greater than the least so far: most
+    /// are dropped after a node or two, never built whole nor encoded.
     pub fn canonical(&self, env: &Env, mut state: WorldState) -> WorldState {
         SCRATCH.with(|scratch| {
-            let scratch = &mut *scratch.borrow_mut();
-            scratch.best_bytes.clear();
-            state.encode(&mut scratch.best_bytes);
+            let Scratch {
+                node,
+                renamed,
+                best,
+                bytes,
+                best_bytes,
+            } = &mut *scratch.borrow_mut();
             let mut renamed_better = false;
-            for perm in &self.perms[1..] {
-                rename_into(env, &state, perm, &mut scratch.renamed);
-                scratch.bytes.clear();
-                scratch.renamed.encode(&mut scratch.bytes);
-                if scratch.bytes < scratch.best_bytes {
-                    std::mem::swap(&mut scratch.bytes, &mut scratch.best_bytes);
-                    std::mem::swap(&mut scratch.renamed, &mut scratch.best);
+            for (perm, inverse) in self.perms[1..].iter().zip(&self.inverses[1..]) {
+                let least = if renamed_better { &*best } else { &state };
+                if !may_be_less(env, &state, least, perm, inverse, node) {
+                    continue;
+                }
+                rename_into(env, &state, perm, renamed);
+                let least = if renamed_better { &*best } else { &state };
+                if state_order(renamed, least, bytes, best_bytes) == Ordering::Less {
+                    std::mem::swap(renamed, best);
                     renamed_better = true;
                 }
             }
             if renamed_better {
-                std::mem::swap(&mut state, &mut scratch.best);
+                std::mem::swap(&mut state, best);
             }
             state
         })
     }
 }
 
+/// The total order on states whose least renaming is the canonical form:
+/// the nodes in turn by [`node_order`], then the encodings of the rest of
+/// the state (`bytes` and `other_bytes` are buffers for them).
+fn state_order(
+    state: &WorldState,
+    other: &WorldState,
+    bytes: &mut Vec<u8>,
+    other_bytes: &mut Vec<u8>,
+) -> Ordering {
+    let nodes = state.nodes.len().cmp(&other.nodes.len()).then_with(|| {
+        let mut pairs = state.nodes.iter().zip(&other.nodes);
+        pairs
+            .find_map(|(a, b)| Some(node_order(a, b)).filter(|order| order.is_ne()))
+            .unwrap_or(Ordering::Equal)
+    });
+    nodes.then_with(|| {
+        bytes.clear();
+        state.encode_environment(bytes);
+        other_bytes.clear();
+        other.encode_environment(other_bytes);
+        bytes.as_slice().cmp(other_bytes.as_slice())
+    })
+}
+
+/// A node's fields in declaration order, the environment's scalars together.
+type NodeFields<'a> = (
+    &'a [u8],
+    (bool, u32, u32, u32),
+    &'a [Persist],
+    &'a [Deadline],
+    &'a [Choice],
+);
+
+/// A total order on nodes: their fields in declaration order.
+fn node_order(node: &NodeState, other: &NodeState) -> Ordering {
+    // Every field named: a new field must be ordered here too.
+    fn fields(node: &NodeState) -> NodeFields<'_> {
+        let NodeState {
+            core,
+            crashed,
+            clock,
+            timers,
+            wakes,
+            persists,
+            deadlines,
+            choices,
+        } = node;
+        let environment = (*crashed, *clock, *timers, *wakes);
+        (core, environment, persists, deadlines, choices)
+    }
+    fields(node).cmp(&fields(other))
+}
+
+/// Whether renaming `state` by `perm` (whose inverse is `inverse`) may be
+/// less than `least` in [`state_order`]: false as soon as a renamed node
+/// (built in `node`, in order) is greater than `least`'s.
+fn may_be_less(
+    env: &Env,
+    state: &WorldState,
+    least: &WorldState,
+    perm: &[u32],
+    inverse: &[u32],
+    node: &mut NodeState,
+) -> bool {
+    for (&old, least_node) in inverse.iter().zip(&least.nodes) {
+        let old = old as usize;
+        node.clone_from(&state.nodes[old]);
+        permute_core(env, old, &mut node.core, perm);
+        match node_order(node, least_node) {
+            Ordering::Greater => return false,
+            Ordering::Less => return true,
+            Ordering::Equal => {}
+        }
+    }
+    true
+}
+
+/// Renames node ids inside node `old`'s core state `core` by `perm`.
+fn permute_core(env: &Env, old: usize, core: &mut [u8], perm: &[u32]) {
+    let kind = env.spec.core_of(old);
+    let (durable, volatile) = core.split_at_mut(kind.durable_size());
+    let supported = kind.permute(&env.configs[old], durable, volatile, perm);
+    assert!(
+        supported,
+        "symmetry was accepted for a core without permute"
+    );
+}
+
 /// One thread's buffers for [`Symmetry::canonical`].
 #[derive(Default)]
 struct Scratch {
+    /// One renamed node of the renaming being tried.
+    node: NodeState,
     /// The renaming being tried.
     renamed: WorldState,
     /// The least renaming so far (when not the state itself).
     best: WorldState,
-    /// The encoding of `renamed`.
+    /// The encoding of a state's environment, to compare it.
     bytes: Vec<u8>,
-    /// The least encoding so far.
+    /// The encoding of the other state's environment.
     best_bytes: Vec<u8>,
 }
 
@@ -106,15 +215,9 @@ fn rename_into(env: &Env, state: &WorldState, perm: &[u32], next: &mut WorldStat
     let to = |node: u8| perm[node as usize] as u8;
     next.clone_from(state);
     for (old, node) in state.nodes.iter().enumerate() {
-        let core = env.spec.core_of(old);
         let moved = &mut next.nodes[perm[old] as usize];
         moved.clone_from(node);
-        let (durable, volatile) = moved.core.split_at_mut(core.durable_size());
-        let supported = core.permute(&env.configs[old], durable, volatile, perm);
-        assert!(
-            supported,
-            "symmetry was accepted for a core without permute"
-        );
+        permute_core(env, old, &mut moved.core, perm);
     }
     for packet in &mut next.net {
         let core = env.spec.core_of(packet.src as usize);
