@@ -21,8 +21,8 @@ use bytemuck::{Pod, Zeroable};
 use cmc_model::Property;
 
 use crate::core::abi::{Config, CoreError, Event, EventKind, Outputs};
-use crate::core::TypedCore;
 use crate::core::helpers::{self, send, send_to_each, Message};
+use crate::core::TypedCore;
 use crate::world::state::WorldState;
 use crate::World;
 

@@ -22,6 +22,7 @@ use cmc_model::{ActionKind, Encode, Model, ModelParam, Property, StateView};
 use crate::core::abi::{Event, EventKind, OutputKind, Outputs};
 use crate::core::fault::{Fault, FaultKind};
 use crate::core::hex::{hex, state_hex};
+use crate::properties::consistency::HistorySummary;
 use crate::run::recorder::Recorder;
 use crate::run::step::StepFailure;
 use crate::world::action::Action;
@@ -30,7 +31,6 @@ use crate::world::quiescence::{answered, every_client_replied, lost_in_crash, Qu
 use crate::world::spec::WorldSpec;
 use crate::world::state::{GhostKind, WorldState};
 use crate::world::symmetry::Symmetry;
-use crate::properties::consistency::HistorySummary;
 
 /// N cores composed with a hostile environment; a [`Model`].
 ///

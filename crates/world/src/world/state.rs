@@ -145,7 +145,7 @@ pub struct Deadline {
 /// One node: its core's bytes and what the environment holds for it.
 ///
 /// Its encoding is the fields in order, the core state in the sparse form
-/// of [`encode_core`].
+/// of `encode_core`.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct NodeState {
     /// The core state: durable part, then volatile part. Opaque outside `inspect`.

@@ -55,7 +55,7 @@ impl Symmetry {
     }
 
     /// The canonical form of `state`: its least renaming in the order of
-    /// [`state_order`]. Renamings are made in this thread's reused buffers:
+    /// `state_order`. Renamings are made in this thread's reused buffers:
     /// no allocation once warm. A renaming is built node by node and dropped
     /// at the first node that makes it greater than the least so far: most
     /// are dropped after a node or two, never built whole nor encoded.
