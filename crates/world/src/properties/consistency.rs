@@ -41,6 +41,7 @@ use cmc_linearizability::{
 use cmc_model::{Encode, Property};
 
 use crate::world::state::{GhostEntry, GhostKind, WorldState};
+use crate::world::HistorySummary;
 use crate::World;
 
 /// What a reply to a request means, as the user's decoder says (see the
@@ -219,21 +220,6 @@ where
             self.check(state, consistency).is_ok()
         })
     }
-}
-
-/// What stands for the order between client requests in a World state's
-/// identity, as bytes kept in the ghost (see the module text).
-///
-/// Contract: the bytes are canonical and decide, together with each
-/// request's own ghost entries, every verdict the World's properties will
-/// give on every continuation of the history.
-pub(crate) trait HistorySummary: Send + Sync {
-    /// The summary of the empty history.
-    fn initial(&self) -> Vec<u8>;
-
-    /// Updates `summary` with the entries `ghost[from..]`, which follow
-    /// the ones already in it (`ghost` in order, or grouped by request).
-    fn advance(&self, ghost: &[GhostEntry], from: usize, summary: &mut Vec<u8>);
 }
 
 /// No summary: the order between requests is simply dropped.

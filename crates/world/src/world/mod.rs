@@ -22,14 +22,13 @@ use cmc_model::{ActionKind, Encode, Model, ModelParam, Property, StateView};
 use crate::core::abi::{Event, EventKind, OutputKind, Outputs};
 use crate::core::fault::{Fault, FaultKind};
 use crate::core::hex::{hex, state_hex};
-use crate::properties::consistency::HistorySummary;
 use crate::run::recorder::Recorder;
 use crate::run::step::StepFailure;
 use crate::world::action::Action;
 use crate::world::env::{Env, EnvFailure, Observer, StepFault};
 use crate::world::quiescence::{answered, every_client_replied, lost_in_crash, Quiescence};
 use crate::world::spec::WorldSpec;
-use crate::world::state::{GhostKind, WorldState};
+use crate::world::state::{GhostEntry, GhostKind, WorldState};
 use crate::world::symmetry::Symmetry;
 
 /// N cores composed with a hostile environment; a [`Model`].
@@ -677,4 +676,20 @@ fn record_step_begin(recorder: &Recorder, state: &WorldState, action: &Action) {
         recorder.begin_step(state, action);
         bytes.truncate(state_len);
     });
+}
+
+/// What stands for the order between client requests in a World state's
+/// identity, as bytes kept in the ghost. Implemented by the client-history properties
+/// ([`crate::properties::consistency`], whose module text has the argument).
+///
+/// Contract: the bytes are canonical and decide, together with each
+/// request's own ghost entries, every verdict the World's properties will
+/// give on every continuation of the history.
+pub(crate) trait HistorySummary: Send + Sync {
+    /// The summary of the empty history.
+    fn initial(&self) -> Vec<u8>;
+
+    /// Updates `summary` with the entries `ghost[from..]`, which follow
+    /// the ones already in it (`ghost` in order, or grouped by request).
+    fn advance(&self, ghost: &[GhostEntry], from: usize, summary: &mut Vec<u8>);
 }
