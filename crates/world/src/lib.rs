@@ -70,7 +70,7 @@
 //!     .collect();
 //! assert_eq!(actions, [
 //!     "CLIENT r0 -> n0",
-//!     "DELIVER n0->n1 #0 00000000",  // messages without a text of the core's: hex
+//!     "DELIVER n0->n1 #0 00000000",  // a message the core gives no text for: its bytes
 //!     "DUP n1->n0 #0 00000000",
 //!     "DELIVER n1->n0 #0 00000000",
 //!     "DELIVER n1->n0 #0 00000000",  // the second reply
