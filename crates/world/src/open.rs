@@ -61,7 +61,24 @@ pub struct WorldArgs {
 impl WorldArgs {
     /// The arguments a World was built with, from its [`cmc_model::Model::params`]
     /// (as a replay file records them): `core=` entries, `nodes=`, and the
-    /// `NAME=VALUE` parameters. For `cmc replay FILE` of a World trace.
+    /// `NAME=VALUE` parameters. For `cmc replay FILE` of a World trace; an
+    /// `Err` for a node count out of range.
+    ///
+    /// ```
+    /// use cmc_model::Model;
+    /// use cmc_world::{build_world, WorldArgs};
+    ///
+    /// let args = WorldArgs {
+    ///     cores: vec!["rust:reqack".into()],
+    ///     nodes: 2,
+    ///     params: vec!["requests=1".into()],
+    ///     ..WorldArgs::default()
+    /// };
+    /// // A replay file records a World's parameters: they give back its arguments.
+    /// let recorded = build_world(&args)?.params();
+    /// assert_eq!(WorldArgs::from_params(&recorded)?, args);
+    /// # Ok::<(), String>(())
+    /// ```
     pub fn from_params(params: &[ModelParam]) -> Result<WorldArgs, String> {
         let mut args = WorldArgs::default();
         for param in params {
@@ -262,6 +279,23 @@ fn c_properties_of(opened: &[Opened]) -> Result<Vec<CProperty>, String> {
 /// [`build_world`] behind the command line's model type. A core fault ends
 /// a supervised child (see [`crate::supervise`]); elsewhere it makes the
 /// search's verdict an error that names it.
+///
+/// ```
+/// use cmc_search::SearchOptions;
+/// use cmc_world::{build_model, WorldArgs};
+///
+/// let args = WorldArgs {
+///     cores: vec!["rust:reqack".into()],
+///     nodes: 2,
+///     params: vec!["requests=1".into()],
+///     ..WorldArgs::default()
+/// };
+/// let model = build_model(&args)?;
+/// assert_eq!(model.name(), "world(reqack)");
+/// let report = model.check(&SearchOptions { workers: 1, ..SearchOptions::default() });
+/// assert_eq!((report.verdict.as_str(), report.complete), ("pass", true));
+/// # Ok::<(), String>(())
+/// ```
 pub fn build_model(args: &WorldArgs) -> Result<Box<dyn cmc_search::AnyModel>, String> {
     Ok(Box::new(build_world(args)?))
 }

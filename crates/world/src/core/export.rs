@@ -5,10 +5,25 @@
 //! `cmc_core_entry`, which returns a `cmc_core` descriptor (see
 //! `include/cmc.h`) whose functions call the [`TypedCore`]:
 //!
-//! ```ignore
+//! ```
 //! // src/lib.rs of a crate with `crate-type = ["cdylib"]`
-//! cmc_world::export_core!(MyCore);                 // MyCore: TypedCore + Default
-//! cmc_world::export_core!(MyCore = MyCore::new(2)); // or any expression of the type
+//! use cmc_world::core::abi::{Config, CoreError, Event, Outputs};
+//! use cmc_world::TypedCore;
+//!
+//! #[derive(Default)]
+//! struct MyCore;
+//!
+//! impl TypedCore for MyCore {
+//!     type Durable = u32;
+//!     type Volatile = u32;
+//!     fn name(&self) -> &str { "mycore" }
+//!     fn step(&self, _: &Config, _: &u32, _: &mut u32, _: &Event, _: &mut Outputs)
+//!         -> Result<(), CoreError> { Ok(()) }
+//! }
+//!
+//! cmc_world::export_core!(MyCore); // MyCore: TypedCore + Default
+//! // or, with any expression of the type: export_core!(MyCore = MyCore::new(2))
+//! # assert!(!cmc_core_entry().is_null());
 //! ```
 //!
 //! The descriptor is built once, on the first call of `cmc_core_entry`,
@@ -46,7 +61,8 @@ pub const OUTPUTS_FULL_CODE: c_int = -1;
 pub const ERROR_CODE_ZERO: c_int = -100;
 
 /// The core an exported library serves; implemented by
-/// [`export_core!`](crate::export_core) for a type of its own.
+/// [`export_core!`](crate::export_core) for a type of its own (not meant to
+/// be implemented by hand: see the macro's example).
 pub trait Exported: 'static {
     /// The core's type.
     type Core: TypedCore + 'static;
@@ -60,7 +76,9 @@ struct Built {
     _name: CString,
 }
 
-/// Where `cmc_core_entry` keeps its descriptor (one per exported library).
+/// Where `cmc_core_entry` keeps its descriptor (one per exported library):
+/// the `static` that [`export_core!`](crate::export_core) declares, built on
+/// the first call of [`DescriptorCell::entry`] and never changed after.
 pub struct DescriptorCell(OnceLock<Option<Built>>);
 
 // SAFETY: the descriptor holds a pointer to the `CString` stored beside it

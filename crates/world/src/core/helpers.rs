@@ -94,7 +94,8 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::core::abi::{CoreError, Event, Outputs};
 
-/// A message a core sends, with its byte encoding.
+/// A message a core sends, with its byte encoding: `decode` gives back what
+/// `encode` made (the module's example implements one).
 pub trait Message: Sized {
     /// The encoded bytes (a fixed-size buffer, so that sending allocates nothing).
     type Encoded: AsRef<[u8]>;
@@ -104,12 +105,33 @@ pub trait Message: Sized {
     fn decode(bytes: &[u8]) -> Option<Self>;
 }
 
-/// Sends `message` to node `dst`.
+/// Sends `message` to node `dst` (see [`describe_message`]'s example);
+/// fails as [`Outputs::send`] does when the outputs are full.
 pub fn send<M: Message>(out: &mut Outputs, dst: u32, message: &M) -> Result<(), CoreError> {
     out.send(dst, message.encode().as_ref())
 }
 
-/// Sends `message`, encoded once, to each of `nodes` in order.
+/// Sends `message`, encoded once, to each of `nodes` in order; fails as
+/// [`Outputs::send`] does when the outputs are full.
+///
+/// ```
+/// use cmc_world::core::abi::{CoreError, Event, EventKind, Outputs};
+/// use cmc_world::core::helpers::{received, send_to_each};
+/// use cmc_world::cores::reqack::{Msg, MSG_DATA};
+///
+/// let data = Msg { kind: MSG_DATA, request: 3 };
+/// let mut out = Outputs::default();
+/// send_to_each(&mut out, 1..3, &data)?;
+/// let sent: Vec<u32> = out.as_slice().iter().map(|output| output.dst).collect();
+/// assert_eq!(sent, [1, 2]);
+/// // What node 2 receives decodes to the same message...
+/// let delivery = Event::new(EventKind::Recv, 0, 0, out.as_slice()[1].payload(), 0);
+/// assert_eq!(received::<Msg>(&delivery, 9)?, data);
+/// // ... and bytes that are no message are the core's own error code.
+/// let junk = Event::new(EventKind::Recv, 0, 0, &[1], 0);
+/// assert_eq!(received::<Msg>(&junk, 9), Err(CoreError::Code(9)));
+/// # Ok::<(), CoreError>(())
+/// ```
 pub fn send_to_each<M: Message>(
     out: &mut Outputs,
     nodes: impl IntoIterator<Item = u32>,
@@ -122,7 +144,8 @@ pub fn send_to_each<M: Message>(
 }
 
 /// The message `event`'s payload carries; a payload that decodes to none is
-/// the core error `bad_message` (the core's own code for it).
+/// the core error `bad_message` (the core's own code for it). See
+/// [`send_to_each`]'s example.
 pub fn received<M: Message>(event: &Event, bad_message: i32) -> Result<M, CoreError> {
     M::decode(event.payload()).ok_or(CoreError::Code(bad_message))
 }
@@ -130,6 +153,31 @@ pub fn received<M: Message>(event: &Event, bad_message: i32) -> Result<M, CoreEr
 /// The message's own text (its `Display`), for
 /// [`TypedCore::describe_message`](crate::TypedCore::describe_message);
 /// `None` for bytes that are no message.
+///
+/// ```
+/// use std::fmt;
+/// use cmc_world::core::abi::{CoreError, Outputs};
+/// use cmc_world::core::helpers::{describe_message, send, Message};
+///
+/// struct Ping(u8);
+/// impl Message for Ping {
+///     type Encoded = [u8; 1];
+///     fn encode(&self) -> [u8; 1] { [self.0] }
+///     fn decode(bytes: &[u8]) -> Option<Ping> {
+///         match bytes { [n] => Some(Ping(*n)), _ => None }
+///     }
+/// }
+/// impl fmt::Display for Ping {
+///     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { write!(f, "PING({})", self.0) }
+/// }
+///
+/// let mut out = Outputs::default();
+/// send(&mut out, 1, &Ping(3))?;
+/// let sent = out.as_slice()[0].payload();
+/// assert_eq!(describe_message::<Ping>(sent).as_deref(), Some("PING(3)"));
+/// assert_eq!(describe_message::<Ping>(&[]), None);
+/// # Ok::<(), CoreError>(())
+/// ```
 pub fn describe_message<M: Message + std::fmt::Display>(bytes: &[u8]) -> Option<String> {
     M::decode(bytes).map(|message| message.to_string())
 }
@@ -170,6 +218,25 @@ impl<const WORDS: usize> Held<WORDS> {
 /// event. Kept in the core's volatile part: at most `ENTRIES` persists
 /// outstanding, messages of at most `WORDS` words; unused entries are zero,
 /// so equal queues have equal bytes.
+///
+/// ```
+/// use cmc_world::core::abi::CoreError;
+/// use cmc_world::core::helpers::{AfterFlush, Message, AFTER_FLUSH_FULL};
+/// use cmc_world::cores::reqack::{Msg, MSG_ACK};
+///
+/// let ack = Msg { kind: MSG_ACK, request: 0 };
+/// let mut queue = AfterFlush::<2, 2>::default();
+/// queue.hold(3, &ack)?;      // the first persist's flush releases the ACK to node 3
+/// queue.hold_nothing()?;     // the second one's releases nothing
+/// assert!(queue.is_full());
+/// assert_eq!(queue.hold_nothing(), Err(CoreError::Code(AFTER_FLUSH_FULL)));
+///
+/// let released = queue.release().expect("the oldest persist releases the ACK");
+/// assert_eq!((released.dst, Msg::decode(released.message())), (3, Some(ack)));
+/// assert_eq!(queue.release(), None);
+/// assert!(queue.is_empty());
+/// # Ok::<(), CoreError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct AfterFlush<const ENTRIES: usize, const WORDS: usize> {

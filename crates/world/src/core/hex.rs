@@ -2,6 +2,14 @@
 //! the core does not describe in its own words.
 
 /// Lower-case hex of `bytes` (`-` for none), as traces print raw payloads.
+///
+/// ```
+/// use cmc_world::core::hex::{hex, state_hex};
+///
+/// assert_eq!(hex(&[0x0a, 0xff]), "0aff");
+/// assert_eq!(hex(&[]), "-");
+/// assert_eq!(state_hex(&[1], &[]), "durable 01 volatile -");
+/// ```
 pub fn hex(bytes: &[u8]) -> String {
     if bytes.is_empty() {
         return "-".into();

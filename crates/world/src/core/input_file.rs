@@ -8,6 +8,14 @@ use std::path::Path;
 /// found without opening it: a FIFO, a device such as `/dev/zero` or a
 /// directory is refused before anything could block on it or read it forever.
 /// `what` names the file in the message (e.g. "core library").
+///
+/// ```
+/// use std::path::Path;
+/// use cmc_world::core::input_file::check_regular_file;
+///
+/// let refused = check_regular_file(Path::new("/dev/zero"), "glue log").unwrap_err();
+/// assert_eq!(refused, "the glue log /dev/zero is a device: give a regular file");
+/// ```
 pub fn check_regular_file(path: &Path, what: &str) -> Result<(), String> {
     let metadata = std::fs::metadata(path)
         .map_err(|problem| format!("cannot read the {what} {}: {problem}", path.display()))?;
@@ -37,6 +45,18 @@ pub fn check_regular_file(path: &Path, what: &str) -> Result<(), String> {
 
 /// The bytes of the regular file at `path`, at most `max_bytes` of them (a
 /// larger file is refused). See [`check_regular_file`].
+///
+/// ```
+/// use cmc_world::core::input_file::read_regular_file;
+///
+/// let path = std::env::temp_dir().join(format!("cmc-doc-{}.log", std::process::id()));
+/// std::fs::write(&path, b"four")?;
+/// assert_eq!(read_regular_file(&path, "log", 4)?, b"four");
+/// let refused = read_regular_file(&path, "log", 3).unwrap_err();
+/// assert!(refused.ends_with("is larger than 3 bytes"), "{refused}");
+/// std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn read_regular_file(path: &Path, what: &str, max_bytes: u64) -> Result<Vec<u8>, String> {
     check_regular_file(path, what)?;
     let cannot =

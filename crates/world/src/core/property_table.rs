@@ -85,7 +85,9 @@ pub(crate) struct PropertyRecord {
     pub(crate) step: Option<StepFn>,
 }
 
-/// `cmc_property_table`.
+/// `cmc_property_table`: what a library's `cmc_properties_entry` returns.
+/// Opaque to Rust code: C libraries define it with `CMC_PROPERTIES` (see
+/// `include/cmc.h`), and [`read_table`] checks and reads it.
 #[repr(C)]
 pub struct PropertyTable {
     pub(crate) abi_version: u32,
@@ -93,10 +95,21 @@ pub struct PropertyTable {
     pub(crate) items: *const PropertyRecord,
 }
 
-/// The type of the exported `cmc_properties_entry`.
+/// The type of the exported `cmc_properties_entry` ([`PROPERTIES_SYMBOL`]),
+/// which the loader looks up next to the core's entry point; a library
+/// without it declares no properties.
 pub type PropertiesEntryFn = unsafe extern "C" fn() -> *const PropertyTable;
 
-/// What a C property states (`enum cmc_property_kind`).
+/// What a C property states (`enum cmc_property_kind`): how the World
+/// checks it (see [`crate::properties::c_properties::attach`]).
+///
+/// ```
+/// use cmc_world::core::property_table::CPropertyKind;
+///
+/// // `cmc describe` lists a library's properties under these names.
+/// assert_eq!(CPropertyKind::Invariant.name(), "invariant");
+/// assert_eq!(CPropertyKind::QuiescenceGoal.name(), "quiescence goal");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CPropertyKind {
     /// `CMC_INVARIANT`: holds in every reachable state.
@@ -137,7 +150,32 @@ pub(crate) enum Predicate {
     Step(StepFn),
 }
 
-/// One property a C library declares; it keeps the library loaded.
+/// One property a C library declares, read from its table when the library
+/// is loaded ([`crate::CCore::properties`]); it keeps the library loaded.
+/// Its predicate is a pure function of a read-only view of the World: the
+/// World evaluates it with [`CProperty::holds`], never to decide what is
+/// enabled.
+///
+/// # Example
+///
+/// The properties of a library built from `cores/reqack/reqack.c` and
+/// `cores/test/reqack_props.c` (a compiled C library, so not run here):
+///
+/// ```no_run
+/// use std::path::Path;
+/// use cmc_world::core::property_table::CPropertyKind;
+/// use cmc_world::CCore;
+///
+/// let core = CCore::load(Path::new("./libreqack_props.so"))?;
+/// let declared: Vec<(CPropertyKind, &str)> =
+///     core.properties().iter().map(|p| (p.kind(), p.name())).collect();
+/// assert_eq!(declared, [
+///     (CPropertyKind::Invariant, "StoredOnlyIssued"),
+///     (CPropertyKind::Action, "StoredGrows"),
+///     (CPropertyKind::Witness, "StoredAndReplied"),
+/// ]);
+/// # Ok::<(), cmc_world::LoadError>(())
+/// ```
 #[derive(Clone)]
 pub struct CProperty {
     pub(crate) kind: CPropertyKind,
@@ -171,7 +209,20 @@ impl CProperty {
     }
 }
 
-/// Validates the table `table` points to (from `origin`, for messages).
+/// Validates the table `table` points to (from `origin`, for messages) and
+/// reads its properties, in the table's order. Refused, with a message that
+/// names `origin`: a null table, another ABI version, more than
+/// [`PROPERTIES_MAX`] entries, an entry without a name or predicate or of an
+/// unknown kind, an empty or repeated name, more than one quiescence goal.
+///
+/// ```
+/// use cmc_world::core::property_table::{read_table, PropertyTable};
+///
+/// // SAFETY: a null table is allowed (and refused).
+/// let refused = unsafe { read_table(std::ptr::null::<PropertyTable>(), "libx.so", None) };
+/// let error = refused.unwrap_err().to_string();
+/// assert_eq!(error, "libx.so: its property table is a null pointer");
+/// ```
 ///
 /// # Safety
 /// `table` is null or what a library's `cmc_properties_entry` returned, with

@@ -3,6 +3,22 @@
 //!
 //! Read from the file's symbol table with the `object` crate (what `nm -u`
 //! shows), so it works on the `.o` or `.so` that the product links.
+//!
+//! # Example
+//!
+//! A program that prints, reads files and starts threads is no core: this
+//! doctest's own executable fails the gate.
+//!
+//! ```
+//! use cmc_world::core::purity::{self, Offence};
+//!
+//! let exe = std::env::current_exe()?;
+//! let report = purity::check(&exe)?;
+//! assert!(!report.is_pure());
+//! assert!(report.offences.contains(&Offence::Undefined("write".into())), "{report}");
+//! assert!(report.to_string().starts_with("IMPURE: "), "{report}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::path::Path;
 
@@ -30,7 +46,7 @@ pub const ALLOWLIST: &[&str] = &[
     "__gmon_start__",
 ];
 
-/// Why a symbol breaks purity.
+/// Why a symbol breaks purity (see the module's example).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Offence {
     /// The object calls or reads a symbol outside [`ALLOWLIST`].
@@ -39,7 +55,9 @@ pub enum Offence {
     WritableGlobal(String),
 }
 
-/// The result of checking one file.
+/// The result of checking one file; its `Display` is what `cmc purity`
+/// prints: `PURE: ...`, or `IMPURE: ...` with one line per offence and what
+/// to do about it (see the module's example).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PurityReport {
     /// The file checked.
@@ -82,7 +100,17 @@ impl std::fmt::Display for PurityReport {
 const OBJECT_MAX_BYTES: u64 = 1 << 30;
 
 /// Checks the object file or shared library at `path` (a regular file: a
-/// FIFO, device or directory is refused without being opened).
+/// FIFO, device or directory is refused without being opened). `Err` when
+/// the file cannot be read or is no object file; otherwise the report,
+/// whose offences are sorted and without repeats.
+///
+/// ```
+/// use std::path::Path;
+/// use cmc_world::core::purity;
+///
+/// let refused = purity::check(Path::new("/dev/zero")).unwrap_err();
+/// assert!(refused.contains("a device"), "{refused}");
+/// ```
 pub fn check(path: &Path) -> Result<PurityReport, String> {
     let bytes = crate::core::input_file::read_regular_file(path, "object file", OBJECT_MAX_BYTES)?;
     let file = object::File::parse(&*bytes)

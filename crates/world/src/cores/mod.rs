@@ -18,7 +18,16 @@ use crate::World;
 /// Names of the built-in Rust cores (`--core rust:NAME`).
 pub const RUST_CORES: &[&str] = &["reqack", "reqack-bug1", "reqack-bug2", "reqack-bug3"];
 
-/// The built-in Rust core called `name`, if there is one.
+/// The built-in Rust core called `name` (one of [`RUST_CORES`]), if there
+/// is one; registered catalogs are not searched (see [`any_rust_core`]).
+///
+/// ```
+/// use cmc_world::cores::{rust_core, RUST_CORES};
+///
+/// assert!(RUST_CORES.iter().all(|name| rust_core(name).is_some()));
+/// assert_eq!(rust_core("reqack-bug2").map(|core| core.name().to_string()), Some("reqack".into()));
+/// assert!(rust_core("paxos").is_none());
+/// ```
 pub fn rust_core(name: &str) -> Option<Arc<dyn Core>> {
     let bug = match name {
         "reqack" => 0,
@@ -33,6 +42,58 @@ pub fn rust_core(name: &str) -> Option<Arc<dyn Core>> {
 /// Cores and protocol properties that a front end knows beyond this crate's
 /// own examples (e.g. the reference protocols of `cmc-protocols`), so that
 /// `--core rust:NAME` and replay files of those cores work.
+///
+/// # Example
+///
+/// A front end that knows one more core, `echo`, which answers each client
+/// request, with one property of its own:
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_model::Property;
+/// use cmc_search::{Checker, Verdict};
+/// use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+/// use cmc_world::cores::{self, CoreCatalog};
+/// use cmc_world::world::state::WorldState;
+/// use cmc_world::{build_world, Core, TypedCore, World, WorldArgs};
+///
+/// struct Echo;
+/// impl TypedCore for Echo {
+///     type Durable = u32;
+///     type Volatile = u32;
+///     fn name(&self) -> &str { "echo" }
+///     fn step(&self, _: &Config, _: &u32, _: &mut u32, event: &Event, out: &mut Outputs)
+///         -> Result<(), CoreError> {
+///         match event.kind() {
+///             Some(EventKind::Client) => out.reply(event.id, b"echo"),
+///             _ => Ok(()),
+///         }
+///     }
+/// }
+///
+/// cores::register_catalog(CoreCatalog {
+///     rust_core: |name| (name == "echo").then(|| Arc::new(Echo) as Arc<dyn Core>),
+///     rust_core_names: || vec!["echo".to_string()],
+///     properties_for: |spec| match spec.cores.iter().all(|core| core.name() == "echo") {
+///         true => vec![Property::sometimes("Echoed", |world: &World, state: &WorldState| {
+///             world.inspect(state).replies_with(b"echo").next().is_some()
+///         })],
+///         false => Vec::new(),
+///     },
+/// });
+/// assert!(cores::any_rust_core_names().contains(&"echo".to_string()));
+///
+/// // `--core rust:echo` now works, and the World checks the catalog's property.
+/// let args = WorldArgs {
+///     cores: vec!["rust:echo".into()],
+///     nodes: 1,
+///     params: vec!["requests=1".into()],
+///     ..WorldArgs::default()
+/// };
+/// let outcome = Checker::new(build_world(&args)?).workers(1).run();
+/// assert_eq!(outcome.verdict, Verdict::Pass, "the witness Echoed is reached");
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct CoreCatalog {
     /// The Rust core called `name` (without the `rust:` prefix), if known.
@@ -47,7 +108,9 @@ pub struct CoreCatalog {
 static CATALOGS: std::sync::RwLock<Vec<CoreCatalog>> = std::sync::RwLock::new(Vec::new());
 
 /// Makes `catalog`'s cores and properties known to [`crate::build_world`]
-/// (call once at start-up, before building Worlds).
+/// (call once at start-up, before building Worlds); for the whole process,
+/// after this crate's own cores and earlier catalogs (see [`CoreCatalog`]'s
+/// example).
 pub fn register_catalog(catalog: CoreCatalog) {
     CATALOGS
         .write()
@@ -62,7 +125,8 @@ fn catalogs() -> Vec<CoreCatalog> {
         .clone()
 }
 
-/// The Rust core `name` (without `rust:`) from this crate or a registered catalog.
+/// The Rust core `name` (without `rust:`) from this crate or a registered
+/// catalog, this crate's first, then the catalogs in the order registered.
 pub fn any_rust_core(name: &str) -> Option<Arc<dyn Core>> {
     rust_core(name).or_else(|| {
         catalogs()
@@ -85,7 +149,18 @@ pub fn any_rust_core_names() -> Vec<String> {
 }
 
 /// The properties of a known protocol: this crate's examples, then the
-/// registered catalogs.
+/// registered catalogs (the first that knows `spec`'s cores); empty if none
+/// does.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_world::cores::{properties_for, reqack::ReqAck};
+/// use cmc_world::WorldSpec;
+///
+/// let spec = WorldSpec::new(Arc::new(ReqAck::default()), 2).unwrap();
+/// let names: Vec<String> = properties_for(&spec).into_iter().map(|p| p.name).collect();
+/// assert_eq!(names, ["AckedIsDurable"]);
+/// ```
 pub fn properties_for(spec: &WorldSpec) -> Vec<Property<World>> {
     let own = example_properties_for(spec);
     if !own.is_empty() {
@@ -121,7 +196,23 @@ extern "C" {
 }
 
 /// The C `reqack` core, linked into this crate at build time (feature
-/// `c-reqack`, for this repository's tests and examples).
+/// `c-reqack`, for this repository's tests and examples). Its semantics and
+/// state layout are the Rust [`reqack::ReqAck`]'s:
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_search::Checker;
+/// use cmc_world::cores::{reqack::ReqAck, reqack_c};
+/// use cmc_world::{Core, World, WorldSpec};
+///
+/// let states = |core: Arc<dyn Core>| {
+///     let spec = WorldSpec::builder(core, 2).requests(1).param("drops", 1).build().unwrap();
+///     Checker::new(World::new(spec)).workers(1).run().stats.distinct_states
+/// };
+/// let c = states(Arc::new(reqack_c()));
+/// assert!(c > 10);
+/// assert_eq!(c, states(Arc::new(ReqAck::default())));
+/// ```
 #[cfg(feature = "c-reqack")]
 pub fn reqack_c() -> crate::core::loader::CCore {
     // SAFETY: the entry point takes no arguments and returns a pointer to a

@@ -77,7 +77,35 @@ pub struct Volatile {
     pub flushing: u32,
 }
 
-/// The Rust `reqack` core; `bug` selects a planted bug (0: none).
+/// The Rust `reqack` core; `bug` selects a planted bug (0: none; see the
+/// module's text for bugs 1 to 3).
+///
+/// # Example
+///
+/// Bug 3 never retransmits: after a dropped DATA the timer fires forever
+/// and the client is never answered. No state is a deadlock, so only the
+/// quiescence check (`quiescence=STEPS`: from every state whose faults are
+/// spent, a fair schedule answers every client within STEPS steps) sees it.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_search::{Checker, Verdict};
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::world::quiescence::QUIESCENCE;
+/// use cmc_world::{World, WorldSpec};
+///
+/// let check = |bug, quiescence: Option<u32>| {
+///     let mut spec = WorldSpec::builder(Arc::new(ReqAck { bug }), 2).requests(1).param("drops", 1);
+///     if let Some(steps) = quiescence {
+///         spec = spec.quiescence(steps);
+///     }
+///     Checker::new(World::new(spec.build().unwrap())).workers(1).run().verdict
+/// };
+/// assert_eq!(check(3, None), Verdict::Pass);
+/// assert!(matches!(check(3, Some(20)),
+///     Verdict::Violated { property, .. } if property == QUIESCENCE));
+/// assert_eq!(check(0, Some(20)), Verdict::Pass, "the correct core retransmits");
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ReqAck {
     /// Planted bug number, 0 for the correct protocol.
@@ -86,6 +114,17 @@ pub struct ReqAck {
 
 /// A message: its type ([`MSG_DATA`] or [`MSG_ACK`]) and the request id,
 /// two little-endian words (longer payloads: the first two words).
+///
+/// ```
+/// use cmc_world::core::helpers::Message;
+/// use cmc_world::cores::reqack::{describe_message, Msg, MSG_DATA};
+///
+/// let data = Msg { kind: MSG_DATA, request: 2 };
+/// assert_eq!(data.encode(), [1, 0, 0, 0, 2, 0, 0, 0]);
+/// assert_eq!(Msg::decode(&data.encode()), Some(data));
+/// assert_eq!(describe_message(&data.encode()), "DATA(r=2)");
+/// assert_eq!(describe_message(&[7]), "?(1 bytes)");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Msg {
     /// [`MSG_DATA`] or [`MSG_ACK`] (another value: a bad message).
@@ -287,7 +326,21 @@ impl TypedCore for ReqAck {
     }
 }
 
-/// The text both implementations give for a state.
+/// The text both implementations give for a state: node 0 is the sender,
+/// every other node a receiver.
+///
+/// ```
+/// use cmc_world::core::abi::Config;
+/// use cmc_world::cores::reqack::{describe_state, phase, Durable, Volatile};
+///
+/// let sender = Config { node: 0, nodes: 3, params: [0; 8] };
+/// let sending = Volatile { phase: phase::SENDING, request: 1, acked: 0b10, flushing: 0 };
+/// assert_eq!(describe_state(&sender, &Durable { pending: 1, stored: 0 }, &sending),
+///            "sender SENDING request=1 acked=0x2 durable.pending=1");
+/// let receiver = Config { node: 1, ..sender };
+/// assert_eq!(describe_state(&receiver, &Durable { pending: 0, stored: 1 }, &Volatile::default()),
+///            "receiver stored=0x1 flushing=0x0");
+/// ```
 pub fn describe_state(config: &Config, d: &Durable, v: &Volatile) -> String {
     if config.node == 0 {
         let phase = ["IDLE", "PERSISTING", "SENDING", "CLEARING"]
@@ -302,7 +355,7 @@ pub fn describe_state(config: &Config, d: &Durable, v: &Volatile) -> String {
     }
 }
 
-/// The text both implementations give for a message.
+/// The text both implementations give for a message (see [`Msg`]'s example).
 pub fn describe_message(message: &[u8]) -> String {
     match Msg::decode(message) {
         Some(Msg {
@@ -320,7 +373,8 @@ pub fn describe_message(message: &[u8]) -> String {
 /// `AckedIsDurable`: once the sender replied OK to a request, every receiver
 /// that is up or restartable holds it in its durable part. Reads receivers'
 /// durable parts through the inspection path (either implementation: the
-/// layouts are identical).
+/// layouts are identical). [`crate::World::with_property`]'s example
+/// catches bug 2 with it.
 pub fn properties() -> Vec<Property<World>> {
     vec![Property::always(
         "AckedIsDurable",

@@ -10,6 +10,52 @@
 //! exits is a core fault "while checking property NAME". The view is compared
 //! after the call with what it was before: a property that wrote to it is a
 //! memory fault, never a verdict.
+//!
+//! # Example
+//!
+//! The C side, compiled into the core's library (`cores/test/reqack_props.c`
+//! is a complete one):
+//!
+//! ```c
+//! #include "cmc.h"
+//! #include "reqack.h"
+//!
+//! /* A node stores only requests that were issued. */
+//! static int stored_only_issued(const cmc_world_view *w) {
+//!     for (uint32_t n = 0; n < w->nodes; n++) {
+//!         const struct reqack_durable *d = cmc_view_durable(w, n);
+//!         if (w->issued < 32 && (d->stored >> w->issued) != 0) return 0;
+//!     }
+//!     return 1;
+//! }
+//!
+//! CMC_PROPERTIES(CMC_INVARIANT("StoredOnlyIssued", stored_only_issued))
+//! ```
+//!
+//! The Rust side, which [`crate::build_world`] does for `--core ./lib.so`
+//! (it needs the compiled library, so it is not run here):
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use std::sync::Arc;
+//! use cmc_model::Model;
+//! use cmc_search::{Checker, Verdict};
+//! use cmc_world::properties::c_properties::attach;
+//! use cmc_world::{CCore, World, WorldSpec};
+//!
+//! let core = CCore::load(Path::new("./libreqack_props.so"))?;
+//! let properties = core.properties().to_vec();
+//! let spec = WorldSpec::builder(Arc::new(core), 2).requests(1).build()?;
+//! let world = attach(World::new(spec), &properties)?;
+//! assert!(world.properties().iter().any(|p| p.name == "StoredOnlyIssued"));
+//! // One property, evaluated on one state...
+//! let mut init = Vec::new();
+//! world.init_states(&mut init);
+//! assert!(properties[0].holds(&world, &init[0]));
+//! // ... and all of them, on every reachable state.
+//! assert_eq!(Checker::new(world).workers(1).run().verdict, Verdict::Pass);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use cmc_model::Property;
 
@@ -193,7 +239,12 @@ impl CProperty {
         answer != 0
     }
 
-    /// Whether the state predicate holds (or is reached) in `state`.
+    /// Whether the state predicate holds (or is reached) in `state` of
+    /// `world`. A predicate that writes to its view is a memory fault of
+    /// `world` (see [`World::fault`]), and the answer is then `true`.
+    ///
+    /// Panics for an action property ([`CPropertyKind::Action`]), whose
+    /// predicate takes a step's two states.
     pub fn holds(&self, world: &World, state: &WorldState) -> bool {
         self.call(world, state, None)
     }
@@ -226,6 +277,8 @@ impl CProperty {
 /// default goal when the World checks quiescence (`quiescence=STEPS`).
 /// A C property named like one the World already has (`AtMostOneReply`,
 /// `Quiescence`, `deadlock`, ...) is refused: reports name properties.
+/// With any C property, the whole client history stays in a state's
+/// identity (properties read it in order). See the module's example.
 pub fn attach(world: World, properties: &[CProperty]) -> Result<World, String> {
     use cmc_model::Model;
     let taken: Vec<String> = world.properties().into_iter().map(|p| p.name).collect();
@@ -263,6 +316,30 @@ pub fn attach(world: World, properties: &[CProperty]) -> Result<World, String> {
 /// What `cmc describe` prints about the core library at `path`: its name,
 /// ABI version, state sizes and the properties it declares, by kind. Loading
 /// the library runs its entry points in this process (as `cmc replay` does).
+/// For the library of `cores/test/reqack_props.c`:
+///
+/// ```text
+/// core reqack
+///   library: ./libreqack_props.so
+///   ABI version: 1
+///   durable part: 8 bytes
+///   volatile part: 16 bytes
+///   properties:
+///     invariant        StoredOnlyIssued
+///     action           StoredGrows
+///     witness          StoredAndReplied
+/// ```
+///
+/// Anything but a regular file holding a valid core is refused with the
+/// reason:
+///
+/// ```
+/// use std::path::Path;
+/// use cmc_world::properties::c_properties::describe_library;
+///
+/// let refused = describe_library(Path::new("/")).unwrap_err();
+/// assert!(refused.contains("is a directory"), "{refused}");
+/// ```
 pub fn describe_library(path: &std::path::Path) -> Result<String, String> {
     crate::core::input_file::check_regular_file(path, "core library")?;
     let core = crate::core::loader::CCore::load(path).map_err(|e| e.to_string())?;

@@ -2,7 +2,25 @@
 
 use std::fmt::Write;
 
-/// One row of a chart.
+/// One row of a chart: what one step of a trace did, as
+/// [`replay::run_with_chart`](crate::report::replay::run_with_chart)
+/// collects them.
+///
+/// ```
+/// use cmc_world::report::chart::{render, Row};
+///
+/// let rows = [
+///     Row::Local { step: 1, node: 0, label: "CLIENT r0".into() },
+///     Row::Arrow { step: 2, from: 0, to: 1, label: "DATA(r=0)".into() },
+///     Row::Arrow { step: 3, from: 1, to: 0, label: "ACK(r=0)".into() },
+/// ];
+/// let chart = render(2, &rows);
+/// let lines: Vec<&str> = chart.lines().collect();
+/// assert_eq!(lines[0], "step  n0                      n1");
+/// assert_eq!(lines[1], "   1  CLIENT r0               |");
+/// assert_eq!(lines[2], "   2  |-------DATA(r=0)------>|");
+/// assert_eq!(lines[3], "   3  |<------ACK(r=0)--------|");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Row {
     /// A message delivered from `from` to `to`.
@@ -79,7 +97,12 @@ impl Row {
 
 const WIDTH: usize = 24;
 
-/// Renders `rows` for `nodes` nodes.
+/// Renders `rows` for `nodes` nodes (at least one): a header line, then one
+/// line per row, numbered by its step; one column of 24 characters per
+/// node, an arrow between two columns per delivery (its label cut to fit),
+/// the label of a local event in its node's column. A row naming a node past
+/// the last, or a message to itself, is drawn as a local event on its last
+/// or its own column. See [`Row`]'s example.
 pub fn render(nodes: usize, rows: &[Row]) -> String {
     let mut text = String::new();
     let mut header = String::from("step  ");

@@ -34,7 +34,8 @@ fn mark_colour(label: &str) -> &'static str {
     }
 }
 
-/// The lifeline titles of `world`'s nodes: `n0 (core name)`, ...
+/// The lifeline titles of `world`'s nodes: `n0 (core name)`, ... (see
+/// [`replay_chart_svg`]'s example).
 pub fn lifeline_titles(world: &World) -> Vec<String> {
     (0..world.spec().nodes())
         .map(|node| format!("n{node} ({})", world.spec().core_of(node).name()))
@@ -44,6 +45,21 @@ pub fn lifeline_titles(world: &World) -> Vec<String> {
 /// `rows` as an inline `<svg>` element, one lifeline per entry of `titles`
 /// (node 0 first); every text is escaped. A row naming a node past the last
 /// is drawn on the last lifeline, as the text chart does.
+///
+/// ```
+/// use cmc_world::report::chart::Row;
+/// use cmc_world::report::chart_svg::render_svg;
+///
+/// let rows = [
+///     Row::Local { step: 1, node: 0, label: "CLIENT r0".into() },
+///     Row::Arrow { step: 2, from: 0, to: 1, label: "<DATA>".into() },
+/// ];
+/// let svg = render_svg(&["n0".into(), "n1".into()], &rows);
+/// assert!(svg.starts_with("<svg class=\"msc\""));
+/// assert_eq!(svg.matches("class=\"lifeline\"").count(), 2);
+/// assert_eq!(svg.matches("class=\"delivery\"").count(), 1);
+/// assert!(svg.contains("&lt;DATA&gt;"), "labels are escaped");
+/// ```
 pub fn render_svg(titles: &[String], rows: &[Row]) -> String {
     let nodes = titles.len().max(1);
     let width = LEFT + nodes * COLUMN + COLUMN / 2;
@@ -112,7 +128,29 @@ pub fn render_svg(titles: &[String], rows: &[Row]) -> String {
 }
 
 /// The SVG chart of `file` replayed through `world`'s cores (the rows of
-/// [`replay::run_with_chart`](crate::report::replay::run_with_chart)).
+/// [`replay::run_with_chart`](crate::report::replay::run_with_chart)); an
+/// `Err` says why the file does not fit `world`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_search::{Checker, ReplayFile};
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::report::chart_svg::{lifeline_titles, replay_chart_svg};
+/// use cmc_world::{World, WorldSpec};
+///
+/// let mut spec = WorldSpec::new(Arc::new(ReqAck { bug: 1 }), 2).unwrap();
+/// spec.set_all(&["requests=1", "crashes=1", "restarts=1", "crash_nodes=0"]).unwrap();
+/// let checker = Checker::new(World::new(spec)).workers(1);
+/// let trace = checker.run().counterexample.expect("bug 1 is found");
+/// let file = ReplayFile::from_counterexample(checker.model(), &trace, None);
+///
+/// let titles = lifeline_titles(checker.model());
+/// assert_eq!(titles, ["n0 (reqack)", "n1 (reqack)"]);
+/// let svg = replay_chart_svg(checker.model(), &file)?;
+/// assert!(svg.contains(">n1 (reqack)</text>"));
+/// assert!(svg.contains("CRASH"), "the sender's crash is on the chart");
+/// # Ok::<(), String>(())
+/// ```
 pub fn replay_chart_svg(world: &World, file: &cmc_search::ReplayFile) -> Result<String, String> {
     let (_, rows) = crate::report::replay::run_with_chart(world, file)?;
     Ok(render_svg(&lifeline_titles(world), &rows))

@@ -90,7 +90,13 @@ pub fn run(world: &World, file: &ReplayFile) -> Result<String, String> {
 }
 
 /// [`run`], also returning the rows of its message sequence chart (for
-/// another renderer, e.g. [`chart_svg`](crate::report::chart_svg)).
+/// another renderer, e.g. [`chart_svg`](crate::report::chart_svg)): per
+/// step of the trace, in order, one row for its action (an arrow for a
+/// delivery, a local event for any other action) and one local row per
+/// reply a core gave in it (see [`Row`]). [`replay_chart_svg`]'s example
+/// draws them.
+///
+/// [`replay_chart_svg`]: crate::report::chart_svg::replay_chart_svg
 pub fn run_with_chart(world: &World, file: &ReplayFile) -> Result<(String, Vec<Row>), String> {
     if file.model != world.name() || file.params != world.params() {
         return Err(format!(

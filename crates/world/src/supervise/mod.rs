@@ -20,6 +20,47 @@
 //! explainer fails too, the fault is still reported, without that file.
 //!
 //! Every child gets `PR_SET_PDEATHSIG`: it never outlives the supervisor.
+//!
+//! # Example
+//!
+//! A program that checks a World of a C core the way `cmc check` does: the
+//! same executable is the supervisor and, started again by it, the checking
+//! child and the explainer. (It starts processes and loads a compiled
+//! library, so it is not run here.)
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use cmc_search::{Checker, Verdict};
+//! use cmc_world::run::child::{child_from_env, finish, Role};
+//! use cmc_world::supervise::{self, Supervision};
+//! use cmc_world::{CCore, World, WorldSpec};
+//!
+//! fn world() -> World {
+//!     let core = CCore::load(Path::new("./libmycore.so")).expect("the core loads");
+//!     World::new(WorldSpec::builder(Arc::new(core), 3).requests(2).build().expect("a valid spec"))
+//! }
+//!
+//! match child_from_env().expect("a supervised child is set up") {
+//!     // The child: its verdict reaches the supervisor only through `finish`.
+//!     Some(Role::Check) => {
+//!         let verdict = Checker::new(world()).workers(1).run().verdict;
+//!         let code = if verdict == Verdict::Pass { 0 } else { 1 };
+//!         finish(code, format!("{verdict:?}\n").as_bytes())
+//!     }
+//!     Some(Role::Explain) => supervise::explain(&world()),
+//!     // The supervisor: never runs core code.
+//!     None => {
+//!         let supervision = Supervision {
+//!             call_timeout: Duration::from_secs(10),
+//!             threads: 1,
+//!             interrupt: None,
+//!         };
+//!         std::process::exit(supervise::check_supervised(&supervision, Path::new("fault.replay")))
+//!     }
+//! }
+//! ```
 
 use std::fs::File;
 use std::io::{Read, Seek, Write};
@@ -41,7 +82,7 @@ use crate::world::action::Action;
 use crate::world::state::WorldState;
 use crate::World;
 
-/// How a supervised child ended.
+/// How a supervised child ended (see [`supervise`]'s example).
 #[derive(Debug)]
 pub enum Ended {
     /// It sent its end-of-run message and exited cleanly.
@@ -56,7 +97,7 @@ pub enum Ended {
     },
 }
 
-/// How to supervise a child.
+/// How to supervise a child (see the module's example).
 #[derive(Debug, Clone, Copy)]
 pub struct Supervision<'a> {
     /// A core call that lasts longer is a hang (the child is killed).
@@ -69,8 +110,26 @@ pub struct Supervision<'a> {
     pub interrupt: Option<&'a AtomicBool>,
 }
 
-/// Runs `child` under supervision in the role `role` and waits for its end.
-/// `inherit` lists further descriptors the child must inherit.
+/// Runs `child` under supervision in the role `role` (`check` or `explain`,
+/// read by [`child_from_env`](crate::run::child::child_from_env)) and waits
+/// for its end. `inherit` lists further descriptors the child must inherit.
+/// `Err` only when the child cannot be started or watched; however it ends
+/// is an [`Ended`]: its message, only if it sent one and then exited with
+/// code 0; otherwise how it died, with the core call it was inside.
+///
+/// ```
+/// use std::process::Command;
+/// use std::time::Duration;
+/// use cmc_world::supervise::{supervise, Ended, Supervision};
+/// use cmc_world::FaultKind;
+///
+/// let supervision = Supervision { call_timeout: Duration::from_secs(5), threads: 1, interrupt: None };
+/// // A child that exits, even with code 0, without its end-of-run message
+/// // gives no verdict: it died.
+/// let ended = supervise(Command::new("true"), "check", &supervision, &[])?;
+/// assert!(matches!(ended, Ended::Died { kind: FaultKind::Exited(0), slot: None }), "{ended:?}");
+/// # Ok::<(), String>(())
+/// ```
 pub fn supervise(
     mut child: Command,
     role: &str,
@@ -237,6 +296,7 @@ impl Question {
 /// The explainer's work, in a supervised child with the role
 /// [`Role::Explain`](crate::run::child::Role::Explain): names the step it was given with `world` (built from
 /// the same arguments as the check) and finds the path to it; never returns.
+/// Its answer goes to the supervisor only (see the module's example).
 pub fn explain(world: &World) -> ! {
     let answer = (|| {
         let fd = input_fd()?;
@@ -285,6 +345,7 @@ pub fn explain(world: &World) -> ! {
 /// printed to standard error, with a replay file of the path to it written
 /// to `replay_path` when it happened in a step, and the code is 2.
 /// `supervision.interrupt` (set by SIGINT/SIGTERM) is forwarded to the child.
+/// See the module's example.
 pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i32 {
     let rerun = || -> Result<Command, String> {
         let exe = std::env::current_exe()
@@ -477,7 +538,40 @@ impl Model for Reach<'_> {
 /// A replay file of a shortest path from the initial state to `fault`'s
 /// pre-state, followed by the faulting action. `world` must be built like the
 /// faulting run's; the search runs single-worker BFS, which expands only
-/// states a BFS run expanded before the fault.
+/// states a BFS run expanded before the fault. `Err` when the pre-state is
+/// not reached again (the core is not deterministic) or faults again.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_search::Checker;
+/// use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+/// use cmc_world::supervise::path_to_fault;
+/// use cmc_world::{TypedCore, World, WorldSpec};
+///
+/// /// Fails on its second client request.
+/// struct SecondFails;
+/// impl TypedCore for SecondFails {
+///     type Durable = u32;
+///     type Volatile = u32;
+///     fn name(&self) -> &str { "second-fails" }
+///     fn step(&self, _: &Config, _: &u32, seen: &mut u32, event: &Event, out: &mut Outputs)
+///         -> Result<(), CoreError> {
+///         if event.kind() != Some(EventKind::Client) { return Ok(()); }
+///         *seen += 1;
+///         if *seen == 2 { return Err(CoreError::Code(7)); }
+///         out.reply(event.id, &[])
+///     }
+/// }
+///
+/// let world = || World::new(WorldSpec::builder(Arc::new(SecondFails), 1).requests(2).build().unwrap());
+/// let checker = Checker::new(world()).workers(1);
+/// checker.run();
+/// let fault = checker.model().fault().expect("the second request fails");
+/// let file = path_to_fault(&world(), &fault)?;
+/// let actions: Vec<&str> = file.actions.iter().map(|(_, action)| action.as_str()).collect();
+/// assert_eq!(actions, ["CLIENT r0 -> n0", "CLIENT r1 -> n0"]);
+/// # Ok::<(), String>(())
+/// ```
 pub fn path_to_fault(world: &World, fault: &Fault) -> Result<ReplayFile, String> {
     path_to(world, &fault.pre_state, &fault.action)
 }

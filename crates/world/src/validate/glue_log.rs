@@ -81,7 +81,8 @@ pub enum Record {
     },
 }
 
-/// A record with the line it came from (1-based), for messages.
+/// A record with the line it came from (1-based), for messages (see
+/// [`Record`]'s example).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Line {
     /// Line number in the log, from 1.
@@ -90,7 +91,16 @@ pub struct Line {
     pub record: Record,
 }
 
-/// Parses a whole glue log; an error names the line and what is wrong with it.
+/// Parses a whole glue log (see [`Record`]'s example): its records in
+/// order, blank and `#` lines skipped; an error names the line and what is
+/// wrong with it.
+///
+/// ```
+/// use cmc_world::validate::glue_log::parse;
+///
+/// assert!(parse("cmc-glue-log 1\n# a comment\n\n").unwrap().is_empty());
+/// assert_eq!(parse("cmc-glue-log 1\nevent 0 JUMP\n").unwrap_err().split(':').next(), Some("line 2"));
+/// ```
 pub fn parse(text: &str) -> Result<Vec<Line>, String> {
     let mut lines = text.lines().enumerate();
     match lines.next() {
@@ -216,7 +226,8 @@ fn hex(text: &str) -> Result<Vec<u8>, String> {
         .collect()
 }
 
-/// Writes a record as one line of the format (without the newline).
+/// Writes a record as one line of the format (without the newline), which
+/// [`parse`] reads back as the same record; fields that are zero are left out.
 pub fn format_record(record: &Record) -> String {
     let mut line = String::new();
     match record {

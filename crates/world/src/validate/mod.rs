@@ -31,6 +31,33 @@ use crate::validate::glue_log::{format_record, Line, Record};
 use crate::world::spec::WorldSpec;
 
 /// How the product's environment may behave.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::validate::{glue_log, validate, Options};
+/// use cmc_world::WorldSpec;
+///
+/// // The receiver, node 1, gets the sender's one DATA twice.
+/// let log = glue_log::parse("cmc-glue-log 1
+/// event 0 START
+/// event 1 START
+/// event 0 CLIENT
+/// output 0 PERSIST payload=01000000
+/// event 0 FLUSHED payload=01000000
+/// output 0 SEND dst=1 payload=0100000000000000
+/// output 0 SET_TIMER
+/// event 1 RECV payload=0100000000000000
+/// output 1 PERSIST id=4 payload=01000000
+/// event 1 RECV payload=0100000000000000
+/// ")?;
+/// let spec = WorldSpec::new(Arc::new(ReqAck::default()), 2).unwrap();
+/// let strict = validate(&spec, &log, Options::default()).expect_err("sent once, received twice");
+/// assert_eq!(strict.line, 11, "{strict}");
+/// let duplicating = Options { allow_duplicates: true };
+/// assert_eq!(validate(&spec, &log, duplicating).map(|summary| summary.events), Ok(6));
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Options {
     /// The network may deliver a message more often than it was sent.
@@ -86,7 +113,8 @@ pub struct Summary {
     pub unflushed: usize,
 }
 
-/// The first record that breaks the contract.
+/// The first record that breaks the contract (see [`Summary`]'s and
+/// [`Options`]' examples).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mismatch {
     /// Its line in the log.
@@ -102,7 +130,11 @@ impl std::fmt::Display for Mismatch {
 }
 
 /// Replays `log` through the cores of `spec` (node `n` runs
-/// `spec.core_of(n)` with `spec.core_params`) and checks the glue.
+/// `spec.core_of(n)` with `spec.core_params`) and checks the glue (see the
+/// module's list): the [`Summary`] of a valid log, or its first
+/// [`Mismatch`]. A step's outputs the glue has not all carried out when the
+/// next record about any node comes (or the log ends) are a mismatch too.
+/// See [`Summary`]'s example.
 pub fn validate(spec: &WorldSpec, log: &[Line], options: Options) -> Result<Summary, Mismatch> {
     let mut glue = Glue::new(spec, options);
     for line in log {
