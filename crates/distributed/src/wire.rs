@@ -166,13 +166,6 @@ impl Candidate {
             *best = Some(candidate);
         }
     }
-
-    /// Keeps the least of `best` and `candidate` (if any) in `best`.
-    pub fn keep_least_of(best: &mut Option<Candidate>, candidate: Option<Candidate>) {
-        if let Some(candidate) = candidate {
-            Candidate::keep_least(best, candidate);
-        }
-    }
 }
 
 /// Appends state records to a batch: parent fingerprint (16 bytes), step

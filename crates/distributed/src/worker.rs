@@ -469,7 +469,7 @@ impl<M: Model> Search<'_, M> {
         agree_on_error(worker, rounds, self.peers, committed)
     }
     /// Expands the states of `level` (at `depth`) this worker owns, sending
-    /// each successor to its owner.
+    /// each successor to its owner and keeping the least violation found.
     fn expand(
         &mut self,
         worker: &mut Worker,
@@ -477,22 +477,6 @@ impl<M: Model> Search<'_, M> {
         level: &Level,
         depth: u64,
         generated: &mut u64,
-    ) -> Result<(), String> {
-        let mut found = self.found.take();
-        let expanded = self.expand_level(worker, rounds, level, depth, generated, &mut found);
-        Candidate::keep_least_of(&mut self.found, found);
-        expanded
-    }
-
-    /// [`Search::expand`], with the violations it finds kept in `violation`.
-    fn expand_level(
-        &mut self,
-        worker: &mut Worker,
-        rounds: &mut Rounds,
-        level: &Level,
-        depth: u64,
-        generated: &mut u64,
-        violation: &mut Option<Candidate>,
     ) -> Result<(), String> {
         let mut actions = Vec::new();
         let mut bytes = Vec::new();
@@ -518,7 +502,7 @@ impl<M: Model> Search<'_, M> {
                     {
                         let target = Fingerprint::of_bytes(&bytes);
                         Candidate::keep_least(
-                            violation,
+                            &mut self.found,
                             Candidate::new(
                                 failure,
                                 depth + 1,
@@ -534,7 +518,7 @@ impl<M: Model> Search<'_, M> {
             *generated += successors;
             if successors == 0 && self.settings.check_deadlock && !self.model.is_terminal(&state) {
                 Candidate::keep_least(
-                    violation,
+                    &mut self.found,
                     Candidate::new(
                         self.properties.deadlock(),
                         depth,
