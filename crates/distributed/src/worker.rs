@@ -12,6 +12,7 @@
 //! state, each owner answering with the parent link of its state.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -513,7 +514,11 @@ impl<M: Model> Search<'_, M> {
                         );
                     }
                 }
-                self.send_state(worker, rounds, fingerprint, step, &bytes);
+                // A stuttering step leads to `state` itself, stored at an
+                // earlier level: its owner would find it and keep its link.
+                if !cmc_search::same_bytes(&bytes, encoded) {
+                    self.send_state(worker, rounds, fingerprint, step, &bytes);
+                }
             }
             *generated += successors;
             if successors == 0 && self.settings.check_deadlock && !self.model.is_terminal(&state) {
@@ -548,9 +553,11 @@ impl<M: Model> Search<'_, M> {
             self.send_batch(rounds, to);
             self.batches_since_step += 1;
             if self.batches_since_step >= BATCHES_PER_STEP {
-                // Let the dataflow move what was sent so far.
+                // Let the dataflow move what was sent so far, and admit
+                // what arrived (the inbox holds no more than it must).
                 self.batches_since_step = 0;
                 worker.step();
+                self.admit_arrived(rounds);
             }
         }
     }
@@ -625,51 +632,56 @@ impl<M: Model> Search<'_, M> {
     ) -> Result<(), String> {
         let level_tag = u32::try_from(self.admit_level)
             .map_err(|_| "the search is over 4 billion levels deep")?;
-        let mut pending = Vec::with_capacity(PREFETCH_AHEAD);
+        // Each record is admitted once the slots of the next
+        // `PREFETCH_AHEAD` have been prefetched.
+        let mut pending = VecDeque::with_capacity(PREFETCH_AHEAD + 1);
         for batch in batches {
             for record in wire::records(batch) {
                 let record = record?;
                 let fingerprint = Fingerprint::of_bytes(record.state);
                 self.shard.prefetch(fingerprint.0);
-                pending.push((fingerprint, record));
-                if pending.len() == PREFETCH_AHEAD {
-                    self.admit_prefetched(&mut pending, level_tag, next, violation)?;
+                pending.push_back((fingerprint, record));
+                if pending.len() > PREFETCH_AHEAD {
+                    if let Some((fingerprint, record)) = pending.pop_front() {
+                        self.admit_record(fingerprint, record, level_tag, next, violation)?;
+                    }
                 }
             }
-            self.admit_prefetched(&mut pending, level_tag, next, violation)?;
+        }
+        for (fingerprint, record) in pending {
+            self.admit_record(fingerprint, record, level_tag, next, violation)?;
         }
         Ok(())
     }
 
-    /// Admits the records of `pending` (whose slots were prefetched) into
+    /// Admits `record` (whose state's fingerprint is `fingerprint`) into
     /// level `level`.
-    fn admit_prefetched(
+    fn admit_record(
         &mut self,
-        pending: &mut Vec<(Fingerprint, wire::Record<'_>)>,
+        fingerprint: Fingerprint,
+        record: wire::Record<'_>,
         level: u32,
         next: &mut Level,
         violation: &mut Option<Candidate>,
     ) -> Result<(), String> {
-        for (fingerprint, record) in pending.drain(..) {
-            let link = Link {
-                parent: record.parent,
-                step: record.step,
-                level,
-            };
-            if !self.shard.admit(fingerprint.0, link) {
-                continue;
-            }
-            let state = M::State::decode_exact(record.state).map_err(|problem| {
-                format!("a state sent between workers does not decode: {problem}; the model's Encode implementation is not a bijection")
-            })?;
-            if let Some(failure) = self.properties.check_state(self.model, &state) {
-                Candidate::keep_least(
-                    violation,
-                    Candidate::new(failure, u64::from(level), fingerprint, fingerprint, None),
-                );
-            }
-            next.push(fingerprint.0, record.state);
+        let link = Link {
+            parent: record.parent,
+            step: record.step,
+            level,
+        };
+        if !self.shard.admit(fingerprint.0, link) {
+            return Ok(());
         }
+        let state = M::State::decode_exact(record.state).map_err(|problem| {
+            format!("a state sent between workers does not decode: {problem}; the model's Encode implementation is not a bijection")
+        })?;
+        if let Some(failure) = self.properties.check_state(self.model, &state) {
+            Candidate::keep_least(
+                violation,
+                Candidate::new(failure, u64::from(level), fingerprint, fingerprint, None),
+            );
+        }
+        next.push(fingerprint.0, record.state);
         Ok(())
     }
 
