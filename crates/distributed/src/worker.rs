@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use cmc_model::{Encode, Fingerprint, Model};
 use cmc_search::{PathStep, PropertySet};
+use serde_bytes::ByteBuf;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::operator::Operator;
@@ -39,6 +40,11 @@ const PARK: Duration = Duration::from_millis(100);
 const PREFETCH_AHEAD: usize = 16;
 /// Batches sent between two steps of the worker during an expansion.
 const BATCHES_PER_STEP: usize = 8;
+/// Most received batches a worker keeps to write its own batches in: the
+/// buffers go round between workers instead of being freed by one thread
+/// and allocated by another (which makes the allocator give pages back to
+/// the kernel and fault them in again, across the process's threads).
+const SPARE_BATCHES: usize = 64;
 
 /// What every worker of a run is given.
 pub(crate) struct Settings {
@@ -101,7 +107,7 @@ pub(crate) struct Ending {
 /// sent in (a peer that finished a round may already send in the next).
 #[derive(Default)]
 struct Inbox {
-    batches: Vec<(u64, serde_bytes::ByteBuf)>,
+    batches: Vec<(u64, ByteBuf)>,
     controls: Vec<(u64, Control)>,
 }
 
@@ -228,6 +234,8 @@ struct Search<'a, M: Model> {
     shard: Shard,
     /// Per owner, the records not yet sent.
     outboxes: Vec<RecordWriter>,
+    /// Buffers of batches admitted, for the batches to send.
+    spare: Vec<Vec<u8>>,
     batches_since_step: usize,
     sent_bytes: u64,
     remote_bytes: u64,
@@ -259,6 +267,7 @@ pub(crate) fn run<M: Model>(
         peers,
         shard: Shard::default(),
         outboxes: (0..peers).map(|_| RecordWriter::default()).collect(),
+        spare: Vec::new(),
         batches_since_step: 0,
         sent_bytes: 0,
         remote_bytes: 0,
@@ -564,7 +573,8 @@ impl<M: Model> Search<'_, M> {
 
     /// Sends the records queued for worker `to`.
     fn send_batch(&mut self, rounds: &mut Rounds, to: usize) {
-        let records = self.outboxes[to].take();
+        let buffer = self.spare.pop().unwrap_or_default();
+        let records = self.outboxes[to].take(buffer);
         if to != self.index {
             self.sent_bytes += records.len() as u64;
             if to / self.settings.threads != self.index / self.settings.threads {
@@ -621,12 +631,15 @@ impl<M: Model> Search<'_, M> {
         if let Err(problem) = admitted {
             self.error = Some(problem);
         }
+        let room = SPARE_BATCHES.saturating_sub(self.spare.len());
+        self.spare
+            .extend(batches.into_iter().take(room).map(ByteBuf::into_vec));
     }
 
     /// Admits the states of `batches` into level `self.admit_level`.
     fn admit(
         &mut self,
-        batches: &[serde_bytes::ByteBuf],
+        batches: &[ByteBuf],
         next: &mut Level,
         violation: &mut Option<Candidate>,
     ) -> Result<(), String> {
