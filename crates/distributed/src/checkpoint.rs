@@ -63,51 +63,52 @@ struct WorkerFile {
     xxh3_128: String,
 }
 
+/// Which run a process's checkpoint is of, and the process's place in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct CheckpointOf {
+    /// The run's identity (see [`crate::identity`]).
+    pub identity: String,
+    /// The model's name and parameters, to rebuild it on resume.
+    pub model: String,
+    pub params: Vec<(String, String)>,
+    pub process: usize,
+    pub processes: usize,
+    /// Worker threads of each process.
+    pub threads: usize,
+}
+
 /// What a process's checkpoint is of, and what it holds.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Manifest {
     format: u32,
-    /// The run's identity (see [`crate::identity`]).
-    identity: String,
-    /// The model's name and parameters, to rebuild it on resume.
-    model: String,
-    params: Vec<(String, String)>,
-    process: usize,
-    processes: usize,
-    threads: usize,
+    #[serde(flatten)]
+    of: CheckpointOf,
     counters: RunCounters,
     workers: Vec<WorkerFile>,
 }
 
-/// What one worker saved: its shard, its part of the level, its counters.
-#[derive(Debug, Default)]
-pub(crate) struct WorkerPart {
-    pub shard: Shard,
-    pub level: Level,
+/// What one worker saves: its shard, its part of the level, its counters;
+/// owned ([`WorkerPart`]) when loaded, borrowed ([`PartRef`]) when saved.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Part<S, L> {
+    pub shard: S,
+    pub level: L,
     pub sent_bytes: u64,
     pub remote_bytes: u64,
 }
 
+/// What one worker saved, as loaded.
+pub(crate) type WorkerPart = Part<Shard, Level>;
+
 /// What one worker saves, borrowed from it.
-#[derive(Clone, Copy)]
-pub(crate) struct PartRef<'a> {
-    pub shard: &'a Shard,
-    pub level: &'a Level,
-    pub sent_bytes: u64,
-    pub remote_bytes: u64,
-}
+pub(crate) type PartRef<'a> = Part<&'a Shard, &'a Level>;
 
 /// The checkpoints of this process: where they go, what they are of, and
 /// the worker files of the one being written.
 pub(crate) struct Checkpoints {
     /// `DIR/process-I`.
     current: PathBuf,
-    identity: String,
-    model: String,
-    params: Vec<(String, String)>,
-    process: usize,
-    processes: usize,
-    threads: usize,
+    of: CheckpointOf,
     /// The worker files written for the checkpoint in progress.
     written: Mutex<Vec<WorkerFile>>,
     /// `DIR/process-I.lock`, locked for the life of the run, so that no two
@@ -138,7 +139,7 @@ pub fn checkpoint_model(
     process: usize,
 ) -> Result<(String, Vec<(String, String)>), DistributedError> {
     let (_, manifest) = read_manifest(&process_dir(dir, process))?;
-    Ok((manifest.model, manifest.params))
+    Ok((manifest.of.model, manifest.of.params))
 }
 
 /// Reads the manifest of the checkpoint at `current` (or of the previous
@@ -175,23 +176,16 @@ fn read_manifest(current: &Path) -> Result<(PathBuf, Manifest), DistributedError
 }
 
 impl Checkpoints {
-    /// The checkpoints of process `process` of `processes` (each with
-    /// `threads` workers) in `dir`, of the run `identity` of `model` with
-    /// `params`. A new run (not `resume`) refuses a directory that already
-    /// holds this process's checkpoint, unless `overwrite`.
-    #[allow(clippy::too_many_arguments)]
+    /// The checkpoints in `dir` of the process and run `of`. A new run (not
+    /// `resume`) refuses a directory that already holds this process's
+    /// checkpoint, unless `overwrite`.
     pub fn new(
         dir: &Path,
-        identity: String,
-        model: String,
-        params: Vec<(String, String)>,
-        process: usize,
-        processes: usize,
-        threads: usize,
+        of: CheckpointOf,
         resume: bool,
         overwrite: bool,
     ) -> Result<Checkpoints, DistributedError> {
-        let current = process_dir(dir, process);
+        let current = process_dir(dir, of.process);
         fs::create_dir_all(dir)
             .map_err(|error| DistributedError::Checkpoint(problem(dir, error)))?;
         let lock_path = current.with_extension("lock");
@@ -219,12 +213,7 @@ impl Checkpoints {
         }
         Ok(Checkpoints {
             current,
-            identity,
-            model,
-            params,
-            process,
-            processes,
-            threads,
+            of,
             written: Mutex::new(Vec::new()),
             _lock: lock,
         })
@@ -249,28 +238,29 @@ impl Checkpoints {
     pub fn load(&self) -> Result<(RunCounters, Vec<WorkerPart>), DistributedError> {
         let (dir, manifest) = read_manifest(&self.current)?;
         let failed = |what: String| DistributedError::Checkpoint(problem(&dir, what));
-        if (manifest.process, manifest.processes, manifest.threads)
-            != (self.process, self.processes, self.threads)
+        let (saved, this) = (&manifest.of, &self.of);
+        if (saved.process, saved.processes, saved.threads)
+            != (this.process, this.processes, this.threads)
         {
             return Err(failed(format!(
                 "was saved by process {} of {} with {} worker thread(s); this is process {} of {} with {}: resume with the same --processes, --process and --workers",
-                manifest.process,
-                manifest.processes,
-                manifest.threads,
-                self.process,
-                self.processes,
-                self.threads
+                saved.process,
+                saved.processes,
+                saved.threads,
+                this.process,
+                this.processes,
+                this.threads
             )));
         }
-        if manifest.identity != self.identity {
+        if saved.identity != this.identity {
             return Err(failed(format!(
                 "is of `{}`, but this run is `{}`; resume with the model, parameters and options it was saved with",
-                manifest.identity, self.identity
+                saved.identity, this.identity
             )));
         }
-        let mut parts = Vec::with_capacity(self.threads);
-        for local in 0..self.threads {
-            let worker = self.process * self.threads + local;
+        let mut parts = Vec::with_capacity(this.threads);
+        for local in 0..this.threads {
+            let worker = this.process * this.threads + local;
             let listed = manifest
                 .workers
                 .iter()
@@ -339,24 +329,19 @@ impl Checkpoints {
                 .map_err(|_| "a worker failed while saving".to_string())?,
         );
         workers.sort_by_key(|file| file.worker);
-        if workers.len() != self.threads {
+        if workers.len() != self.of.threads {
             return Err(problem(
                 &dir,
                 format!(
                     "{} of {} worker files were written",
                     workers.len(),
-                    self.threads
+                    self.of.threads
                 ),
             ));
         }
         let manifest = Manifest {
             format: FORMAT,
-            identity: self.identity.clone(),
-            model: self.model.clone(),
-            params: self.params.clone(),
-            process: self.process,
-            processes: self.processes,
-            threads: self.threads,
+            of: self.of.clone(),
             counters: counters.clone(),
             workers,
         };
@@ -496,20 +481,20 @@ impl<'a> Reader<'a> {
 mod tests {
     use super::*;
 
+    /// Process 1 of `processes` (one worker each) of the run `identity`.
+    fn place(identity: &str, processes: usize) -> CheckpointOf {
+        CheckpointOf {
+            identity: identity.into(),
+            model: "m".into(),
+            params: vec![("RM".to_string(), "3".to_string())],
+            process: 1,
+            processes,
+            threads: 1,
+        }
+    }
+
     fn checkpoints(dir: &Path, identity: &str, resume: bool) -> Checkpoints {
-        let params = vec![("RM".to_string(), "3".to_string())];
-        Checkpoints::new(
-            dir,
-            identity.into(),
-            "m".into(),
-            params,
-            1,
-            2,
-            1,
-            resume,
-            false,
-        )
-        .unwrap()
+        Checkpoints::new(dir, place(identity, 2), resume, false).unwrap()
     }
 
     fn part() -> WorkerPart {
@@ -555,18 +540,7 @@ mod tests {
         save(&saving, &part(), 2);
         saving.commit(&counters()).unwrap();
         // No two runs use one process's checkpoint at once.
-        let params = vec![];
-        let locked = Checkpoints::new(
-            dir.path(),
-            "run".into(),
-            "m".into(),
-            params,
-            1,
-            2,
-            1,
-            true,
-            false,
-        );
+        let locked = Checkpoints::new(dir.path(), place("run", 2), true, false);
         assert!(locked.err().unwrap().to_string().contains("is locked"));
         drop(saving);
         let (loaded, parts) = checkpoints(dir.path(), "run", true).load().unwrap();
@@ -587,33 +561,12 @@ mod tests {
         );
         let error = checkpoints(dir.path(), "other", true).load().unwrap_err();
         assert!(error.to_string().contains("is of `run`"), "{error}");
-        let other_place = Checkpoints::new(
-            dir.path(),
-            "run".into(),
-            "m".into(),
-            vec![],
-            1,
-            3,
-            1,
-            true,
-            false,
-        )
-        .unwrap();
+        let other_place = Checkpoints::new(dir.path(), place("run", 3), true, false).unwrap();
         let error = other_place.load().unwrap_err();
         assert!(error.to_string().contains("process 1 of 2"), "{error}");
         drop(other_place);
         // A new run does not silently replace it.
-        let refused = Checkpoints::new(
-            dir.path(),
-            "run".into(),
-            "m".into(),
-            vec![],
-            1,
-            2,
-            1,
-            false,
-            false,
-        );
+        let refused = Checkpoints::new(dir.path(), place("run", 2), false, false);
         let error = refused.err().unwrap().to_string();
         assert!(error.contains("already holds a checkpoint"), "{error}");
     }

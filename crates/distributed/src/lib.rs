@@ -34,7 +34,7 @@
 //! --engine timely --workers T --processes K --process I --hostfile FILE`
 //! on each, with I = 0..K-1; each waits `--connect-timeout` seconds for its
 //! peers. Every process prints the same report. Each process holds its
-//! shards' parent links (48 bytes a slot, at most 60% full) and its part of
+//! shards' parent links (40 bytes a slot, at most 60% full) and its part of
 //! a level in memory. See the crate's README for what to expect.
 //!
 //! ```

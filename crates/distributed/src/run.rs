@@ -12,7 +12,7 @@ use timely_communication::allocator::zero_copy::initialize::initialize_networkin
 use timely_communication::allocator::ProcessBuilder;
 use timely_communication::{AllocatorBuilder, Hooks};
 
-use crate::checkpoint::Checkpoints;
+use crate::checkpoint::{CheckpointOf, Checkpoints};
 use crate::liveness::Liveness;
 use crate::worker::{self, Checkpointing, Ending, PeerLost, Resumed, Settings};
 use crate::{Cluster, DistributedError};
@@ -174,17 +174,15 @@ fn checkpointing<M: Model>(
         .into_iter()
         .map(|param| (param.name.to_string(), param.value.to_string()))
         .collect();
-    let store = Checkpoints::new(
-        &asked.dir,
-        identity(model, options),
-        model.name(),
+    let of = CheckpointOf {
+        identity: identity(model, options),
+        model: model.name(),
         params,
         process,
         processes,
-        options.workers.max(1),
-        asked.resume,
-        asked.overwrite,
-    )?;
+        threads: options.workers.max(1),
+    };
+    let store = Checkpoints::new(&asked.dir, of, asked.resume, asked.overwrite)?;
     let resumed = if asked.resume {
         let (counters, parts) = store.load()?;
         Some(Resumed {

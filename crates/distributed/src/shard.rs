@@ -26,16 +26,46 @@ const INITIAL_SLOTS: usize = 1 << 14;
 
 /// One worker's shard of the visited set: fingerprint to parent link, in an
 /// open-addressing table (linear probing on the fingerprint's low bits; the
-/// owner was chosen by its high bits). Keys and links are in two arrays so
-/// that both slots of a fingerprint can be prefetched before it is admitted
-/// ([`Shard::prefetch`]): a batch of admissions then waits for memory once,
-/// not once per state.
+/// owner was chosen by its high bits). A slot holds the fingerprint, then
+/// the step and level, then the parent, so that a probe and the level test
+/// of a state met again read one cache line (mostly; [`Shard::prefetch`]
+/// fetches it before the state is admitted), and the table is backed by
+/// huge pages where the kernel allows (fewer TLB misses).
 #[derive(Debug)]
 pub(crate) struct Shard {
-    /// Fingerprints; 0 marks an empty slot (no fingerprint is 0).
-    keys: Vec<u128>,
-    links: Vec<Link>,
+    /// A slot's words: fingerprint (low, high; 0 for an empty slot: no
+    /// fingerprint is 0), step | level << 32, parent (low, high).
+    slots: Vec<[u64; SLOT_WORDS]>,
     len: usize,
+}
+
+/// Words of a slot.
+const SLOT_WORDS: usize = 5;
+
+/// A slot holding `fingerprint` with `link`.
+fn slot_of(fingerprint: u128, link: Link) -> [u64; SLOT_WORDS] {
+    [
+        fingerprint as u64,
+        (fingerprint >> 64) as u64,
+        u64::from(link.step) | u64::from(link.level) << 32,
+        link.parent as u64,
+        (link.parent >> 64) as u64,
+    ]
+}
+
+/// The fingerprint of a slot (0 if it is empty).
+#[inline]
+fn key_of(slot: &[u64; SLOT_WORDS]) -> u128 {
+    u128::from(slot[0]) | u128::from(slot[1]) << 64
+}
+
+/// The link of a full slot.
+fn link_of(slot: &[u64; SLOT_WORDS]) -> Link {
+    Link {
+        parent: u128::from(slot[3]) | u128::from(slot[4]) << 64,
+        step: slot[2] as u32,
+        level: (slot[2] >> 32) as u32,
+    }
 }
 
 impl Default for Shard {
@@ -47,30 +77,24 @@ impl Default for Shard {
 impl Shard {
     fn with_slots(slots: usize) -> Shard {
         debug_assert!(slots.is_power_of_two());
-        let empty = Link {
-            parent: 0,
-            step: 0,
-            level: 0,
-        };
-        Shard {
-            keys: vec![0; slots],
-            links: vec![empty; slots],
-            len: 0,
-        }
+        // Zeroed memory from the allocator: untouched pages cost nothing.
+        let slots = vec![[0; SLOT_WORDS]; slots];
+        cmc_store::advise_huge_pages(&slots);
+        Shard { slots, len: 0 }
     }
 
     #[inline]
     fn home(&self, fingerprint: u128) -> usize {
-        (fingerprint as u64 as usize) & (self.keys.len() - 1)
+        (fingerprint as u64 as usize) & (self.slots.len() - 1)
     }
 
     /// The slot holding `fingerprint`, or the empty slot where it belongs.
     #[inline]
     fn slot(&self, fingerprint: u128) -> usize {
-        let mask = self.keys.len() - 1;
+        let mask = self.slots.len() - 1;
         let mut slot = self.home(fingerprint);
         loop {
-            let key = self.keys[slot];
+            let key = key_of(&self.slots[slot]);
             if key == fingerprint || key == 0 {
                 return slot;
             }
@@ -78,17 +102,18 @@ impl Shard {
         }
     }
 
-    /// Asks the processor to fetch the slots of `fingerprint` (a hint only).
+    /// Asks the processor to fetch the home slot of `fingerprint` and the
+    /// cache line after it, where a probe goes on (a hint only).
     #[inline]
     pub fn prefetch(&self, fingerprint: u128) {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let home = self.home(fingerprint);
-            // SAFETY: prefetching is a hint; both pointers are in bounds.
+            let home = self.slots.as_ptr().wrapping_add(self.home(fingerprint));
+            // SAFETY: prefetching is a hint, valid for any address.
             unsafe {
-                _mm_prefetch(self.keys.as_ptr().add(home).cast(), _MM_HINT_T0);
-                _mm_prefetch(self.links.as_ptr().add(home).cast(), _MM_HINT_T0);
+                _mm_prefetch(home.cast(), _MM_HINT_T0);
+                _mm_prefetch(home.cast::<i8>().wrapping_add(64), _MM_HINT_T0);
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -97,15 +122,15 @@ impl Shard {
 
     /// Doubles the table when it is too full to stay fast.
     fn make_room(&mut self) {
-        if (self.len + 1) * 1024 <= self.keys.len() * LOAD_PER_1024 {
+        if (self.len + 1) * 1024 <= self.slots.len() * LOAD_PER_1024 {
             return;
         }
-        let mut bigger = Shard::with_slots(self.keys.len() * 2);
-        for (&key, &link) in self.keys.iter().zip(&self.links) {
+        let mut bigger = Shard::with_slots(self.slots.len() * 2);
+        for slot in &self.slots {
+            let key = key_of(slot);
             if key != 0 {
-                let slot = bigger.slot(key);
-                bigger.keys[slot] = key;
-                bigger.links[slot] = link;
+                let at = bigger.slot(key);
+                bigger.slots[at] = *slot;
             }
         }
         bigger.len = self.len;
@@ -119,27 +144,28 @@ impl Shard {
     pub fn admit(&mut self, fingerprint: u128, link: Link) -> bool {
         debug_assert!(fingerprint != 0, "no fingerprint is zero");
         self.make_room();
-        let slot = self.slot(fingerprint);
-        if self.keys[slot] == 0 {
-            self.keys[slot] = fingerprint;
-            self.links[slot] = link;
+        let at = self.slot(fingerprint);
+        let slot = &mut self.slots[at];
+        if key_of(slot) == 0 {
+            *slot = slot_of(fingerprint, link);
             self.len += 1;
             return true;
         }
-        let known = &mut self.links[slot];
-        if known.level == link.level && (link.parent, link.step) < (known.parent, known.step) {
-            *known = link;
+        if (slot[2] >> 32) as u32 == link.level {
+            let known = link_of(slot);
+            if (link.parent, link.step) < (known.parent, known.step) {
+                *slot = slot_of(fingerprint, link);
+            }
         }
         false
     }
 
     /// Every fingerprint of the shard with its link, in table order.
     pub fn entries(&self) -> impl Iterator<Item = (u128, Link)> + '_ {
-        self.keys
+        self.slots
             .iter()
-            .zip(&self.links)
-            .filter(|(key, _)| **key != 0)
-            .map(|(&key, &link)| (key, link))
+            .filter(|slot| key_of(slot) != 0)
+            .map(|slot| (key_of(slot), link_of(slot)))
     }
 
     /// Number of fingerprints held.
@@ -149,8 +175,8 @@ impl Shard {
 
     /// The parent link of `fingerprint`, if this shard holds it.
     pub fn link(&self, fingerprint: u128) -> Option<Link> {
-        let slot = self.slot(fingerprint);
-        (self.keys[slot] == fingerprint).then(|| self.links[slot])
+        let slot = &self.slots[self.slot(fingerprint)];
+        (key_of(slot) == fingerprint).then(|| link_of(slot))
     }
 }
 
@@ -219,7 +245,7 @@ mod tests {
             let fingerprint = key.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1 << 64;
             assert_eq!(shard.link(fingerprint), Some(link_to(key)));
         }
-        assert!(shard.keys.len() > INITIAL_SLOTS);
+        assert!(shard.slots.len() > INITIAL_SLOTS);
     }
 
     fn link_to(parent: u128) -> Link {

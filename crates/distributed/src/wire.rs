@@ -166,13 +166,6 @@ impl Candidate {
             *best = Some(candidate);
         }
     }
-
-    /// Keeps the least of `best` and `candidate` (if any) in `best`.
-    pub fn keep_least_of(best: &mut Option<Candidate>, candidate: Option<Candidate>) {
-        if let Some(candidate) = candidate {
-            Candidate::keep_least(best, candidate);
-        }
-    }
 }
 
 /// Appends state records to a batch: parent fingerprint (16 bytes), step
@@ -203,9 +196,11 @@ impl RecordWriter {
         self.bytes.is_empty()
     }
 
-    /// The batch written so far; the writer starts a new one.
-    pub fn take(&mut self) -> ByteBuf {
-        ByteBuf::from(std::mem::take(&mut self.bytes))
+    /// The batch written so far; the writer starts a new one in `buffer`
+    /// (cleared first: a buffer received earlier can be used again).
+    pub fn take(&mut self, mut buffer: Vec<u8>) -> ByteBuf {
+        buffer.clear();
+        ByteBuf::from(std::mem::replace(&mut self.bytes, buffer))
     }
 }
 
@@ -255,7 +250,7 @@ mod tests {
         let mut writer = RecordWriter::default();
         writer.push(7, 1, b"abc");
         writer.push(NO_PARENT, 2, b"");
-        let batch = writer.take();
+        let batch = writer.take(Vec::new());
         assert!(writer.is_empty());
         let read: Vec<Record> = records(&batch).map(Result::unwrap).collect();
         assert_eq!(

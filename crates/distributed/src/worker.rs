@@ -12,6 +12,7 @@
 //! state, each owner answering with the parent link of its state.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use cmc_model::{Encode, Fingerprint, Model};
 use cmc_search::{PathStep, PropertySet};
+use serde_bytes::ByteBuf;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::operator::Operator;
@@ -38,6 +40,11 @@ const PARK: Duration = Duration::from_millis(100);
 const PREFETCH_AHEAD: usize = 16;
 /// Batches sent between two steps of the worker during an expansion.
 const BATCHES_PER_STEP: usize = 8;
+/// Most received batches a worker keeps to write its own batches in: the
+/// buffers go round between workers instead of being freed by one thread
+/// and allocated by another (which makes the allocator give pages back to
+/// the kernel and fault them in again, across the process's threads).
+const SPARE_BATCHES: usize = 64;
 
 /// What every worker of a run is given.
 pub(crate) struct Settings {
@@ -100,7 +107,7 @@ pub(crate) struct Ending {
 /// sent in (a peer that finished a round may already send in the next).
 #[derive(Default)]
 struct Inbox {
-    batches: Vec<(u64, serde_bytes::ByteBuf)>,
+    batches: Vec<(u64, ByteBuf)>,
     controls: Vec<(u64, Control)>,
 }
 
@@ -227,6 +234,8 @@ struct Search<'a, M: Model> {
     shard: Shard,
     /// Per owner, the records not yet sent.
     outboxes: Vec<RecordWriter>,
+    /// Buffers of batches admitted, for the batches to send.
+    spare: Vec<Vec<u8>>,
     batches_since_step: usize,
     sent_bytes: u64,
     remote_bytes: u64,
@@ -258,6 +267,7 @@ pub(crate) fn run<M: Model>(
         peers,
         shard: Shard::default(),
         outboxes: (0..peers).map(|_| RecordWriter::default()).collect(),
+        spare: Vec::new(),
         batches_since_step: 0,
         sent_bytes: 0,
         remote_bytes: 0,
@@ -469,7 +479,7 @@ impl<M: Model> Search<'_, M> {
         agree_on_error(worker, rounds, self.peers, committed)
     }
     /// Expands the states of `level` (at `depth`) this worker owns, sending
-    /// each successor to its owner.
+    /// each successor to its owner and keeping the least violation found.
     fn expand(
         &mut self,
         worker: &mut Worker,
@@ -477,22 +487,6 @@ impl<M: Model> Search<'_, M> {
         level: &Level,
         depth: u64,
         generated: &mut u64,
-    ) -> Result<(), String> {
-        let mut found = self.found.take();
-        let expanded = self.expand_level(worker, rounds, level, depth, generated, &mut found);
-        Candidate::keep_least_of(&mut self.found, found);
-        expanded
-    }
-
-    /// [`Search::expand`], with the violations it finds kept in `violation`.
-    fn expand_level(
-        &mut self,
-        worker: &mut Worker,
-        rounds: &mut Rounds,
-        level: &Level,
-        depth: u64,
-        generated: &mut u64,
-        violation: &mut Option<Candidate>,
     ) -> Result<(), String> {
         let mut actions = Vec::new();
         let mut bytes = Vec::new();
@@ -518,7 +512,7 @@ impl<M: Model> Search<'_, M> {
                     {
                         let target = Fingerprint::of_bytes(&bytes);
                         Candidate::keep_least(
-                            violation,
+                            &mut self.found,
                             Candidate::new(
                                 failure,
                                 depth + 1,
@@ -529,12 +523,16 @@ impl<M: Model> Search<'_, M> {
                         );
                     }
                 }
-                self.send_state(worker, rounds, fingerprint, step, &bytes);
+                // A stuttering step leads to `state` itself, stored at an
+                // earlier level: its owner would find it and keep its link.
+                if !cmc_search::same_bytes(&bytes, encoded) {
+                    self.send_state(worker, rounds, fingerprint, step, &bytes);
+                }
             }
             *generated += successors;
             if successors == 0 && self.settings.check_deadlock && !self.model.is_terminal(&state) {
                 Candidate::keep_least(
-                    violation,
+                    &mut self.found,
                     Candidate::new(
                         self.properties.deadlock(),
                         depth,
@@ -564,16 +562,19 @@ impl<M: Model> Search<'_, M> {
             self.send_batch(rounds, to);
             self.batches_since_step += 1;
             if self.batches_since_step >= BATCHES_PER_STEP {
-                // Let the dataflow move what was sent so far.
+                // Let the dataflow move what was sent so far, and admit
+                // what arrived (the inbox holds no more than it must).
                 self.batches_since_step = 0;
                 worker.step();
+                self.admit_arrived(rounds);
             }
         }
     }
 
     /// Sends the records queued for worker `to`.
     fn send_batch(&mut self, rounds: &mut Rounds, to: usize) {
-        let records = self.outboxes[to].take();
+        let buffer = self.spare.pop().unwrap_or_default();
+        let records = self.outboxes[to].take(buffer);
         if to != self.index {
             self.sent_bytes += records.len() as u64;
             if to / self.settings.threads != self.index / self.settings.threads {
@@ -630,62 +631,70 @@ impl<M: Model> Search<'_, M> {
         if let Err(problem) = admitted {
             self.error = Some(problem);
         }
+        let room = SPARE_BATCHES.saturating_sub(self.spare.len());
+        self.spare
+            .extend(batches.into_iter().take(room).map(ByteBuf::into_vec));
     }
 
     /// Admits the states of `batches` into level `self.admit_level`.
     fn admit(
         &mut self,
-        batches: &[serde_bytes::ByteBuf],
+        batches: &[ByteBuf],
         next: &mut Level,
         violation: &mut Option<Candidate>,
     ) -> Result<(), String> {
         let level_tag = u32::try_from(self.admit_level)
             .map_err(|_| "the search is over 4 billion levels deep")?;
-        let mut pending = Vec::with_capacity(PREFETCH_AHEAD);
+        // Each record is admitted once the slots of the next
+        // `PREFETCH_AHEAD` have been prefetched.
+        let mut pending = VecDeque::with_capacity(PREFETCH_AHEAD + 1);
         for batch in batches {
             for record in wire::records(batch) {
                 let record = record?;
                 let fingerprint = Fingerprint::of_bytes(record.state);
                 self.shard.prefetch(fingerprint.0);
-                pending.push((fingerprint, record));
-                if pending.len() == PREFETCH_AHEAD {
-                    self.admit_prefetched(&mut pending, level_tag, next, violation)?;
+                pending.push_back((fingerprint, record));
+                if pending.len() > PREFETCH_AHEAD {
+                    if let Some((fingerprint, record)) = pending.pop_front() {
+                        self.admit_record(fingerprint, record, level_tag, next, violation)?;
+                    }
                 }
             }
-            self.admit_prefetched(&mut pending, level_tag, next, violation)?;
+        }
+        for (fingerprint, record) in pending {
+            self.admit_record(fingerprint, record, level_tag, next, violation)?;
         }
         Ok(())
     }
 
-    /// Admits the records of `pending` (whose slots were prefetched) into
+    /// Admits `record` (whose state's fingerprint is `fingerprint`) into
     /// level `level`.
-    fn admit_prefetched(
+    fn admit_record(
         &mut self,
-        pending: &mut Vec<(Fingerprint, wire::Record<'_>)>,
+        fingerprint: Fingerprint,
+        record: wire::Record<'_>,
         level: u32,
         next: &mut Level,
         violation: &mut Option<Candidate>,
     ) -> Result<(), String> {
-        for (fingerprint, record) in pending.drain(..) {
-            let link = Link {
-                parent: record.parent,
-                step: record.step,
-                level,
-            };
-            if !self.shard.admit(fingerprint.0, link) {
-                continue;
-            }
-            let state = M::State::decode_exact(record.state).map_err(|problem| {
-                format!("a state sent between workers does not decode: {problem}; the model's Encode implementation is not a bijection")
-            })?;
-            if let Some(failure) = self.properties.check_state(self.model, &state) {
-                Candidate::keep_least(
-                    violation,
-                    Candidate::new(failure, u64::from(level), fingerprint, fingerprint, None),
-                );
-            }
-            next.push(fingerprint.0, record.state);
+        let link = Link {
+            parent: record.parent,
+            step: record.step,
+            level,
+        };
+        if !self.shard.admit(fingerprint.0, link) {
+            return Ok(());
         }
+        let state = M::State::decode_exact(record.state).map_err(|problem| {
+            format!("a state sent between workers does not decode: {problem}; the model's Encode implementation is not a bijection")
+        })?;
+        if let Some(failure) = self.properties.check_state(self.model, &state) {
+            Candidate::keep_least(
+                violation,
+                Candidate::new(failure, u64::from(level), fingerprint, fingerprint, None),
+            );
+        }
+        next.push(fingerprint.0, record.state);
         Ok(())
     }
 

@@ -477,7 +477,8 @@ impl<M: Model> Search<'_, M> {
         let room = InsertRoom::new(at.table.insert_room());
         let cursor = AtomicUsize::new(0);
         let batch = CandidateBatch::begin(&at.table, self.options);
-        let expander = Expander::new(self.model, self.properties, &at.table, self.options);
+        let mut expander = Expander::new(self.model, self.properties, &at.table, self.options);
+        expander.defer_links = batch.is_some();
         let share = Share {
             expander: &expander,
             log: self.log,
@@ -517,7 +518,7 @@ impl<M: Model> Search<'_, M> {
             unfinished.extend(worker.unfinished);
         }
         if let Some(batch) = batch {
-            batch.settle(&at.table, &at.next, self.workers)?;
+            batch.settle(&at.table, &at.next, self.log, self.workers)?;
         }
         Ok((unfinished, room.wanted()))
     }
@@ -630,9 +631,9 @@ impl<M: Model> Share<'_, M> {
                         entry.trace_id,
                         self.depth,
                         &mut |count| room.claim(count as u64),
-                        &mut |id, bytes, _| {
+                        &mut |link, bytes, _| {
                             inserted += 1;
-                            out.push(id, bytes);
+                            link.push_to(&mut out, bytes);
                             if out.is_full() {
                                 full.push(mem::take(&mut out));
                             }

@@ -3,14 +3,18 @@
 //!
 //! During a pass, a successor is looked up in the set's in-memory table
 //! only. One the table has not seen since its last flush is a *candidate*:
-//! it gets its parent link and its invariants checked as a new state would,
-//! but it goes into this pass's staging level, not into the next level.
-//! When the pass pauses (the staging level reached its share of memory, the
-//! table must be flushed, or the level is done), the candidates are settled:
-//! their fingerprints are sorted and swept against each run on disk in
-//! increasing order ([`DiskFingerprintSet::settle_candidates`]), and only
-//! those on no run enter the next level. The others were seen before the
-//! last flush: they are dropped (their parent links are never followed).
+//! it gets its invariants checked as a new state would, but it goes into
+//! this pass's staging level, not into the next level, with its parent
+//! link kept beside it ([`NewLink::Deferred`]) instead of written to the
+//! trace log. When the pass pauses (the staging level reached its share of
+//! memory, the table must be flushed, or the level is done), the candidates
+//! are settled: their fingerprints are sorted and swept against each run on
+//! disk in increasing order ([`DiskFingerprintSet::settle_candidates`]),
+//! and only those on no run have their parent links written and enter the
+//! next level. The others were seen before the last flush: they are
+//! dropped, and the trace log holds one link per distinct state. (A
+//! candidate that breaks an invariant has its link written at once, for
+//! the counterexample: at most one a property and worker per pass.)
 //!
 //! Counts, depth and counterexamples stay exact and shortest: a pass ends
 //! inside the level it started in and every candidate is settled before the
@@ -23,7 +27,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cmc_model::Fingerprint;
-use cmc_store::{DiskFingerprintSet, Frontier, LevelBuilder, Segment, VisitedSet};
+use cmc_store::{
+    DiskFingerprintSet, Frontier, FrontierEntry, LevelBuilder, Segment, TraceId, TraceLog,
+    TraceRecord, TraceWriter, VisitedSet,
+};
 
 use crate::expand::SearchError;
 use crate::SearchOptions;
@@ -32,6 +39,51 @@ use crate::SearchOptions;
 /// keys (about 200 MB with their bookkeeping); the more at once, the
 /// denser each sweep over the runs.
 const SETTLE_CHUNK: usize = 1 << 22;
+
+/// The high bit of a staged entry's trace id: the entry is a candidate
+/// whose parent link is deferred, the other bits are its parent's id and
+/// its bytes are its step (u32 LE) then its state. (A trace id never has
+/// this bit: the log would be 2^68 bytes.)
+const DEFERRED: u64 = 1 << 63;
+
+/// Where a new state's parent link is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NewLink {
+    /// Written to the trace log, as this record.
+    Written(TraceId),
+    /// Not written yet: the state is a candidate of a batched pass, reached
+    /// from `parent` by its action number `step`; the link is written if it
+    /// is settled as new.
+    Deferred { parent: TraceId, step: u32 },
+}
+
+impl NewLink {
+    /// Appends the state `state` with this link to `segment`: a level's
+    /// entry, or for a deferred link a staged candidate's.
+    #[inline]
+    pub fn push_to(self, segment: &mut Segment, state: &[u8]) {
+        match self {
+            NewLink::Written(id) => segment.push(id, state),
+            NewLink::Deferred { parent, step } => {
+                debug_assert!(parent & DEFERRED == 0, "a trace id is below 2^63");
+                segment.push_joined(parent | DEFERRED, &step.to_le_bytes(), state)
+            }
+        }
+    }
+
+    /// The link and state of a staged entry written by [`push_to`](Self::push_to).
+    fn staged(entry: FrontierEntry<'_>) -> (NewLink, &[u8]) {
+        if entry.trace_id & DEFERRED == 0 {
+            return (NewLink::Written(entry.trace_id), entry.state);
+        }
+        let (step, state) = entry.state.split_at(4);
+        let link = NewLink::Deferred {
+            parent: entry.trace_id & !DEFERRED,
+            step: u32::from_le_bytes(step.try_into().expect("4 bytes")),
+        };
+        (link, state)
+    }
+}
 
 /// One pass's candidates, staged until they are settled against the runs.
 pub(crate) struct CandidateBatch {
@@ -77,12 +129,14 @@ impl CandidateBatch {
     }
 
     /// Settles the candidates against the runs of `table` with `workers`
-    /// threads, pushes those on no run into `next`, and turns the table's
-    /// disk lookups back on. Returns the number of candidates dropped.
+    /// threads, writes the parent links of those on no run into `log` and
+    /// pushes them into `next`, and turns the table's disk lookups back on.
+    /// Returns the number of candidates dropped.
     pub fn settle(
         self,
         table: &VisitedSet,
         next: &LevelBuilder,
+        log: &TraceLog,
         workers: usize,
     ) -> Result<u64, SearchError> {
         let VisitedSet::Disk(set) = table else {
@@ -92,7 +146,7 @@ impl CandidateBatch {
         let cursor = AtomicUsize::new(0);
         let results: Vec<Result<u64, SearchError>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers.max(1))
-                .map(|_| scope.spawn(|| settle_share(set, &staged, &cursor, next)))
+                .map(|_| scope.spawn(|| settle_share(set, &staged, &cursor, next, log)))
                 .collect();
             handles
                 .into_iter()
@@ -105,13 +159,15 @@ impl CandidateBatch {
 }
 
 /// One worker's share of settling `staged`: chunks of segments taken from
-/// `cursor` until none is left.
+/// `cursor` until none is left, their new candidates' links written to `log`.
 fn settle_share(
     set: &DiskFingerprintSet,
     staged: &Frontier,
     cursor: &AtomicUsize,
     next: &LevelBuilder,
+    log: &TraceLog,
 ) -> Result<u64, SearchError> {
+    let mut writer = log.writer();
     let mut dropped = 0;
     loop {
         let mut chunk = Vec::new();
@@ -127,25 +183,27 @@ fn settle_share(
             }
         }
         if chunk.is_empty() {
+            writer.flush()?;
             return Ok(dropped);
         }
-        dropped += settle_chunk(set, &chunk, next)?;
+        dropped += settle_chunk(set, &chunk, next, &mut writer)?;
     }
 }
 
 /// Settles the candidates of `chunk`, pushing those on no run into `next`
-/// in their staged order; returns the number dropped.
+/// in their staged order, their deferred links written with `writer`;
+/// returns the number dropped.
 fn settle_chunk(
     set: &DiskFingerprintSet,
     chunk: &[Segment],
     next: &LevelBuilder,
+    writer: &mut TraceWriter<'_>,
 ) -> Result<u64, SearchError> {
-    let mut keyed: Vec<(Fingerprint, u32)> = chunk
-        .iter()
-        .flat_map(Segment::iter)
-        .zip(0u32..)
-        .map(|(entry, index)| (Fingerprint::of_bytes(entry.state), index))
+    let staged = || chunk.iter().flat_map(Segment::iter).map(NewLink::staged);
+    let fingerprints: Vec<Fingerprint> = staged()
+        .map(|(_, state)| Fingerprint::of_bytes(state))
         .collect();
+    let mut keyed: Vec<(Fingerprint, u32)> = fingerprints.iter().copied().zip(0u32..).collect();
     keyed.sort_unstable();
     let sorted: Vec<Fingerprint> = keyed.iter().map(|&(fingerprint, _)| fingerprint).collect();
     let mut seen = vec![false; keyed.len()];
@@ -153,14 +211,90 @@ fn settle_chunk(
         seen[index as usize] = on_disk;
     }
     let mut out = Segment::new();
-    for (entry, &seen) in chunk.iter().flat_map(Segment::iter).zip(&seen) {
-        if !seen {
-            out.push(entry.trace_id, entry.state);
-            if out.is_full() {
-                next.push(std::mem::take(&mut out))?;
-            }
+    for (((link, state), &fingerprint), &seen) in staged().zip(&fingerprints).zip(&seen) {
+        if seen {
+            continue;
+        }
+        let id = match link {
+            NewLink::Written(id) => id,
+            NewLink::Deferred { parent, step } => writer.append(TraceRecord {
+                fingerprint,
+                parent: Some(parent),
+                step,
+            })?,
+        };
+        out.push(id, state);
+        if out.is_full() {
+            next.push(std::mem::take(&mut out))?;
         }
     }
     next.push(out)?;
     Ok(seen.iter().filter(|&&seen| seen).count() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cmc_store::Insertion;
+
+    fn state(byte: u8) -> Vec<u8> {
+        vec![byte; 3]
+    }
+
+    #[test]
+    fn only_candidates_settled_as_new_have_their_links_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut set = DiskFingerprintSet::new(1024, dir.path());
+        set.insert(Fingerprint::of_bytes(&state(1)));
+        set.flush().unwrap();
+        let table = VisitedSet::Disk(set);
+        let options = SearchOptions {
+            fingerprints_on_disk: true,
+            ..SearchOptions::default()
+        };
+        let batch = CandidateBatch::begin(&table, &options).unwrap();
+        let VisitedSet::Disk(set) = &table else {
+            unreachable!()
+        };
+        // State 1 is on disk, state 2 is new, state 3 is new with its link
+        // written already (as a candidate breaking an invariant has).
+        let mut segment = Segment::new();
+        let links = [
+            NewLink::Deferred { parent: 7, step: 0 },
+            NewLink::Deferred { parent: 7, step: 1 },
+            NewLink::Written(42),
+        ];
+        for (byte, link) in (1..).zip(links) {
+            let fingerprint = Fingerprint::of_bytes(&state(byte));
+            assert_eq!(set.insert(fingerprint), Some(Insertion::New));
+            link.push_to(&mut segment, &state(byte));
+        }
+        batch.staging().push(segment).unwrap();
+        let log = TraceLog::create_in(dir.path()).unwrap();
+        let next = LevelBuilder::new(usize::MAX, dir.path());
+        assert_eq!(batch.settle(&table, &next, &log, 2).unwrap(), 1);
+        let level = next.finish();
+        let entries: Vec<(u64, Vec<u8>)> = (0..level.segment_count())
+            .filter_map(|index| level.take(index).unwrap())
+            .flat_map(|segment| {
+                segment
+                    .iter()
+                    .map(|entry| (entry.trace_id, entry.state.to_vec()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(entries.len(), 2);
+        let (written, ref settled) = entries[0];
+        assert_eq!(settled, &state(2));
+        assert_eq!(
+            log.read(written).unwrap(),
+            TraceRecord {
+                fingerprint: Fingerprint::of_bytes(&state(2)),
+                parent: Some(7),
+                step: 1,
+            }
+        );
+        assert!(log.read(written + 1).is_err(), "one link was written");
+        assert_eq!(entries[1], (42, state(3)));
+    }
 }

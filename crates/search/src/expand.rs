@@ -8,6 +8,7 @@ use cmc_model::{Encode, Fingerprint, Model};
 use cmc_store::{Insertion, TraceId, TraceLog, TraceRecord, TraceWriter, VisitedSet};
 
 use crate::coverage::KindTally;
+use crate::disk_batch::NewLink;
 use crate::properties::{Failure, PropertySet};
 
 /// Where a violation was found, enough to rebuild its counterexample.
@@ -104,7 +105,7 @@ fn describe<M: Model>(model: &M, state: &M::State) -> String {
 /// each, inline: this runs for every successor, and a call to the C
 /// library's `bcmp` cost more than the comparison.
 #[inline]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let length = a.len();
     if length != b.len() {
         return false;
@@ -211,6 +212,10 @@ pub(crate) struct Expander<'a, M: Model> {
     pub check_round_trip: bool,
     /// Whether actions are counted per kind (enabled, and taken to a new state).
     pub coverage: bool,
+    /// Whether a new successor's parent link is left to its caller
+    /// ([`NewLink::Deferred`], for a candidate of a batched pass over a set
+    /// on disk) unless it breaks an invariant.
+    pub defer_links: bool,
 }
 
 impl<'a, M: Model> Expander<'a, M> {
@@ -229,6 +234,7 @@ impl<'a, M: Model> Expander<'a, M> {
             check_determinism: options.check_determinism,
             check_round_trip: crate::round_trip::enabled(options),
             coverage: options.coverage,
+            defer_links: false,
         }
     }
 
@@ -271,8 +277,9 @@ impl<'a, M: Model> Expander<'a, M> {
 
     /// Admits a state whose canonical encoding is `bytes` and fingerprint
     /// `fingerprint` (reached by the link `parent`/`step`, at `depth`): if it
-    /// is new, stores its parent link, checks invariants and hands it to
-    /// `on_new`. Returns whether it was new.
+    /// is new, checks invariants, stores its parent link (or defers it, see
+    /// [`Expander::defer_links`]) and hands it to `on_new`. Returns whether
+    /// it was new.
     #[inline]
     #[allow(clippy::too_many_arguments)]
     fn admit(
@@ -285,7 +292,7 @@ impl<'a, M: Model> Expander<'a, M> {
         parent: Option<TraceId>,
         step: u32,
         depth: u64,
-        on_new: &mut impl FnMut(TraceId, &[u8], &M::State),
+        on_new: &mut impl FnMut(NewLink, &[u8], &M::State),
     ) -> Result<bool, SearchError> {
         match self.table.insert(fingerprint) {
             None => {
@@ -300,11 +307,6 @@ impl<'a, M: Model> Expander<'a, M> {
             crate::round_trip::check(self.model, state, bytes)
                 .map_err(SearchError::EncodingRoundTrip)?;
         }
-        let trace_id = writer.append(TraceRecord {
-            fingerprint,
-            parent,
-            step,
-        })?;
         let checked = guard_panic(
             || {
                 format!(
@@ -314,19 +316,30 @@ impl<'a, M: Model> Expander<'a, M> {
             },
             || self.properties.check_state(self.model, state),
         )?;
-        if let Some(failure) = checked {
-            ViolationSite::keep_least(
-                violation,
-                ViolationSite {
-                    failure,
-                    trace_id,
-                    step_action: None,
-                    length: depth,
+        let link = match (parent, checked) {
+            (Some(parent), None) if self.defer_links => NewLink::Deferred { parent, step },
+            (parent, checked) => {
+                let trace_id = writer.append(TraceRecord {
                     fingerprint,
-                },
-            );
-        }
-        on_new(trace_id, bytes, state);
+                    parent,
+                    step,
+                })?;
+                if let Some(failure) = checked {
+                    ViolationSite::keep_least(
+                        violation,
+                        ViolationSite {
+                            failure,
+                            trace_id,
+                            step_action: None,
+                            length: depth,
+                            fingerprint,
+                        },
+                    );
+                }
+                NewLink::Written(trace_id)
+            }
+        };
+        on_new(link, bytes, state);
         Ok(true)
     }
 
@@ -353,7 +366,7 @@ impl<'a, M: Model> Expander<'a, M> {
             None,
             index,
             1,
-            on_new,
+            &mut written_only(on_new),
         )
         .map(|_| ())
     }
@@ -374,6 +387,7 @@ impl<'a, M: Model> Expander<'a, M> {
         on_new: &mut impl FnMut(TraceId, &[u8], &M::State),
     ) -> Result<bool, SearchError> {
         self.prepare(&mut scratch.current, state.clone(), state_bytes)?;
+        let on_new = &mut written_only(on_new);
         self.settle(scratch, state_bytes, trace_id, depth, room, on_new)
     }
 
@@ -490,7 +504,7 @@ impl<'a, M: Model> Expander<'a, M> {
         trace_id: TraceId,
         depth: u64,
         room: &mut impl FnMut(usize) -> bool,
-        on_new: &mut impl FnMut(TraceId, &[u8], &M::State),
+        on_new: &mut impl FnMut(NewLink, &[u8], &M::State),
     ) -> Result<bool, SearchError> {
         let Scratch {
             current,
@@ -580,6 +594,19 @@ impl<'a, M: Model> Expander<'a, M> {
             }
         }
         Ok(true)
+    }
+}
+
+/// `on_new` for a caller of an expander that writes every link (no
+/// [`Expander::defer_links`]; an initial state's link is never deferred).
+fn written_only<'f, S>(
+    on_new: &'f mut impl FnMut(TraceId, &[u8], &S),
+) -> impl FnMut(NewLink, &[u8], &S) + 'f {
+    move |link, bytes, state| match link {
+        NewLink::Written(id) => on_new(id, bytes, state),
+        NewLink::Deferred { .. } => {
+            unreachable!("links are deferred only by an expander that defers them")
+        }
     }
 }
 

@@ -75,6 +75,7 @@ pub fn checkpoint_model(dir: &std::path::Path) -> Result<(String, Vec<(String, S
 pub use counterexample::{Counterexample, PathStep, TraceStep};
 pub use coverage::{Coverage, KindCount};
 pub use dot::{state_graph_dot, DotError};
+pub use expand::same_bytes;
 pub use html::escape_html;
 pub use options::{
     CheckpointOptions, FrontierWalks, ProgressMode, SearchOptions, Strategy, WalksFrom,

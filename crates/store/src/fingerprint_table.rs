@@ -57,18 +57,18 @@ fn len_stripe_index() -> usize {
 /// Bytes one slot takes.
 const SLOT_BYTES: usize = 16;
 
-/// Asks the kernel to back `words` with transparent huge pages: the table
-/// is probed at random, and with 4 KiB pages most probes would also miss the
-/// TLB. Only whole 2 MiB pages inside the allocation are advised; the advice
-/// is a hint, so a kernel that declines it changes nothing but speed.
-fn advise_huge_pages(words: &[AtomicU64]) {
+/// Asks the kernel to back `items` with transparent huge pages: a table
+/// probed at random would, with 4 KiB pages, miss the TLB on most probes.
+/// Only whole 2 MiB pages inside the allocation are advised; the advice is
+/// a hint, so a kernel that declines it changes nothing but speed.
+pub fn advise_huge_pages<T>(items: &[T]) {
     const HUGE_PAGE: usize = 2 << 20;
-    let start = words.as_ptr() as usize;
-    let end = start + std::mem::size_of_val(words);
+    let start = items.as_ptr() as usize;
+    let end = start + std::mem::size_of_val(items);
     let aligned_start = start.next_multiple_of(HUGE_PAGE);
     let aligned_end = end / HUGE_PAGE * HUGE_PAGE;
     if aligned_end > aligned_start {
-        // SAFETY: the range lies inside the live allocation of `words`;
+        // SAFETY: the range lies inside the live allocation of `items`;
         // MADV_HUGEPAGE changes no contents and its failure is harmless.
         unsafe {
             libc::madvise(

@@ -61,10 +61,21 @@ impl Segment {
     }
 
     /// Appends a state. Panics if the state is longer than `u32::MAX` bytes.
+    #[inline]
     pub fn push(&mut self, trace_id: u64, state: &[u8]) {
-        let len = u32::try_from(state.len()).expect("a state encoding fits in u32::MAX bytes");
+        self.push_joined(trace_id, &[], state);
+    }
+
+    /// Appends an entry whose bytes are `head` then `state` (a caller's
+    /// header before a state; [`SegmentIter`] gives them back as one
+    /// slice). Panics if they are longer than `u32::MAX` bytes together.
+    #[inline]
+    pub fn push_joined(&mut self, trace_id: u64, head: &[u8], state: &[u8]) {
+        let len = u32::try_from(head.len() + state.len())
+            .expect("a state encoding fits in u32::MAX bytes");
         self.bytes.extend_from_slice(&trace_id.to_le_bytes());
         self.bytes.extend_from_slice(&len.to_le_bytes());
+        self.bytes.extend_from_slice(head);
         self.bytes.extend_from_slice(state);
         self.states += 1;
     }
@@ -473,8 +484,9 @@ mod tests {
         segment.push(7, b"abc");
         segment.push(8, b"");
         segment.push(9, b"z");
+        segment.push_joined(10, b"ab", b"cd");
         let entries: Vec<_> = segment.iter().collect();
-        assert_eq!(entries.len(), 3);
+        assert_eq!(entries.len(), 4);
         assert_eq!(
             entries[0],
             FrontierEntry {
@@ -484,6 +496,13 @@ mod tests {
         );
         assert_eq!(entries[1].state, b"");
         assert_eq!(entries[2].trace_id, 9);
+        assert_eq!(
+            entries[3],
+            FrontierEntry {
+                trace_id: 10,
+                state: b"abcd"
+            }
+        );
     }
 
     #[test]
