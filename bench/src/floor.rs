@@ -8,7 +8,8 @@ use std::time::Instant;
 
 use cmc_model::{Encode, Fingerprint, Model};
 use cmc_models::TwoPhase;
-use cmc_store::{FingerprintTable, Insertion};
+use cmc_search::SearchOptions;
+use cmc_store::{FingerprintTable, Insertion, VisitedSet};
 
 use crate::sample::Sample;
 
@@ -22,36 +23,15 @@ pub enum InsertKind {
     Present,
 }
 
-/// Initial capacity of cmc's table, the load at which it grows, and by how
-/// much (`SearchOptions::table_capacity` default, and `VisitedSet`'s
-/// growth at load 0.85: doubling below 2^23 slots, by a quarter beyond).
-const CHECKER_INITIAL_CAPACITY: usize = 1 << 20;
-const CHECKER_GROW_AT_LOAD: f64 = 0.85;
-const CHECKER_DOUBLE_BELOW: usize = 1 << 23;
-
-/// The capacity cmc's table grows to from `capacity`.
-fn grown(capacity: usize) -> usize {
-    if capacity < CHECKER_DOUBLE_BELOW {
-        2 * capacity
-    } else {
-        capacity / 4 * 5
-    }
-}
-
-/// Whether cmc's table of `capacity` slots grows before storing one more
-/// fingerprint beyond `fingerprints`.
-fn must_grow(fingerprints: u64, capacity: usize) -> bool {
-    fingerprints as f64 >= CHECKER_GROW_AT_LOAD * capacity as f64
+/// The slots cmc's table starts with (the search's default).
+fn checker_initial_capacity() -> usize {
+    SearchOptions::default().table_capacity
 }
 
 /// The capacity cmc's BFS ends with after storing `fingerprints`, so the
 /// micro-benchmark probes a table as full as the checker's.
 pub fn checker_capacity(fingerprints: u64) -> usize {
-    let mut capacity = CHECKER_INITIAL_CAPACITY;
-    while must_grow(fingerprints, capacity) {
-        capacity = grown(capacity);
-    }
-    capacity
+    VisitedSet::memory_capacity_after(checker_initial_capacity(), fingerprints)
 }
 
 /// `count` pseudo-random fingerprints (SplitMix64; no half is zero).
@@ -134,18 +114,18 @@ pub fn table_insert(fingerprints: u64, threads: usize, kind: InsertKind) -> Samp
 }
 
 /// Every reachable state of `model`, in BFS order (set-up, not timed; the
-/// visited set is a fingerprint table growing as cmc's does, far faster
-/// than a `HashSet` of states).
+/// visited set is cmc's, in memory, far faster than a `HashSet` of states).
 fn reachable_states(model: &TwoPhase) -> Vec<<TwoPhase as Model>::State> {
-    let mut table = FingerprintTable::with_capacity(CHECKER_INITIAL_CAPACITY);
+    let mut visited =
+        VisitedSet::Memory(FingerprintTable::with_capacity(checker_initial_capacity()));
     let mut bytes = Vec::new();
     let mut is_new = |state: &<TwoPhase as Model>::State| {
-        if must_grow(table.len(), table.capacity()) {
-            table.grow(grown(table.capacity()));
-        }
+        visited
+            .make_room(None, 1)
+            .expect("an in-memory set without a budget always grows");
         bytes.clear();
         state.encode(&mut bytes);
-        table.insert(Fingerprint::of_bytes(&bytes)) == Some(Insertion::New)
+        visited.insert(Fingerprint::of_bytes(&bytes)) == Some(Insertion::New)
     };
     let mut states = Vec::new();
     model.init_states(&mut states);

@@ -262,42 +262,35 @@ impl fmt::Display for Job {
 mod tests {
     use super::*;
 
+    fn check(model: ModelCase, tool: Tool, workers: usize) -> Job {
+        Job::Check {
+            model,
+            tool,
+            workers,
+        }
+    }
+
     #[test]
     fn jobs_survive_their_command_line() {
+        let two_phase = |rm_count| ModelCase::TwoPhase { rm_count };
         let jobs = [
-            Job::Check {
-                model: ModelCase::TwoPhase { rm_count: 9 },
-                tool: Tool::Stateright,
-                workers: 2,
-            },
-            Job::Check {
-                model: ModelCase::Paxos { client_count: 2 },
-                tool: Tool::Cmc,
-                workers: 1,
-            },
-            Job::Check {
-                model: ModelCase::TwoPhase { rm_count: 8 },
-                tool: Tool::CmcTimely,
-                workers: 2,
-            },
-            Job::Check {
-                model: ModelCase::TwoPhase { rm_count: 8 },
-                tool: Tool::Specialised,
-                workers: 1,
-            },
+            check(two_phase(9), Tool::Stateright, 2),
+            check(ModelCase::Paxos { client_count: 2 }, Tool::Cmc, 1),
+            check(two_phase(8), Tool::CmcTimely, 2),
+            check(two_phase(8), Tool::Specialised, 1),
             Job::Insert {
                 fingerprints: 1000,
                 threads: 2,
                 kind: InsertKind::Present,
             },
             Job::Step { rm_count: 7 },
-            Job::Check {
-                model: ModelCase::World {
+            check(
+                ModelCase::World {
                     case: WorldCase::Abd,
                 },
-                tool: Tool::Cmc,
-                workers: 2,
-            },
+                Tool::Cmc,
+                2,
+            ),
         ];
         for job in jobs {
             assert_eq!(Job::parse(&job.to_args()), Ok(job));

@@ -25,6 +25,37 @@ fn cc(source: &str, defines: &str) -> String {
     )
 }
 
+/// A gate file of one `[[core]]` called `reqack`, two nodes and two
+/// requests, built or loaded as `source` says (its `build = ...` or
+/// `rust = ...` line), with the `[[core.bug]]` entries `bugs`.
+fn reqack_gate(source: &str, bugs: &[String]) -> String {
+    let core = format!(
+        r#"
+[[core]]
+name = "reqack"
+{source}
+nodes = 2
+params = ["requests=2"]
+"#
+    );
+    core + &bugs.concat()
+}
+
+/// A `[[core.bug]]` entry of the `reqack` gate: planted bug `bug`, to be
+/// caught by `AckedIsDurable` within depth 10 and `max_states` states.
+/// Lines added after it (its own `build = ...`) belong to the entry.
+fn reqack_bug(bug: u32, max_states: u32) -> String {
+    format!(
+        r#"
+[[core.bug]]
+bug = {bug}
+expect = "AckedIsDurable"
+max_depth = 10
+max_states = {max_states}
+"#
+    )
+}
+
 /// Writes `text` as `gate.toml` in `dir` and runs `cmc gate` on it with its
 /// evidence in `dir/evidence`: exit code, stdout, stderr.
 fn gate(dir: &Path, file: &str) -> (Option<i32>, String, String) {
@@ -144,30 +175,10 @@ fn a_variant_that_is_not_buggy_is_a_hole() {
     let dir = tempfile::tempdir().unwrap();
     // Bug 2 is planted in reqack.c; bug 7 is not, so that "variant" is the
     // correct core and cannot be caught.
+    let build = format!("build = \"{}\"", cc("reqack/reqack.c", "-DCMC_BUG={bug}"));
     let (code, stdout, stderr) = gate(
         dir.path(),
-        &format!(
-            r#"
-            [[core]]
-            name = "reqack"
-            build = "{}"
-            nodes = 2
-            params = ["requests=2"]
-
-            [[core.bug]]
-            bug = 2
-            expect = "AckedIsDurable"
-            max_depth = 10
-            max_states = 1000
-
-            [[core.bug]]
-            bug = 7
-            expect = "AckedIsDurable"
-            max_depth = 10
-            max_states = 1000
-            "#,
-            cc("reqack/reqack.c", "-DCMC_BUG={bug}")
-        ),
+        &reqack_gate(&build, &[reqack_bug(2, 1000), reqack_bug(7, 1000)]),
     );
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     assert!(
@@ -189,30 +200,13 @@ fn a_variant_that_is_not_buggy_is_a_hole() {
 #[test]
 fn a_failing_build_and_a_state_budget_overrun_are_holes() {
     let dir = tempfile::tempdir().unwrap();
+    // Bug 1 has a build of its own, which fails; bug 2 needs more than 5 states.
+    let failing_build = format!("build = \"{}\"\n", cc("no_such_core.c", ""));
     let (code, stdout, stderr) = gate(
         dir.path(),
-        &format!(
-            r#"
-            [[core]]
-            name = "reqack"
-            rust = "reqack"
-            nodes = 2
-            params = ["requests=2"]
-
-            [[core.bug]]
-            bug = 1
-            build = "{}"
-            expect = "AckedIsDurable"
-            max_depth = 10
-            max_states = 1000
-
-            [[core.bug]]
-            bug = 2
-            expect = "AckedIsDurable"
-            max_depth = 10
-            max_states = 5
-            "#,
-            cc("no_such_core.c", "")
+        &reqack_gate(
+            "rust = \"reqack\"",
+            &[reqack_bug(1, 1000) + &failing_build, reqack_bug(2, 5)],
         ),
     );
     assert_eq!(code, Some(1), "{stdout}{stderr}");

@@ -23,6 +23,7 @@ pub use wire::Replies;
 
 use std::sync::Arc;
 
+use cmc_world::core::abi::Config;
 use cmc_world::Core;
 
 /// Servers (Paxos servers, ABD replicas) when `cfg1` is 0.
@@ -35,6 +36,12 @@ pub fn servers(params: &[u64]) -> u32 {
         0 => SERVERS_DEFAULT,
         servers => servers as u32,
     }
+}
+
+/// Whether this node is a server: the first [`servers`] nodes are, the rest
+/// are clients.
+pub fn is_server(config: &Config) -> bool {
+    config.node < servers(&config.params)
 }
 
 /// The Rust reference cores and their number of planted bugs.

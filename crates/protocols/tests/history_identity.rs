@@ -5,40 +5,10 @@
 //! property and a counterexample of the same (shortest) length, in no more
 //! states. Each run prints both modes' distinct-state counts.
 
-use cmc_search::{Checker, Verdict};
+mod support;
+
 use cmc_world::World;
-
-/// What a search concluded: the violated property (or the verdict), the
-/// counterexample's length, the distinct states.
-#[derive(Debug)]
-struct Result {
-    verdict: String,
-    length: Option<usize>,
-    states: u64,
-}
-
-fn check(world: World, max_depth: u64) -> Result {
-    let checker = Checker::new(world)
-        .workers(2)
-        .check_deadlock(false)
-        .max_depth(max_depth);
-    let outcome = checker.run();
-    assert!(
-        checker.model().fault().is_none(),
-        "{:?}",
-        checker.model().fault()
-    );
-    let verdict = match &outcome.verdict {
-        Verdict::Pass => "pass".to_string(),
-        Verdict::Violated { property, .. } => property.clone(),
-        other => panic!("the search did not conclude: {other:?}"),
-    };
-    Result {
-        verdict,
-        length: outcome.counterexample.as_ref().map(|trace| trace.len()),
-        states: outcome.stats.distinct_states,
-    }
-}
+use support::check;
 
 /// Checks `full` and `summarised` (the same World in both modes) and
 /// compares them; `expected` is the verdict both must give. Returns the

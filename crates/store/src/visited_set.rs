@@ -32,6 +32,12 @@ fn grown_capacity(capacity: usize) -> usize {
     }
 }
 
+/// When a table of `capacity` slots holds this many fingerprints, room must
+/// be made.
+fn pause_threshold_of(capacity: usize) -> u64 {
+    (capacity as f64 * GROW_AT_LOAD) as u64
+}
+
 /// Most fraction of an in-memory table's slots inserts may fill between two
 /// pauses (see [`VisitedSet::insert_room`]); beyond [`GROW_AT_LOAD`] only
 /// when a burst of new states overshoots the pause threshold.
@@ -144,7 +150,19 @@ impl VisitedSet {
 
     /// When [`memory_len`](Self::memory_len) reaches this, room must be made.
     pub fn pause_threshold(&self) -> u64 {
-        (self.memory_capacity() as f64 * GROW_AT_LOAD) as u64
+        pause_threshold_of(self.memory_capacity())
+    }
+
+    /// The slots of an in-memory set that started with `initial` slots once
+    /// it holds `fingerprints` and must take one more: each pause on the way
+    /// grows it as [`make_room`](Self::make_room) does without a memory
+    /// budget when one more insert is wanted.
+    pub fn memory_capacity_after(initial: usize, fingerprints: u64) -> usize {
+        let mut capacity = initial;
+        while fingerprints >= pause_threshold_of(capacity) {
+            capacity = grown_capacity(capacity);
+        }
+        capacity
     }
 
     /// Whether room must be made before more inserts (for a set on disk,

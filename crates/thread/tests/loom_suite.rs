@@ -48,6 +48,19 @@ fn on_two_threads<T: Clone + Send + 'static>(
     }
 }
 
+/// Two model threads each add one to the lock's value through `add_one`;
+/// then the lock, no longer shared, gives up its value (`into_inner`): 2.
+fn two_increments_then_into_inner<L: Send + Sync + 'static>(
+    lock: L,
+    add_one: fn(&L),
+    into_inner: fn(L) -> i32,
+) {
+    let lock = Arc::new(lock);
+    on_two_threads(&lock, move |lock| add_one(&lock));
+    let lock = Arc::try_unwrap(lock).ok().expect("both threads are joined");
+    assert_eq!(into_inner(lock), 2);
+}
+
 fn race(s: &Stop) -> bool {
     matches!(s, Stop::DataRace { .. })
 }
@@ -72,15 +85,22 @@ fn state() -> Arc<State> {
     })
 }
 
+/// Spawns a thread that writes 1 into `num`'s data, then raises its guard
+/// (release) and drops its clone of `num`.
+fn spawn_publisher(num: &Arc<State>) {
+    let num2 = num.clone();
+    thread::spawn(move || {
+        num2.data.with_mut(|ptr| unsafe { *ptr = 1 });
+        num2.guard.store(true, Release);
+        drop(num2);
+    });
+}
+
 #[test]
 fn arc_basic_usage() {
     passes(|| {
         let num = state();
-        let num2 = num.clone();
-        thread::spawn(move || {
-            num2.data.with_mut(|ptr| unsafe { *ptr = 1 });
-            num2.guard.store(true, Release);
-        });
+        spawn_publisher(&num);
         loop {
             if num.guard.load(Acquire) {
                 num.data.with(|ptr| unsafe { assert_eq!(1, *ptr) });
@@ -95,12 +115,7 @@ fn arc_basic_usage() {
 fn arc_sync_in_drop() {
     passes(|| {
         let num = state();
-        let num2 = num.clone();
-        thread::spawn(move || {
-            num2.data.with_mut(|ptr| unsafe { *ptr = 1 });
-            num2.guard.store(true, Release);
-            drop(num2);
-        });
+        spawn_publisher(&num);
         drop(num);
     });
 }
@@ -248,10 +263,11 @@ fn mutex_establishes_seq_cst() {
 #[test]
 fn mutex_into_inner() {
     passes(|| {
-        let lock = Arc::new(Mutex::new(0));
-        on_two_threads(&lock, |lock| *lock.lock().unwrap() += 1);
-        let lock = Arc::try_unwrap(lock).unwrap().into_inner().unwrap();
-        assert_eq!(lock, 2);
+        two_increments_then_into_inner(
+            Mutex::new(0),
+            |lock| *lock.lock().unwrap() += 1,
+            |lock| lock.into_inner().unwrap(),
+        )
     });
 }
 
@@ -1018,10 +1034,11 @@ fn rwlock_try_write() {
 #[test]
 fn rwlock_into_inner() {
     passes(|| {
-        let lock = Arc::new(RwLock::new(0));
-        on_two_threads(&lock, |lock| *lock.write().unwrap() += 1);
-        let lock = Arc::try_unwrap(lock).unwrap().into_inner().unwrap();
-        assert_eq!(lock, 2);
+        two_increments_then_into_inner(
+            RwLock::new(0),
+            |lock| *lock.write().unwrap() += 1,
+            |lock| lock.into_inner().unwrap(),
+        )
     });
 }
 

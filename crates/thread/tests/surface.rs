@@ -1,6 +1,6 @@
 //! The std surface a real crate uses (issue 14, item 4), and controlled time (item 1).
 
-use cmc_thread::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use cmc_thread::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use cmc_thread::sync::{mpsc, Arc, Barrier, LazyLock, Mutex, Weak};
 use cmc_thread::time::{Duration, Instant};
 use cmc_thread::{thread, Checker, Mode, Stop};
@@ -240,4 +240,50 @@ fn a_rendezvous_send_returns_only_after_the_receive() {
             assert_eq!(r.unwrap_err().0, 3);
         })
         .unwrap();
+}
+
+#[test]
+fn atomic_ptr_exchanges_and_updates_as_the_integer_atomics_do() {
+    static SLOTS: [u8; 2] = [0, 1];
+    fn slot(at: usize) -> *mut u8 {
+        &SLOTS[at] as *const u8 as *mut u8
+    }
+    // Two threads race to install their slot: exactly one wins, and the
+    // other's failed exchange sees the winner; `fetch_update` then moves
+    // the pointer to the other slot. Either thread may win.
+    let winners = outcomes(|record| {
+        let ptr = Arc::new(AtomicPtr::new(std::ptr::null_mut()));
+        let racers: Vec<_> = (0..2)
+            .map(|at| {
+                let ptr = ptr.clone();
+                thread::spawn(move || {
+                    let null = std::ptr::null_mut();
+                    let exchange = ptr.compare_exchange_weak(
+                        null,
+                        slot(at),
+                        Ordering::SeqCst,
+                        Ordering::SeqCst,
+                    );
+                    exchange.err().map(|seen| seen as usize)
+                })
+            })
+            .collect();
+        let seen: Vec<Option<usize>> = racers.into_iter().map(|h| h.join().unwrap()).collect();
+        let winner = ptr.load(Ordering::SeqCst);
+        assert_eq!(
+            seen.iter().flatten().collect::<Vec<_>>(),
+            [&(winner as usize)]
+        );
+        let at = SLOTS.iter().position(|s| std::ptr::eq(s, winner)).unwrap();
+        let moved = ptr.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |p| {
+            (p == winner).then_some(slot(1 - at))
+        });
+        assert_eq!(moved, Ok(winner));
+        assert_eq!(
+            ptr.swap(std::ptr::null_mut(), Ordering::SeqCst),
+            slot(1 - at)
+        );
+        record(at);
+    });
+    assert_eq!(winners, BTreeSet::from([0, 1]));
 }

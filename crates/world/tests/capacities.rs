@@ -2,13 +2,16 @@
 //! with a capacity fault naming it, the node and the step: nothing a core
 //! emits is lost without a budget.
 
+mod common;
+
 use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
 use cmc_model::Model;
 use cmc_search::{Checker, Verdict};
 use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
-use cmc_world::{Fault, FaultKind, TypedCore, World, WorldSpec};
+use cmc_world::{Fault, FaultKind, World, WorldSpec};
+use common::step_core::StepCore;
 
 /// Two counters, used as both the durable and the volatile part.
 #[derive(Clone, Copy, Default, Pod, Zeroable)]
@@ -18,33 +21,16 @@ struct Counters {
     b: u32,
 }
 
+/// The step of a test core (its durable part stays zero).
 type Behaviour = fn(&Config, &mut Counters, &Event, &mut Outputs) -> Result<(), CoreError>;
 
-/// A core whose step is a plain function (the durable part stays zero).
-struct Scripted(Behaviour);
-
-impl TypedCore for Scripted {
-    type Durable = Counters;
-    type Volatile = Counters;
-
-    fn name(&self) -> &str {
-        "scripted"
-    }
-
-    fn step(
-        &self,
-        config: &Config,
-        _: &Counters,
-        volatile: &mut Counters,
-        event: &Event,
-        out: &mut Outputs,
-    ) -> Result<(), CoreError> {
-        (self.0)(config, volatile, event, out)
-    }
+/// The core whose step is `behaviour`.
+fn scripted(behaviour: Behaviour) -> Arc<StepCore<Counters>> {
+    Arc::new(StepCore::new("scripted", behaviour))
 }
 
 fn checker(behaviour: Behaviour, nodes: usize, params: &[&str]) -> Checker<World> {
-    let mut spec = WorldSpec::new(Arc::new(Scripted(behaviour)), nodes).unwrap();
+    let mut spec = WorldSpec::new(scripted(behaviour), nodes).unwrap();
     spec.set_all(params).unwrap();
     Checker::new(World::new(spec)).workers(1)
 }
@@ -284,7 +270,7 @@ fn chatter(
 fn a_full_ghost_history_is_a_capacity_fault() {
     // The search stops at the first duplicate reply, but a fair run (here
     // towards a goal never reached) keeps stepping the core.
-    let mut spec = WorldSpec::new(Arc::new(Scripted(chatter)), 1).unwrap();
+    let mut spec = WorldSpec::new(scripted(chatter), 1).unwrap();
     spec.set_all(&["requests=1"]).unwrap();
     let world = World::new(spec).with_quiescence(1000, "never", |_, _| false);
     let mut init = Vec::new();

@@ -5,8 +5,9 @@
 use std::sync::Arc;
 
 use cmc_search::{Checker, Verdict};
-use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
-use cmc_world::{CCore, TypedCore, World, WorldSpec};
+use cmc_world::core::abi::EventKind;
+use cmc_world::{CCore, World, WorldSpec};
+use common::step_core::StepCore;
 
 mod common;
 
@@ -45,34 +46,18 @@ fn assert_properties_panics_on_a_core_fault() {
 }
 
 /// A Rust core that panics on client requests.
-struct Panicky;
-
-impl TypedCore for Panicky {
-    type Durable = u32;
-    type Volatile = u32;
-
-    fn name(&self) -> &str {
-        "panicky"
-    }
-
-    fn step(
-        &self,
-        _config: &Config,
-        _durable: &u32,
-        _volatile: &mut u32,
-        event: &Event,
-        _out: &mut Outputs,
-    ) -> Result<(), CoreError> {
+fn panicky() -> StepCore<u32> {
+    StepCore::new("panicky", |_, _, event, _| {
         if event.kind() == Some(EventKind::Client) {
             panic!("request {} is not handled", event.id);
         }
         Ok(())
-    }
+    })
 }
 
 #[test]
 fn a_panicking_core_fails_with_its_action_state_and_message() {
-    let mut spec = WorldSpec::new(Arc::new(Panicky), 2).unwrap();
+    let mut spec = WorldSpec::new(Arc::new(panicky()), 2).unwrap();
     spec.set_all(&["requests=1"]).unwrap();
     let outcome = Checker::new(World::new(spec)).workers(2).run();
     let message = error_message(&outcome.verdict);

@@ -3,23 +3,20 @@
 //! answers. The planted bug answers reads at node 1 from a local copy that is
 //! never refreshed: a stale read after a completed write.
 
+mod common;
+
 use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
 use cmc_linearizability::specs::{Register, RegisterOp, RegisterRet};
 use cmc_linearizability::Consistency;
 use cmc_model::{Encode, Model, PropertyKind};
-use cmc_search::{Checker, Verdict};
-use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_search::{Checker, Outcome, Verdict};
+use cmc_world::core::abi::EventKind;
 use cmc_world::properties::consistency::{self, ClientHistory, ReplyMeaning};
 use cmc_world::world::state::WorldState;
-use cmc_world::{TypedCore, World, WorldSpec};
-
-#[derive(Clone, Copy, Pod, Zeroable)]
-#[repr(C)]
-struct Nothing {
-    unused: u32,
-}
+use cmc_world::{World, WorldSpec};
+use common::step_core::StepCore;
 
 #[derive(Clone, Copy, Pod, Zeroable)]
 #[repr(C)]
@@ -43,51 +40,52 @@ fn ret_of(op: &RegisterOp, reply: &[u8]) -> ReplyMeaning<RegisterRet> {
     })
 }
 
-struct Forwarding {
-    stale_reads: bool,
+/// The register: node 0 holds the value, node 1 forwards requests to it and
+/// relays the answers (with `stale_reads`, answers reads from its own copy).
+fn forwarding(stale_reads: bool) -> Arc<StepCore<Value>> {
+    Arc::new(StepCore::new(
+        "forwarding",
+        move |config, v: &mut Value, ev, out| {
+            let apply = |v: &mut Value, request: u32| {
+                if let RegisterOp::Write(value) = op_of(request, 0) {
+                    v.value = value as u32;
+                }
+                v.value as u8
+            };
+            match (ev.kind(), config.node) {
+                (Some(EventKind::Client), 0) => out.reply(ev.id, &[apply(v, ev.id)]),
+                (Some(EventKind::Client), _) if stale_reads && !ev.id.is_multiple_of(2) => {
+                    out.reply(ev.id, &[v.value as u8])
+                }
+                (Some(EventKind::Client), _) => out.send(0, &[ev.id as u8]),
+                (Some(EventKind::Recv), 0) => {
+                    let request = ev.payload()[0];
+                    let value = apply(v, request as u32);
+                    out.send(ev.src, &[request, value])
+                }
+                (Some(EventKind::Recv), _) => out.reply(ev.payload()[0] as u32, &[ev.payload()[1]]),
+                _ => Ok(()),
+            }
+        },
+    ))
 }
 
-impl TypedCore for Forwarding {
-    type Durable = Nothing;
-    type Volatile = Value;
-
-    fn name(&self) -> &str {
-        "forwarding"
-    }
-
-    fn step(
-        &self,
-        config: &Config,
-        _: &Nothing,
-        v: &mut Value,
-        ev: &Event,
-        out: &mut Outputs,
-    ) -> Result<(), CoreError> {
-        let apply = |v: &mut Value, request: u32| {
-            if let RegisterOp::Write(value) = op_of(request, 0) {
-                v.value = value as u32;
-            }
-            v.value as u8
-        };
-        match (ev.kind(), config.node) {
-            (Some(EventKind::Client), 0) => out.reply(ev.id, &[apply(v, ev.id)]),
-            (Some(EventKind::Client), _) if self.stale_reads && !ev.id.is_multiple_of(2) => {
-                out.reply(ev.id, &[v.value as u8])
-            }
-            (Some(EventKind::Client), _) => out.send(0, &[ev.id as u8]),
-            (Some(EventKind::Recv), 0) => {
-                let request = ev.payload()[0];
-                let value = apply(v, request as u32);
-                out.send(ev.src, &[request, value])
-            }
-            (Some(EventKind::Recv), _) => out.reply(ev.payload()[0] as u32, &[ev.payload()[1]]),
-            _ => Ok(()),
-        }
-    }
+/// The history's explanation of why the last state of `outcome`'s
+/// counterexample breaks `consistency` (`None` without a counterexample).
+fn explanation(
+    outcome: &Outcome<World>,
+    history: &ClientHistory<Register>,
+    consistency: Consistency,
+) -> Option<String> {
+    outcome
+        .counterexample
+        .as_ref()
+        .and_then(|trace| trace.last_state())
+        .and_then(|state| history.explain(state, consistency))
 }
 
 fn check(stale_reads: bool, consistency: Consistency) -> (Verdict, Option<String>) {
-    let mut spec = WorldSpec::new(Arc::new(Forwarding { stale_reads }), 2).unwrap();
+    let mut spec = WorldSpec::new(forwarding(stale_reads), 2).unwrap();
     spec.set_all(&["requests=3", "clients=0,1"]).unwrap();
     let history = ClientHistory::new(Register, op_of, ret_of);
     let property = match consistency {
@@ -97,11 +95,7 @@ fn check(stale_reads: bool, consistency: Consistency) -> (Verdict, Option<String
     let checker = Checker::new(World::new(spec).with_property(property)).workers(1);
     let outcome = checker.run();
     assert!(checker.model().fault().is_none());
-    let explanation = outcome
-        .counterexample
-        .as_ref()
-        .and_then(|trace| trace.last_state())
-        .and_then(|state| history.explain(state, consistency));
+    let explanation = explanation(&outcome, &history, consistency);
     (outcome.verdict, explanation)
 }
 
@@ -133,7 +127,7 @@ fn stale_read_is_sequentially_consistent() {
 /// The forwarding register World with `params`, `Linearizable` on the
 /// summary of the history (`summarised`) or on the whole history.
 fn register_world(stale_reads: bool, params: &[&str], summarised: bool) -> World {
-    let mut spec = WorldSpec::new(Arc::new(Forwarding { stale_reads }), 2).unwrap();
+    let mut spec = WorldSpec::new(forwarding(stale_reads), 2).unwrap();
     spec.set_all(params).unwrap();
     let history = ClientHistory::new(Register, op_of, ret_of);
     if summarised {
@@ -154,11 +148,7 @@ fn the_summary_gives_the_same_verdicts_shortest_traces_and_explanation() {
             assert!(checker.model().fault().is_none());
             // The counterexample is rebuilt by replay: its states hold the
             // history in order, so the explanation is the whole history's.
-            let explanation = outcome
-                .counterexample
-                .as_ref()
-                .and_then(|trace| trace.last_state())
-                .and_then(|state| history.explain(state, Consistency::Linearizable));
+            let explanation = explanation(&outcome, &history, Consistency::Linearizable);
             let length = outcome.counterexample.as_ref().map(|trace| trace.len());
             (
                 outcome.verdict,

@@ -11,9 +11,11 @@ use std::sync::Arc;
 use bytemuck::{Pod, Zeroable};
 use cmc_model::Model;
 use cmc_search::{Checker, Verdict};
-use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_world::core::abi::EventKind;
+use cmc_world::world::spec::WorldSpecBuilder;
 use cmc_world::world::state::Budget;
-use cmc_world::{build_world, TypedCore, World, WorldArgs, WorldSpec};
+use cmc_world::{build_world, World, WorldArgs, WorldSpec};
+use common::step_core::StepCore;
 
 #[derive(Clone, Copy, Default, Pod, Zeroable)]
 #[repr(C)]
@@ -23,26 +25,8 @@ struct Flags {
 
 /// A core that does nothing: the World's states are then exactly its link
 /// states and budgets.
-struct Quiet;
-
-impl TypedCore for Quiet {
-    type Durable = Flags;
-    type Volatile = Flags;
-
-    fn name(&self) -> &str {
-        "quiet"
-    }
-
-    fn step(
-        &self,
-        _: &Config,
-        _: &Flags,
-        _: &mut Flags,
-        _: &Event,
-        _: &mut Outputs,
-    ) -> Result<(), CoreError> {
-        Ok(())
-    }
+fn quiet() -> StepCore<Flags> {
+    StepCore::new("quiet", |_, _, _, _| Ok(()))
 }
 
 /// The link budgets of a brute-force enumeration.
@@ -139,14 +123,18 @@ fn enumerate(nodes: u32, budgets: Budgets) -> usize {
     seen.len()
 }
 
-fn spec_of(core: impl TypedCore + 'static, nodes: usize, budgets: Budgets) -> WorldSpec {
+/// `nodes` nodes running `core`, with the link `budgets`.
+fn builder_of(core: StepCore<Flags>, nodes: usize, budgets: Budgets) -> WorldSpecBuilder {
     WorldSpec::builder(Arc::new(core), nodes)
         .budget(Budget::Partitions, budgets.pairs)
         .budget(Budget::OneWayCuts, budgets.oneway)
         .budget(Budget::Isolations, budgets.isolations)
         .budget(Budget::Splits, budgets.splits)
-        .build()
-        .unwrap()
+}
+
+/// The World of `nodes` nodes running `core`, with the link `budgets`.
+fn world_of(core: StepCore<Flags>, nodes: usize, budgets: Budgets) -> World {
+    World::new(builder_of(core, nodes, budgets).build().unwrap())
 }
 
 #[test]
@@ -202,7 +190,7 @@ fn link_states_match_an_independent_enumeration() {
         if by_hand > 0 {
             assert_eq!(expected, by_hand, "the enumeration itself, {nodes} nodes");
         }
-        let checker = Checker::new(World::new(spec_of(Quiet, nodes as usize, budgets))).workers(1);
+        let checker = Checker::new(world_of(quiet(), nodes as usize, budgets)).workers(1);
         let outcome = checker.run();
         assert_eq!(outcome.verdict, Verdict::Pass);
         assert_eq!(
@@ -213,24 +201,8 @@ fn link_states_match_an_independent_enumeration() {
 }
 
 /// Every node says hello to every other at START.
-struct Hello;
-
-impl TypedCore for Hello {
-    type Durable = Flags;
-    type Volatile = Flags;
-
-    fn name(&self) -> &str {
-        "hello"
-    }
-
-    fn step(
-        &self,
-        config: &Config,
-        _: &Flags,
-        v: &mut Flags,
-        event: &Event,
-        out: &mut Outputs,
-    ) -> Result<(), CoreError> {
+fn hello() -> StepCore<Flags> {
+    StepCore::new("hello", |config, v: &mut Flags, event, out| {
         match event.kind() {
             Some(EventKind::Start) => {
                 for peer in (0..config.nodes).filter(|&peer| peer != config.node) {
@@ -241,7 +213,7 @@ impl TypedCore for Hello {
             _ => {}
         }
         Ok(())
-    }
+    })
 }
 
 #[test]
@@ -250,7 +222,7 @@ fn a_one_way_cut_blocks_one_direction_only() {
         oneway: 1,
         ..Budgets::default()
     };
-    let world = World::new(spec_of(Hello, 2, one_way));
+    let world = world_of(hello(), 2, one_way);
     let initial = common::initial_state(&world);
     let cut = common::action_named(&world, &initial, "LINK cut n0->n1");
     let after = world.next_state(&initial, &cut).unwrap();
@@ -273,7 +245,7 @@ fn isolation_and_split_cut_every_link_across() {
         splits: 1,
         ..Budgets::default()
     };
-    let world = World::new(spec_of(Hello, 4, budgets));
+    let world = world_of(hello(), 4, budgets);
     let initial = common::initial_state(&world);
     let texts = common::action_texts(&world, &initial);
     // 4 isolations and 2^3 - 1 = 7 splits (node 0's group never holds everyone).
@@ -290,24 +262,8 @@ fn isolation_and_split_cut_every_link_across() {
 /// n0 takes the client's request, asks n1 and n2, and answers with the
 /// first response: a single cut pair leaves it a path, but not every link
 /// of n0 cut at once.
-struct AskTwo;
-
-impl TypedCore for AskTwo {
-    type Durable = Flags;
-    type Volatile = Flags;
-
-    fn name(&self) -> &str {
-        "ask-two"
-    }
-
-    fn step(
-        &self,
-        config: &Config,
-        _: &Flags,
-        v: &mut Flags,
-        event: &Event,
-        out: &mut Outputs,
-    ) -> Result<(), CoreError> {
+fn ask_two_core() -> StepCore<Flags> {
+    StepCore::new("ask-two", |config, v: &mut Flags, event, out| {
         match (config.node, event.kind()) {
             (0, Some(EventKind::Client)) => {
                 v.bits = 1;
@@ -322,16 +278,11 @@ impl TypedCore for AskTwo {
             _ => {}
         }
         Ok(())
-    }
+    })
 }
 
 fn ask_two(budgets: Budgets, quiescence: Option<u32>) -> Checker<World> {
-    let mut builder = WorldSpec::builder(Arc::new(AskTwo), 3)
-        .requests(1)
-        .budget(Budget::Partitions, budgets.pairs)
-        .budget(Budget::OneWayCuts, budgets.oneway)
-        .budget(Budget::Isolations, budgets.isolations)
-        .budget(Budget::Splits, budgets.splits);
+    let mut builder = builder_of(ask_two_core(), 3, budgets).requests(1);
     if let Some(steps) = quiescence {
         builder = builder.quiescence(steps);
     }

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use bytemuck::{Pod, Zeroable};
 use cmc_model::Model;
 use cmc_search::{Checker, Verdict};
-use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
-use cmc_world::{CCore, TypedCore, World, WorldSpec};
+use cmc_world::core::abi::EventKind;
+use cmc_world::{CCore, World, WorldSpec};
+use common::step_core::StepCore;
 
 /// The two values drawn (each 0 until drawn, then value + 1).
 #[derive(Clone, Copy, Default, Pod, Zeroable)]
@@ -22,24 +23,8 @@ struct Drawn {
 
 /// At START asks for choice 0 among `cfg0` values and choice 1 among
 /// `cfg1`, and records each value when it comes.
-struct TwoDice;
-
-impl TypedCore for TwoDice {
-    type Durable = Drawn;
-    type Volatile = Drawn;
-
-    fn name(&self) -> &str {
-        "two-dice"
-    }
-
-    fn step(
-        &self,
-        config: &Config,
-        _: &Drawn,
-        v: &mut Drawn,
-        event: &Event,
-        out: &mut Outputs,
-    ) -> Result<(), CoreError> {
+fn two_dice() -> StepCore<Drawn> {
+    StepCore::new("two-dice", |config, v: &mut Drawn, event, out| {
         match event.kind() {
             Some(EventKind::Start) => {
                 out.choose(0, config.params[0] as u8)?;
@@ -55,11 +40,11 @@ impl TypedCore for TwoDice {
             _ => {}
         }
         Ok(())
-    }
+    })
 }
 
 fn dice_checker(k0: u8, k1: u8) -> Checker<World> {
-    let spec = WorldSpec::builder(Arc::new(TwoDice), 1)
+    let spec = WorldSpec::builder(Arc::new(two_dice()), 1)
         .core_param(0, k0 as u64)
         .core_param(1, k1 as u64)
         .build()
@@ -93,28 +78,10 @@ fn a_choice_of_zero_values_is_a_bad_output() {
 }
 
 /// The client's node draws a slot among 4 for its request and replies when
-/// the slot is written. With the bug, slot 3 is "written" twice, so the
+/// the slot is written. With the `bug`, slot 3 is "written" twice, so the
 /// request is answered twice: only the value 3 shows it.
-struct SlotPicker {
-    bug: bool,
-}
-
-impl TypedCore for SlotPicker {
-    type Durable = Drawn;
-    type Volatile = Drawn;
-
-    fn name(&self) -> &str {
-        "slot-picker"
-    }
-
-    fn step(
-        &self,
-        _: &Config,
-        _: &Drawn,
-        v: &mut Drawn,
-        event: &Event,
-        out: &mut Outputs,
-    ) -> Result<(), CoreError> {
+fn slot_picker(bug: bool) -> StepCore<Drawn> {
+    StepCore::new("slot-picker", move |_, v: &mut Drawn, event, out| {
         match event.kind() {
             Some(EventKind::Client) => {
                 v.first = event.id + 1;
@@ -123,18 +90,18 @@ impl TypedCore for SlotPicker {
             Some(EventKind::Choice) => {
                 let slot = event.payload[0];
                 out.reply(v.first - 1, &[slot])?;
-                if self.bug && slot == 3 {
+                if bug && slot == 3 {
                     out.reply(v.first - 1, &[slot])?;
                 }
             }
             _ => {}
         }
         Ok(())
-    }
+    })
 }
 
 fn slot_checker(bug: bool) -> Checker<World> {
-    let spec = WorldSpec::builder(Arc::new(SlotPicker { bug }), 1)
+    let spec = WorldSpec::builder(Arc::new(slot_picker(bug)), 1)
         .requests(1)
         .build()
         .unwrap();

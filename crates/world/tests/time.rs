@@ -3,15 +3,18 @@
 //! by more than K. Counts are derived by hand or by an enumeration that does
 //! not use the World.
 
+mod common;
+
 use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
 use cmc_model::Property;
 use cmc_search::{Checker, Verdict};
-use cmc_world::core::abi::{Config, CoreError, Event, EventKind, OutputKind, Outputs};
+use cmc_world::core::abi::{EventKind, OutputKind};
 use cmc_world::world::action::Action;
 use cmc_world::world::state::WorldState;
-use cmc_world::{FaultKind, TypedCore, World, WorldSpec};
+use cmc_world::{FaultKind, World, WorldSpec};
+use common::step_core::StepCore;
 
 /// What the alarm core remembers: whether its timer fired, and at which clock.
 #[derive(Clone, Copy, Default, Pod, Zeroable)]
@@ -36,27 +39,13 @@ enum Arming {
     Malformed,
 }
 
-/// Arms timer 0 at START and records the clock at which it fires.
-struct AlarmCore(Arming);
-
-impl TypedCore for AlarmCore {
-    type Durable = Alarm;
-    type Volatile = Alarm;
-
-    fn name(&self) -> &str {
-        "alarm"
-    }
-
-    fn step(
-        &self,
-        _: &Config,
-        _: &Alarm,
-        volatile: &mut Alarm,
-        event: &Event,
-        out: &mut Outputs,
-    ) -> Result<(), CoreError> {
-        match event.kind() {
-            Some(EventKind::Start) => match self.0 {
+/// Arms timer 0 at START as `arming` says and records the clock at which it
+/// fires.
+fn alarm_core(arming: Arming) -> Arc<StepCore<Alarm>> {
+    Arc::new(StepCore::new(
+        "alarm",
+        move |_, volatile: &mut Alarm, event, out| match event.kind() {
+            Some(EventKind::Start) => match arming {
                 Arming::AnyMoment => out.set_timer(0),
                 Arming::At(deadline) => out.set_timer_at(0, deadline),
                 Arming::Rearmed => {
@@ -77,12 +66,12 @@ impl TypedCore for AlarmCore {
                 Ok(())
             }
             _ => Ok(()),
-        }
-    }
+        },
+    ))
 }
 
 fn alarm(arming: Arming, nodes: usize, params: &[&str]) -> World {
-    let mut spec = WorldSpec::new(Arc::new(AlarmCore(arming)), nodes).unwrap();
+    let mut spec = WorldSpec::new(alarm_core(arming), nodes).unwrap();
     spec.set_all(params).unwrap();
     World::new(spec)
 }
@@ -215,7 +204,7 @@ fn spread(state: &WorldState) -> u32 {
 fn the_skew_bound_holds_in_every_reachable_state() {
     for (nodes, ticks, skew) in [(3, 6, 1), (3, 6, 2), (2, 7, 3)] {
         let params = [format!("ticks={ticks}"), format!("skew={skew}")];
-        let mut spec = WorldSpec::new(Arc::new(AlarmCore(Arming::At(1_000))), nodes).unwrap();
+        let mut spec = WorldSpec::new(alarm_core(Arming::At(1_000)), nodes).unwrap();
         spec.set_all(&params).unwrap();
         let bound = Property::always("SkewBound", move |_: &World, state: &WorldState| {
             spread(state) <= skew

@@ -40,7 +40,7 @@ use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 use cmc_world::core::helpers::{self, send, send_to_each, Message};
 use cmc_world::TypedCore;
 
-use crate::{servers, Replies, SERVERS_DEFAULT};
+use crate::{is_server, servers, Replies, SERVERS_DEFAULT};
 
 pub use msg::{Msg, Timestamp};
 pub use properties::{core, properties, world};
@@ -313,7 +313,7 @@ impl<const BUG: u32> TypedCore for Abd<BUG> {
         event: &Event,
         out: &mut Outputs,
     ) -> Result<(), CoreError> {
-        if config.node < servers(&config.params) {
+        if is_server(config) {
             Self::replica(durable, volatile, event, out)
         } else {
             Self::client(config, volatile, event, out)
@@ -321,7 +321,7 @@ impl<const BUG: u32> TypedCore for Abd<BUG> {
     }
 
     fn describe_state(&self, config: &Config, d: &Durable, v: &Volatile) -> Option<String> {
-        Some(if config.node < servers(&config.params) {
+        Some(if is_server(config) {
             format!(
                 "replica ts={} value={} pending={} durable: ts={} value={}",
                 v.ts,

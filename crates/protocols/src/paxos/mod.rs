@@ -29,7 +29,7 @@ use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 use cmc_world::core::helpers::{self, send, send_to_each, Message};
 use cmc_world::TypedCore;
 
-use crate::Replies;
+use crate::{is_server, Replies};
 
 pub use crate::{servers, SERVERS_DEFAULT};
 pub use msg::{value_char, Ballot, Msg, Proposal};
@@ -342,7 +342,7 @@ impl<const BUG: u32> TypedCore for Paxos<BUG> {
         event: &Event,
         out: &mut Outputs,
     ) -> Result<(), CoreError> {
-        if config.node < servers(&config.params) {
+        if is_server(config) {
             Self::server(config, durable, volatile, event, out)
         } else {
             Self::client(config, volatile, event, out)
@@ -351,7 +351,7 @@ impl<const BUG: u32> TypedCore for Paxos<BUG> {
 
     fn describe_state(&self, config: &Config, d: &Durable, v: &Volatile) -> Option<String> {
         let b = |b: Ballot| format!("({},{})", b.round, b.leader);
-        Some(if config.node < servers(&config.params) {
+        Some(if is_server(config) {
             format!(
                 "server ballot={} accepted={}{}{} leading={} prepared={:#x} accepts={:#x} pending={} durable: promised={} accepted={}{}",
                 b(v.ballot),

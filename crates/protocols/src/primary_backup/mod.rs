@@ -2,10 +2,19 @@
 //!
 //! `n` nodes replicate a log of at most [`LOG_MAX`] entries. Node 0 is the
 //! primary of view 0. A client request to the primary appends an entry (the
-//! request id + 1), persists the log and sends it to every node in an Append;
-//! a backup adopts the primary's log for that view, persists it and acks once
-//! flushed. The primary counts its own copy once its persist is flushed and
-//! replies OK only when its own copy and a majority hold the entry durably.
+//! request id + 1) and persists the log; once that persist is flushed, the
+//! primary counts its own copy and sends the log to every node in an Append.
+//! A backup adopts the primary's log for that view if it is longer than its
+//! own (Appends may arrive out of order), persists it and acks once flushed.
+//! The primary replies OK only when its own copy and a majority hold the entry
+//! durably.
+//!
+//! Why the primary sends only what it holds durably: node 0 restarts as the
+//! primary of view 0 from its durable log. Had it sent a log it then lost in
+//! the crash, a backup could hold (and ack) a different log of the same view
+//! and length than the one the restarted primary writes, and an Ack names a
+//! log only by its view and length. Sent after the flush, every log of a view
+//! extends one sequence, so a longer log of the same view is the newer one.
 //!
 //! View change: a backup whose timer fires (the primary's lease ran out, as
 //! far as it can tell) becomes candidate of the next view (at most `cfg0`,
@@ -101,9 +110,10 @@ pub struct Volatile {
     pub requests: [u32; LOG_MAX],
     /// Primary: entries committed (replied).
     pub committed: u32,
-    /// Per outstanding persist, the message its flush releases: an Ack or a
-    /// Vote for the persisted log, to another node or (its own copy, its own
-    /// vote) to this one.
+    /// Per outstanding persist, the message its flush releases: for the
+    /// persisted log, the primary's Append (to this node, which counts it and
+    /// sends it on), a backup's Ack or a Vote (to another node, or this
+    /// candidate's own).
     pub after_flush: AfterFlush<AFTER_FLUSH_MAX, WORDS_MAX>,
 }
 
@@ -207,6 +217,14 @@ fn majority(config: &Config) -> u32 {
 fn broadcast(config: &Config, out: &mut Outputs, msg: Msg) -> Result<(), CoreError> {
     let others = (0..config.nodes).filter(|node| *node != config.node);
     send_to_each(out, others, &msg)
+}
+
+/// The primary's log as persisted, for the backups of its view.
+fn append_of(log: &Durable) -> Msg {
+    Msg::Append {
+        view: log.view,
+        log: *log,
+    }
 }
 
 /// The Ack of `log` as persisted, to the primary of its view.
@@ -318,21 +336,13 @@ impl<const BUG: u32> PrimaryBackup<BUG> {
         v.current.log_view = view;
         v.role = role::PRIMARY;
         clear_votes(v);
-        Self::replicate(config, v, out)
+        Self::replicate(v, config.node, out)
     }
 
-    /// Persists the primary's log, counting its own copy once that is
-    /// flushed, and sends it to every other node in an Append.
-    fn replicate(config: &Config, v: &mut Volatile, out: &mut Outputs) -> Result<(), CoreError> {
-        Self::persist(v, ack_of, config.node, out)?;
-        broadcast(
-            config,
-            out,
-            Msg::Append {
-                view: v.current.view,
-                log: v.current,
-            },
-        )
+    /// Persists the primary's log; its flush releases the Append of it to
+    /// this node (see [`Self::flushed`]).
+    fn replicate(v: &mut Volatile, node: u32, out: &mut Outputs) -> Result<(), CoreError> {
+        Self::persist(v, append_of, node, out)
     }
 
     fn on_msg(
@@ -345,7 +355,10 @@ impl<const BUG: u32> PrimaryBackup<BUG> {
         match msg {
             // A candidate that lost its view follows the primary that won it.
             Msg::Append { view, log }
-                if view > v.current.view || (view == v.current.view && v.role != role::PRIMARY) =>
+                if view > v.current.view
+                    || (view == v.current.view
+                        && v.role != role::PRIMARY
+                        && newer(&log, &v.current)) =>
             {
                 if view > v.current.view {
                     Self::become_backup(v, view, out)?;
@@ -381,7 +394,13 @@ impl<const BUG: u32> PrimaryBackup<BUG> {
             return Ok(());
         }
         match msg {
-            // The node's own copy or vote counts as one more from itself.
+            // The primary's own copy is durable: it counts as an Ack from
+            // itself, and only now goes to the backups.
+            Msg::Append { log, .. } if held.dst == config.node => {
+                Self::on_msg(config, v, config.node, ack_of(&log), out)?;
+                broadcast(config, out, msg)
+            }
+            // The node's own vote counts as one more from itself.
             _ if held.dst == config.node => Self::on_msg(config, v, config.node, msg, out),
             // Bug 1 sent this Ack before the flush.
             Msg::Ack { .. } if BUG == 1 => Ok(()),
@@ -435,7 +454,7 @@ impl<const BUG: u32> TypedCore for PrimaryBackup<BUG> {
                 v.current.log_view = v.current.view;
                 v.requests[at] = event.id + 1;
                 v.acks[at] = 0;
-                Self::replicate(config, v, out)?;
+                Self::replicate(v, config.node, out)?;
             }
             Some(EventKind::Timer) if v.role == role::BACKUP && v.current.view + 1 < views => {
                 v.role = role::CANDIDATE;

@@ -29,9 +29,12 @@ pub fn compiler_fence(order: Ordering) {
     std::sync::atomic::compiler_fence(order)
 }
 
+/// The methods every atomic has, for atomic `$name` (with its type parameters,
+/// if any) wrapping `$std` of values `$t`: `$to` gives a value's [`Value`],
+/// `$bits` and `$from` convert it to and from the checker's 64 bits.
 macro_rules! common_methods {
-    ($name:ident, $std:ty, $t:ty, $to:expr, $bits:expr, $from:expr) => {
-        impl $name {
+    ($name:ident $(<$param:ident>)?, $std:ty, $t:ty, $to:expr, $bits:expr, $from:expr) => {
+        impl $(<$param>)? $name $(<$param>)? {
             /// Creates a new atomic; it is registered with the checker on first use.
             pub const fn new(v: $t) -> Self {
                 $name {
@@ -141,7 +144,7 @@ macro_rules! common_methods {
                 success: Ordering,
                 failure: Ordering,
             ) -> Result<$t, $t> {
-                self.cas(current, new, success, failure, Location::caller())
+                self.compare_exchange(current, new, success, failure)
             }
 
             fn cas(
@@ -205,10 +208,13 @@ fn update(old: Value, new: Value) -> Value {
     }
 }
 
+/// What a failed `compare_exchange` that saw `seen` records: a pointer's is
+/// [`Value::Busy`] (its address differs between runs).
 fn failed(seen: Value) -> Value {
     match seen {
         Value::Int(v) => Value::Failed(v),
         Value::Bool(v) => Value::Failed(v as i128),
+        Value::Ptr(_) => Value::Busy,
         other => other,
     }
 }
@@ -327,127 +333,11 @@ fn ptr_value<T>(p: *mut T) -> Value {
     Value::Ptr(p as usize)
 }
 
-impl<T> AtomicPtr<T> {
-    /// Creates a new atomic pointer; it is registered with the checker on first use.
-    pub const fn new(p: *mut T) -> Self {
-        AtomicPtr {
-            v: std::sync::atomic::AtomicPtr::new(p),
-            id: ObjCell::new(),
-        }
-    }
-
-    fn run<R>(
-        &self,
-        kind: AtomicKind,
-        orders: (Ordering, Ordering),
-        location: &'static Location<'static>,
-        body: impl FnOnce(&std::sync::atomic::AtomicPtr<T>) -> (R, Value, Option<*mut T>),
-    ) -> R {
-        let peek = || self.v.load(Ordering::Relaxed) as usize as u64;
-        rt::atomic_access(&self.id, "AtomicPtr", kind, orders, location, peek, |_| {
-            let (r, value, written) = body(&self.v);
-            (r, value, written.map(|p| p as usize as u64))
-        })
-    }
-
-    /// Loads the pointer (a switch point). In weak-memory mode a non-`SeqCst` load may
-    /// return an older store, as the memory model allows.
-    #[track_caller]
-    pub fn load(&self, order: Ordering) -> *mut T {
-        let peek = || self.v.load(Ordering::Relaxed) as usize as u64;
-        let orders = (order, order);
-        let location = Location::caller();
-        rt::atomic_access(
-            &self.id,
-            "AtomicPtr",
-            AtomicKind::Load,
-            orders,
-            location,
-            peek,
-            |read| {
-                let v = match read {
-                    Some(bits) => bits as usize as *mut T,
-                    None => self.v.load(order),
-                };
-                (v, ptr_value(v), None)
-            },
-        )
-    }
-
-    /// Stores `p` (a switch point).
-    #[track_caller]
-    pub fn store(&self, p: *mut T, order: Ordering) {
-        self.run(AtomicKind::Store, (order, order), Location::caller(), |a| {
-            a.store(p, order);
-            ((), ptr_value(p), Some(p))
-        })
-    }
-
-    /// Swaps in `p`, returning the previous pointer (a switch point).
-    #[track_caller]
-    pub fn swap(&self, p: *mut T, order: Ordering) -> *mut T {
-        self.run(
-            AtomicKind::Rmw("swap"),
-            (order, order),
-            Location::caller(),
-            |a| {
-                let old = a.swap(p, order);
-                (old, ptr_value(p), Some(p))
-            },
-        )
-    }
-
-    /// Stores `new` if the pointer is `current` (a switch point).
-    #[track_caller]
-    pub fn compare_exchange(
-        &self,
-        current: *mut T,
-        new: *mut T,
-        success: Ordering,
-        failure: Ordering,
-    ) -> Result<*mut T, *mut T> {
-        self.cas(current, new, success, failure, Location::caller())
-    }
-
-    /// Like `compare_exchange`; never fails spuriously under the checker.
-    #[track_caller]
-    pub fn compare_exchange_weak(
-        &self,
-        current: *mut T,
-        new: *mut T,
-        success: Ordering,
-        failure: Ordering,
-    ) -> Result<*mut T, *mut T> {
-        self.cas(current, new, success, failure, Location::caller())
-    }
-
-    fn cas(
-        &self,
-        current: *mut T,
-        new: *mut T,
-        success: Ordering,
-        failure: Ordering,
-        location: &'static Location<'static>,
-    ) -> Result<*mut T, *mut T> {
-        self.run(
-            AtomicKind::Rmw("compare_exchange"),
-            (success, failure),
-            location,
-            |a| match a.compare_exchange(current, new, success, failure) {
-                Ok(old) => (Ok(old), ptr_value(new), Some(new)),
-                Err(seen) => (Err(seen), Value::Busy, None),
-            },
-        )
-    }
-
-    /// Mutable access without a switch point.
-    pub fn get_mut(&mut self) -> &mut *mut T {
-        rt::exclusive_access(&self.id);
-        self.v.get_mut()
-    }
-
-    /// Consumes the atomic and returns the pointer.
-    pub fn into_inner(self) -> *mut T {
-        self.v.into_inner()
-    }
-}
+common_methods!(
+    AtomicPtr<T>,
+    std::sync::atomic::AtomicPtr<T>,
+    *mut T,
+    ptr_value,
+    |p: *mut T| p as usize as u64,
+    |b: u64| b as usize as *mut T
+);

@@ -10,9 +10,9 @@ use std::fmt::Write;
 /// use cmc_world::report::chart::{render, Row};
 ///
 /// let rows = [
-///     Row::Local { step: 1, node: 0, label: "CLIENT r0".into() },
-///     Row::Arrow { step: 2, from: 0, to: 1, label: "DATA(r=0)".into() },
-///     Row::Arrow { step: 3, from: 1, to: 0, label: "ACK(r=0)".into() },
+///     Row::local(1, 0, "CLIENT r0"),
+///     Row::arrow(2, 0, 1, "DATA(r=0)"),
+///     Row::arrow(3, 1, 0, "ACK(r=0)"),
 /// ];
 /// let chart = render(2, &rows);
 /// let lines: Vec<&str> = chart.lines().collect();
@@ -64,6 +64,25 @@ pub(crate) enum Drawn<'a> {
 }
 
 impl Row {
+    /// A message `label` delivered from node `from` to node `to` at `step`.
+    pub fn arrow(step: usize, from: usize, to: usize, label: impl Into<String>) -> Row {
+        Row::Arrow {
+            step,
+            from,
+            to,
+            label: label.into(),
+        }
+    }
+
+    /// Event `label` at node `node` at `step`.
+    pub fn local(step: usize, node: usize, label: impl Into<String>) -> Row {
+        Row::Local {
+            step,
+            node,
+            label: label.into(),
+        }
+    }
+
     /// How this row is drawn on a chart of `nodes` lifelines.
     pub(crate) fn drawn(&self, nodes: usize) -> Drawn<'_> {
         let last = nodes.saturating_sub(1);
@@ -96,6 +115,19 @@ impl Row {
 }
 
 const WIDTH: usize = 24;
+
+/// The chart both renderers' tests draw, on three nodes: a client request
+/// at n0, a message from n0 to n1 and the answer back (markup in its text),
+/// a crash at n2.
+#[cfg(test)]
+pub(crate) fn sample_rows() -> [Row; 4] {
+    [
+        Row::local(1, 0, "CLIENT r0"),
+        Row::arrow(2, 0, 1, "DATA(r=0)"),
+        Row::arrow(3, 1, 0, "<ACK>"),
+        Row::local(4, 2, "CRASH"),
+    ]
+}
 
 /// Renders `rows` for `nodes` nodes (at least one): a header line, then one
 /// line per row, numbered by its step; one column of 24 characters per
@@ -162,36 +194,17 @@ mod tests {
 
     #[test]
     fn arrows_span_columns_in_both_directions() {
-        let rows = [
-            Row::Local {
-                step: 1,
-                node: 0,
-                label: "CLIENT r0".into(),
-            },
-            Row::Arrow {
-                step: 2,
-                from: 0,
-                to: 1,
-                label: "DATA(r=0)".into(),
-            },
-            Row::Arrow {
-                step: 3,
-                from: 1,
-                to: 0,
-                label: "ACK(r=0)".into(),
-            },
-        ];
-        let chart = render(2, &rows);
+        let chart = render(3, &sample_rows());
         let lines: Vec<&str> = chart.lines().collect();
-        assert_eq!(lines[0], "step  n0                      n1");
-        assert_eq!(lines[1], "   1  CLIENT r0               |");
-        assert!(
-            lines[2].starts_with("   2  |-") && lines[2].ends_with("->|"),
-            "{chart}"
-        );
-        assert!(lines[2].contains("DATA(r=0)"));
-        assert!(
-            lines[3].starts_with("   3  |<-") && lines[3].contains("ACK(r=0)"),
+        assert_eq!(
+            lines,
+            [
+                "step  n0                      n1                      n2",
+                "   1  CLIENT r0               |                       |",
+                "   2  |-------DATA(r=0)------>|                       |",
+                "   3  |<--------<ACK>---------|                       |",
+                "   4  |                       |                       CRASH",
+            ],
             "{chart}"
         );
     }

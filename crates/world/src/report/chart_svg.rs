@@ -162,30 +162,12 @@ mod tests {
 
     #[test]
     fn one_lifeline_per_node_an_arrow_per_delivery_and_escaped_labels() {
-        let rows = [
-            Row::Local {
-                step: 1,
-                node: 0,
-                label: "CLIENT r0".into(),
-            },
-            Row::Arrow {
-                step: 2,
-                from: 0,
-                to: 2,
-                label: "<DATA>".into(),
-            },
-            Row::Local {
-                step: 3,
-                node: 1,
-                label: "CRASH".into(),
-            },
-        ];
         let titles = ["n0 (a)".to_string(), "n1 <core>".into(), "n2".into()];
-        let svg = render_svg(&titles, &rows);
+        let svg = render_svg(&titles, &crate::report::chart::sample_rows());
         assert_eq!(svg.matches("class=\"lifeline\"").count(), 3);
-        assert_eq!(svg.matches("class=\"delivery\"").count(), 1);
+        assert_eq!(svg.matches("class=\"delivery\"").count(), 2);
         assert_eq!(svg.matches("class=\"event\"").count(), 2);
-        assert!(svg.contains("&lt;DATA&gt;") && !svg.contains("<DATA>"));
+        assert!(svg.contains("&lt;ACK&gt;") && !svg.contains("<ACK>"));
         assert!(svg.contains(">n1 &lt;core&gt;</text>") && svg.contains(">n0 (a)</text>"));
         assert!(svg.contains("#c0392b"), "a crash is marked red");
     }

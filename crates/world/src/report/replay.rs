@@ -160,7 +160,7 @@ pub fn run_with_chart(world: &World, file: &ReplayFile) -> Result<(String, Vec<R
             steps
                 .replies
                 .drain(..)
-                .map(|(node, label)| Row::Local { step, node, label }),
+                .map(|(node, label)| Row::local(step, node, label)),
         );
         state = next;
         view = next_view;
@@ -174,11 +174,7 @@ pub fn run_with_chart(world: &World, file: &ReplayFile) -> Result<(String, Vec<R
 }
 
 fn chart_row(world: &World, step: usize, action: &Action) -> Row {
-    let local = |node: u8, label: String| Row::Local {
-        step,
-        node: node as usize,
-        label,
-    };
+    let local = |node: u8, label: String| Row::local(step, node as usize, label);
     match *action {
         Action::Net {
             op: NetOp::Deliver,
@@ -186,12 +182,12 @@ fn chart_row(world: &World, step: usize, action: &Action) -> Row {
             dst,
             msg,
             ..
-        } => Row::Arrow {
+        } => Row::arrow(
             step,
-            from: src as usize,
-            to: dst as usize,
-            label: world.describe_message(src, msg.as_bytes()),
-        },
+            src as usize,
+            dst as usize,
+            world.describe_message(src, msg.as_bytes()),
+        ),
         Action::Net {
             op, src, dst, msg, ..
         } => local(

@@ -1,0 +1,41 @@
+//! What the integration tests share: a search of a World to a depth bound,
+//! reduced to what they compare.
+
+#![allow(dead_code)] // each test file reads the parts it compares
+
+use cmc_search::{Checker, Verdict};
+use cmc_world::World;
+
+/// What a search concluded: the violated property (or "pass"), the
+/// counterexample's length, the distinct states.
+#[derive(Debug)]
+pub struct Concluded {
+    pub verdict: String,
+    pub length: Option<usize>,
+    pub states: u64,
+}
+
+/// Searches `world` breadth-first to `max_depth` with two workers and no
+/// deadlock check; panics on a fault or a search that does not conclude.
+pub fn check(world: World, max_depth: u64) -> Concluded {
+    let checker = Checker::new(world)
+        .workers(2)
+        .check_deadlock(false)
+        .max_depth(max_depth);
+    let outcome = checker.run();
+    assert!(
+        checker.model().fault().is_none(),
+        "{:?}",
+        checker.model().fault()
+    );
+    let verdict = match &outcome.verdict {
+        Verdict::Pass => "pass".to_string(),
+        Verdict::Violated { property, .. } => property.clone(),
+        other => panic!("the search did not conclude: {other:?}"),
+    };
+    Concluded {
+        verdict,
+        length: outcome.counterexample.as_ref().map(|trace| trace.len()),
+        states: outcome.stats.distinct_states,
+    }
+}
