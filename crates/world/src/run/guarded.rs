@@ -1,4 +1,5 @@
-//! Guarded memory for core steps.
+//! Guarded memory for core steps (and, for a core that needs no guards,
+//! the same step on its buffers in place).
 //!
 //! Every buffer handed to a core (its configuration, the event, the outputs,
 //! the durable and the volatile part) is copied into a per-thread arena where
@@ -27,6 +28,9 @@ const ALIGN: usize = 16;
 struct Layout {
     /// `(start, length, name)` in address order.
     buffers: [(usize, usize, &'static str); 5],
+    /// The canary ranges, `(start, end)`: before the first buffer, between
+    /// buffers, after the last.
+    gaps: [(usize, usize); 6],
     /// Usable bytes (a multiple of the page size).
     usable: usize,
 }
@@ -63,23 +67,20 @@ impl Layout {
             end = start;
         }
         debug_assert!(buffers[CONFIG].0 >= CANARY);
-        Layout { buffers, usable }
-    }
-
-    /// The canary ranges: `CANARY` bytes before the first buffer, between
-    /// buffers, after the last.
-    fn gaps(&self) -> impl Iterator<Item = (std::ops::Range<usize>, usize)> + '_ {
-        (0..=self.buffers.len()).map(|index| {
+        let mut gaps = [(0, 0); 6];
+        for (index, gap) in gaps.iter_mut().enumerate() {
             let start = match index {
-                0 => self.buffers[0].0 - CANARY,
-                _ => self.buffers[index - 1].0 + self.buffers[index - 1].1,
+                0 => buffers[0].0 - CANARY,
+                _ => buffers[index - 1].0 + buffers[index - 1].1,
             };
-            let end = self
-                .buffers
-                .get(index)
-                .map_or(self.usable, |buffer| buffer.0);
-            (start..end, index)
-        })
+            let end = buffers.get(index).map_or(usable, |buffer| buffer.0);
+            *gap = (start, end);
+        }
+        Layout {
+            buffers,
+            gaps,
+            usable,
+        }
     }
 }
 
@@ -152,6 +153,32 @@ impl Arena {
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.at(buffer), bytes.len()) }
     }
 
+    /// Writes `value` into `buffer`, which is laid out for a `T`.
+    fn put<T: bytemuck::Pod>(&self, buffer: usize, value: &T) {
+        debug_assert_eq!(std::mem::size_of::<T>(), self.layout.buffers[buffer].1);
+        // SAFETY: the buffer holds `size_of::<T>()` bytes aligned to 16, at
+        // least `T`'s alignment for the ABI's structs.
+        unsafe { self.at(buffer).cast::<T>().write(*value) }
+    }
+
+    /// The outputs buffer, emptied: no outputs, every item's byte `fill`.
+    fn empty_outputs(&self, fill: u8) {
+        // SAFETY: the buffer is laid out for an `Outputs` (plain old data);
+        // nothing else refers to it.
+        unsafe { &mut *self.at(OUTPUTS).cast::<Outputs>() }.empty(fill);
+    }
+
+    /// The outputs the step wrote, in `out`: its count, its refusals and
+    /// the valid items (those past the count are not copied).
+    fn take_outputs(&self, out: &mut Outputs) {
+        // SAFETY: the buffer holds an `Outputs` (plain old data).
+        let written = unsafe { &*self.at(OUTPUTS).cast::<Outputs>() };
+        out.count = written.count;
+        out.reserved = written.reserved;
+        let valid = (written.count as usize).min(written.items.len());
+        out.items[..valid].copy_from_slice(&written.items[..valid]);
+    }
+
     fn buffer(&self, buffer: usize) -> &[u8] {
         let (start, len, _) = self.layout.buffers[buffer];
         self.bytes(start..start + len)
@@ -159,15 +186,18 @@ impl Arena {
 
     /// The first canary that changed, as a sentence; the canaries are then restored.
     fn broken_canary(&self) -> Option<String> {
-        static INTACT: [u8; CANARY + ALIGN] = [PATTERN; CANARY + ALIGN];
-        let broken = self.layout.gaps().find_map(|(range, index)| {
-            let bytes = self.bytes(range.clone());
-            if bytes == &INTACT[..bytes.len()] {
-                return None;
-            }
+        let gaps = self.layout.gaps;
+        if gaps
+            .iter()
+            .all(|&(start, end)| filled_with(self.bytes(start..end), PATTERN))
+        {
+            return None;
+        }
+        let broken = gaps.iter().enumerate().find_map(|(index, &(start, end))| {
+            let bytes = self.bytes(start..end);
             let first = bytes.iter().position(|b| *b != PATTERN)?;
             let last = bytes.iter().rposition(|b| *b != PATTERN)?;
-            Some((range, index, first, last))
+            Some((start..end, index, first, last))
         })?;
         let (range, index, first, last) = broken;
         let changed = last - first + 1;
@@ -184,9 +214,9 @@ impl Arena {
                 first
             ),
         };
-        for (range, _) in self.layout.gaps() {
+        for (start, end) in gaps {
             // SAFETY: the range is inside the usable memory.
-            unsafe { std::ptr::write_bytes(self.base.add(range.start), PATTERN, range.len()) };
+            unsafe { std::ptr::write_bytes(self.base.add(start), PATTERN, end - start) };
         }
         Some(text)
     }
@@ -209,9 +239,44 @@ thread_local! {
     static ARENAS: RefCell<Vec<Arena>> = const { RefCell::new(Vec::new()) };
 }
 
+/// `bytes` as little-endian words and the bytes left over.
+#[inline]
+fn words(bytes: &[u8]) -> (impl Iterator<Item = u64> + '_, &[u8]) {
+    let chunks = bytes.chunks_exact(8);
+    let rest = chunks.remainder();
+    let words = chunks.map(|chunk| u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+    (words, rest)
+}
+
+/// Whether `a` and `b` are the same bytes: compared a word at a time,
+/// inline (the buffers are small, and a call per buffer cost more than
+/// the comparison).
+#[inline]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let ((a_words, a_rest), (b_words, b_rest)) = (words(a), words(b));
+    let differ = a_words.zip(b_words).fold(0, |acc, (x, y)| acc | (x ^ y));
+    let differ_rest = a_rest
+        .iter()
+        .zip(b_rest)
+        .fold(0, |acc, (x, y)| acc | (x ^ y));
+    differ == 0 && differ_rest == 0
+}
+
+/// Whether every byte of `bytes` is `byte` (as [`same`], a word at a time).
+#[inline]
+fn filled_with(bytes: &[u8], byte: u8) -> bool {
+    let pattern = u64::from_le_bytes([byte; 8]);
+    let (words, rest) = words(bytes);
+    let differ = words.fold(0, |acc, word| acc | (word ^ pattern));
+    differ == 0 && rest.iter().all(|b| *b == byte)
+}
+
 /// The first byte at which `now` differs from `before`, with both values.
 fn first_change(before: &[u8], now: &[u8]) -> Option<(usize, u8, u8)> {
-    if before == now {
+    if same(before, now) {
         return None;
     }
     before
@@ -221,18 +286,28 @@ fn first_change(before: &[u8], now: &[u8]) -> Option<(usize, u8, u8)> {
         .map(|at| (at, before[at], now[at]))
 }
 
-/// Runs `core`'s step on `state` (durable then volatile part), `event` and
-/// `out` through guarded copies: the new volatile part and the outputs are
-/// copied back. `Err` says how the step broke its memory contract (then
-/// `state` and `out` are left as they were).
+/// Runs `core`'s step on `state` (durable then volatile part) and `event`,
+/// with output items that hold the byte `fill` until the core writes them.
+///
+/// A core that [needs guards](Core::needs_memory_guards) runs on guarded
+/// copies: the new volatile part and the outputs (the count, the refusals
+/// and the valid items) are copied back into `state` and `out`, and `Err`
+/// says how the step broke its memory contract (then `state` and `out` are
+/// left as they were). Any other core runs on `state` and `out` in place.
 pub(crate) fn step(
     core: &dyn Core,
     config: &Config,
     state: &mut [u8],
     event: &Event,
     out: &mut Outputs,
+    fill: u8,
 ) -> Result<Result<(), CoreError>, String> {
     let key = (core.durable_size(), core.volatile_size());
+    if !core.needs_memory_guards() {
+        out.empty(fill);
+        let (durable, volatile) = state.split_at_mut(key.0);
+        return Ok(core.step(config, durable, volatile, event, out));
+    }
     debug_assert_eq!(state.len(), key.0 + key.1);
     ARENAS.with(|arenas| {
         let mut arenas = arenas.borrow_mut();
@@ -245,14 +320,14 @@ pub(crate) fn step(
         };
         let arena = &arenas[index];
         let (durable, volatile) = state.split_at_mut(key.0);
-        arena.copy_in(CONFIG, bytemuck::bytes_of(config));
-        arena.copy_in(EVENT, bytemuck::bytes_of(event));
-        arena.copy_in(OUTPUTS, bytemuck::bytes_of(out));
+        arena.put(CONFIG, config);
+        arena.put(EVENT, event);
+        arena.empty_outputs(fill);
         arena.copy_in(DURABLE, durable);
         arena.copy_in(VOLATILE, volatile);
-        // SAFETY: each buffer is aligned to 16 bytes and holds a copy of a
-        // valid value of its type (all of them plain old data); nothing else
-        // refers to the arena during the call.
+        // SAFETY: each buffer is aligned to 16 bytes and holds a valid value
+        // of its type (all of them plain old data); nothing else refers to
+        // the arena during the call.
         let result = unsafe {
             core.step(
                 &*arena.at(CONFIG).cast::<Config>(),
@@ -286,12 +361,7 @@ pub(crate) fn step(
             }
         }
         volatile.copy_from_slice(arena.buffer(VOLATILE));
-        // SAFETY: the outputs buffer holds an `Outputs` (plain old data).
-        let written = unsafe { &*arena.at(OUTPUTS).cast::<Outputs>() };
-        out.count = written.count;
-        out.reserved = written.reserved;
-        let valid = (written.count as usize).min(written.items.len());
-        out.items[..valid].copy_from_slice(&written.items[..valid]);
+        arena.take_outputs(out);
         Ok(result)
     })
 }
@@ -299,6 +369,22 @@ pub(crate) fn step(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn word_comparisons_see_a_change_at_every_byte() {
+        for length in 0..40 {
+            let a = vec![PATTERN; length];
+            assert!(same(&a, &a.clone()) && filled_with(&a, PATTERN), "{length}");
+            assert!(!same(&a, &a[..length.saturating_sub(1)]) || length == 0);
+            for at in 0..length {
+                let mut b = a.clone();
+                b[at] ^= 1;
+                assert!(!same(&a, &b), "length {length}, byte {at}");
+                assert!(!filled_with(&b, PATTERN), "length {length}, byte {at}");
+                assert_eq!(first_change(&a, &b), Some((at, PATTERN, PATTERN ^ 1)));
+            }
+        }
+    }
 
     #[test]
     fn buffers_are_aligned_apart_and_end_before_the_guard_page() {
