@@ -612,17 +612,13 @@ impl<M: Model> Share<'_, M> {
                 // table slots prefetched) one state ahead of being settled.
                 let mut ahead = entries.next();
                 if let Some(first) = ahead {
-                    let state = M::State::decode_exact(first.state)?;
-                    self.expander
-                        .prepare_ahead(&mut scratch, state, first.state)?;
+                    self.expander.prepare_ahead(&mut scratch, first.state)?;
                 }
                 while let Some(entry) = ahead {
                     scratch.advance();
                     ahead = entries.next();
                     if let Some(next) = ahead {
-                        let state = M::State::decode_exact(next.state)?;
-                        self.expander
-                            .prepare_ahead(&mut scratch, state, next.state)?;
+                        self.expander.prepare_ahead(&mut scratch, next.state)?;
                     }
                     let mut inserted = 0;
                     let done = self.expander.settle(

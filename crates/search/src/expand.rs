@@ -100,6 +100,16 @@ fn describe<M: Model>(model: &M, state: &M::State) -> String {
     format!("[{}]", fields.join(", "))
 }
 
+/// What the search was `doing` (a verb phrase) with `action` from `state`,
+/// for a panic's message: "taking action A from state [..]".
+fn about_action<M: Model>(model: &M, doing: &str, action: &M::Action, state: &M::State) -> String {
+    format!(
+        "{doing} action {} from state {}",
+        model.format_action(action),
+        describe(model, state)
+    )
+}
+
 /// Whether `a` and `b` are the same bytes. Encodings of 8 to 16 bytes
 /// (those of many models' states) are compared as two overlapping words
 /// each, inline: this runs for every successor, and a call to the C
@@ -137,7 +147,8 @@ struct Successor {
 /// The successors of one state, computed and fingerprinted (their table
 /// slots prefetched) but not yet counted, checked or inserted.
 pub(crate) struct Batch<M: Model> {
-    /// The state expanded (`None` before the first).
+    /// The state expanded (`None` before the first; then kept from state
+    /// to state, so that the next one can be decoded into its memory).
     parent: Option<M::State>,
     actions: Vec<M::Action>,
     /// The encodings of the successors, back to back.
@@ -202,16 +213,37 @@ impl<'t, M: Model> Scratch<'t, M> {
     }
 }
 
+/// The optional checks and counts of successor generation, as the
+/// search's options set them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Checks {
+    /// A state without successors that is not terminal is a violation.
+    deadlock: bool,
+    /// `actions` and `next_state` run twice and must agree.
+    determinism: bool,
+    /// Every new state's encoding must decode to the state again.
+    round_trip: bool,
+    /// Actions are counted per kind (enabled, and taken to a new state).
+    coverage: bool,
+}
+
+impl Checks {
+    fn of(options: &crate::SearchOptions) -> Checks {
+        Checks {
+            deadlock: options.check_deadlock,
+            determinism: options.check_determinism,
+            round_trip: crate::round_trip::enabled(options),
+            coverage: options.coverage,
+        }
+    }
+}
+
 /// The shared, read-only context of successor generation.
 pub(crate) struct Expander<'a, M: Model> {
     pub model: &'a M,
     pub properties: &'a PropertySet<M>,
     pub table: &'a VisitedSet,
-    pub check_deadlock: bool,
-    pub check_determinism: bool,
-    pub check_round_trip: bool,
-    /// Whether actions are counted per kind (enabled, and taken to a new state).
-    pub coverage: bool,
+    checks: Checks,
     /// Whether a new successor's parent link is left to its caller
     /// ([`NewLink::Deferred`], for a candidate of a batched pass over a set
     /// on disk) unless it breaks an invariant.
@@ -230,10 +262,7 @@ impl<'a, M: Model> Expander<'a, M> {
             model,
             properties,
             table,
-            check_deadlock: options.check_deadlock,
-            check_determinism: options.check_determinism,
-            check_round_trip: crate::round_trip::enabled(options),
-            coverage: options.coverage,
+            checks: Checks::of(options),
             defer_links: false,
         }
     }
@@ -303,7 +332,7 @@ impl<'a, M: Model> Expander<'a, M> {
             Some(Insertion::Present) => return Ok(false),
             Some(Insertion::New) => {}
         }
-        if self.check_round_trip {
+        if self.checks.round_trip {
             crate::round_trip::check(self.model, state, bytes)
                 .map_err(SearchError::EncodingRoundTrip)?;
         }
@@ -386,35 +415,41 @@ impl<'a, M: Model> Expander<'a, M> {
         room: &mut impl FnMut(usize) -> bool,
         on_new: &mut impl FnMut(TraceId, &[u8], &M::State),
     ) -> Result<bool, SearchError> {
-        self.prepare(&mut scratch.current, state.clone(), state_bytes)?;
+        let parent = &mut scratch.current.parent;
+        match parent {
+            Some(parent) => parent.clone_from(state),
+            None => *parent = Some(state.clone()),
+        }
+        self.prepare(&mut scratch.current, state_bytes)?;
         let on_new = &mut written_only(on_new);
         self.settle(scratch, state_bytes, trace_id, depth, room, on_new)
     }
 
-    /// [`prepare`](Self::prepare)s `state` into the batch settled after the
-    /// current one: its table lookups then have a whole state's settling
-    /// to arrive before they are made.
+    /// Decodes the state whose canonical encoding is `state_bytes` into the
+    /// batch settled after the current one, in place (reusing the memory of
+    /// the state that batch held, see [`Encode::decode_in_place`]), and
+    /// [`prepare`](Self::prepare)s it: its table lookups then have a whole
+    /// state's settling to arrive before they are made.
     pub fn prepare_ahead(
         &self,
         scratch: &mut Scratch<'_, M>,
-        state: M::State,
         state_bytes: &[u8],
     ) -> Result<(), SearchError> {
-        self.prepare(&mut scratch.ahead, state, state_bytes)
+        let parent = &mut scratch.ahead.parent;
+        match parent {
+            Some(parent) => parent.decode_exact_in_place(state_bytes)?,
+            None => *parent = Some(M::State::decode_exact(state_bytes)?),
+        }
+        self.prepare(&mut scratch.ahead, state_bytes)
     }
 
-    /// Computes every successor of `state` (whose canonical encoding is
-    /// `state_bytes`) into `batch`, and fingerprints each and prefetches its
-    /// table slot, but counts, checks and inserts nothing. A successor
-    /// equal to `state` (a stuttering step) is neither fingerprinted nor
-    /// prefetched: `state` was stored before it was expanded, so its lookup
-    /// could only say "present".
-    pub fn prepare(
-        &self,
-        batch: &mut Batch<M>,
-        state: M::State,
-        state_bytes: &[u8],
-    ) -> Result<(), SearchError> {
+    /// Computes every successor of the batch's state (whose canonical
+    /// encoding is `state_bytes`) into `batch`, and fingerprints each and
+    /// prefetches its table slot, but counts, checks and inserts nothing. A
+    /// successor equal to the state (a stuttering step) is neither
+    /// fingerprinted nor prefetched: the state was stored before it was
+    /// expanded, so its lookup could only say "present".
+    fn prepare(&self, batch: &mut Batch<M>, state_bytes: &[u8]) -> Result<(), SearchError> {
         let Batch {
             parent,
             actions,
@@ -423,7 +458,9 @@ impl<'a, M: Model> Expander<'a, M> {
             states,
             lookups,
         } = batch;
-        let state = &*parent.insert(state);
+        let state = parent
+            .as_ref()
+            .expect("the batch's state is set before it is prepared");
         actions.clear();
         encoded.clear();
         successors.clear();
@@ -433,17 +470,11 @@ impl<'a, M: Model> Expander<'a, M> {
             || format!("listing the actions of state {}", describe(model, state)),
             || model.actions(state, actions),
         )?;
-        if self.check_determinism {
+        if self.checks.determinism {
             self.recheck_actions(state, actions)?;
         }
         for (index, action) in actions.iter().enumerate() {
-            let doing = || {
-                format!(
-                    "taking action {} from state {}",
-                    model.format_action(action),
-                    describe(model, state)
-                )
-            };
+            let doing = || about_action(model, "taking", action, state);
             let slot = successors.len();
             let enabled = match states.get_mut(slot) {
                 Some(buffer) => {
@@ -461,7 +492,7 @@ impl<'a, M: Model> Expander<'a, M> {
                 continue;
             }
             let next = &states[slot];
-            if self.check_determinism {
+            if self.checks.determinism {
                 self.recheck_step(state, action, next)?;
             }
             let step = u32::try_from(index).expect("at most u32::MAX actions per state");
@@ -530,13 +561,8 @@ impl<'a, M: Model> Expander<'a, M> {
         if self.properties.has_step_properties() {
             for (successor, next) in successors.iter().zip(states.iter()) {
                 let action = &actions[successor.step as usize];
-                let doing = || {
-                    format!(
-                        "checking the step properties of action {} from state {}",
-                        model.format_action(action),
-                        describe(model, state)
-                    )
-                };
+                let doing =
+                    || about_action(model, "checking the step properties of", action, state);
                 if let Some(failure) = guard_panic(doing, || {
                     self.properties.check_step(model, state, action, next)
                 })? {
@@ -556,7 +582,7 @@ impl<'a, M: Model> Expander<'a, M> {
             }
         }
         *generated += successors.len() as u64;
-        if successors.is_empty() && self.check_deadlock && !self.model.is_terminal(state) {
+        if successors.is_empty() && self.checks.deadlock && !self.model.is_terminal(state) {
             ViolationSite::keep_least(
                 violation,
                 ViolationSite {
@@ -570,6 +596,7 @@ impl<'a, M: Model> Expander<'a, M> {
         }
         for (successor, next) in successors.drain(..).zip(states.iter()) {
             let kind = self
+                .checks
                 .coverage
                 .then(|| model.action_kind(&actions[successor.step as usize]));
             if let Some(kind) = &kind {

@@ -242,6 +242,15 @@ impl std::fmt::Display for CoreError {
 }
 
 impl Outputs {
+    /// Empties the outputs: no outputs, no refusals, and every byte of the
+    /// items `fill` (a core must not read an item it did not write; the
+    /// determinism gate fills them with a different byte each run).
+    pub(crate) fn empty(&mut self, fill: u8) {
+        self.count = 0;
+        self.reserved = 0;
+        bytemuck::bytes_of_mut(&mut self.items).fill(fill);
+    }
+
     /// The valid outputs (clamped to [`OUTPUTS_MAX`]).
     pub fn as_slice(&self) -> &[Output] {
         &self.items[..(self.count as usize).min(OUTPUTS_MAX)]

@@ -1,9 +1,10 @@
-//! Guarded memory for core steps.
+//! Guarded memory for core steps (and, for a core that needs no guards,
+//! the same step on its buffers in place).
 //!
-//! Every buffer handed to a core (its configuration, the event, the outputs,
-//! the durable and the volatile part) is copied into a per-thread arena where
-//! it sits between canary bytes, with an inaccessible page before the first
-//! and after the last. After the step, [`step`] checks that every canary is
+//! Every buffer handed to a core (its configuration, the event, the durable
+//! and the volatile part; the outputs, emptied) is put in a per-thread arena
+//! where it sits between canary bytes, with an inaccessible page before the
+//! first and after the last. After the step, [`step`] checks that every canary is
 //! intact and that the read-only buffers (configuration, event, durable part)
 //! are unchanged: a core that writes out of bounds, or into what it may only
 //! read, is reported where it did it. A wild write far out of bounds hits a
@@ -27,6 +28,9 @@ const ALIGN: usize = 16;
 struct Layout {
     /// `(start, length, name)` in address order.
     buffers: [(usize, usize, &'static str); 5],
+    /// The canary ranges, `(start, end)`: before the first buffer, between
+    /// buffers, after the last.
+    gaps: [(usize, usize); 6],
     /// Usable bytes (a multiple of the page size).
     usable: usize,
 }
@@ -63,23 +67,20 @@ impl Layout {
             end = start;
         }
         debug_assert!(buffers[CONFIG].0 >= CANARY);
-        Layout { buffers, usable }
-    }
-
-    /// The canary ranges: `CANARY` bytes before the first buffer, between
-    /// buffers, after the last.
-    fn gaps(&self) -> impl Iterator<Item = (std::ops::Range<usize>, usize)> + '_ {
-        (0..=self.buffers.len()).map(|index| {
+        let mut gaps = [(0, 0); 6];
+        for (index, gap) in gaps.iter_mut().enumerate() {
             let start = match index {
-                0 => self.buffers[0].0 - CANARY,
-                _ => self.buffers[index - 1].0 + self.buffers[index - 1].1,
+                0 => buffers[0].0 - CANARY,
+                _ => buffers[index - 1].0 + buffers[index - 1].1,
             };
-            let end = self
-                .buffers
-                .get(index)
-                .map_or(self.usable, |buffer| buffer.0);
-            (start..end, index)
-        })
+            let end = buffers.get(index).map_or(usable, |buffer| buffer.0);
+            *gap = (start, end);
+        }
+        Layout {
+            buffers,
+            gaps,
+            usable,
+        }
     }
 }
 
@@ -152,6 +153,38 @@ impl Arena {
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.at(buffer), bytes.len()) }
     }
 
+    /// The `T` in `buffer`, which is laid out for one.
+    fn get<T: bytemuck::Pod>(&self, buffer: usize) -> &T {
+        debug_assert_eq!(std::mem::size_of::<T>(), self.layout.buffers[buffer].1);
+        // SAFETY: as in `put`; every bit pattern is a valid `T`.
+        unsafe { &*self.at(buffer).cast::<T>() }
+    }
+
+    /// Writes `value` into `buffer`, which is laid out for a `T`.
+    fn put<T: bytemuck::Pod>(&self, buffer: usize, value: &T) {
+        debug_assert_eq!(std::mem::size_of::<T>(), self.layout.buffers[buffer].1);
+        // SAFETY: the buffer holds `size_of::<T>()` bytes aligned to 16, at
+        // least `T`'s alignment for the ABI's structs.
+        unsafe { self.at(buffer).cast::<T>().write(*value) }
+    }
+
+    /// The outputs buffer, emptied: no outputs, every item's byte `fill`.
+    fn empty_outputs(&self, fill: u8) {
+        // SAFETY: the buffer is laid out for an `Outputs` (plain old data);
+        // nothing else refers to it.
+        unsafe { &mut *self.at(OUTPUTS).cast::<Outputs>() }.empty(fill);
+    }
+
+    /// The outputs the step wrote, in `out`: its count, its refusals and
+    /// the valid items (those past the count are not copied).
+    fn take_outputs(&self, out: &mut Outputs) {
+        let written = self.get::<Outputs>(OUTPUTS);
+        out.count = written.count;
+        out.reserved = written.reserved;
+        let valid = (written.count as usize).min(written.items.len());
+        out.items[..valid].copy_from_slice(&written.items[..valid]);
+    }
+
     fn buffer(&self, buffer: usize) -> &[u8] {
         let (start, len, _) = self.layout.buffers[buffer];
         self.bytes(start..start + len)
@@ -159,15 +192,18 @@ impl Arena {
 
     /// The first canary that changed, as a sentence; the canaries are then restored.
     fn broken_canary(&self) -> Option<String> {
-        static INTACT: [u8; CANARY + ALIGN] = [PATTERN; CANARY + ALIGN];
-        let broken = self.layout.gaps().find_map(|(range, index)| {
-            let bytes = self.bytes(range.clone());
-            if bytes == &INTACT[..bytes.len()] {
-                return None;
-            }
+        let gaps = self.layout.gaps;
+        if gaps
+            .iter()
+            .all(|&(start, end)| intact(self.bytes(start..end)))
+        {
+            return None;
+        }
+        let broken = gaps.iter().enumerate().find_map(|(index, &(start, end))| {
+            let bytes = self.bytes(start..end);
             let first = bytes.iter().position(|b| *b != PATTERN)?;
             let last = bytes.iter().rposition(|b| *b != PATTERN)?;
-            Some((range, index, first, last))
+            Some((start..end, index, first, last))
         })?;
         let (range, index, first, last) = broken;
         let changed = last - first + 1;
@@ -184,9 +220,9 @@ impl Arena {
                 first
             ),
         };
-        for (range, _) in self.layout.gaps() {
+        for (start, end) in gaps {
             // SAFETY: the range is inside the usable memory.
-            unsafe { std::ptr::write_bytes(self.base.add(range.start), PATTERN, range.len()) };
+            unsafe { std::ptr::write_bytes(self.base.add(start), PATTERN, end - start) };
         }
         Some(text)
     }
@@ -209,6 +245,24 @@ thread_local! {
     static ARENAS: RefCell<Vec<Arena>> = const { RefCell::new(Vec::new()) };
 }
 
+/// Whether the canary gap `bytes` is intact. Every gap holds `CANARY` to
+/// `CANARY + ALIGN` bytes, so its first and its last `CANARY` bytes cover
+/// it: each is checked as fixed-size words, which compiles to a few
+/// instructions inline (comparing the blocks as arrays calls `memcmp`).
+#[inline]
+fn intact(bytes: &[u8]) -> bool {
+    const WORD: u64 = u64::from_ne_bytes([PATTERN; 8]);
+    let changed = |at: usize| -> u64 {
+        let block: &[u8; CANARY] = bytes[at..at + CANARY]
+            .try_into()
+            .expect("a block of CANARY bytes");
+        block.chunks_exact(8).fold(0, |changed, word| {
+            changed | (u64::from_ne_bytes(word.try_into().expect("8 bytes")) ^ WORD)
+        })
+    };
+    changed(0) | changed(bytes.len() - CANARY) == 0
+}
+
 /// The first byte at which `now` differs from `before`, with both values.
 fn first_change(before: &[u8], now: &[u8]) -> Option<(usize, u8, u8)> {
     if before == now {
@@ -221,18 +275,28 @@ fn first_change(before: &[u8], now: &[u8]) -> Option<(usize, u8, u8)> {
         .map(|at| (at, before[at], now[at]))
 }
 
-/// Runs `core`'s step on `state` (durable then volatile part), `event` and
-/// `out` through guarded copies: the new volatile part and the outputs are
-/// copied back. `Err` says how the step broke its memory contract (then
-/// `state` and `out` are left as they were).
+/// Runs `core`'s step on `state` (durable then volatile part) and `event`,
+/// with output items that hold the byte `fill` until the core writes them.
+///
+/// A core that [needs guards](Core::needs_memory_guards) runs on guarded
+/// copies: the new volatile part and the outputs (the count, the refusals
+/// and the valid items) are copied back into `state` and `out`, and `Err`
+/// says how the step broke its memory contract (then `state` and `out` are
+/// left as they were). Any other core runs on `state` and `out` in place.
 pub(crate) fn step(
     core: &dyn Core,
     config: &Config,
     state: &mut [u8],
     event: &Event,
     out: &mut Outputs,
+    fill: u8,
 ) -> Result<Result<(), CoreError>, String> {
     let key = (core.durable_size(), core.volatile_size());
+    if !core.needs_memory_guards() {
+        out.empty(fill);
+        let (durable, volatile) = state.split_at_mut(key.0);
+        return Ok(core.step(config, durable, volatile, event, out));
+    }
     debug_assert_eq!(state.len(), key.0 + key.1);
     ARENAS.with(|arenas| {
         let mut arenas = arenas.borrow_mut();
@@ -245,14 +309,14 @@ pub(crate) fn step(
         };
         let arena = &arenas[index];
         let (durable, volatile) = state.split_at_mut(key.0);
-        arena.copy_in(CONFIG, bytemuck::bytes_of(config));
-        arena.copy_in(EVENT, bytemuck::bytes_of(event));
-        arena.copy_in(OUTPUTS, bytemuck::bytes_of(out));
+        arena.put(CONFIG, config);
+        arena.put(EVENT, event);
+        arena.empty_outputs(fill);
         arena.copy_in(DURABLE, durable);
         arena.copy_in(VOLATILE, volatile);
-        // SAFETY: each buffer is aligned to 16 bytes and holds a copy of a
-        // valid value of its type (all of them plain old data); nothing else
-        // refers to the arena during the call.
+        // SAFETY: each buffer is aligned to 16 bytes and holds a valid value
+        // of its type (all of them plain old data); nothing else refers to
+        // the arena during the call.
         let result = unsafe {
             core.step(
                 &*arena.at(CONFIG).cast::<Config>(),
@@ -265,40 +329,64 @@ pub(crate) fn step(
         if let Some(broken) = arena.broken_canary() {
             return Err(broken);
         }
-        let read_only = [
-            (
-                DURABLE,
-                &*durable,
-                "its read-only durable part (durable state changes only through PERSIST outputs)",
-            ),
-            (EVENT, bytemuck::bytes_of(event), "its read-only event"),
-            (
-                CONFIG,
-                bytemuck::bytes_of(config),
-                "its read-only configuration",
-            ),
-        ];
-        for (buffer, before, what) in read_only {
-            if let Some((at, was, now)) = first_change(before, arena.buffer(buffer)) {
-                return Err(format!(
-                    "the step wrote into {what}: byte {at} changed from {was:#04x} to {now:#04x}"
-                ));
-            }
+        // Compared whole first (the fixed-size ones inline); where one
+        // differs, byte by byte for the report.
+        let untouched = *durable == *arena.buffer(DURABLE)
+            && arena.get::<Event>(EVENT) == event
+            && arena.get::<Config>(CONFIG) == config;
+        if !untouched {
+            return Err(read_only_change(arena, durable, event, config));
         }
         volatile.copy_from_slice(arena.buffer(VOLATILE));
-        // SAFETY: the outputs buffer holds an `Outputs` (plain old data).
-        let written = unsafe { &*arena.at(OUTPUTS).cast::<Outputs>() };
-        out.count = written.count;
-        out.reserved = written.reserved;
-        let valid = (written.count as usize).min(written.items.len());
-        out.items[..valid].copy_from_slice(&written.items[..valid]);
+        arena.take_outputs(out);
         Ok(result)
     })
+}
+
+/// The first change the step made to a read-only buffer of `arena` (one
+/// differs from what was put there: `durable`, `event`, `config`), as a
+/// sentence.
+fn read_only_change(arena: &Arena, durable: &[u8], event: &Event, config: &Config) -> String {
+    let read_only = [
+        (
+            DURABLE,
+            durable,
+            "its read-only durable part (durable state changes only through PERSIST outputs)",
+        ),
+        (EVENT, bytemuck::bytes_of(event), "its read-only event"),
+        (
+            CONFIG,
+            bytemuck::bytes_of(config),
+            "its read-only configuration",
+        ),
+    ];
+    read_only
+        .into_iter()
+        .find_map(|(buffer, before, what)| {
+            let (at, was, now) = first_change(before, arena.buffer(buffer))?;
+            Some(format!(
+                "the step wrote into {what}: byte {at} changed from {was:#04x} to {now:#04x}"
+            ))
+        })
+        .expect("a read-only buffer differs")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_changed_byte_anywhere_in_a_gap_breaks_it() {
+        for length in CANARY..CANARY + ALIGN {
+            let gap = vec![PATTERN; length];
+            assert!(intact(&gap), "length {length}");
+            for at in 0..length {
+                let mut broken = gap.clone();
+                broken[at] ^= 1;
+                assert!(!intact(&broken), "length {length}, byte {at}");
+            }
+        }
+    }
 
     #[test]
     fn buffers_are_aligned_apart_and_end_before_the_guard_page() {
@@ -313,6 +401,12 @@ mod tests {
             }
             let tail = layout.usable - end;
             assert!((CANARY..CANARY + ALIGN).contains(&tail), "{tail}");
+            for (start, end) in layout.gaps {
+                assert!(
+                    (CANARY..CANARY + ALIGN).contains(&(end - start)),
+                    "{start}..{end}"
+                );
+            }
         }
     }
 }

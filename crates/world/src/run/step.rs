@@ -15,6 +15,7 @@ use std::cell::RefCell;
 
 use crate::core::abi::{Config, CoreError, Event, OutputKind, Outputs, OUTPUTS_MAX, PAYLOAD_MAX};
 use crate::core::Core;
+use crate::run::guarded;
 
 /// Why a step did not produce a usable result.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +35,8 @@ thread_local! {
 }
 
 /// Runs `core` on `state` (durable part then volatile part) and `event`,
-/// leaving the new state in `state` and the outputs, validated, in `out`.
+/// leaving the new state in `state` and the outputs, validated, in `out`
+/// (its items past the outputs' count are not written).
 pub fn run(
     core: &dyn Core,
     config: &Config,
@@ -48,17 +50,19 @@ pub fn run(
     if let Some(recorder) = crate::run::recorder::installed() {
         recorder.note_event(config.node, event);
     }
+    let once = |state: &mut [u8], out: &mut Outputs, fill: u8| {
+        guarded::step(core, config, state, event, out, fill).map_err(StepFailure::Memory)
+    };
     if check_determinism {
         SCRATCH.with(|scratch| {
             let mut copy = scratch.borrow_mut();
             copy.clear();
             copy.extend_from_slice(state);
-            let mut first = dirty_outputs(0xa5);
+            let mut first = Outputs::default();
             dirty_stack(0xa5);
-            let first_result = guarded_step(core, config, &mut copy, event, &mut first)?;
-            *out = dirty_outputs(0x5a);
+            let first_result = once(&mut copy, &mut first, 0xa5)?;
             dirty_stack(0x5a);
-            let second_result = guarded_step(core, config, state, event, out)?;
+            let second_result = once(state, out, 0x5a)?;
             if let Some(difference) = compare(
                 durable_size,
                 &copy,
@@ -73,34 +77,9 @@ pub fn run(
             second_result.map_err(StepFailure::Error)
         })?;
     } else {
-        *out = Outputs::default();
-        guarded_step(core, config, state, event, out)?.map_err(StepFailure::Error)?;
+        once(state, out, 0)?.map_err(StepFailure::Error)?;
     }
     validate(out)
-}
-
-/// One call of `core`'s step: on guarded copies of the buffers when the
-/// core [needs them](Core::needs_memory_guards), else on `state` in place.
-fn guarded_step(
-    core: &dyn Core,
-    config: &Config,
-    state: &mut [u8],
-    event: &Event,
-    out: &mut Outputs,
-) -> Result<Result<(), CoreError>, StepFailure> {
-    if !core.needs_memory_guards() {
-        let (durable, volatile) = state.split_at_mut(core.durable_size());
-        return Ok(core.step(config, durable, volatile, event, out));
-    }
-    crate::run::guarded::step(core, config, state, event, out).map_err(StepFailure::Memory)
-}
-
-fn dirty_outputs(pattern: u8) -> Outputs {
-    let mut out = Outputs::default();
-    bytemuck::bytes_of_mut(&mut out).fill(pattern);
-    out.count = 0;
-    out.reserved = 0;
-    out
 }
 
 /// Overwrites the stack below the caller with `pattern`, so that a core
