@@ -793,7 +793,7 @@ impl Encode for NodeState {
         Ok(node)
     }
 
-    /// The fields in the order of [`NodeState::fields`], which names them all.
+    /// The fields in the order of `NodeState::fields`, which names them all.
     fn decode_in_place(&mut self, decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
         decode_core_into(decoder, &mut self.core)?;
         self.crashed.decode_in_place(decoder)?;
@@ -819,8 +819,8 @@ impl Encode for WorldState {
     }
 
     /// Every node, packet and history entry is decoded into the memory the
-    /// state already holds.
-    /// The fields in the order of [`WorldState::fields`], which names them all.
+    /// state already holds; the fields in the order of `WorldState::fields`,
+    /// which names them all.
     fn decode_in_place(&mut self, decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
         let count = u32::decode(decoder)? as usize;
         // Each node takes at least a byte: a count beyond the input is refused
