@@ -3,7 +3,7 @@
 
 use cmc_model::{DecodeError, Decoder, Encode};
 
-use crate::world::state::Payload;
+use crate::world::state::{Packet, Payload};
 
 /// What happens to a message in flight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
@@ -198,6 +198,32 @@ pub enum Action {
 }
 
 impl Action {
+    /// A message action's fields in their encoding's order (`op`, `index`,
+    /// `src`, `dst`, `msg`, `surplus`); `None` for any other action.
+    pub(crate) fn net_fields(&self) -> Option<(NetOp, u16, u8, u8, Payload, Surplus)> {
+        match *self {
+            Action::Net {
+                op,
+                index,
+                src,
+                dst,
+                msg,
+                surplus,
+            } => Some((op, index, src, dst, msg, surplus)),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a message action on `packet`: the same endpoints and
+    /// bytes, and surplus outcomes exactly when the packet has surplus copies.
+    pub fn names_packet(&self, packet: &Packet) -> bool {
+        self.net_fields()
+            .is_some_and(|(_, _, src, dst, msg, surplus)| {
+                (packet.src, packet.dst, packet.msg) == (src, dst, msg)
+                    && packet.surplus == (surplus != Surplus::None)
+            })
+    }
+
     /// The action's kind (`DELIVER`, `DROP`, `DUP`, `FLUSH`, `FIRE`, `WAKE`,
     /// `TICK`, `CRASH`, `RESTART`, `PARTITION` (a cut link), `HEAL`, `CLIENT`,
     /// `LOCAL_FAIL`, `CHOOSE`, `ONEWAY_CUT`, `ONEWAY_HEAL`, `ISOLATE`, `SPLIT`,
@@ -254,20 +280,15 @@ pub const KINDS: [(&str, Option<crate::world::state::Budget>); 19] = {
 
 impl Encode for Action {
     fn encode(&self, out: &mut Vec<u8>) {
+        if let Some((op, index, src, dst, msg, surplus)) = self.net_fields() {
+            out.push(0);
+            (op, index, src, dst).encode(out);
+            msg.encode(out);
+            out.push(surplus as u8);
+            return;
+        }
         match *self {
-            Action::Net {
-                op,
-                index,
-                src,
-                dst,
-                msg,
-                surplus,
-            } => {
-                out.push(0);
-                (op, index, src, dst).encode(out);
-                msg.encode(out);
-                out.push(surplus as u8);
-            }
+            Action::Net { .. } => unreachable!("encoded above"),
             Action::Flush { node } => out.extend([1, node]),
             Action::Fire { node, timer } => out.extend([2, node, timer]),
             Action::Wake { node, wake } => out.extend([3, node, wake]),

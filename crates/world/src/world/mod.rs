@@ -5,7 +5,6 @@ pub mod action;
 pub mod env;
 pub mod inspect;
 pub mod quiescence;
-pub mod recycle;
 pub mod spec;
 pub mod state;
 pub mod symmetry;
@@ -170,20 +169,37 @@ impl World {
         action: &Action,
         observer: &mut impl Observer,
     ) -> Result<Option<WorldState>, Fault> {
-        let next = self.env.next(state, action, observer).map_err(|fault| {
-            self.make_fault(fault, &self.format_action(action), state.to_bytes())
-        })?;
-        Ok(next.map(|mut next| {
-            self.summarise(state.ghost.len(), &mut next);
-            self.canonical(next)
-        }))
+        let mut next = WorldState::default();
+        let enabled = self.step_observed_into(state, action, &mut next, observer)?;
+        Ok(enabled.then_some(next))
     }
 
-    /// `state`, or its canonical form under symmetry reduction.
-    fn canonical(&self, state: WorldState) -> WorldState {
-        match &self.symmetry {
-            Some(symmetry) => symmetry.canonical(&self.env, state),
-            None => state,
+    /// As [`World::step_observed`], made in the memory of `next`: whether
+    /// the action is enabled (then `next` holds its successor).
+    fn step_observed_into(
+        &self,
+        state: &WorldState,
+        action: &Action,
+        next: &mut WorldState,
+        observer: &mut impl Observer,
+    ) -> Result<bool, Fault> {
+        let enabled = self
+            .env
+            .next(state, action, next, observer)
+            .map_err(|fault| {
+                self.make_fault(fault, &self.format_action(action), state.to_bytes())
+            })?;
+        if enabled {
+            self.summarise(state.ghost.len(), next);
+            self.canonicalise(next);
+        }
+        Ok(enabled)
+    }
+
+    /// Replaces `state` by its canonical form under symmetry reduction.
+    fn canonicalise(&self, state: &mut WorldState) {
+        if let Some(symmetry) = &self.symmetry {
+            symmetry.canonicalise(&self.env, state);
         }
     }
 
@@ -193,7 +209,8 @@ impl World {
             .init(observer)
             .map(|mut state| {
                 self.summarise(0, &mut state);
-                self.canonical(state)
+                self.canonicalise(&mut state);
+                state
             })
             .map_err(|fault| self.make_fault(fault, "INIT", Vec::new()))
     }
@@ -411,33 +428,28 @@ impl Model for World {
     }
 
     fn next_state(&self, state: &WorldState, action: &Action) -> Option<WorldState> {
+        let mut next = WorldState::default();
+        self.next_state_into(state, action, &mut next)
+            .then_some(next)
+    }
+
+    /// The successor is made in the memory of `out` (see [`Env::next`]).
+    fn next_state_into(&self, state: &WorldState, action: &Action, out: &mut WorldState) -> bool {
         if self.poisoned.load(Ordering::Relaxed) {
-            return None;
+            return false;
         }
         let recorder = crate::run::recorder::installed();
         if let Some(recorder) = recorder {
             record_step_begin(recorder, state, action);
         }
-        let result = self.step_observed(state, action, &mut ());
+        let result = self.step_observed_into(state, action, out, &mut ());
         if let Some(recorder) = recorder {
             recorder.end();
         }
         result.unwrap_or_else(|fault| {
             self.report(fault, Some(action));
-            None
+            false
         })
-    }
-
-    /// The successor is made in the memory of `out` (see [`crate::world::recycle`]).
-    fn next_state_into(&self, state: &WorldState, action: &Action, out: &mut WorldState) -> bool {
-        crate::world::recycle::give_back(std::mem::take(out));
-        match self.next_state(state, action) {
-            Some(next) => {
-                *out = next;
-                true
-            }
-            None => false,
-        }
     }
 
     /// The first fault, with the pre-state described: it voids the verdict.
@@ -477,20 +489,16 @@ impl Model for World {
     }
 
     fn format_action(&self, action: &Action) -> String {
-        match *action {
-            Action::Net {
-                op,
-                index,
-                src,
-                dst,
-                msg,
-                surplus,
-            } => format!(
+        if let Some((op, index, src, dst, msg, surplus)) = action.net_fields() {
+            return format!(
                 "{} n{src}->n{dst} #{index} {}{}",
                 op.name(),
                 self.describe_message(src, msg.as_bytes()),
                 surplus.note()
-            ),
+            );
+        }
+        match *action {
+            Action::Net { .. } => unreachable!("formatted above"),
             Action::Flush { node } => format!("FLUSH n{node}"),
             Action::Fire { node, timer } => format!("FIRE n{node} timer={timer}"),
             Action::Wake { node, wake } => format!("WAKE n{node} id={wake}"),

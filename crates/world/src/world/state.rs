@@ -11,6 +11,16 @@ use crate::core::hex::hex;
 
 /// A payload of at most [`PAYLOAD_MAX`] bytes, stored inline (no allocation);
 /// bytes past `len` are zero, so derived comparisons are canonical.
+///
+/// ```
+/// use cmc_model::Encode;
+/// use cmc_world::world::state::Payload;
+///
+/// let ack = Payload::new(b"ACK").expect("3 bytes fit");
+/// // Encoded as its length, then its bytes.
+/// assert_eq!(ack.to_bytes(), [3, b'A', b'C', b'K']);
+/// assert_eq!(Payload::decode_exact(&ack.to_bytes()).unwrap(), ack);
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Payload {
     len: u8,
@@ -60,10 +70,23 @@ impl std::fmt::Debug for Payload {
     }
 }
 
+impl Payload {
+    /// Appends the payload's bytes (without its length): all
+    /// [`PAYLOAD_MAX`] bytes are copied, a copy of fixed size that needs no
+    /// call, and the zeros past `len` cut off again.
+    #[inline]
+    fn encode_bytes(&self, out: &mut Vec<u8>) {
+        let end = out.len() + self.len as usize;
+        out.extend_from_slice(&self.bytes);
+        out.truncate(end);
+    }
+}
+
 impl Encode for Payload {
+    #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
         out.push(self.len);
-        out.extend_from_slice(self.as_bytes());
+        self.encode_bytes(out);
     }
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
         let len = u8::decode(decoder)? as usize;
@@ -78,6 +101,16 @@ impl Encode for Payload {
 /// the same source, destination and bytes; in a FIFO network a run of equal
 /// consecutive messages on one link (see [`crate::world::env`]). Encoded as its
 /// fields in order.
+///
+/// ```
+/// use cmc_model::Encode;
+/// use cmc_world::world::state::{Packet, Payload};
+///
+/// // Two copies of the one-byte message 7 from n0 to n2.
+/// let msg = Payload::new(&[7]).unwrap();
+/// let packet = Packet { src: 0, dst: 2, msg, count: 2, surplus: false };
+/// assert_eq!(packet.to_bytes(), [0, 2, 1, 7, 2, 0]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Packet {
     /// Sending node.
@@ -106,9 +139,8 @@ impl Encode for Packet {
             count,
             surplus,
         } = self;
-        let bytes = msg.as_bytes();
-        out.extend_from_slice(&[*src, *dst, bytes.len() as u8]);
-        out.extend_from_slice(bytes);
+        out.extend_from_slice(&[*src, *dst, msg.len]);
+        msg.encode_bytes(out);
         out.extend_from_slice(&[*count, u8::from(*surplus)]);
     }
 
@@ -124,6 +156,15 @@ impl Encode for Packet {
 }
 
 /// A PERSIST the core emitted that the environment has not flushed yet.
+///
+/// ```
+/// use cmc_model::Encode;
+/// use cmc_world::world::state::{Payload, Persist};
+///
+/// // Bytes 1, 0 to be written at offset 4 of the durable part.
+/// let write = Persist { offset: 4, bytes: Payload::new(&[1, 0]).unwrap() };
+/// assert_eq!(write.to_bytes(), [4, 0, 0, 0, 2, 1, 0]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Encode)]
 pub struct Persist {
     /// Offset into the durable part.
@@ -134,6 +175,18 @@ pub struct Persist {
 
 /// The deadline of a timer armed with `SET_TIMER_AT`: it may fire only once
 /// its node's clock has reached `at`.
+///
+/// ```
+/// use cmc_world::world::state::{Deadline, NodeState};
+///
+/// let mut node = NodeState::default();
+/// node.timers = 0b1;
+/// node.set_deadline(0, Some(3));
+/// assert_eq!(node.deadlines, [Deadline { timer: 0, at: 3 }]);
+/// assert!(!node.timer_due(0), "the clock is at 0");
+/// node.clock = 3;
+/// assert!(node.timer_due(0));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Encode)]
 pub struct Deadline {
     /// The timer id.
@@ -146,6 +199,22 @@ pub struct Deadline {
 ///
 /// Its encoding is the fields in order, the core state in the sparse form
 /// of `encode_core`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_model::Model;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::{World, WorldSpec};
+///
+/// let world = World::new(WorldSpec::new(Arc::new(ReqAck::default()), 2)?);
+/// let mut init = Vec::new();
+/// world.init_states(&mut init);
+/// // Every node has started: up, its clock at 0, nothing waiting to be flushed.
+/// for node in &init[0].nodes {
+///     assert!(!node.crashed && node.clock == 0 && node.persists.is_empty());
+/// }
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct NodeState {
     /// The core state: durable part, then volatile part. Opaque outside `inspect`.
@@ -167,7 +236,34 @@ pub struct NodeState {
     pub choices: Vec<Choice>,
 }
 
+/// A node's fields in declaration order, the environment's scalars together.
+pub(crate) type NodeFields<'a> = (
+    &'a [u8],
+    (bool, u32, u32, u32),
+    &'a [Persist],
+    &'a [Deadline],
+    &'a [Choice],
+);
+
 impl NodeState {
+    /// Every field, in declaration order: what a node's copy, encoding and
+    /// order (under symmetry) go through.
+    pub(crate) fn fields(&self) -> NodeFields<'_> {
+        // Every field named: a new field must be added here too.
+        let NodeState {
+            core,
+            crashed,
+            clock,
+            timers,
+            wakes,
+            persists,
+            deadlines,
+            choices,
+        } = self;
+        let scalars = (*crashed, *clock, *timers, *wakes);
+        (core, scalars, persists, deadlines, choices)
+    }
+
     /// The deadline of timer `timer`, if it was armed with one.
     pub fn deadline(&self, timer: u8) -> Option<u32> {
         self.deadlines
@@ -202,6 +298,16 @@ impl NodeState {
 }
 
 /// A random choice a core asked for and the environment has not made yet.
+///
+/// ```
+/// use cmc_model::Encode;
+/// use cmc_world::world::state::Choice;
+///
+/// // A coin the core asked for (`CHOOSE` id 1 among 2 values): the
+/// // environment explores both CHOICE events, value 0 and value 1.
+/// let coin = Choice { id: 1, k: 2 };
+/// assert_eq!(coin.to_bytes(), [1, 2]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Encode)]
 pub struct Choice {
     /// The choice id (`0..TIMERS_MAX`), echoed in the `CHOICE` event.
@@ -211,6 +317,13 @@ pub struct Choice {
 }
 
 /// What a ghost history entry records.
+///
+/// ```
+/// use cmc_world::world::state::GhostKind;
+///
+/// assert!(GhostKind::Reply.is_answer() && GhostKind::LocalFail.is_answer());
+/// assert!(!GhostKind::Invoke.is_answer() && !GhostKind::Retry.is_answer());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
 pub enum GhostKind {
     /// The environment issued a client request.
@@ -282,6 +395,18 @@ pub struct GhostEntry {
 ///   the history). A state decoded from this form holds its entries grouped
 ///   so: everything the environment and the properties read must then be a
 ///   function of each request's own entries and of the summary.
+///
+/// ```
+/// use cmc_model::Encode;
+/// use cmc_world::world::state::{Ghost, GhostEntry, GhostKind, Payload};
+///
+/// let mut ghost = Ghost::default();
+/// let payload = Payload::default();
+/// ghost.push(GhostEntry { kind: GhostKind::Invoke, request: 0, node: 1, payload });
+/// assert_eq!((ghost.len(), ghost[0].node), (1, 1));
+/// assert_eq!(ghost.summary(), None, "the whole history counts");
+/// assert_eq!(Ghost::decode_exact(&ghost.to_bytes()).unwrap(), ghost);
+/// ```
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Ghost {
     entries: Vec<GhostEntry>,
@@ -405,6 +530,27 @@ impl Encode for Ghost {
 }
 
 /// Index of each fault budget in [`WorldState::budgets`].
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_model::Model;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::world::action::Action;
+/// use cmc_world::world::state::Budget;
+/// use cmc_world::{World, WorldSpec};
+///
+/// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
+/// spec.set_all(&["crashes=1", "restarts=1"])?;
+/// let world = World::new(spec);
+/// let mut init = Vec::new();
+/// world.init_states(&mut init);
+/// assert_eq!(init[0].budget(Budget::Crashes), 1);
+/// let crash = Action::Crash { node: 0 };
+/// let crashed = world.next_state(&init[0], &crash).expect("enabled");
+/// assert_eq!(crashed.budget(Budget::Crashes), 0);
+/// assert_eq!(crashed.budget(Budget::Restarts), 1);
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Budget {
     /// DROP(m).
@@ -498,30 +644,39 @@ impl Clone for NodeState {
     }
 
     fn clone_from(&mut self, source: &Self) {
-        // Every field named: a new field must be copied here too.
-        let NodeState {
-            core,
-            crashed,
-            clock,
-            timers,
-            wakes,
-            persists,
-            deadlines,
-            choices,
-        } = source;
-        self.core.clone_from(core);
-        self.crashed = *crashed;
-        self.clock = *clock;
-        self.timers = *timers;
-        self.wakes = *wakes;
-        self.persists.clone_from(persists);
-        self.deadlines.clone_from(deadlines);
-        self.choices.clone_from(choices);
+        let (core, (crashed, clock, timers, wakes), persists, deadlines, choices) = source.fields();
+        core.clone_into(&mut self.core);
+        self.crashed = crashed;
+        self.clock = clock;
+        self.timers = timers;
+        self.wakes = wakes;
+        persists.clone_into(&mut self.persists);
+        deadlines.clone_into(&mut self.deadlines);
+        choices.clone_into(&mut self.choices);
     }
 }
 
+/// A state's fields in declaration order.
+type WorldFields<'a> = (
+    &'a [NodeState],
+    &'a [Packet],
+    &'a [(u8, u8)],
+    &'a [u8; BUDGETS],
+    u8,
+    &'a Ghost,
+    &'a [u8],
+);
+
+/// Appends `items` encoded as a `Vec` of them is (a `u32` count, then each).
+fn encode_sequence<T: Encode>(items: &[T], out: &mut Vec<u8>) {
+    let count = u32::try_from(items.len()).expect("at most u32::MAX items");
+    out.extend_from_slice(&count.to_le_bytes());
+    T::encode_slice(items, out);
+}
+
 /// Cloning into an existing state reuses its memory (`clone_from`): how
-/// the World makes successors without allocating (see [`crate::world::recycle`]).
+/// the World makes successors without allocating (see
+/// [`crate::world::env::Env::next`]).
 impl Clone for WorldState {
     fn clone(&self) -> Self {
         let mut copy = WorldState::default();
@@ -530,23 +685,14 @@ impl Clone for WorldState {
     }
 
     fn clone_from(&mut self, source: &Self) {
-        // Every field named: a new field must be copied here too.
-        let WorldState {
-            nodes,
-            net,
-            cut_links,
-            budgets,
-            issued,
-            ghost,
-            lost_in_crash,
-        } = source;
-        self.nodes.clone_from(nodes);
-        self.net.clone_from(net);
-        self.cut_links.clone_from(cut_links);
+        let (nodes, net, cut_links, budgets, issued, ghost, lost_in_crash) = source.fields();
+        nodes.clone_into(&mut self.nodes);
+        net.clone_into(&mut self.net);
+        cut_links.clone_into(&mut self.cut_links);
         self.budgets = *budgets;
-        self.issued = *issued;
+        self.issued = issued;
         self.ghost.clone_from(ghost);
-        self.lost_in_crash.clone_from(lost_in_crash);
+        lost_in_crash.clone_into(&mut self.lost_in_crash);
     }
 }
 
@@ -563,14 +709,25 @@ fn encode_core(core: &[u8], out: &mut Vec<u8>) {
     let len = u32::try_from(core.len()).expect("a core state fits in u32::MAX bytes");
     let bitmap_len = core.len().div_ceil(CORE_BLOCK * 8);
     out.reserve(4 + bitmap_len + core.len());
-    len.encode(out);
+    out.extend_from_slice(&len.to_le_bytes());
     let bitmap_at = out.len();
     out.resize(bitmap_at + bitmap_len, 0);
-    for (index, block) in core.chunks(CORE_BLOCK).enumerate() {
+    let keep = |out: &mut Vec<u8>, index: usize, block: &[u8]| {
         if nonzero(block) {
             out[bitmap_at + index / 8] |= 1 << (index % 8);
             out.extend_from_slice(block);
         }
+    };
+    // Whole blocks are copied with a fixed size (no call); the last may be shorter.
+    let blocks = core.chunks_exact(CORE_BLOCK);
+    let last = blocks.remainder();
+    let whole = blocks.len();
+    for (index, block) in blocks.enumerate() {
+        let block: &[u8; CORE_BLOCK] = block.try_into().expect("a whole block");
+        keep(out, index, block);
+    }
+    if !last.is_empty() {
+        keep(out, whole, last);
     }
 }
 
@@ -597,8 +754,13 @@ fn decode_core_into(decoder: &mut Decoder<'_>, core: &mut Vec<u8>) -> Result<(),
     }
     core.clear();
     core.resize(len, 0);
-    for (index, block) in core.chunks_mut(CORE_BLOCK).enumerate() {
-        if bitmap[index / 8] & (1 << (index % 8)) != 0 {
+    // Only the marked blocks are visited, in order.
+    for (byte, &marks) in bitmap.iter().enumerate() {
+        let mut marks = marks;
+        while marks != 0 {
+            let start = (byte * 8 + marks.trailing_zeros() as usize) * CORE_BLOCK;
+            marks &= marks - 1;
+            let block = &mut core[start..len.min(start + CORE_BLOCK)];
             let bytes = decoder.take(block.len())?;
             if !nonzero(bytes) {
                 return decoder.invalid("core state block marked non-zero is all zeros");
@@ -611,24 +773,18 @@ fn decode_core_into(decoder: &mut Decoder<'_>, core: &mut Vec<u8>) -> Result<(),
 
 impl Encode for NodeState {
     fn encode(&self, out: &mut Vec<u8>) {
-        let NodeState {
-            core,
-            crashed,
-            clock,
-            timers,
-            wakes,
-            persists,
-            deadlines,
-            choices,
-        } = self;
+        let (core, (crashed, clock, timers, wakes), persists, deadlines, choices) = self.fields();
         encode_core(core, out);
-        crashed.encode(out);
-        clock.encode(out);
-        timers.encode(out);
-        wakes.encode(out);
-        persists.encode(out);
-        deadlines.encode(out);
-        choices.encode(out);
+        // The scalars in one copy.
+        let mut scalars = [0; 13];
+        scalars[0] = u8::from(crashed);
+        scalars[1..5].copy_from_slice(&clock.to_le_bytes());
+        scalars[5..9].copy_from_slice(&timers.to_le_bytes());
+        scalars[9..].copy_from_slice(&wakes.to_le_bytes());
+        out.extend_from_slice(&scalars);
+        encode_sequence(persists, out);
+        encode_sequence(deadlines, out);
+        encode_sequence(choices, out);
     }
 
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
@@ -637,25 +793,16 @@ impl Encode for NodeState {
         Ok(node)
     }
 
+    /// The fields in the order of `NodeState::fields`, which names them all.
     fn decode_in_place(&mut self, decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
-        let NodeState {
-            core,
-            crashed,
-            clock,
-            timers,
-            wakes,
-            persists,
-            deadlines,
-            choices,
-        } = self;
-        decode_core_into(decoder, core)?;
-        crashed.decode_in_place(decoder)?;
-        clock.decode_in_place(decoder)?;
-        timers.decode_in_place(decoder)?;
-        wakes.decode_in_place(decoder)?;
-        persists.decode_in_place(decoder)?;
-        deadlines.decode_in_place(decoder)?;
-        choices.decode_in_place(decoder)
+        decode_core_into(decoder, &mut self.core)?;
+        self.crashed.decode_in_place(decoder)?;
+        self.clock.decode_in_place(decoder)?;
+        self.timers.decode_in_place(decoder)?;
+        self.wakes.decode_in_place(decoder)?;
+        self.persists.decode_in_place(decoder)?;
+        self.deadlines.decode_in_place(decoder)?;
+        self.choices.decode_in_place(decoder)
     }
 }
 
@@ -672,8 +819,44 @@ impl Encode for WorldState {
     }
 
     /// Every node, packet and history entry is decoded into the memory the
-    /// state already holds.
+    /// state already holds; the fields in the order of `WorldState::fields`,
+    /// which names them all.
     fn decode_in_place(&mut self, decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
+        let count = u32::decode(decoder)? as usize;
+        // Each node takes at least a byte: a count beyond the input is refused
+        // by the decoding of the nodes it does not hold.
+        for index in 0..count {
+            match self.nodes.get_mut(index) {
+                Some(node) => node.decode_in_place(decoder)?,
+                None => self.nodes.push(NodeState::decode(decoder)?),
+            }
+        }
+        self.nodes.truncate(count);
+        self.net.decode_in_place(decoder)?;
+        self.cut_links.decode_in_place(decoder)?;
+        self.budgets.decode_in_place(decoder)?;
+        self.issued.decode_in_place(decoder)?;
+        self.ghost.decode_in_place(decoder)?;
+        self.lost_in_crash.decode_in_place(decoder)
+    }
+}
+
+impl WorldState {
+    /// Appends the encoding of every field but the nodes: what follows the
+    /// nodes in the state's encoding.
+    pub(crate) fn encode_environment(&self, out: &mut Vec<u8>) {
+        let (_, net, cut_links, budgets, issued, ghost, lost_in_crash) = self.fields();
+        encode_sequence(net, out);
+        encode_sequence(cut_links, out);
+        budgets.encode(out);
+        issued.encode(out);
+        ghost.encode(out);
+        encode_sequence(lost_in_crash, out);
+    }
+
+    /// Every field, in declaration (and encoding) order.
+    fn fields(&self) -> WorldFields<'_> {
+        // Every field named: a new field must be added here too.
         let WorldState {
             nodes,
             net,
@@ -683,44 +866,15 @@ impl Encode for WorldState {
             ghost,
             lost_in_crash,
         } = self;
-        let count = u32::decode(decoder)? as usize;
-        // Each node takes at least a byte: a count beyond the input is refused
-        // by the decoding of the nodes it does not hold.
-        for index in 0..count {
-            match nodes.get_mut(index) {
-                Some(node) => node.decode_in_place(decoder)?,
-                None => nodes.push(NodeState::decode(decoder)?),
-            }
-        }
-        nodes.truncate(count);
-        net.decode_in_place(decoder)?;
-        cut_links.decode_in_place(decoder)?;
-        budgets.decode_in_place(decoder)?;
-        issued.decode_in_place(decoder)?;
-        ghost.decode_in_place(decoder)?;
-        lost_in_crash.decode_in_place(decoder)
-    }
-}
-
-impl WorldState {
-    /// Appends the encoding of every field but the nodes: what follows the
-    /// nodes in the state's encoding.
-    pub(crate) fn encode_environment(&self, out: &mut Vec<u8>) {
-        let WorldState {
-            nodes: _,
+        (
+            nodes,
             net,
             cut_links,
             budgets,
-            issued,
+            *issued,
             ghost,
             lost_in_crash,
-        } = self;
-        net.encode(out);
-        cut_links.encode(out);
-        budgets.encode(out);
-        issued.encode(out);
-        ghost.encode(out);
-        lost_in_crash.encode(out);
+        )
     }
 
     /// Remaining budget of `kind`.
@@ -797,6 +951,31 @@ mod tests {
         assert_eq!(WorldState::decode_exact(&state.to_bytes()).unwrap(), state);
         assert!(!state.link_up(1, 0) && state.link_up(0, 1) && state.link_up(1, 2));
         assert!(!state.pair_up(0, 1) && state.pair_up(1, 2));
+    }
+
+    #[test]
+    fn a_copy_into_larger_memory_equals_its_source() {
+        let source = WorldState {
+            nodes: vec![NodeState {
+                core: vec![1, 2, 3],
+                clock: 7,
+                persists: vec![Persist::default_for_test()],
+                ..NodeState::default()
+            }],
+            issued: 2,
+            lost_in_crash: vec![1],
+            cut_links: vec![(0, 1)],
+            ..WorldState::default()
+        };
+        let mut bigger = source.clone();
+        bigger.nodes.push(NodeState {
+            core: vec![9; 40],
+            ..NodeState::default()
+        });
+        bigger.nodes[0].core.extend([4, 5]);
+        bigger.nodes[0].persists.push(Persist::default_for_test());
+        bigger.clone_from(&source);
+        assert_eq!(bigger, source);
     }
 
     #[test]
@@ -927,9 +1106,10 @@ mod tests {
             actions.clear();
             env.actions(&state, &mut actions);
             for action in &actions {
-                let Some(next) = env.next(&state, action, &mut ()).unwrap() else {
+                let mut next = WorldState::default();
+                if !env.next(&state, action, &mut next, &mut ()).unwrap() {
                     continue;
-                };
+                }
                 successors += 1;
                 let bytes = next.to_bytes();
                 assert_eq!(WorldState::decode_exact(&bytes).unwrap(), next);

@@ -14,7 +14,7 @@ use std::cmp::Ordering;
 
 use crate::world::env::Env;
 use crate::world::spec::{NetSemantics, WorldSpec};
-use crate::world::state::{Choice, Deadline, NodeState, Persist, WorldState};
+use crate::world::state::{NodeState, WorldState};
 
 /// The renamings of a World's interchangeable nodes.
 pub struct Symmetry {
@@ -54,12 +54,12 @@ impl Symmetry {
         Some(Symmetry { perms, inverses })
     }
 
-    /// The canonical form of `state`: its least renaming in the order of
+    /// Replaces `state` by its canonical form: its least renaming in the order of
     /// `state_order`. Renamings are made in this thread's reused buffers:
     /// no allocation once warm. A renaming is built node by node and dropped
     /// at the first node that makes it greater than the least so far: most
     /// are dropped after a node or two, never built whole nor encoded.
-    pub fn canonical(&self, env: &Env, mut state: WorldState) -> WorldState {
+    pub fn canonicalise(&self, env: &Env, state: &mut WorldState) {
         SCRATCH.with(|scratch| {
             let Scratch {
                 node,
@@ -70,21 +70,20 @@ impl Symmetry {
             } = &mut *scratch.borrow_mut();
             let mut renamed_better = false;
             for (perm, inverse) in self.perms[1..].iter().zip(&self.inverses[1..]) {
-                let least = if renamed_better { &*best } else { &state };
-                if !may_be_less(env, &state, least, perm, inverse, node) {
+                let least = if renamed_better { &*best } else { &*state };
+                if !may_be_less(env, state, least, perm, inverse, node) {
                     continue;
                 }
-                rename_into(env, &state, perm, renamed);
-                let least = if renamed_better { &*best } else { &state };
+                rename_into(env, state, perm, renamed);
+                let least = if renamed_better { &*best } else { &*state };
                 if state_order(renamed, least, bytes, best_bytes) == Ordering::Less {
                     std::mem::swap(renamed, best);
                     renamed_better = true;
                 }
             }
             if renamed_better {
-                std::mem::swap(&mut state, best);
+                std::mem::swap(state, best);
             }
-            state
         })
     }
 }
@@ -113,33 +112,9 @@ fn state_order(
     })
 }
 
-/// A node's fields in declaration order, the environment's scalars together.
-type NodeFields<'a> = (
-    &'a [u8],
-    (bool, u32, u32, u32),
-    &'a [Persist],
-    &'a [Deadline],
-    &'a [Choice],
-);
-
 /// A total order on nodes: their fields in declaration order.
 fn node_order(node: &NodeState, other: &NodeState) -> Ordering {
-    // Every field named: a new field must be ordered here too.
-    fn fields(node: &NodeState) -> NodeFields<'_> {
-        let NodeState {
-            core,
-            crashed,
-            clock,
-            timers,
-            wakes,
-            persists,
-            deadlines,
-            choices,
-        } = node;
-        let environment = (*crashed, *clock, *timers, *wakes);
-        (core, environment, persists, deadlines, choices)
-    }
-    fields(node).cmp(&fields(other))
+    node.fields().cmp(&other.fields())
 }
 
 /// Whether renaming `state` by `perm` (whose inverse is `inverse`) may be
