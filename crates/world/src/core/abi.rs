@@ -61,6 +61,16 @@ macro_rules! abi_kind {
 
 abi_kind! {
     /// What happened to a node (`enum cmc_event_kind`).
+    ///
+    /// ```
+    /// use cmc_world::core::abi::{Event, EventKind};
+    ///
+    /// let recv = Event::new(EventKind::Recv, 2, 0, b"hi", 0);
+    /// assert_eq!(recv.kind(), Some(EventKind::Recv));
+    /// assert_eq!(EventKind::from_raw(recv.kind), Some(EventKind::Recv));
+    /// assert_eq!(EventKind::Recv.name(), "RECV");
+    /// assert_eq!(EventKind::from_raw(9), None, "9 is no event kind");
+    /// ```
     pub enum EventKind, example "RECV" {
         /// First start or restart; the durable part holds what was flushed.
         Start = 1, "START";
@@ -85,6 +95,20 @@ abi_kind! {
 
 abi_kind! {
     /// What a node asks of the environment (`enum cmc_output_kind`).
+    ///
+    /// ```
+    /// use cmc_world::core::abi::{timer_deadline, OutputKind, Outputs};
+    ///
+    /// let mut out = Outputs::default();
+    /// out.send(1, b"ping")?;
+    /// out.set_timer_at(0, 500)?;
+    /// let kinds: Vec<_> = out.as_slice().iter().map(|o| OutputKind::from_raw(o.kind)).collect();
+    /// assert_eq!(kinds, [Some(OutputKind::Send), Some(OutputKind::SetTimerAt)]);
+    /// assert_eq!(OutputKind::SetTimerAt.name(), "SET_TIMER_AT");
+    /// assert_eq!(timer_deadline(&out.as_slice()[1]), Some(500));
+    /// assert_eq!(timer_deadline(&out.as_slice()[0]), None, "a SEND has no deadline");
+    /// # Ok::<(), cmc_world::core::abi::CoreError>(())
+    /// ```
     pub enum OutputKind, example "SEND" {
         /// Send the payload to node `dst`.
         Send = 1, "SEND";

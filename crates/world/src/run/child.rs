@@ -150,6 +150,15 @@ pub(crate) fn input_fd() -> Option<RawFd> {
 /// In a process started by [`supervise`](crate::supervise::supervise): installs its flight recorder and
 /// end-of-run channel, and says what it is to do; `None` when this process
 /// is not supervised.
+///
+/// ```
+/// use cmc_world::run::child::{child_from_env, is_child};
+///
+/// // A process its supervisor did not start has no role.
+/// assert!(child_from_env()?.is_none());
+/// assert!(!is_child());
+/// # Ok::<(), String>(())
+/// ```
 pub fn child_from_env() -> Result<Option<Role>, String> {
     let Some(value) = std::env::var_os(CHILD_ENV) else {
         return Ok(None);

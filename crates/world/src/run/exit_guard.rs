@@ -22,6 +22,15 @@ extern "C" fn exit_while_cores_run() {
 /// ends it with exit code 2 and a `CORE EXITED` line instead: for runs of
 /// cores outside a supervisor, such as `cmc replay` (kept in-process so that
 /// gdb sees the core). `_exit` and signals are not caught.
+///
+/// ```no_run
+/// use cmc_world::run::exit_guard::ExitGuard;
+///
+/// let guard = ExitGuard::new();
+/// // ... run cores in this process (e.g. replay a trace): a core calling
+/// // exit() here ends the process with code 2 and `CORE EXITED` ...
+/// drop(guard); // from here, exit() behaves as usual again
+/// ```
 pub struct ExitGuard(());
 
 impl ExitGuard {

@@ -58,6 +58,20 @@ impl Call {
 }
 
 /// A flight recorder mapped into this process.
+///
+/// ```
+/// use cmc_world::run::recorder::{Call, Recorder};
+///
+/// let recorder = Recorder::create(2)?;
+/// recorder.begin_call(Call::Load, "./libcore.so");
+/// // Were the process to die now, its supervisor would read:
+/// let inside = recorder.faulting_call().expect("a call is under way");
+/// assert_eq!((inside.call, inside.text.as_str()), (Some(Call::Load), "./libcore.so"));
+/// recorder.end();
+/// assert!(recorder.faulting_call().is_none());
+/// assert_eq!(recorder.read()[0].calls, 1);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub struct Recorder {
     file: File,
     map: memmap2::MmapRaw,

@@ -18,6 +18,22 @@ use crate::core::Core;
 use crate::run::guarded;
 
 /// Why a step did not produce a usable result.
+///
+/// ```
+/// use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+/// use cmc_world::core::helpers::Message;
+/// use cmc_world::cores::reqack::{Msg, ReqAck, MSG_ACK};
+/// use cmc_world::run::step::{run, StepFailure};
+/// use cmc_world::Core;
+///
+/// let core = ReqAck::default();
+/// let receiver = Config { node: 1, nodes: 2, params: [0; 8] };
+/// let mut state = vec![0; core.durable_size() + core.volatile_size()];
+/// // A receiver refuses an ACK with its error code 2.
+/// let ack = Event::new(EventKind::Recv, 0, 0, &Msg { kind: MSG_ACK, request: 0 }.encode(), 0);
+/// let failure = run(&core, &receiver, &mut state, &ack, &mut Outputs::default(), false);
+/// assert_eq!(failure, Err(StepFailure::Error(CoreError::Code(2))));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StepFailure {
     /// The core reported an error.
@@ -37,6 +53,35 @@ thread_local! {
 /// Runs `core` on `state` (durable part then volatile part) and `event`,
 /// leaving the new state in `state` and the outputs, validated, in `out`
 /// (its items past the outputs' count are not written).
+///
+/// ```
+/// use std::sync::atomic::{AtomicU32, Ordering};
+/// use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+/// use cmc_world::run::step::{run, StepFailure};
+/// use cmc_world::TypedCore;
+///
+/// /// Counts its steps in a hidden global: not a function of its arguments.
+/// struct Hidden(AtomicU32);
+/// impl TypedCore for Hidden {
+///     type Durable = u32;
+///     type Volatile = u32;
+///     fn name(&self) -> &str { "hidden" }
+///     fn step(&self, _: &Config, _: &u32, v: &mut u32, _: &Event, _: &mut Outputs)
+///         -> Result<(), CoreError> {
+///         *v = self.0.fetch_add(1, Ordering::Relaxed);
+///         Ok(())
+///     }
+/// }
+///
+/// let core = Hidden(AtomicU32::new(0));
+/// let config = Config { node: 0, nodes: 1, params: [0; 8] };
+/// let start = Event::new(EventKind::Start, 0, 0, &[], 0);
+/// let (mut state, mut out) = (vec![0; 8], Outputs::default());
+/// // Run once, the step looks fine; run twice by the gate, it is caught.
+/// assert_eq!(run(&core, &config, &mut state, &start, &mut out, false), Ok(()));
+/// let gated = run(&core, &config, &mut state, &start, &mut out, true);
+/// assert!(matches!(gated, Err(StepFailure::NonDeterminism(_))), "{gated:?}");
+/// ```
 pub fn run(
     core: &dyn Core,
     config: &Config,

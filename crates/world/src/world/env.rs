@@ -89,6 +89,25 @@ impl Observer for () {
 }
 
 /// The environment of one World: its spec and the per-node configurations.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::world::env::Env;
+/// use cmc_world::WorldSpec;
+///
+/// let env = Env::new(WorldSpec::builder(Arc::new(ReqAck::default()), 2).requests(1).build()?);
+/// let init = env.init(&mut ()).expect("every node starts");
+/// let mut enabled = Vec::new();
+/// env.actions(&init, &mut enabled);
+/// // Nothing was sent and no fault budget is set: only the client request.
+/// assert_eq!(enabled.len(), 1, "{enabled:?}");
+/// let mut next = init.clone();
+/// let enabled_now = env.next(&init, &enabled[0], &mut next, &mut ()).expect("the step succeeds");
+/// assert!(enabled_now);
+/// assert_eq!(next.issued, 1);
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 pub struct Env {
     /// The World's configuration.
     pub spec: WorldSpec,

@@ -37,6 +37,27 @@ pub type Goal = Arc<dyn Fn(&World, &WorldState) -> bool + Send + Sync>;
 pub const QUIESCENCE: &str = "Quiescence";
 
 /// The quiescence obligation of a World.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_search::{Checker, Verdict};
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::world::quiescence::{every_client_replied, QUIESCENCE};
+/// use cmc_world::{World, WorldSpec};
+///
+/// // Bug 3 never retransmits a dropped DATA.
+/// let spec = WorldSpec::builder(Arc::new(ReqAck { bug: 3 }), 2).requests(1).param("drops", 1).build()?;
+/// let world = World::new(spec).with_quiescence(20, "every client replied", every_client_replied);
+/// let checker = Checker::new(world).workers(1);
+/// let outcome = checker.run();
+/// assert!(matches!(&outcome.verdict, Verdict::Violated { property, .. } if property == QUIESCENCE));
+/// // From the counterexample's last state, the fair run fires the timer
+/// // until the bound: it is not stuck, and never answers the client.
+/// let trace = outcome.counterexample.expect("a path to the state");
+/// let run = checker.model().fair_run(trace.last_state().unwrap()).expect("faults are spent");
+/// assert!(!run.reached && !run.stuck, "{run}");
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 #[derive(Clone)]
 pub struct Quiescence {
     /// Most fair steps from a state to its goal.

@@ -17,6 +17,25 @@ use crate::world::spec::{NetSemantics, WorldSpec};
 use crate::world::state::{NodeState, WorldState};
 
 /// The renamings of a World's interchangeable nodes.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_search::Checker;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::world::symmetry::Symmetry;
+/// use cmc_world::{World, WorldSpec};
+///
+/// // Three nodes: the sender and two interchangeable receivers.
+/// let spec = |symmetric: &[u8]| {
+///     WorldSpec::builder(Arc::new(ReqAck::default()), 3)
+///         .requests(1).param("drops", 1).symmetry(symmetric).build().unwrap()
+/// };
+/// assert!(Symmetry::new(&spec(&[])).is_none(), "off by default");
+/// assert!(Symmetry::new(&spec(&[1, 2])).is_some());
+/// let states = |spec| Checker::new(World::new(spec)).workers(1).run().stats.distinct_states;
+/// let (full, reduced) = (states(spec(&[])), states(spec(&[1, 2])));
+/// assert!(reduced < full, "{reduced} < {full}");
+/// ```
 pub struct Symmetry {
     /// Every permutation of the node ids (`perm[old] = new`) that moves only
     /// interchangeable nodes, identity included.
