@@ -124,7 +124,8 @@ pub struct Summary {
 ///
 /// let spec = WorldSpec::new(Arc::new(ReqAck::default()), 2).unwrap();
 /// // The glue gave node 1 a message before starting it.
-/// let log = glue_log::parse("cmc-glue-log 1\nevent 0 START\nevent 1 RECV src=0 payload=0100000000000000\n")?;
+/// let text = "cmc-glue-log 1\nevent 0 START\nevent 1 RECV src=0 payload=0100000000000000\n";
+/// let log = glue_log::parse(text)?;
 /// let mismatch = validate(&spec, &log, Options::default()).expect_err("node 1 never started");
 /// assert_eq!(mismatch.line, 3, "{mismatch}");
 /// assert!(mismatch.to_string().starts_with("line 3: "));
