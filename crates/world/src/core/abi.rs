@@ -133,6 +133,17 @@ abi_kind! {
 }
 
 /// A node's configuration (`cmc_config`), constant for its lifetime.
+///
+/// ```
+/// use cmc_world::core::abi::{Config, PARAMS_MAX};
+///
+/// // Node 1 of 3, with user parameter CFG0 = 5 (e.g. a retry budget).
+/// let mut params = [0; PARAMS_MAX];
+/// params[0] = 5;
+/// let config = Config { node: 1, nodes: 3, params };
+/// let peers: Vec<u32> = (0..config.nodes).filter(|&n| n != config.node).collect();
+/// assert_eq!(peers, [0, 2]);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Config {
@@ -145,6 +156,17 @@ pub struct Config {
 }
 
 /// One event delivered to a step (`cmc_event`); payload bytes past `len` are zero.
+///
+/// ```
+/// use cmc_world::core::abi::{Event, EventKind};
+///
+/// // Node 2's message `hi`, received when the node's clock reads 10.
+/// let event = Event::new(EventKind::Recv, 2, 0, b"hi", 10);
+/// assert_eq!(event.kind(), Some(EventKind::Recv));
+/// assert_eq!((event.src, event.clock), (2, 10));
+/// assert_eq!(event.payload(), b"hi");
+/// assert!(event.payload[2..].iter().all(|&byte| byte == 0));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Event {
@@ -201,7 +223,18 @@ fn meaningful(field: &[u8; PAYLOAD_MAX], len: u32) -> &[u8] {
     &field[..(len as usize).min(PAYLOAD_MAX)]
 }
 
-/// One output of a step (`cmc_output`).
+/// One output of a step (`cmc_output`), as [`Outputs`]' emit helpers write it.
+///
+/// ```
+/// use cmc_world::core::abi::{CoreError, OutputKind, Outputs};
+///
+/// let mut out = Outputs::default();
+/// out.reply(4, b"ok")?;
+/// let output = out.as_slice()[0];
+/// assert_eq!(OutputKind::from_raw(output.kind), Some(OutputKind::Reply));
+/// assert_eq!((output.id, output.payload()), (4, &b"ok"[..]));
+/// # Ok::<(), CoreError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Output {
@@ -225,6 +258,20 @@ impl Output {
 }
 
 /// The outputs of one step, in order (`cmc_outputs`).
+///
+/// ```
+/// use cmc_world::core::abi::{CoreError, OutputKind, Outputs};
+///
+/// let mut out = Outputs::default();
+/// out.persist(0, &7u32.to_le_bytes())?;
+/// out.send(1, b"data")?;
+/// out.set_timer(0)?;
+/// let kinds: Vec<_> = out.as_slice().iter().map(|o| OutputKind::from_raw(o.kind)).collect();
+/// assert_eq!(kinds, [Some(OutputKind::Persist), Some(OutputKind::Send),
+///                    Some(OutputKind::SetTimer)]);
+/// assert_eq!(out.reserved, 0, "nothing was refused");
+/// # Ok::<(), CoreError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Outputs {
@@ -245,6 +292,17 @@ impl Default for Outputs {
 }
 
 /// A step error: a core returned nonzero, or asked for something impossible.
+///
+/// ```
+/// use cmc_world::core::abi::{CoreError, Outputs, PAYLOAD_MAX};
+///
+/// // A payload over PAYLOAD_MAX is refused, and the refusal is counted.
+/// let mut out = Outputs::default();
+/// assert_eq!(out.send(1, &[0; PAYLOAD_MAX + 1]), Err(CoreError::OutputsFull));
+/// assert_eq!(out.reserved, 1);
+/// // A core's own error code, as a report shows it.
+/// assert_eq!(CoreError::Code(3).to_string(), "the step returned error code 3");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CoreError {
     /// The core's step returned this nonzero code.
@@ -360,7 +418,27 @@ pub fn timer_deadline(output: &Output) -> Option<u64> {
     Some(u64::from_le_bytes(output.payload().try_into().ok()?))
 }
 
-/// `cmc_step_fn`.
+/// `cmc_step_fn`: the step of a core through the C ABI, as a loaded
+/// library's [`CoreDescriptor::step`] (0 for success, else the core's error code).
+///
+/// ```
+/// use cmc_world::core::abi::{Config, Event, EventKind, OutputKind, Outputs, StepFn};
+/// use cmc_world::cores::reqack::{Durable, ReqAck, Volatile};
+///
+/// cmc_world::export_core!(ReqAck = ReqAck { bug: 0 });
+/// // SAFETY: `cmc_core_entry` returns a valid descriptor of this program.
+/// let step: StepFn = unsafe { (*cmc_core_entry()).step }.expect("a step");
+/// let config = Config { node: 0, nodes: 2, params: [0; 8] };
+/// let (durable, mut volatile) = (Durable::default(), Volatile::default());
+/// let (request, mut out) = (Event::new(EventKind::Client, 0, 0, &[], 0), Outputs::default());
+/// // SAFETY: the parts have the core's declared sizes.
+/// let code = unsafe {
+///     step(&config, (&durable as *const Durable).cast(),
+///          (&mut volatile as *mut Volatile).cast(), &request, &mut out)
+/// };
+/// assert_eq!(code, 0);
+/// assert_eq!(out.as_slice()[0].kind, OutputKind::Persist as u32, "the sender persists first");
+/// ```
 pub type StepFn = unsafe extern "C" fn(
     config: *const Config,
     durable: *const c_void,
@@ -368,7 +446,26 @@ pub type StepFn = unsafe extern "C" fn(
     event: *const Event,
     out: *mut Outputs,
 ) -> c_int;
-/// `cmc_describe_state_fn`.
+/// `cmc_describe_state_fn`: writes a node's state as NUL-terminated text
+/// into `buf` (at most `cap` bytes in all).
+///
+/// ```
+/// use std::ffi::CStr;
+/// use cmc_world::core::abi::{Config, DescribeStateFn};
+/// use cmc_world::cores::reqack::{Durable, ReqAck, Volatile};
+///
+/// cmc_world::export_core!(ReqAck = ReqAck { bug: 0 });
+/// // SAFETY: `cmc_core_entry` returns a valid descriptor of this program.
+/// let describe: DescribeStateFn = unsafe { (*cmc_core_entry()).describe_state }.unwrap();
+/// let config = Config { node: 1, nodes: 2, params: [0; 8] };
+/// let (durable, volatile) = (Durable { pending: 0, stored: 1 }, Volatile::default());
+/// let mut buf = [0; 64];
+/// // SAFETY: the parts have the core's declared sizes; `buf` holds 64 bytes.
+/// unsafe { describe(&config, (&durable as *const Durable).cast(),
+///                   (&volatile as *const Volatile).cast(), buf.as_mut_ptr(), buf.len()) };
+/// let text = unsafe { CStr::from_ptr(buf.as_ptr()) };
+/// assert_eq!(text.to_str(), Ok("receiver stored=0x1 flushing=0x0"));
+/// ```
 pub type DescribeStateFn = unsafe extern "C" fn(
     config: *const Config,
     durable: *const c_void,
@@ -376,7 +473,25 @@ pub type DescribeStateFn = unsafe extern "C" fn(
     buf: *mut c_char,
     cap: usize,
 );
-/// `cmc_describe_message_fn`.
+/// `cmc_describe_message_fn`: writes a message as NUL-terminated text into
+/// `buf` (at most `cap` bytes in all, cut if longer).
+///
+/// ```
+/// use std::ffi::CStr;
+/// use cmc_world::core::abi::{Config, DescribeMessageFn};
+/// use cmc_world::core::helpers::Message;
+/// use cmc_world::cores::reqack::{Msg, ReqAck, MSG_DATA};
+///
+/// cmc_world::export_core!(ReqAck = ReqAck { bug: 0 });
+/// // SAFETY: `cmc_core_entry` returns a valid descriptor of this program.
+/// let describe: DescribeMessageFn = unsafe { (*cmc_core_entry()).describe_message }.unwrap();
+/// let config = Config { node: 0, nodes: 2, params: [0; 8] };
+/// let message = Msg { kind: MSG_DATA, request: 2 }.encode();
+/// let mut buf = [0; 6]; // room for 5 characters and the NUL
+/// // SAFETY: `message` and `buf` hold the lengths passed.
+/// unsafe { describe(&config, message.as_ptr(), 8, buf.as_mut_ptr(), buf.len()) };
+/// assert_eq!(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_str(), Ok("DATA("));
+/// ```
 pub type DescribeMessageFn = unsafe extern "C" fn(
     config: *const Config,
     message: *const u8,
@@ -384,7 +499,27 @@ pub type DescribeMessageFn = unsafe extern "C" fn(
     buf: *mut c_char,
     cap: usize,
 );
-/// `cmc_permute_fn` (reserved for symmetry reduction; not called yet).
+/// `cmc_permute_fn` (reserved for symmetry reduction; not called yet):
+/// renames the node ids a state holds by `perm` (`perm[old] = new`).
+/// [`export_core!`](crate::export_core) leaves it null.
+///
+/// ```
+/// use std::ffi::c_void;
+/// use cmc_world::core::abi::{Config, PermuteFn};
+///
+/// /// A state whose volatile part is one node id (the leader's).
+/// unsafe extern "C" fn rename_leader(_: *const Config, _: *mut c_void,
+///                                    volatile: *mut c_void, perm: *const u32) {
+///     let leader = volatile.cast::<u32>();
+///     unsafe { *leader = *perm.add(*leader as usize) };
+/// }
+/// let permute: PermuteFn = rename_leader;
+/// let (config, mut leader) = (Config { node: 0, nodes: 3, params: [0; 8] }, 2u32);
+/// let swap_0_and_2 = [2, 1, 0];
+/// unsafe { permute(&config, std::ptr::null_mut(), (&mut leader as *mut u32).cast(),
+///                  swap_0_and_2.as_ptr()) };
+/// assert_eq!(leader, 0);
+/// ```
 pub type PermuteFn = unsafe extern "C" fn(
     config: *const Config,
     durable: *mut c_void,
@@ -392,7 +527,21 @@ pub type PermuteFn = unsafe extern "C" fn(
     perm: *const u32,
 );
 
-/// The descriptor a C core exports (`cmc_core`).
+/// The descriptor a C core exports (`cmc_core`); a Rust core exports one
+/// with [`export_core!`](crate::export_core).
+///
+/// ```
+/// use cmc_world::core::abi::{CoreDescriptor, ABI_VERSION};
+/// use cmc_world::cores::reqack::{Durable, ReqAck, Volatile};
+///
+/// cmc_world::export_core!(ReqAck = ReqAck { bug: 0 });
+/// // SAFETY: `cmc_core_entry` returns a valid descriptor of this program.
+/// let descriptor: &CoreDescriptor = unsafe { &*cmc_core_entry() };
+/// assert_eq!(descriptor.abi_version, ABI_VERSION);
+/// assert_eq!(descriptor.durable_size as usize, size_of::<Durable>());
+/// assert_eq!(descriptor.volatile_size as usize, size_of::<Volatile>());
+/// assert!(descriptor.step.is_some() && descriptor.permute.is_none());
+/// ```
 #[derive(Debug, Clone, Copy)]
 #[repr(C)]
 pub struct CoreDescriptor {
@@ -416,7 +565,20 @@ pub struct CoreDescriptor {
     pub permute: Option<PermuteFn>,
 }
 
-/// `cmc_core_entry`.
+/// `cmc_core_entry`: the function a core library exports, which the loader
+/// calls for the library's [`CoreDescriptor`] (null: the library has no core).
+///
+/// ```
+/// use std::ffi::CStr;
+/// use cmc_world::core::abi::EntryFn;
+/// use cmc_world::cores::reqack::ReqAck;
+///
+/// cmc_world::export_core!(ReqAck = ReqAck { bug: 0 });
+/// let entry: EntryFn = cmc_core_entry;
+/// // SAFETY: `entry` returns a valid descriptor, whose name is a C string.
+/// let name = unsafe { CStr::from_ptr((*entry()).name) };
+/// assert_eq!(name.to_str(), Ok("reqack"));
+/// ```
 pub type EntryFn = unsafe extern "C" fn() -> *const CoreDescriptor;
 
 #[cfg(test)]

@@ -62,7 +62,8 @@ pub const ERROR_CODE_ZERO: c_int = -100;
 
 /// The core an exported library serves; implemented by
 /// [`export_core!`](crate::export_core) for a type of its own (not meant to
-/// be implemented by hand: see the macro's example).
+/// be implemented by hand: see the macro's example, and
+/// [`DescriptorCell`]'s, which implements it as the macro does).
 pub trait Exported: 'static {
     /// The core's type.
     type Core: TypedCore + 'static;
@@ -79,6 +80,25 @@ struct Built {
 /// Where `cmc_core_entry` keeps its descriptor (one per exported library):
 /// the `static` that [`export_core!`](crate::export_core) declares, built on
 /// the first call of [`DescriptorCell::entry`] and never changed after.
+///
+/// What `export_core!(ReqAck)` expands to, in short:
+///
+/// ```
+/// use cmc_world::core::export::{DescriptorCell, Exported};
+/// use cmc_world::cores::reqack::ReqAck;
+///
+/// struct Mine;
+/// impl Exported for Mine {
+///     type Core = ReqAck;
+///     fn core() -> &'static ReqAck { static CORE: ReqAck = ReqAck { bug: 0 }; &CORE }
+/// }
+/// static DESCRIPTOR: DescriptorCell = DescriptorCell::new();
+/// let descriptor = DESCRIPTOR.entry::<Mine>();
+/// assert!(!descriptor.is_null());
+/// assert_eq!(DESCRIPTOR.entry::<Mine>(), descriptor, "built once");
+/// // SAFETY: a non-null descriptor lives as long as the cell.
+/// assert_eq!(unsafe { (*descriptor).durable_size }, 8);
+/// ```
 pub struct DescriptorCell(OnceLock<Option<Built>>);
 
 // SAFETY: the descriptor holds a pointer to the `CString` stored beside it

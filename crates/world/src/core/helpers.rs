@@ -95,7 +95,22 @@ use bytemuck::{Pod, Zeroable};
 use crate::core::abi::{CoreError, Event, Outputs};
 
 /// A message a core sends, with its byte encoding: `decode` gives back what
-/// `encode` made (the module's example implements one).
+/// `encode` made (the module's example implements one for an enum).
+///
+/// ```
+/// use cmc_world::core::helpers::Message;
+///
+/// /// A vote for a node, one byte on the wire.
+/// #[derive(Debug, PartialEq)]
+/// struct Vote(u8);
+/// impl Message for Vote {
+///     type Encoded = [u8; 1];
+///     fn encode(&self) -> [u8; 1] { [self.0] }
+///     fn decode(bytes: &[u8]) -> Option<Vote> { match bytes { [n] => Some(Vote(*n)), _ => None } }
+/// }
+/// assert_eq!(Vote::decode(&Vote(2).encode()), Some(Vote(2)));
+/// assert_eq!(Vote::decode(&[1, 2]), None, "not one byte");
+/// ```
 pub trait Message: Sized {
     /// The encoded bytes (a fixed-size buffer, so that sending allocates nothing).
     type Encoded: AsRef<[u8]>;
@@ -188,6 +203,20 @@ pub const AFTER_FLUSH_FULL: i32 = 2;
 
 /// One entry of an [`AfterFlush`]: the message (at most `WORDS` 4-byte words)
 /// that the flush of one persist releases, and its destination.
+///
+/// ```
+/// use cmc_world::core::abi::CoreError;
+/// use cmc_world::core::helpers::{AfterFlush, Held, Message};
+/// use cmc_world::cores::reqack::{Msg, MSG_ACK};
+///
+/// let mut queue = AfterFlush::<1, 2>::default();
+/// queue.hold(2, &Msg { kind: MSG_ACK, request: 5 })?;
+/// let mut held: Held<2> = queue.release().expect("held until the flush");
+/// assert_eq!(held.dst, 2);
+/// held.message_mut()[4] = 6; // rewritten in place: the request word
+/// assert_eq!(Msg::decode(held.message()), Some(Msg { kind: MSG_ACK, request: 6 }));
+/// # Ok::<(), CoreError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct Held<const WORDS: usize> {

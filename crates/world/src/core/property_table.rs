@@ -87,7 +87,8 @@ pub(crate) struct PropertyRecord {
 
 /// `cmc_property_table`: what a library's `cmc_properties_entry` returns.
 /// Opaque to Rust code: C libraries define it with `CMC_PROPERTIES` (see
-/// `include/cmc.h`), and [`read_table`] checks and reads it.
+/// `include/cmc.h`), and [`read_table`] checks and reads it (see
+/// [`PropertiesEntryFn`]'s example).
 #[repr(C)]
 pub struct PropertyTable {
     pub(crate) abi_version: u32,
@@ -98,6 +99,16 @@ pub struct PropertyTable {
 /// The type of the exported `cmc_properties_entry` ([`PROPERTIES_SYMBOL`]),
 /// which the loader looks up next to the core's entry point; a library
 /// without it declares no properties.
+///
+/// ```
+/// use cmc_world::core::property_table::{read_table, PropertiesEntryFn, PropertyTable};
+///
+/// extern "C" fn no_table() -> *const PropertyTable { std::ptr::null() }
+/// let entry: PropertiesEntryFn = no_table;
+/// // SAFETY: `entry` returns null, which `read_table` allows (and refuses).
+/// let refused = unsafe { read_table(entry(), "libx.so", None) }.unwrap_err();
+/// assert_eq!(refused.to_string(), "libx.so: its property table is a null pointer");
+/// ```
 pub type PropertiesEntryFn = unsafe extern "C" fn() -> *const PropertyTable;
 
 /// What a C property states (`enum cmc_property_kind`): how the World

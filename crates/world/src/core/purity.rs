@@ -46,7 +46,17 @@ pub const ALLOWLIST: &[&str] = &[
     "__gmon_start__",
 ];
 
-/// Why a symbol breaks purity (see the module's example).
+/// Why a symbol breaks purity (see also the module's example).
+///
+/// ```
+/// use cmc_world::core::purity::{Offence, PurityReport};
+///
+/// let offences = vec![Offence::Undefined("time".into()), Offence::WritableGlobal("count".into())];
+/// let report = PurityReport { path: "core.o".into(), offences };
+/// let text = report.to_string();
+/// assert!(text.contains("time: undefined symbol outside the allowlist"), "{text}");
+/// assert!(text.contains("count: writable global or static"), "{text}");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Offence {
     /// The object calls or reads a symbol outside [`ALLOWLIST`].
@@ -57,7 +67,18 @@ pub enum Offence {
 
 /// The result of checking one file; its `Display` is what `cmc purity`
 /// prints: `PURE: ...`, or `IMPURE: ...` with one line per offence and what
-/// to do about it (see the module's example).
+/// to do about it (see also the module's example).
+///
+/// ```
+/// use cmc_world::core::purity::{Offence, PurityReport};
+///
+/// let pure = PurityReport { path: "core.o".into(), offences: Vec::new() };
+/// assert!(pure.is_pure());
+/// assert_eq!(pure.to_string(), "PURE: core.o references only allowlisted symbols\n");
+/// let impure = PurityReport { offences: vec![Offence::Undefined("rand".into())], ..pure };
+/// assert!(!impure.is_pure());
+/// assert!(impure.to_string().starts_with("IMPURE: core.o"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PurityReport {
     /// The file checked.

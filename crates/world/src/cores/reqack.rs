@@ -53,7 +53,25 @@ pub mod phase {
     pub const CLEARING: u32 = 3;
 }
 
-/// The durable part.
+/// The durable part; a core persists each field at its offset
+/// ([`OFFSET_PENDING`], [`OFFSET_STORED`]).
+///
+/// ```
+/// use std::mem::offset_of;
+/// use cmc_world::core::abi::{Config, Event, EventKind, Outputs};
+/// use cmc_world::cores::reqack::{Durable, ReqAck, Volatile, OFFSET_PENDING, OFFSET_STORED};
+/// use cmc_world::TypedCore;
+///
+/// assert_eq!(offset_of!(Durable, pending), OFFSET_PENDING as usize);
+/// assert_eq!(offset_of!(Durable, stored), OFFSET_STORED as usize);
+/// // The sender makes request 4 durable as `pending` = 4 + 1.
+/// let (sender, mut out) = (Config { node: 0, nodes: 2, params: [0; 8] }, Outputs::default());
+/// let request = Event::new(EventKind::Client, 0, 4, &[], 0);
+/// ReqAck::default().step(&sender, &Durable::default(), &mut Volatile::default(), &request, &mut out)?;
+/// let persist = out.as_slice()[0];
+/// assert_eq!((persist.id, persist.payload()), (OFFSET_PENDING, &5u32.to_le_bytes()[..]));
+/// # Ok::<(), cmc_world::core::abi::CoreError>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Durable {
@@ -64,6 +82,19 @@ pub struct Durable {
 }
 
 /// The volatile part.
+///
+/// ```
+/// use cmc_world::core::abi::{Config, Event, EventKind, Outputs};
+/// use cmc_world::cores::reqack::{phase, Durable, ReqAck, Volatile};
+/// use cmc_world::TypedCore;
+///
+/// let sender = Config { node: 0, nodes: 2, params: [0; 8] };
+/// let mut v = Volatile::default();
+/// let request = Event::new(EventKind::Client, 0, 4, &[], 0);
+/// ReqAck::default().step(&sender, &Durable::default(), &mut v, &request, &mut Outputs::default())?;
+/// assert_eq!(v, Volatile { phase: phase::PERSISTING, request: 5, acked: 0, flushing: 0 });
+/// # Ok::<(), cmc_world::core::abi::CoreError>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Volatile {

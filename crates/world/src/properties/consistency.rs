@@ -46,6 +46,21 @@ use crate::World;
 
 /// What a reply to a request means, as the user's decoder says (see the
 /// example on [`ClientHistory`]).
+///
+/// A decoder for `reqack`'s replies: OK means the delivery took effect,
+/// BUSY that it was refused.
+///
+/// ```
+/// use cmc_world::cores::reqack::{REPLY_BUSY, REPLY_OK};
+/// use cmc_world::properties::consistency::ReplyMeaning;
+///
+/// let meaning = |reply: &[u8]| match reply {
+///     [REPLY_BUSY] => ReplyMeaning::Refused,
+///     _ => ReplyMeaning::Returned(reply == [REPLY_OK]),
+/// };
+/// assert_eq!(meaning(&[REPLY_OK]), ReplyMeaning::Returned(true));
+/// assert_eq!(meaning(&[REPLY_BUSY]), ReplyMeaning::Refused);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum ReplyMeaning<Ret> {
     /// The operation took effect and returned this value.

@@ -19,7 +19,9 @@ pub const CHILD_ENV: &str = "CMC_SUPERVISED_CHILD";
 
 const FRAME_MAGIC: &[u8; 8] = b"CMCEND01";
 
-/// What a supervised child sends as its last act.
+/// What a supervised child sends as its last act: [`finish`] sends a
+/// [`Message::Report`]. See [`Role`]'s example, in which the supervisor
+/// receives one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message {
     /// The run ended: the exit code and what goes to standard output.
@@ -126,6 +128,27 @@ fn decode_fault(decoder: &mut Decoder<'_>) -> Option<Fault> {
 }
 
 /// What a supervised child is to do.
+///
+/// This doctest's program supervises itself: started again by
+/// [`supervise`](crate::supervise::supervise) in the role `check`, it
+/// finishes with its report, which the supervisor receives.
+///
+/// ```
+/// use std::process::Command;
+/// use std::time::Duration;
+/// use cmc_world::run::child::{child_from_env, finish, Message, Role};
+/// use cmc_world::supervise::{supervise, Ended, Supervision};
+///
+/// if let Some(Role::Check) = child_from_env()? {
+///     finish(3, b"a verdict\n"); // the child: never returns
+/// }
+/// let supervision = Supervision { call_timeout: Duration::from_secs(5), threads: 1, interrupt: None };
+/// let this_program = Command::new(std::env::current_exe().map_err(|e| e.to_string())?);
+/// let ended = supervise(this_program, "check", &supervision, &[])?;
+/// let Ended::Message(Message::Report { code, stdout }) = ended else { panic!("{ended:?}") };
+/// assert_eq!((code, stdout.as_slice()), (3, &b"a verdict\n"[..]));
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Debug)]
 pub enum Role {
     /// Run the check and [`finish`] with its report.

@@ -37,6 +37,17 @@ const SLOT_SIZE: usize = SLOT_HEAD + TEXT_MAX + STATE_MAX;
 pub const SLOTS_MAX: usize = 256;
 
 /// Which core function a thread is inside.
+///
+/// ```
+/// use cmc_world::run::recorder::{Call, Recorder};
+///
+/// let recorder = Recorder::create(1)?;
+/// recorder.begin_call(Call::Describe, "describe_state of node 2");
+/// assert_eq!(recorder.faulting_call().and_then(|slot| slot.call), Some(Call::Describe));
+/// recorder.end();
+/// assert_eq!(recorder.read()[0].call, None, "between core calls");
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Call {
     /// A step (or the initial starts, with no action).
@@ -88,6 +99,21 @@ thread_local! {
 static INSTALLED: OnceLock<Recorder> = OnceLock::new();
 
 /// What one thread's slot held when it was read.
+///
+/// ```
+/// use cmc_world::core::abi::{Event, EventKind};
+/// use cmc_world::run::recorder::{Call, Recorder};
+///
+/// let recorder = Recorder::create(1)?;
+/// recorder.begin_step(b"pre-state", b"action");
+/// recorder.note_event(1, &Event::new(EventKind::Tick, 0, 0, &[], 4));
+/// let slot = recorder.faulting_call().expect("inside a step");
+/// assert_eq!((slot.call, slot.calls), (Some(Call::Step), 0));
+/// assert_eq!((slot.pre_state.as_slice(), slot.action.as_slice()), (&b"pre-state"[..], &b"action"[..]));
+/// assert_eq!(slot.event.map(|(node, event)| (node, event.clock)), Some((1, 4)));
+/// recorder.end();
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct SlotRecord {
     /// The slot's index.

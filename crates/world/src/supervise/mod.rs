@@ -82,7 +82,22 @@ use crate::world::action::Action;
 use crate::world::state::WorldState;
 use crate::World;
 
-/// How a supervised child ended (see [`supervise`]'s example).
+/// How a supervised child ended (see also [`supervise`]'s example, and
+/// [`Role`](crate::run::child::Role)'s for a child that sends its message).
+///
+/// ```
+/// use std::process::Command;
+/// use std::time::Duration;
+/// use cmc_world::supervise::{supervise, Ended, Supervision};
+/// use cmc_world::FaultKind;
+///
+/// let supervision = Supervision { call_timeout: Duration::from_secs(5), threads: 1, interrupt: None };
+/// let mut child = Command::new("sh");
+/// child.args(["-c", "kill -9 $$"]);
+/// let ended = supervise(child, "check", &supervision, &[])?;
+/// assert!(matches!(ended, Ended::Died { kind: FaultKind::Signal(9), slot: None }), "{ended:?}");
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Debug)]
 pub enum Ended {
     /// It sent its end-of-run message and exited cleanly.
@@ -97,7 +112,26 @@ pub enum Ended {
     },
 }
 
-/// How to supervise a child (see the module's example).
+/// How to supervise a child (see also the module's example).
+///
+/// Once `interrupt` becomes true, the child is sent SIGTERM:
+///
+/// ```
+/// use std::process::Command;
+/// use std::sync::atomic::AtomicBool;
+/// use std::time::Duration;
+/// use cmc_world::supervise::{supervise, Ended, Supervision};
+/// use cmc_world::FaultKind;
+///
+/// let interrupt = AtomicBool::new(true); // e.g. set by a Ctrl-C handler
+/// let supervision =
+///     Supervision { call_timeout: Duration::from_secs(5), threads: 1, interrupt: Some(&interrupt) };
+/// let mut child = Command::new("sleep");
+/// child.arg("60");
+/// let ended = supervise(child, "check", &supervision, &[])?;
+/// assert!(matches!(ended, Ended::Died { kind: FaultKind::Signal(15), .. }), "{ended:?}");
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Supervision<'a> {
     /// A core call that lasts longer is a hang (the child is killed).

@@ -81,8 +81,16 @@ pub enum Record {
     },
 }
 
-/// A record with the line it came from (1-based), for messages (see
+/// A record with the line it came from (1-based), for messages (see also
 /// [`Record`]'s example).
+///
+/// ```
+/// use cmc_world::validate::glue_log::{parse, Line, Record};
+///
+/// let lines = parse("cmc-glue-log 1\n# node 2 went down\ncrash 2\n")?;
+/// assert_eq!(lines, [Line { number: 3, record: Record::Crash { node: 2 } }]);
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Line {
     /// Line number in the log, from 1.

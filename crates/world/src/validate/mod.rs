@@ -113,8 +113,24 @@ pub struct Summary {
     pub unflushed: usize,
 }
 
-/// The first record that breaks the contract (see [`Summary`]'s and
+/// The first record that breaks the contract (see also [`Summary`]'s and
 /// [`Options`]' examples).
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::validate::{glue_log, validate, Options};
+/// use cmc_world::WorldSpec;
+///
+/// let spec = WorldSpec::new(Arc::new(ReqAck::default()), 2).unwrap();
+/// // The glue gave node 1 a message before starting it.
+/// let text = "cmc-glue-log 1\nevent 0 START\nevent 1 RECV src=0 payload=0100000000000000\n";
+/// let log = glue_log::parse(text)?;
+/// let mismatch = validate(&spec, &log, Options::default()).expect_err("node 1 never started");
+/// assert_eq!(mismatch.line, 3, "{mismatch}");
+/// assert!(mismatch.to_string().starts_with("line 3: "));
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mismatch {
     /// Its line in the log.

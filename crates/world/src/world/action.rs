@@ -6,6 +6,35 @@ use cmc_model::{DecodeError, Decoder, Encode};
 use crate::world::state::{Packet, Payload};
 
 /// What happens to a message in flight.
+///
+/// With a `drops` and a `dups` budget, a message in flight may be delivered,
+/// dropped or duplicated: three actions.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_model::Model;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::world::action::{Action, NetOp};
+/// use cmc_world::{World, WorldSpec};
+///
+/// let spec = WorldSpec::builder(Arc::new(ReqAck::default()), 2).requests(1);
+/// let world = World::new(spec.param("drops", 1).param("dups", 1).build()?);
+/// let (mut states, mut actions) = (Vec::new(), Vec::new());
+/// world.init_states(&mut states);
+/// let mut state = states.remove(0);
+/// for _ in 0..2 { // CLIENT, then FLUSH of the request, which sends DATA
+///     actions.clear();
+///     world.actions(&state, &mut actions);
+///     state = world.next_state(&state, &actions[0]).expect("enabled");
+/// }
+/// actions.clear();
+/// world.actions(&state, &mut actions);
+/// let ops: Vec<NetOp> = actions.iter()
+///     .filter_map(|action| match action { Action::Net { op, .. } => Some(*op), _ => None })
+///     .collect();
+/// assert_eq!(ops, [NetOp::Deliver, NetOp::Drop, NetOp::Dup]);
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
 pub enum NetOp {
     /// Hand it to the destination core (lost if the destination is down).
@@ -28,6 +57,39 @@ impl NetOp {
 }
 
 /// Which copies of a packet a DELIVER or DROP leaves (see [`crate::world::env`]).
+///
+/// With `net_bound=1`, a retransmitted message has more copies than the
+/// network counts: delivering it is two actions, one per outcome.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_model::Model;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::world::action::{Action, NetOp, Surplus};
+/// use cmc_world::{World, WorldSpec};
+///
+/// let spec = WorldSpec::builder(Arc::new(ReqAck::default()), 2).requests(1);
+/// let world = World::new(spec.param("net_bound", 1).build()?);
+/// let (mut states, mut actions) = (Vec::new(), Vec::new());
+/// world.init_states(&mut states);
+/// let mut state = states.remove(0);
+/// let is_fire = |action: &Action| matches!(action, Action::Fire { .. });
+/// for step in 0..3 { // CLIENT, FLUSH (sends DATA), then FIRE: DATA again
+///     actions.clear();
+///     world.actions(&state, &mut actions);
+///     let action = if step == 2 { actions.iter().find(|a| is_fire(a)) } else { actions.first() };
+///     state = world.next_state(&state, action.expect("enabled")).expect("enabled");
+/// }
+/// actions.clear();
+/// world.actions(&state, &mut actions);
+/// let delivers: Vec<Surplus> = actions.iter()
+///     .filter_map(|action| match action {
+///         Action::Net { op: NetOp::Deliver, surplus, .. } => Some(*surplus), _ => None })
+///     .collect();
+/// assert_eq!(delivers, [Surplus::Ends, Surplus::Stays]);
+/// assert_eq!(Surplus::Ends.note(), " (last surplus copy)");
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Surplus {
     /// The packet's copies are counted: one fewer remains.

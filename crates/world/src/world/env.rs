@@ -57,6 +57,32 @@ pub const NET_MAX: usize = 256;
 pub const SPLIT_NODES_MAX: usize = 12;
 
 /// Why the environment could not carry out an action.
+///
+/// A core that ignores [`Outputs::send`]'s refusal of an oversized message
+/// still stops the run, with a capacity fault:
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_world::core::abi::{Config, CoreError, Event, Outputs, PAYLOAD_MAX};
+/// use cmc_world::world::env::{Env, EnvFailure};
+/// use cmc_world::{TypedCore, WorldSpec};
+///
+/// struct Careless;
+/// impl TypedCore for Careless {
+///     type Durable = u32;
+///     type Volatile = u32;
+///     fn name(&self) -> &str { "careless" }
+///     fn step(&self, _: &Config, _: &u32, _: &mut u32, _: &Event, out: &mut Outputs)
+///         -> Result<(), CoreError> {
+///         let _ = out.send(0, &[0; PAYLOAD_MAX + 1]); // refused, error ignored
+///         Ok(())
+///     }
+/// }
+/// let env = Env::new(WorldSpec::builder(Arc::new(Careless), 1).build()?);
+/// let fault = env.init(&mut ()).expect_err("the first step already overflows");
+/// assert!(matches!(fault.failure, EnvFailure::Capacity(_)), "{:?}", fault.failure);
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub enum EnvFailure {
     /// The core's step failed.
@@ -66,6 +92,34 @@ pub enum EnvFailure {
 }
 
 /// A step that failed, with the node and event it failed on.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+/// use cmc_world::run::step::StepFailure;
+/// use cmc_world::world::env::{Env, EnvFailure};
+/// use cmc_world::{TypedCore, WorldSpec};
+///
+/// /// Fails every client request with its error code 7.
+/// struct Refuse;
+/// impl TypedCore for Refuse {
+///     type Durable = u32;
+///     type Volatile = u32;
+///     fn name(&self) -> &str { "refuse" }
+///     fn step(&self, _: &Config, _: &u32, _: &mut u32, event: &Event, _: &mut Outputs)
+///         -> Result<(), CoreError> {
+///         if event.kind() == Some(EventKind::Client) { Err(CoreError::Code(7)) } else { Ok(()) }
+///     }
+/// }
+/// let env = Env::new(WorldSpec::builder(Arc::new(Refuse), 2).requests(1).build()?);
+/// let init = env.init(&mut ()).expect("the INIT steps succeed");
+/// let mut enabled = Vec::new();
+/// env.actions(&init, &mut enabled);
+/// let fault = env.next(&init, &enabled[0], &mut init.clone(), &mut ()).unwrap_err();
+/// assert_eq!((fault.node, fault.event.kind()), (0, Some(EventKind::Client)));
+/// assert!(matches!(fault.failure, EnvFailure::Step(StepFailure::Error(CoreError::Code(7)))));
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct StepFault {
     /// The node whose step failed.
@@ -77,6 +131,28 @@ pub struct StepFault {
 }
 
 /// Sees every core step the environment runs (replay uses it to print them).
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_world::core::abi::{Event, EventKind, Outputs};
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::world::env::{Env, Observer};
+/// use cmc_world::WorldSpec;
+///
+/// /// Records which node handled which kind of event.
+/// #[derive(Default)]
+/// struct Steps(Vec<(u8, Option<EventKind>)>);
+/// impl Observer for Steps {
+///     fn on_step(&mut self, node: u8, event: &Event, _: &Outputs) {
+///         self.0.push((node, event.kind()));
+///     }
+/// }
+/// let env = Env::new(WorldSpec::builder(Arc::new(ReqAck::default()), 2).build()?);
+/// let mut steps = Steps::default();
+/// env.init(&mut steps).expect("every node starts");
+/// assert_eq!(steps.0, [(0, Some(EventKind::Start)), (1, Some(EventKind::Start))]);
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 pub trait Observer {
     /// `node` handled `event` and emitted `out`.
     fn on_step(&mut self, node: u8, event: &Event, out: &Outputs);

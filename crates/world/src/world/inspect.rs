@@ -43,6 +43,23 @@ pub struct Inspect<'a> {
 }
 
 /// One node's internals.
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_model::Model;
+/// use cmc_world::cores::reqack::{Durable, ReqAck, Volatile};
+/// use cmc_world::{World, WorldSpec};
+///
+/// let world = World::new(WorldSpec::builder(Arc::new(ReqAck::default()), 2).build()?);
+/// let mut states = Vec::new();
+/// world.init_states(&mut states);
+/// let receiver = world.inspect(&states[0]).node(1);
+/// assert!(!receiver.env.crashed);
+/// assert_eq!(receiver.durable_as::<Durable>(), Some(Durable { pending: 0, stored: 0 }));
+/// assert_eq!(receiver.volatile.len(), size_of::<Volatile>());
+/// assert_eq!(receiver.volatile_as::<u8>(), None, "not the core's layout");
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 pub struct NodeView<'a> {
     /// The environment's record of the node (crashed, clock, timers, persists).
     pub env: &'a NodeState,

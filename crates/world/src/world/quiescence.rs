@@ -31,6 +31,24 @@ use crate::world::state::{Budget, WorldState};
 use crate::World;
 
 /// A goal the fair schedule must reach, e.g. [`every_client_replied`].
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_model::Model;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::world::quiescence::{every_client_replied, Goal};
+/// use cmc_world::world::state::WorldState;
+/// use cmc_world::{World, WorldSpec};
+///
+/// let world = World::new(WorldSpec::builder(Arc::new(ReqAck::default()), 2).requests(1).build()?);
+/// let mut states = Vec::new();
+/// world.init_states(&mut states);
+/// let replied: Goal = Arc::new(every_client_replied);
+/// let nothing_issued: Goal = Arc::new(|_: &World, state: &WorldState| state.issued == 0);
+/// assert!(!replied(&world, &states[0]), "the request is not even issued");
+/// assert!(nothing_issued(&world, &states[0]));
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
 pub type Goal = Arc<dyn Fn(&World, &WorldState) -> bool + Send + Sync>;
 
 /// The name of the quiescence property.

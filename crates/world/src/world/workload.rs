@@ -17,6 +17,15 @@ use crate::world::state::Payload;
 pub const OPERATIONS_MAX: usize = 1024;
 
 /// One kind of operation: a name and the domain size of each argument.
+///
+/// ```
+/// use cmc_world::world::workload::{Workload, WorkloadOp};
+///
+/// let workload = Workload::parse("put:2:3")?;
+/// assert_eq!(workload.ops, [WorkloadOp { name: "put".into(), domains: vec![2, 3] }]);
+/// assert_eq!(workload.count(), 6, "two keys times three values");
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkloadOp {
     /// Its name, in traces (`put`).
