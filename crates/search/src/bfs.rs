@@ -567,6 +567,21 @@ struct Share<'a, M: Model> {
 }
 
 impl<M: Model> Share<'_, M> {
+    /// Distinct states for the progress line: the set's count, less, in a
+    /// batched pass over a set on disk, the candidates staged so far (this
+    /// pass's and this worker's `out`), which the set counts as stored until
+    /// they are settled (some will be found on disk). Other workers'
+    /// unpushed segments may still be counted, so the figure can run ahead
+    /// by a few segments; the count at a pass's end is exact.
+    fn settled_len(&self, table: &VisitedSet, out: &Segment) -> u64 {
+        match self.batch {
+            Some(batch) => table
+                .len()
+                .saturating_sub(batch.staging().len() + out.len() as u64),
+            None => table.len(),
+        }
+    }
+
     /// Whether the workers should stop at the next state boundary.
     fn should_pause(&self) -> bool {
         self.expander.table.memory_len() >= self.grow_at
@@ -665,7 +680,9 @@ impl<M: Model> Share<'_, M> {
                     .generated
                     .fetch_add(scratch.generated, Ordering::Relaxed);
                 worker.generated += mem::take(&mut scratch.generated);
-                counters.distinct.store(table.len(), Ordering::Relaxed);
+                counters
+                    .distinct
+                    .store(self.settled_len(table, &out), Ordering::Relaxed);
             }
             self.next.push(mem::take(&mut out))?;
             scratch.flush()
