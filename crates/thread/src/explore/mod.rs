@@ -315,7 +315,12 @@ impl Checker {
             };
             let (mode, seed) = (self.mode.to_string(), strategy.seed());
             if let Some(stop) = stop {
-                if matches!(stop, Stop::NonDeterminism { .. } | Stop::Schedule(_)) {
+                // Reported as they are: a re-run would compare nothing of the model's (the
+                // run already diverged, or something outside the checker stopped it).
+                if matches!(
+                    stop,
+                    Stop::NonDeterminism { .. } | Stop::Schedule(_) | Stop::Uncontrolled(_)
+                ) {
                     let failure = Failure::new(stop, &driver.state(), executions, mode, seed);
                     return Err(Box::new(failure));
                 }

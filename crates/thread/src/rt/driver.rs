@@ -317,6 +317,12 @@ impl Driver {
                 if result.is_ok() {
                     result = dropped;
                 }
+                // The last thread to finish drops the values of the execution's statics.
+                let statics = ctx.state.borrow_mut().take_once_values_if_last(tid);
+                let dropped = catch_unwind(AssertUnwindSafe(move || drop(statics)));
+                if result.is_ok() {
+                    result = dropped;
+                }
                 let mut st = ctx.state.borrow_mut();
                 st.threads[tid].finished = true;
                 st.threads[tid].pending = None;

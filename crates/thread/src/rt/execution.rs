@@ -2,6 +2,7 @@
 //! which announced operations are enabled.
 
 use super::clock::{Knowledge, ThreadClock};
+use super::erased::ErasedBox;
 use super::object::{ObjState, Object};
 use super::op::{Event, ObjId, Op, ThreadId, Value};
 use super::spin::SpinState;
@@ -71,6 +72,13 @@ pub struct ExecState {
     pub locals: Vec<(ThreadId, usize, Box<dyn std::any::Any>)>,
     /// Stores per atomic and views, when weak memory is explored (see `weak.rs`).
     pub weak: super::weak::WeakMemory,
+    /// Objects registered here whose cell another execution running at the same time holds:
+    /// (cell address, id); see `ObjCell::get`.
+    pub shared_cells: Vec<(usize, ObjId)>,
+    /// The values of the `OnceLock`s initialised in this execution, by their `Once`'s id
+    /// (see `sync::once`). A value dies with its `OnceLock`, or with the execution: the last
+    /// thread to finish drops what is left (the values of statics).
+    pub once_values: Vec<(ObjId, ErasedBox)>,
 }
 
 impl ExecState {
@@ -94,6 +102,8 @@ impl ExecState {
             locals: Vec::new(),
             random: crate::rng::Rng::new(0),
             weak: super::weak::WeakMemory::default(),
+            shared_cells: Vec::new(),
+            once_values: Vec::new(),
         }
     }
 
@@ -344,6 +354,34 @@ impl ExecState {
             .partition(|(owner, _, _)| *owner == t);
         self.locals = others;
         mine.into_iter().map(|(_, _, v)| v).collect()
+    }
+
+    /// The value kept for the `OnceLock` whose `Once` is `once`, if it was initialised.
+    pub fn once_value(&self, once: ObjId) -> Option<&ErasedBox> {
+        self.once_values
+            .iter()
+            .find(|(o, _)| *o == once)
+            .map(|(_, v)| v)
+    }
+
+    /// Removes and returns the value kept for `once` (dropped by the caller, outside the
+    /// state's borrow).
+    pub fn take_once_value(&mut self, once: ObjId) -> Option<ErasedBox> {
+        let at = self.once_values.iter().position(|(o, _)| *o == once)?;
+        Some(self.once_values.swap_remove(at).1)
+    }
+
+    /// Every `OnceLock` value still kept, if thread `t` is the last one running (no other
+    /// thread unfinished or waiting to start): the values die with the execution, dropped
+    /// by that thread so that their destructors still take steps.
+    pub fn take_once_values_if_last(&mut self, t: ThreadId) -> Vec<(ObjId, ErasedBox)> {
+        let last = self.spawn_queue.is_empty()
+            && (0..self.threads.len()).all(|u| u == t || self.threads[u].finished);
+        if last {
+            std::mem::take(&mut self.once_values)
+        } else {
+            Vec::new()
+        }
     }
 
     /// A cycle of threads each waiting for the next, if the wait-for graph has one.

@@ -5,6 +5,7 @@
 
 mod clock;
 mod driver;
+mod erased;
 mod execution;
 mod object;
 mod op;
@@ -17,6 +18,7 @@ pub(crate) mod uncontrolled;
 mod weak;
 
 pub use driver::{Driver, Progress, Scheduler, Stop};
+pub use erased::ErasedBox;
 pub use execution::{ExecState, SpawnFn, MAX_THREADS};
 pub use object::ObjState;
 pub use op::{Access, AtomicKind, Event, ObjId, Op, ThreadId, Value};
@@ -49,20 +51,6 @@ fn current() -> Option<&'static Context> {
 /// Whether the calling code runs inside an execution of the checker.
 pub fn in_execution() -> bool {
     current().is_some()
-}
-
-/// Runs `f` as if outside any execution: instrumented objects it touches behave as std's
-/// and take no steps (used to drop values left by an earlier execution).
-pub fn outside_execution<R>(f: impl FnOnce() -> R) -> R {
-    let saved = CURRENT.with(|c| c.replace(std::ptr::null()));
-    struct Restore(*const Context);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            CURRENT.with(|c| c.set(self.0));
-        }
-    }
-    let _restore = Restore(saved);
-    f()
 }
 
 /// Runs `f` on the execution state, or returns `None` outside an execution.
@@ -221,13 +209,37 @@ impl ObjCell {
     }
 
     /// The object's id in `st`'s execution if it was registered there.
+    #[inline]
     pub fn current(&self, st: &ExecState) -> Option<ObjId> {
-        let packed = self.0.load(Ordering::Relaxed);
-        (packed >> ID_BITS == st.epoch && packed & ((1 << ID_BITS) - 1) != 0)
-            .then(|| (packed & ((1 << ID_BITS) - 1)) as usize - 1)
+        let packed = self.0.load(Ordering::Acquire);
+        if packed >> ID_BITS == st.epoch && packed & ((1 << ID_BITS) - 1) != 0 {
+            return Some((packed & ((1 << ID_BITS) - 1)) as usize - 1);
+        }
+        self.shared_id(st, packed)
+    }
+
+    /// The object's id in `st`'s execution when another execution running at the same time
+    /// holds the cell (see [`ObjCell::get`]).
+    #[cold]
+    fn shared_id(&self, st: &ExecState, packed: u64) -> Option<ObjId> {
+        if packed >> ID_BITS == 0 || st.shared_cells.is_empty() {
+            return None;
+        }
+        let key = self as *const Self as usize;
+        st.shared_cells
+            .iter()
+            .find(|(cell, _)| *cell == key)
+            .map(|&(_, id)| id)
     }
 
     /// The object's id in `st`'s execution, registering it first if needed.
+    ///
+    /// The cell remembers one execution. An object used by two executions running at the
+    /// same time (a `static` touched by two checks run in parallel, as `cargo test` does) is
+    /// registered in the second one's own table instead, so that neither loses its state;
+    /// that is sound only for objects whose whole state is the execution's
+    /// ([`ObjState::per_execution`]). For any other object the second execution stops with
+    /// [`Stop::Uncontrolled`]: the data inside the object is really shared between the two.
     pub fn get(
         &self,
         st: &mut ExecState,
@@ -235,13 +247,48 @@ impl ObjCell {
         state: fn() -> ObjState,
         location: &'static Location<'static>,
     ) -> ObjId {
-        if let Some(id) = self.current(st) {
-            return id;
+        match self.current(st) {
+            Some(id) => id,
+            None => self.register_in(st, type_name, state(), location),
         }
-        let id = st.register(type_name, state(), location);
+    }
+
+    #[cold]
+    fn register_in(
+        &self,
+        st: &mut ExecState,
+        type_name: &'static str,
+        state: ObjState,
+        location: &'static Location<'static>,
+    ) -> ObjId {
+        let per_execution = state.per_execution();
+        let id = st.register(type_name, state, location);
         st.objects[id].name = self.1;
-        self.0
-            .store(st.epoch << ID_BITS | (id as u64 + 1), Ordering::Relaxed);
+        let mine = st.epoch << ID_BITS | (id as u64 + 1);
+        let mut seen = self.0.load(Ordering::Acquire);
+        let claimed = loop {
+            if uncontrolled::running(seen >> ID_BITS) {
+                break false;
+            }
+            match self
+                .0
+                .compare_exchange(seen, mine, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => break true,
+                Err(now) => seen = now,
+            }
+        };
+        if !claimed {
+            st.shared_cells.push((self as *const Self as usize, id));
+            if !per_execution && st.failure.is_none() {
+                st.failure = Some(Stop::Uncontrolled(format!(
+                    "{type_name} used at {location} is used by two executions running at \
+                     the same time (two checks in parallel sharing a static, as `cargo test` \
+                     runs tests?): its data cannot be checked by both; give each check its \
+                     own object, or run those tests one at a time (--test-threads=1)"
+                )));
+            }
+        }
         id
     }
 }

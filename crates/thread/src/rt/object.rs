@@ -70,6 +70,15 @@ pub enum ObjState {
     Cell(CellHistory),
 }
 
+impl ObjState {
+    /// Whether the object's whole state lives in the execution (none in the object itself),
+    /// so that two executions running at once may each keep their own copy of it: true for
+    /// `Once` (a `OnceLock`'s value is kept by the execution, see `sync::once`).
+    pub fn per_execution(&self) -> bool {
+        matches!(self, ObjState::Once { .. })
+    }
+}
+
 /// An instrumented object registered in the current execution.
 #[derive(Debug)]
 pub struct Object {

@@ -32,10 +32,15 @@ pub fn leave(epoch: u64) {
     }
 }
 
+/// Whether execution `epoch` is running now (in any explorer of the process).
+pub fn running(epoch: u64) -> bool {
+    epoch != 0 && lock(&LIVE).contains(&epoch)
+}
+
 /// Called on an access from a thread with no execution to an object registered in
 /// execution `epoch`: if that execution is running, records the access and panics.
 pub fn check(epoch: u64, what: &str, location: &std::panic::Location<'_>) {
-    if epoch == 0 || !lock(&LIVE).contains(&epoch) {
+    if !running(epoch) {
         return;
     }
     let message = format!(

@@ -1,6 +1,12 @@
 //! Instrumented `Once` and `OnceLock`. Entering `call_once` is a switch point that blocks
 //! while another thread runs the initialiser; completing it is another; `is_completed` and
 //! `OnceLock::get` are read switch points. Outside an execution they behave as std's.
+//!
+//! Inside an execution a `OnceLock`'s value belongs to the execution, not to the cell: a
+//! `static` is initialised afresh in every execution, two checks running at the same time
+//! (parallel tests) each have their own value, and the value dies with the execution (the
+//! last thread to finish drops it, as loom drops its lazy statics). A reference to the value
+//! must therefore not outlive the execution.
 
 use crate::rt::{self, ObjCell, ObjId, ObjState, Op, Value};
 use std::cell::UnsafeCell;
@@ -104,6 +110,7 @@ impl std::fmt::Debug for Once {
 /// A cell written once, with the API of `std::sync::OnceLock`.
 pub struct OnceLock<T> {
     once: Once,
+    /// The value when initialised outside any execution (inside one, the execution keeps it).
     value: UnsafeCell<Option<T>>,
 }
 
@@ -120,6 +127,14 @@ impl<T> Default for OnceLock<T> {
     }
 }
 
+/// Where a `OnceLock`'s value is.
+enum Slot<T> {
+    /// Inside an execution: the value the execution keeps, if initialised there.
+    Execution(Option<*mut T>),
+    /// Outside every execution: the cell's own.
+    Cell,
+}
+
 impl<T> OnceLock<T> {
     /// An empty cell.
     pub const fn new() -> Self {
@@ -129,14 +144,27 @@ impl<T> OnceLock<T> {
         }
     }
 
+    fn slot(&self) -> Slot<T> {
+        let kept = rt::with(|st| {
+            let once = self.once.id.current(st)?;
+            // SAFETY: the execution keeps this cell's value as a `T` (see `init`).
+            st.once_value(once).map(|v| unsafe { v.as_ptr::<T>() })
+        });
+        kept.map_or(Slot::Cell, Slot::Execution)
+    }
+
     /// The value, if initialised (a switch point).
     #[track_caller]
     pub fn get(&self) -> Option<&T> {
-        if self.once.is_completed() {
+        if !self.once.is_completed() {
+            return None;
+        }
+        match self.slot() {
+            // SAFETY: completed, so no more writes; the execution keeps the value boxed until
+            // the cell is dropped (which needs `&mut self`) or the execution ends.
+            Slot::Execution(value) => value.map(|v| unsafe { &*v }),
             // SAFETY: completed: no more writes.
-            unsafe { (*self.value.get()).as_ref() }
-        } else {
-            None
+            Slot::Cell => unsafe { (*self.value.get()).as_ref() },
         }
     }
 
@@ -152,19 +180,30 @@ impl<T> OnceLock<T> {
     #[track_caller]
     pub fn get_or_init<F: FnOnce() -> T>(&self, f: F) -> &T {
         self.init(f, Location::caller());
-        // SAFETY: `init` returned, so the cell is initialised and no longer written.
-        unsafe { (*self.value.get()).as_ref() }.expect("initialised by call_once")
+        let value = match self.slot() {
+            // SAFETY: as in `get`.
+            Slot::Execution(value) => value.map(|v| unsafe { &*v }),
+            // SAFETY: `init` returned, so the cell is initialised and no longer written.
+            Slot::Cell => unsafe { (*self.value.get()).as_ref() },
+        };
+        value.expect("initialised by call_once")
     }
 
     fn init<F: FnOnce() -> T>(&self, f: F, location: &'static Location<'static>) {
         self.once.call_once_at(
             || {
-                let v = f();
-                // SAFETY: only the thread running the initialiser writes, once.
-                let stale = unsafe { (*self.value.get()).replace(v) };
-                // A value left by an earlier execution (a static initialised again) is
-                // dropped outside the checker: it takes no step in this execution.
-                rt::outside_execution(move || drop(stale));
+                let mut value = Some(f());
+                rt::with(|st| {
+                    if let Some(once) = self.once.id.current(st) {
+                        let v = value.take().expect("initialised once");
+                        st.once_values.push((once, rt::ErasedBox::new(v)));
+                    }
+                });
+                if let Some(v) = value {
+                    // SAFETY: outside an execution std's `Once` runs this once, and only
+                    // this thread writes.
+                    unsafe { *self.value.get() = Some(v) };
+                }
             },
             location,
         );
@@ -172,12 +211,37 @@ impl<T> OnceLock<T> {
 
     /// Mutable access to the value (exclusive borrow).
     pub fn get_mut(&mut self) -> Option<&mut T> {
-        self.value.get_mut().as_mut()
+        match self.slot() {
+            // SAFETY: `&mut self`: nothing else reaches the value.
+            Slot::Execution(Some(v)) => Some(unsafe { &mut *v }),
+            Slot::Execution(None) | Slot::Cell => self.value.get_mut().as_mut(),
+        }
+    }
+
+    /// Takes the value out of the cell (the execution's, or else the cell's own).
+    fn take(&mut self) -> Option<T> {
+        let kept = rt::with(|st| {
+            let once = self.once.id.current(st)?;
+            st.take_once_value(once)
+        })
+        .flatten();
+        match kept {
+            // SAFETY: the execution kept this cell's value as a `T`.
+            Some(v) => Some(unsafe { v.into_inner::<T>() }),
+            None => self.value.get_mut().take(),
+        }
     }
 
     /// Consumes the cell and returns the value.
-    pub fn into_inner(self) -> Option<T> {
-        self.value.into_inner()
+    pub fn into_inner(mut self) -> Option<T> {
+        self.take()
+    }
+}
+
+impl<T> Drop for OnceLock<T> {
+    /// Drops the value, wherever it is kept.
+    fn drop(&mut self) {
+        drop(self.take());
     }
 }
 
@@ -190,7 +254,8 @@ impl<T: std::fmt::Debug> std::fmt::Debug for OnceLock<T> {
 /// A value initialised on first access, with the API of `std::sync::LazyLock` (built on
 /// [`OnceLock`], so first access is a switch point and concurrent first accesses block
 /// while one thread initialises). Inside the checker a `static` one is initialised again in
-/// every execution (as loom's `lazy_static!`), which is why the initialiser must be `Fn`.
+/// every execution and dropped at its end (as loom's `lazy_static!`), which is why the
+/// initialiser must be `Fn`.
 pub struct LazyLock<T, F = fn() -> T> {
     cell: OnceLock<T>,
     init: F,
