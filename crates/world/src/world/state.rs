@@ -459,7 +459,7 @@ impl GhostKind {
 /// assert_eq!(Checker::new(world).workers(1).run().verdict, Verdict::Pass);
 /// # Ok::<(), cmc_world::world::spec::SpecError>(())
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GhostEntry {
     /// What happened.
     pub kind: GhostKind,
@@ -470,6 +470,47 @@ pub struct GhostEntry {
     /// Invoke and retry: the operation's bytes (empty without a workload);
     /// reply: the reply's bytes; local failure: empty.
     pub payload: Payload,
+}
+
+/// The fields in order, as `#[derive(Encode)]` writes them (the kind as its
+/// one-byte tag); written with one copy before the payload's bytes: an
+/// entry is encoded for every successor that has it.
+///
+/// ```
+/// use cmc_model::Encode;
+/// use cmc_world::world::state::{GhostEntry, GhostKind, Payload};
+///
+/// let payload = Payload::new(&[9]).unwrap();
+/// for kind in [GhostKind::Invoke, GhostKind::Reply, GhostKind::LocalFail, GhostKind::Retry] {
+///     let entry = GhostEntry { kind, request: 258, node: 1, payload };
+///     let mut fields = Vec::new();
+///     (kind, 258u32, 1u8, payload).encode(&mut fields);
+///     assert_eq!(entry.to_bytes(), fields);
+///     assert_eq!(GhostEntry::decode_exact(&fields).unwrap(), entry);
+/// }
+/// ```
+impl Encode for GhostEntry {
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) {
+        let GhostEntry {
+            kind,
+            request,
+            node,
+            payload,
+        } = self;
+        let [r0, r1, r2, r3] = request.to_le_bytes();
+        out.extend_from_slice(&[*kind as u8, r0, r1, r2, r3, *node, payload.len]);
+        payload.encode_bytes(out);
+    }
+
+    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        Ok(GhostEntry {
+            kind: GhostKind::decode(decoder)?,
+            request: u32::decode(decoder)?,
+            node: u8::decode(decoder)?,
+            payload: Payload::decode(decoder)?,
+        })
+    }
 }
 
 /// The ghost history of client requests and replies, and how much of it is
