@@ -35,6 +35,8 @@
 //! SET_TIMER_AT may fire only once its node's clock has reached the
 //! deadline (and at any moment after that).
 
+use std::cell::RefCell;
+
 use crate::core::abi::{
     timer_deadline, Config, Event, EventKind, OutputKind, Outputs, OUTPUTS_MAX, PAYLOAD_MAX,
     TIMERS_MAX,
@@ -752,18 +754,19 @@ impl Env {
             failure,
         };
         let core = self.spec.core_of(node as usize);
-        let mut out = Outputs::default();
-        step::run(
-            core,
-            &self.configs[node as usize],
-            &mut state.nodes[node as usize].core,
-            &event,
-            &mut out,
-            self.spec.check_determinism,
-        )
-        .map_err(|failure| fault(EnvFailure::Step(failure)))?;
-        observer.on_step(node, &event, &out);
-        self.apply(state, node, &out).map_err(fault)
+        with_outputs(|out| {
+            step::run(
+                core,
+                &self.configs[node as usize],
+                &mut state.nodes[node as usize].core,
+                &event,
+                out,
+                self.spec.check_determinism,
+            )
+            .map_err(|failure| fault(EnvFailure::Step(failure)))?;
+            observer.on_step(node, &event, out);
+            self.apply(state, node, out).map_err(fault)
+        })
     }
 
     /// Carries out validated outputs of `node`, in order.
@@ -968,6 +971,22 @@ fn client_fault(
 ) -> StepFault {
     let clock = state.nodes[node as usize].clock as u64;
     StepFault::capacity(node, Event::new(kind, 0, request as u32, &[], clock), why)
+}
+
+thread_local! {
+    /// This thread's outputs buffer, which every step empties before its
+    /// core writes it (see [`step::run`]).
+    static OUTPUTS: RefCell<Box<Outputs>> = RefCell::new(Box::default());
+}
+
+/// Runs `f` on this thread's outputs buffer (or, should it be in use, on a
+/// fresh one): a step then costs no zeroing of a new buffer of
+/// [`OUTPUTS_MAX`] items.
+fn with_outputs<T>(f: impl FnOnce(&mut Outputs) -> T) -> T {
+    OUTPUTS.with(|outputs| match outputs.try_borrow_mut() {
+        Ok(mut outputs) => f(&mut outputs),
+        Err(_) => f(&mut Outputs::default()),
+    })
 }
 
 fn bits(mask: u32) -> impl Iterator<Item = u8> {

@@ -21,7 +21,19 @@ use crate::core::hex::hex;
 /// assert_eq!(ack.to_bytes(), [3, b'A', b'C', b'K']);
 /// assert_eq!(Payload::decode_exact(&ack.to_bytes()).unwrap(), ack);
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+///
+/// Payloads are equal, and ordered, by their length, then their bytes.
+///
+/// ```
+/// use cmc_world::world::state::Payload;
+///
+/// let payload = |bytes: &[u8]| Payload::new(bytes).unwrap();
+/// assert!(payload(&[9]) < payload(&[0, 0]), "shorter first");
+/// assert!(payload(&[1, 2, 3]) < payload(&[1, 2, 4]));
+/// assert_eq!(payload(&[7; 10]), payload(&[7; 10]));
+/// assert_ne!(payload(&[7; 10]), payload(&[7; 11]));
+/// ```
+#[derive(Clone, Copy, Eq)]
 pub struct Payload {
     len: u8,
     bytes: [u8; PAYLOAD_MAX],
@@ -52,6 +64,61 @@ impl Payload {
     /// The payload's bytes.
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes[..self.len as usize]
+    }
+}
+
+/// Payload bytes are compared a word at a time, inline: packets are
+/// compared for every message action taken and every message sent, and a
+/// call to the C library's `memcmp` cost more than the comparison.
+const PAYLOAD_WORDS: usize = PAYLOAD_MAX / 8;
+const _: () = assert!(PAYLOAD_MAX.is_multiple_of(8), "payloads are whole words");
+
+impl Payload {
+    /// Word `index` of the bytes, read big-endian: words compare as the
+    /// bytes they hold do.
+    #[inline]
+    fn word(&self, index: usize) -> u64 {
+        let at = index * 8;
+        u64::from_be_bytes(self.bytes[at..at + 8].try_into().expect("8 bytes"))
+    }
+}
+
+/// The same as comparing the lengths and the whole arrays (the bytes past
+/// `len` are zero in both), without a call.
+impl PartialEq for Payload {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        let differences =
+            (0..PAYLOAD_WORDS).fold(0, |any, index| any | (self.word(index) ^ other.word(index)));
+        self.len == other.len && differences == 0
+    }
+}
+
+/// The hash of the meaningful bytes (with their length), as equality sees them.
+impl std::hash::Hash for Payload {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_bytes().hash(state);
+    }
+}
+
+impl PartialOrd for Payload {
+    #[inline]
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// By length, then bytes (the order of the derived one on the fields):
+/// within one length, only the words that hold payload bytes are compared.
+impl Ord for Payload {
+    #[inline]
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.len.cmp(&other.len).then_with(|| {
+            (0..(self.len as usize).div_ceil(8))
+                .map(|index| self.word(index).cmp(&other.word(index)))
+                .find(|order| order.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })
     }
 }
 
@@ -89,11 +156,24 @@ impl Encode for Payload {
         self.encode_bytes(out);
     }
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        let len = u8::decode(decoder)? as usize;
-        if len > PAYLOAD_MAX {
+        let len = u8::decode(decoder)?;
+        Payload::decode_bytes(decoder, len)
+    }
+}
+
+impl Payload {
+    /// Reads the `len` bytes of a payload whose length was read already.
+    #[inline]
+    fn decode_bytes(decoder: &mut Decoder<'_>, len: u8) -> Result<Payload, DecodeError> {
+        if len as usize > PAYLOAD_MAX {
             return decoder.invalid(format!("payload of {len} bytes exceeds {PAYLOAD_MAX}"));
         }
-        Ok(Payload::new(decoder.take(len)?).expect("length checked"))
+        let mut payload = Payload {
+            len,
+            bytes: [0; PAYLOAD_MAX],
+        };
+        payload.bytes[..len as usize].copy_from_slice(decoder.take(len as usize)?);
+        Ok(payload)
     }
 }
 
@@ -144,13 +224,26 @@ impl Encode for Packet {
         out.extend_from_slice(&[*count, u8::from(*surplus)]);
     }
 
+    /// Read as written: the three bytes before the message's, then the two after.
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        let &[src, dst, len] = decoder.take(3)? else {
+            unreachable!("3 bytes taken")
+        };
+        let msg = Payload::decode_bytes(decoder, len)?;
+        let &[count, surplus] = decoder.take(2)? else {
+            unreachable!("2 bytes taken")
+        };
+        let surplus = match surplus {
+            0 => false,
+            1 => true,
+            other => return decoder.invalid(format!("surplus byte {other} is not a bool")),
+        };
         Ok(Packet {
-            src: u8::decode(decoder)?,
-            dst: u8::decode(decoder)?,
-            msg: Payload::decode(decoder)?,
-            count: u8::decode(decoder)?,
-            surplus: bool::decode(decoder)?,
+            src,
+            dst,
+            msg,
+            count,
+            surplus,
         })
     }
 }
@@ -366,7 +459,7 @@ impl GhostKind {
 /// assert_eq!(Checker::new(world).workers(1).run().verdict, Verdict::Pass);
 /// # Ok::<(), cmc_world::world::spec::SpecError>(())
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GhostEntry {
     /// What happened.
     pub kind: GhostKind,
@@ -377,6 +470,47 @@ pub struct GhostEntry {
     /// Invoke and retry: the operation's bytes (empty without a workload);
     /// reply: the reply's bytes; local failure: empty.
     pub payload: Payload,
+}
+
+/// The fields in order, as `#[derive(Encode)]` writes them (the kind as its
+/// one-byte tag); written with one copy before the payload's bytes: an
+/// entry is encoded for every successor that has it.
+///
+/// ```
+/// use cmc_model::Encode;
+/// use cmc_world::world::state::{GhostEntry, GhostKind, Payload};
+///
+/// let payload = Payload::new(&[9]).unwrap();
+/// for kind in [GhostKind::Invoke, GhostKind::Reply, GhostKind::LocalFail, GhostKind::Retry] {
+///     let entry = GhostEntry { kind, request: 258, node: 1, payload };
+///     let mut fields = Vec::new();
+///     (kind, 258u32, 1u8, payload).encode(&mut fields);
+///     assert_eq!(entry.to_bytes(), fields);
+///     assert_eq!(GhostEntry::decode_exact(&fields).unwrap(), entry);
+/// }
+/// ```
+impl Encode for GhostEntry {
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) {
+        let GhostEntry {
+            kind,
+            request,
+            node,
+            payload,
+        } = self;
+        let [r0, r1, r2, r3] = request.to_le_bytes();
+        out.extend_from_slice(&[*kind as u8, r0, r1, r2, r3, *node, payload.len]);
+        payload.encode_bytes(out);
+    }
+
+    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        Ok(GhostEntry {
+            kind: GhostKind::decode(decoder)?,
+            request: u32::decode(decoder)?,
+            node: u8::decode(decoder)?,
+            payload: Payload::decode(decoder)?,
+        })
+    }
 }
 
 /// The ghost history of client requests and replies, and how much of it is
@@ -509,22 +643,32 @@ impl Encode for Ghost {
     }
 
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        match u8::decode(decoder)? {
-            0 => Ok(Ghost {
-                entries: Vec::decode(decoder)?,
-                summary: None,
-            }),
-            1 => {
-                let entries: Vec<GhostEntry> = Vec::decode(decoder)?;
-                if entries.windows(2).any(|w| w[0].request > w[1].request) {
-                    return decoder.invalid("ghost entries not grouped by request");
-                }
-                Ok(Ghost {
-                    entries,
-                    summary: Some(Vec::decode(decoder)?),
-                })
+        let mut ghost = Ghost::default();
+        ghost.decode_in_place(decoder)?;
+        Ok(ghost)
+    }
+
+    /// Into the memory of the entries and the summary `self` holds.
+    fn decode_in_place(&mut self, decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
+        let per_request = match u8::decode(decoder)? {
+            0 => false,
+            1 => true,
+            tag => return decoder.invalid(format!("ghost mode {tag} is neither 0 nor 1")),
+        };
+        self.entries.decode_in_place(decoder)?;
+        if !per_request {
+            self.summary = None;
+            return Ok(());
+        }
+        if self.entries.windows(2).any(|w| w[0].request > w[1].request) {
+            return decoder.invalid("ghost entries not grouped by request");
+        }
+        match &mut self.summary {
+            Some(summary) => summary.decode_in_place(decoder),
+            None => {
+                self.summary = Some(Vec::decode(decoder)?);
+                Ok(())
             }
-            tag => decoder.invalid(format!("ghost mode {tag} is neither 0 nor 1")),
         }
     }
 }
@@ -771,17 +915,26 @@ fn decode_core_into(decoder: &mut Decoder<'_>, core: &mut Vec<u8>) -> Result<(),
     Ok(())
 }
 
+/// Bytes of a node's scalars (crashed, clock, timers, wakes) in its encoding.
+const NODE_SCALARS: usize = 13;
+
 impl Encode for NodeState {
     fn encode(&self, out: &mut Vec<u8>) {
         let (core, (crashed, clock, timers, wakes), persists, deadlines, choices) = self.fields();
         encode_core(core, out);
-        // The scalars in one copy.
-        let mut scalars = [0; 13];
-        scalars[0] = u8::from(crashed);
-        scalars[1..5].copy_from_slice(&clock.to_le_bytes());
-        scalars[5..9].copy_from_slice(&timers.to_le_bytes());
-        scalars[9..].copy_from_slice(&wakes.to_le_bytes());
-        out.extend_from_slice(&scalars);
+        // The scalars, then the three sequences' counts (`u32`, zero when
+        // the node waits for nothing): one copy when every sequence is
+        // empty, as most nodes' are.
+        let mut head = [0; NODE_SCALARS + 12];
+        head[0] = u8::from(crashed);
+        head[1..5].copy_from_slice(&clock.to_le_bytes());
+        head[5..9].copy_from_slice(&timers.to_le_bytes());
+        head[9..NODE_SCALARS].copy_from_slice(&wakes.to_le_bytes());
+        if persists.is_empty() && deadlines.is_empty() && choices.is_empty() {
+            out.extend_from_slice(&head);
+            return;
+        }
+        out.extend_from_slice(&head[..NODE_SCALARS]);
         encode_sequence(persists, out);
         encode_sequence(deadlines, out);
         encode_sequence(choices, out);
@@ -793,13 +946,20 @@ impl Encode for NodeState {
         Ok(node)
     }
 
-    /// The fields in the order of `NodeState::fields`, which names them all.
+    /// The fields in the order of `NodeState::fields`, which names them all;
+    /// the scalars read in one piece.
     fn decode_in_place(&mut self, decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
         decode_core_into(decoder, &mut self.core)?;
-        self.crashed.decode_in_place(decoder)?;
-        self.clock.decode_in_place(decoder)?;
-        self.timers.decode_in_place(decoder)?;
-        self.wakes.decode_in_place(decoder)?;
+        let scalars = decoder.take(NODE_SCALARS)?;
+        let word = |at: usize| u32::from_le_bytes(scalars[at..at + 4].try_into().expect("4 bytes"));
+        self.crashed = match scalars[0] {
+            0 => false,
+            1 => true,
+            other => return decoder.invalid(format!("crashed byte {other} is not a bool")),
+        };
+        self.clock = word(1);
+        self.timers = word(5);
+        self.wakes = word(9);
         self.persists.decode_in_place(decoder)?;
         self.deadlines.decode_in_place(decoder)?;
         self.choices.decode_in_place(decoder)
