@@ -139,8 +139,7 @@ struct Successor {
     /// parent itself, so it is in the visited set already: neither hashed
     /// nor looked up).
     fingerprint: Option<Fingerprint>,
-    /// Where its encoding is in [`Batch::encoded`] (empty for a
-    /// stuttering step).
+    /// Where its encoding is in [`Batch::encoded`].
     bytes: std::ops::Range<usize>,
 }
 
@@ -473,6 +472,11 @@ impl<'a, M: Model> Expander<'a, M> {
         if self.checks.determinism {
             self.recheck_actions(state, actions)?;
         }
+        // Three passes, each reading what the one before wrote a whole
+        // batch earlier: a value read back right after it was written in
+        // narrower stores (a successor's fields, then its encoding's bytes)
+        // cannot be forwarded from the store buffer and stalls the read
+        // until the stores are done.
         for (index, action) in actions.iter().enumerate() {
             let doing = || about_action(model, "taking", action, state);
             let slot = successors.len();
@@ -491,27 +495,28 @@ impl<'a, M: Model> Expander<'a, M> {
             if !enabled {
                 continue;
             }
-            let next = &states[slot];
             if self.checks.determinism {
-                self.recheck_step(state, action, next)?;
+                self.recheck_step(state, action, &states[slot])?;
             }
-            let step = u32::try_from(index).expect("at most u32::MAX actions per state");
+            successors.push(Successor {
+                step: u32::try_from(index).expect("at most u32::MAX actions per state"),
+                fingerprint: None,
+                bytes: 0..0,
+            });
+        }
+        for (successor, next) in successors.iter_mut().zip(states.iter()) {
             let start = encoded.len();
             next.encode(encoded);
-            let fingerprint = if same_bytes(&encoded[start..], state_bytes) {
-                encoded.truncate(start);
-                None
-            } else {
-                let fingerprint = Fingerprint::of_bytes(&encoded[start..]);
+            successor.bytes = start..encoded.len();
+        }
+        for successor in successors.iter_mut() {
+            let bytes = &encoded[successor.bytes.clone()];
+            if !same_bytes(bytes, state_bytes) {
+                let fingerprint = Fingerprint::of_bytes(bytes);
                 self.table.prefetch(fingerprint);
                 *lookups += 1;
-                Some(fingerprint)
-            };
-            successors.push(Successor {
-                step,
-                fingerprint,
-                bytes: start..encoded.len(),
-            });
+                successor.fingerprint = Some(fingerprint);
+            }
         }
         Ok(())
     }

@@ -4,6 +4,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use cmc_model::Fingerprint;
 
+use crate::mapped_words::MappedWords;
+
 /// Whether an insert added a new fingerprint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Insertion {
@@ -30,7 +32,7 @@ pub enum Insertion {
 /// [`load_factor`]: FingerprintTable::load_factor
 pub struct FingerprintTable {
     /// `2 * capacity` words: `[high, low]` per slot; `0` marks an empty slot.
-    words: Box<[AtomicU64]>,
+    words: MappedWords,
     capacity: usize,
     /// The number stored, split over cache lines so that threads inserting at
     /// once do not contend on one counter; `len` is their sum.
@@ -83,17 +85,12 @@ pub fn advise_huge_pages<T>(items: &[T]) {
 impl FingerprintTable {
     /// A table with room for `capacity` fingerprints (at least 1024).
     ///
-    /// The slots are zeroed memory from the allocator, so pages no insert has
-    /// touched take no physical memory.
+    /// The slots are a zeroed mapping of their own (which grows in place),
+    /// so pages no insert has touched take no physical memory.
     pub fn with_capacity(capacity: usize) -> FingerprintTable {
         let capacity = capacity.max(1024);
-        let zeroed = vec![0u64; 2 * capacity].into_boxed_slice();
-        // SAFETY: `AtomicU64` has the same size, alignment and bit validity as
-        // `u64`, so a boxed slice of one is a boxed slice of the other.
-        let words = unsafe { Box::from_raw(Box::into_raw(zeroed) as *mut [AtomicU64]) };
-        advise_huge_pages(&words);
         FingerprintTable {
-            words,
+            words: MappedWords::zeroed(2 * capacity),
             capacity,
             len_stripes: (0..LEN_STRIPES).map(|_| LenStripe::default()).collect(),
         }
@@ -282,118 +279,171 @@ impl FingerprintTable {
 
     /// Rebuilds the table with `new_capacity` slots, keeping every fingerprint.
     ///
-    /// Panics if `new_capacity` is smaller than the number stored (a caller bug).
+    /// Panics if `new_capacity` is not more than the slots it has (a caller
+    /// bug).
+    pub fn grow(&mut self, new_capacity: usize) {
+        self.grow_in_blocks(new_capacity, GROWTH_BLOCK_SLOTS);
+    }
+
+    /// [`grow`](Self::grow), in place, moving the fingerprints of blocks of
+    /// about `block_slots` old slots at a time.
+    ///
+    /// The mapping of the slots is extended (the old slots keep their
+    /// contents, the new ones are zero), so only the added memory is fresh:
+    /// a growth into a new table would touch (and make the kernel zero)
+    /// the whole new table, and growths by a quarter touch five times the
+    /// final table in all.
     ///
     /// The home slot grows with a fingerprint's high word, so the table is
     /// in order but for the order inside each cluster (a run of full slots)
-    /// and a cluster wrapping around the end: every fingerprint of a cluster
-    /// has its home in that cluster. The new table is therefore written in
-    /// sequential passes (one per core, over shares of the old table that
-    /// start at empty slots), cluster by cluster, each cluster's
-    /// fingerprints sorted, each put in its home slot or the first free slot
-    /// after it (what linear probing would find). Only the fingerprints of
-    /// the old table's first cluster (which may have wrapped around) and
-    /// those that would run into the next share's slots or past the end are
+    /// and the cluster that wraps around the end: every fingerprint of a
+    /// cluster has its home in that cluster. With each cluster sorted, the
+    /// fingerprints are placed in order, each in its new home slot or the
+    /// slot after the one placed before it, whichever is later (what linear
+    /// probing finds). A first pass computes where each block's first
+    /// fingerprint goes; the second places the blocks from the last to the
+    /// first: a block's fingerprints land in its own slots (read before any
+    /// is written) or after them, in slots already emptied, never in an
+    /// earlier block's (block boundaries are chosen so). The fingerprints of
+    /// the wrapped cluster's start, and those placed past the end, are
     /// inserted afterwards by probing.
-    pub fn grow(&mut self, new_capacity: usize) {
+    fn grow_in_blocks(&mut self, new_capacity: usize, block_slots: usize) {
+        let len = self.len();
+        let old_capacity = self.capacity;
         assert!(
-            new_capacity as u64 > self.len(),
-            "a table of {} fingerprints cannot shrink to {new_capacity} slots",
-            self.len()
+            new_capacity > old_capacity,
+            "a table of {old_capacity} slots only grows, not to {new_capacity}"
         );
-        let grown = FingerprintTable::with_capacity(new_capacity);
-        let capacity = self.capacity;
-        let empty_from = |from: usize| (from..capacity).find(|&slot| self.stored(slot).is_none());
-        let first_empty = empty_from(0).unwrap_or(capacity);
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let mut starts = vec![first_empty];
-        for share in 1..threads {
-            let last = *starts.last().expect("one start at least");
-            match empty_from((capacity / threads * share).max(last + 1)) {
-                Some(start) => starts.push(start),
-                None => break,
+        let first_empty = (0..old_capacity)
+            .find(|&slot| self.stored(slot).is_none())
+            .unwrap_or(old_capacity);
+        let wrapped: Vec<Fingerprint> = (0..first_empty)
+            .filter_map(|slot| self.take(slot))
+            .collect();
+        self.words.grow(2 * new_capacity);
+        self.capacity = new_capacity;
+        let blocks = self.plan_blocks(first_empty..old_capacity, block_slots);
+        let mut left_over = Vec::new();
+        let mut cluster = Vec::new();
+        let mut block = Vec::new();
+        for plan in blocks.iter().rev() {
+            for slot in plan.slots.clone() {
+                match self.take(slot) {
+                    Some(fingerprint) => cluster.push(fingerprint),
+                    None => sorted_into(&mut cluster, &mut block),
+                }
+            }
+            sorted_into(&mut cluster, &mut block);
+            let mut next_free = plan.first_free;
+            for fingerprint in block.drain(..) {
+                let slot = self.home_slot(fingerprint.high()).max(next_free);
+                debug_assert!(
+                    slot >= plan.slots.start,
+                    "a block lands in its own slots or later"
+                );
+                next_free = slot + 1;
+                if slot < new_capacity {
+                    self.put(slot, fingerprint);
+                } else {
+                    left_over.push(fingerprint);
+                }
             }
         }
-        // A share writes below the home slot (in the grown table) of the
-        // least fingerprint of the next share, which is in its first cluster.
-        let limit = |next_start: usize| {
-            (next_start..capacity)
-                .map(|slot| self.stored(slot))
-                .skip_while(Option::is_none)
-                .map_while(|stored| stored)
-                .min()
-                .map_or(grown.capacity, |least| grown.home_slot(least.high()))
-        };
-        let shares: Vec<(std::ops::Range<usize>, usize)> = starts
-            .iter()
-            .enumerate()
-            .map(|(index, &start)| match starts.get(index + 1) {
-                Some(&next) => (start..next, limit(next)),
-                None => (start..capacity, grown.capacity),
-            })
-            .collect();
-        let passes: Vec<(u64, Vec<Fingerprint>)> = std::thread::scope(|scope| {
-            let workers: Vec<_> = shares
-                .into_iter()
-                .map(|(slots, limit)| {
-                    let (old, grown) = (&*self, &grown);
-                    scope.spawn(move || old.place_in_order(grown, slots, limit))
-                })
-                .collect();
-            workers
-                .into_iter()
-                .map(|worker| worker.join().expect("a growth thread panicked"))
-                .collect()
-        });
-        let placed: u64 = passes.iter().map(|(placed, _)| placed).sum();
-        grown.len_stripes[len_stripe_index()]
-            .0
-            .fetch_add(placed, Ordering::Relaxed);
-        let wrapped = (0..first_empty).filter_map(|slot| self.stored(slot));
-        let left_over = passes.into_iter().flat_map(|(_, left_over)| left_over);
-        for fingerprint in wrapped.chain(left_over) {
-            grown.insert(fingerprint).expect("the grown table has room");
+        let reinserted = (wrapped.len() + left_over.len()) as u64;
+        for fingerprint in wrapped.into_iter().chain(left_over) {
+            self.insert(fingerprint).expect("the grown table has room");
         }
-        assert_eq!(grown.len(), self.len(), "growth kept every fingerprint");
-        *self = grown;
+        // The fingerprints inserted again were counted already.
+        self.len_stripes[len_stripe_index()]
+            .0
+            .fetch_sub(reinserted, Ordering::Relaxed);
+        assert_eq!(self.len(), len, "growth kept every fingerprint");
     }
 
-    /// One pass of [`grow`](Self::grow): writes the fingerprints of `slots`
-    /// (which start at an empty slot) into `grown` below slot `limit`, in
-    /// order; returns how many it wrote and those it left for probing.
-    fn place_in_order(
-        &self,
-        grown: &FingerprintTable,
-        slots: std::ops::Range<usize>,
-        limit: usize,
-    ) -> (u64, Vec<Fingerprint>) {
-        let mut cluster = Vec::new();
-        let mut left_over = Vec::new();
+    /// The first pass of [`grow_in_blocks`](Self::grow_in_blocks), with the
+    /// new capacity set: splits `slots` (old slots, starting at an empty
+    /// one, holding no wrapped cluster) into blocks of whole clusters of
+    /// at least `block_slots` slots (but the last), each with the slot its
+    /// first fingerprint may go to at the earliest.
+    fn plan_blocks(&self, slots: std::ops::Range<usize>, block_slots: usize) -> Vec<BlockPlan> {
+        let mut blocks = Vec::new();
+        let mut current = BlockPlan {
+            slots: slots.start..slots.start,
+            first_free: 0,
+        };
         let mut next_free = 0;
-        let mut placed = 0;
-        let mut place = |cluster: &mut Vec<Fingerprint>| {
+        let mut cluster = Vec::new();
+        let mut cluster_start = slots.start;
+        let mut place = |cluster: &mut Vec<Fingerprint>, start: usize, current: &mut BlockPlan| {
+            if cluster.is_empty() {
+                return;
+            }
             cluster.sort_unstable();
+            if start - current.slots.start >= block_slots {
+                current.slots.end = start;
+                blocks.push(std::mem::replace(
+                    current,
+                    BlockPlan {
+                        slots: start..start,
+                        first_free: next_free,
+                    },
+                ));
+            }
             for fingerprint in cluster.drain(..) {
-                let slot = grown.home_slot(fingerprint.high()).max(next_free);
-                if slot >= limit {
-                    left_over.push(fingerprint);
-                    continue;
-                }
-                grown.words[2 * slot].store(fingerprint.high(), Ordering::Relaxed);
-                grown.words[2 * slot + 1].store(fingerprint.low(), Ordering::Relaxed);
-                next_free = slot + 1;
-                placed += 1;
+                next_free = self.home_slot(fingerprint.high()).max(next_free) + 1;
             }
         };
-        for slot in slots {
+        for slot in slots.clone() {
             match self.stored(slot) {
-                Some(fingerprint) => cluster.push(fingerprint),
-                None => place(&mut cluster),
+                Some(fingerprint) => {
+                    if cluster.is_empty() {
+                        cluster_start = slot;
+                    }
+                    cluster.push(fingerprint);
+                }
+                None => place(&mut cluster, cluster_start, &mut current),
             }
         }
-        place(&mut cluster);
-        (placed, left_over)
+        place(&mut cluster, cluster_start, &mut current);
+        current.slots.end = slots.end;
+        blocks.push(current);
+        blocks
     }
+
+    /// Empties `slot`, returning the fingerprint it held.
+    fn take(&self, slot: usize) -> Option<Fingerprint> {
+        let stored = self.stored(slot);
+        if stored.is_some() {
+            self.words[2 * slot].store(0, Ordering::Relaxed);
+            self.words[2 * slot + 1].store(0, Ordering::Relaxed);
+        }
+        stored
+    }
+
+    /// Writes `fingerprint` into the empty `slot`.
+    fn put(&self, slot: usize, fingerprint: Fingerprint) {
+        debug_assert!(self.stored(slot).is_none(), "slot {slot} is empty");
+        self.words[2 * slot].store(fingerprint.high(), Ordering::Relaxed);
+        self.words[2 * slot + 1].store(fingerprint.low(), Ordering::Relaxed);
+    }
+}
+
+/// Old slots a block of a growth covers at least (see
+/// [`FingerprintTable::grow`]): the fingerprints of one block are held in
+/// memory while they are placed.
+const GROWTH_BLOCK_SLOTS: usize = 1 << 14;
+
+/// One block of a growth: its old slots, and the slot its first
+/// fingerprint goes to at the earliest.
+struct BlockPlan {
+    slots: std::ops::Range<usize>,
+    first_free: usize,
+}
+
+/// Sorts `cluster` and moves it to the end of `block`.
+fn sorted_into(cluster: &mut Vec<Fingerprint>, block: &mut Vec<Fingerprint>) {
+    cluster.sort_unstable();
+    block.append(cluster);
 }
 
 #[cfg(test)]
@@ -490,6 +540,41 @@ mod tests {
                 probing_finds_exactly(&table, &crowded),
                 "{count} in {capacity} grown to {grown}"
             );
+        }
+    }
+
+    #[test]
+    fn growth_in_small_blocks_keeps_crowded_clusters_findable() {
+        // Long clusters at the start and at the end (they wrap around and
+        // run past the end), grown by a little and by much, in blocks of 1
+        // to 4096 slots (each block's fingerprints land in later blocks).
+        for block_slots in [1, 2, 7, 64, 4096] {
+            for (count, capacity, grown) in
+                [(950, 1024, 1030), (900, 1024, 1100), (600, 1024, 4096)]
+            {
+                let mut table = FingerprintTable::with_capacity(capacity);
+                let crowded: Vec<Fingerprint> = random_fingerprints(count, 9)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(index, fp)| {
+                        let high = match index % 3 {
+                            0 => fp.high() >> 6 | 1,
+                            1 => fp.high() | (0xfc << 56),
+                            _ => fp.high(),
+                        };
+                        Fingerprint::from_halves(high, fp.low())
+                    })
+                    .collect();
+                for &fp in &crowded {
+                    assert_eq!(table.insert(fp), Some(Insertion::New));
+                }
+                table.grow_in_blocks(grown, block_slots);
+                assert_eq!(table.capacity(), grown);
+                assert!(
+                    probing_finds_exactly(&table, &crowded),
+                    "{count} in {capacity} grown to {grown} in blocks of {block_slots}"
+                );
+            }
         }
     }
 

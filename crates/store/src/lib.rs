@@ -15,6 +15,7 @@ mod fingerprint_table;
 mod frontier;
 pub mod guarded;
 mod insert_room;
+mod mapped_words;
 mod run_filter;
 mod sorted_run;
 mod trace_log;

@@ -16,10 +16,10 @@ use crate::{DiskFingerprintSet, FingerprintTable, Insertion};
 const GROW_AT_LOAD: f64 = 0.85;
 
 /// A table of fewer slots than this (128 MiB) doubles when it grows; a
-/// larger one grows by a quarter. Every growth allocates (and the kernel
-/// zeroes) a whole new table and moves every fingerprint: growing a small
-/// table by a quarter at a time costs five times the final table's size in
-/// such work, doubling twice; the memory doubling leaves unused is at most
+/// larger one grows by a quarter. Every growth moves every fingerprint (in
+/// place: only the added slots are fresh memory): growing a small table by
+/// a quarter at a time costs five times the final table's size in such
+/// work, doubling twice; the memory doubling leaves unused is at most
 /// 64 MiB.
 const DOUBLE_BELOW_SLOTS: usize = 1 << 23;
 
