@@ -195,55 +195,68 @@ impl Model for TwoPhase {
 
     fn next_state(&self, state: &TwoPhaseState, action: &TwoPhaseAction) -> Option<TwoPhaseState> {
         let mut next = *state;
+        self.next_state_into(state, action, &mut next)
+            .then_some(next)
+    }
+
+    /// Writes the successor in place: the search's buffer is written field by field and
+    /// read back the same way by `encode`, with no copy of a state built on the stack.
+    fn next_state_into(
+        &self,
+        state: &TwoPhaseState,
+        action: &TwoPhaseAction,
+        next: &mut TwoPhaseState,
+    ) -> bool {
         let tm_init = state.tm_state == TmState::Init;
+        *next = *state;
         match *action {
             TwoPhaseAction::TmRcvPrepared(rm) => {
                 if !(tm_init && state.msgs.prepared.contains(rm)) {
-                    return None;
+                    return false;
                 }
                 next.tm_prepared = state.tm_prepared.with(rm);
             }
             TwoPhaseAction::TmCommit => {
                 if !(tm_init && state.tm_prepared == RmSet::full(self.rm_count)) {
-                    return None;
+                    return false;
                 }
                 next.tm_state = TmState::Committed;
                 next.msgs.commit = true;
             }
             TwoPhaseAction::TmAbort => {
                 if !tm_init {
-                    return None;
+                    return false;
                 }
                 next.tm_state = TmState::Aborted;
                 next.msgs.abort = true;
             }
             TwoPhaseAction::RmPrepare(rm) => {
                 if state.rm_state.get(rm) != RmState::Working {
-                    return None;
+                    return false;
                 }
                 next.rm_state = state.rm_state.with(rm, RmState::Prepared);
                 next.msgs.prepared = state.msgs.prepared.with(rm);
             }
             TwoPhaseAction::RmChooseToAbort(rm) => {
                 if state.rm_state.get(rm) != RmState::Working {
-                    return None;
+                    return false;
                 }
                 next.rm_state = state.rm_state.with(rm, RmState::Aborted);
             }
             TwoPhaseAction::RmRcvCommitMsg(rm) => {
                 if !state.msgs.commit {
-                    return None;
+                    return false;
                 }
                 next.rm_state = state.rm_state.with(rm, RmState::Committed);
             }
             TwoPhaseAction::RmRcvAbortMsg(rm) => {
                 if !state.msgs.abort {
-                    return None;
+                    return false;
                 }
                 next.rm_state = state.rm_state.with(rm, RmState::Aborted);
             }
         }
-        Some(next)
+        true
     }
 
     fn properties(&self) -> Vec<Property<TwoPhase>> {
