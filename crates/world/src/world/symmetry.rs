@@ -102,7 +102,11 @@ impl Symmetry {
             let mut best_ready = false;
             let renamings = self.perms.iter().zip(&self.inverses).enumerate();
             for (index, (perm, inverse)) in renamings.skip(1) {
-                let least = if best.is_some() { &*best_nodes } else { &original };
+                let least = if best.is_some() {
+                    &*best_nodes
+                } else {
+                    &original
+                };
                 match rename_nodes(env, &original, perm, inverse, least, nodes) {
                     Ordering::Greater => continue,
                     Ordering::Less => {
@@ -341,7 +345,13 @@ mod tests {
     #[test]
     fn the_canonical_form_is_the_least_of_every_renaming() {
         let worlds: [&[&str]; 3] = [
-            &["requests=1", "dups=1", "crashes=1", "restarts=1", "crash_nodes=1,2,3"],
+            &[
+                "requests=1",
+                "dups=1",
+                "crashes=1",
+                "restarts=1",
+                "crash_nodes=1,2,3",
+            ],
             &["requests=1", "drops=1", "net=fifo", "partitions=1"],
             &["requests=1", "oneway_cuts=1", "isolations=1"],
         ];
