@@ -105,6 +105,26 @@ where
         self.generators = self.generators_of(spec, kept.collect());
     }
 
+    /// Whether the configurations that `bytes` encode (as [`Encode`] writes
+    /// them) are those of a linearizable history, read without decoding
+    /// them: the same answer as [`Linearizations::is_linearizable`] on the
+    /// decoded value, for the bytes of any value.
+    ///
+    /// ```
+    /// use cmc_linearizability::specs::{Register, RegisterOp, RegisterRet};
+    /// use cmc_linearizability::Linearizations;
+    /// use cmc_model::Encode;
+    ///
+    /// let mut lin = Linearizations::new(&Register);
+    /// lin.invoke(0, RegisterOp::Read);
+    /// assert_eq!(Linearizations::<Register>::encoded_is_linearizable(&lin.to_bytes()), Ok(true));
+    /// lin.respond(&Register, 0, &RegisterRet::Value(7)); // 7 was never written
+    /// assert_eq!(Linearizations::<Register>::encoded_is_linearizable(&lin.to_bytes()), Ok(false));
+    /// ```
+    pub fn encoded_is_linearizable(bytes: &[u8]) -> Result<bool, DecodeError> {
+        Ok(u32::decode(&mut Decoder::new(bytes))? != 0)
+    }
+
     /// Number of generators (the size of the canonical form).
     pub fn generators(&self) -> usize {
         self.generators.len()
@@ -203,8 +223,10 @@ where
     }
 }
 
-/// The canonical bytes: the pending operations by key, then the generators
-/// in order (each its state, then its linearized pending results by key).
+/// The canonical bytes: the number of generators (first, so that
+/// [`Linearizations::encoded_is_linearizable`] reads the verdict alone),
+/// the pending operations by key, then the generators in order (each its
+/// state, then its linearized pending results by key).
 impl<S: SequentialSpec> Encode for Linearizations<S>
 where
     S::State: Encode + Ord,
@@ -212,8 +234,8 @@ where
     S::Ret: Encode + Ord,
 {
     fn encode(&self, out: &mut Vec<u8>) {
-        self.pending.encode(out);
         (self.generators.len() as u32).encode(out);
+        self.pending.encode(out);
         for config in &self.generators {
             config.state.encode(out);
             config.linearized.encode(out);
@@ -221,8 +243,8 @@ where
     }
 
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        let pending = BTreeMap::decode(decoder)?;
         let count = u32::decode(decoder)?;
+        let pending = BTreeMap::decode(decoder)?;
         let mut generators = BTreeSet::new();
         let mut last: Option<Config<S::State, S::Ret>> = None;
         for _ in 0..count {

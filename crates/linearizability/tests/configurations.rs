@@ -321,5 +321,9 @@ fn the_bytes_decode_to_the_same_configurations() {
         let bytes = lin.to_bytes();
         let back = Linearizations::<Queue>::decode_exact(&bytes).unwrap();
         assert_eq!(back, lin);
+        assert_eq!(
+            Linearizations::<Queue>::encoded_is_linearizable(&bytes),
+            Ok(lin.is_linearizable())
+        );
     }
 }

@@ -356,7 +356,8 @@ where
             .as_ref()
             .is_some_and(|installed| std::ptr::addr_eq(Arc::as_ptr(installed), Arc::as_ptr(&own)));
         match state.ghost.summary() {
-            Some(bytes) if mine => LinearizationSummary::<S>::decode(bytes).is_linearizable(),
+            Some(bytes) if mine => Linearizations::<S>::encoded_is_linearizable(bytes)
+                .expect("a linearization summary the World wrote itself"),
             _ => own.history.check(state, Consistency::Linearizable).is_ok(),
         }
     });

@@ -73,91 +73,124 @@ impl Symmetry {
         Some(Symmetry { perms, inverses })
     }
 
-    /// Replaces `state` by its canonical form: its least renaming in the order of
-    /// `state_order`. Renamings are made in this thread's reused buffers:
-    /// no allocation once warm. A renaming is built node by node and dropped
-    /// at the first node that makes it greater than the least so far: most
-    /// are dropped after a node or two, never built whole nor encoded.
+    /// Replaces `state` by its canonical form: its least renaming in the
+    /// order of [`state_order`]. Renamings are made in this thread's reused
+    /// buffers: no allocation once warm.
+    ///
+    /// A renaming is built node by node and dropped at the first node that
+    /// makes it greater than the least so far (most are dropped after a node
+    /// or two); the nodes it built are kept if it becomes the least. Its
+    /// environment (the network, cut links and history renamed) is built
+    /// only when its nodes tie with the least's, and the least's environment
+    /// is encoded once for all the ties it meets.
     pub fn canonicalise(&self, env: &Env, state: &mut WorldState) {
         SCRATCH.with(|scratch| {
             let Scratch {
-                node,
-                renamed,
-                best,
+                nodes,
+                best_nodes,
+                environment,
+                best_environment,
                 bytes,
                 best_bytes,
             } = &mut *scratch.borrow_mut();
-            let mut renamed_better = false;
-            for (perm, inverse) in self.perms[1..].iter().zip(&self.inverses[1..]) {
-                let least = if renamed_better { &*best } else { &*state };
-                if !may_be_less(env, state, least, perm, inverse, node) {
-                    continue;
+            // While renamings are tried, `state` holds only its environment.
+            let original = std::mem::take(&mut state.nodes);
+            // The least renaming so far (`None`: `state` itself), and whether
+            // `best_bytes` encodes its environment (then built in
+            // `best_environment` unless it is `state`'s own).
+            let mut best: Option<usize> = None;
+            let mut best_ready = false;
+            let renamings = self.perms.iter().zip(&self.inverses).enumerate();
+            for (index, (perm, inverse)) in renamings.skip(1) {
+                let least = if best.is_some() {
+                    &*best_nodes
+                } else {
+                    &original
+                };
+                match rename_nodes(env, &original, perm, inverse, least, nodes) {
+                    Ordering::Greater => continue,
+                    Ordering::Less => {
+                        std::mem::swap(nodes, best_nodes);
+                        best = Some(index);
+                        best_ready = false;
+                        continue;
+                    }
+                    Ordering::Equal => {}
                 }
-                rename_into(env, state, perm, renamed);
-                let least = if renamed_better { &*best } else { &*state };
-                if state_order(renamed, least, bytes, best_bytes) == Ordering::Less {
-                    std::mem::swap(renamed, best);
-                    renamed_better = true;
+                if !best_ready {
+                    let least = match best {
+                        Some(least) => {
+                            rename_environment(env, state, &self.perms[least], best_environment);
+                            &*best_environment
+                        }
+                        None => &*state,
+                    };
+                    best_bytes.clear();
+                    least.encode_environment(best_bytes);
+                    best_ready = true;
+                }
+                rename_environment(env, state, perm, environment);
+                bytes.clear();
+                environment.encode_environment(bytes);
+                if bytes < best_bytes {
+                    std::mem::swap(nodes, best_nodes);
+                    std::mem::swap(environment, best_environment);
+                    std::mem::swap(bytes, best_bytes);
+                    best = Some(index);
                 }
             }
-            if renamed_better {
-                std::mem::swap(state, best);
+            state.nodes = original;
+            if let Some(least) = best {
+                if !best_ready {
+                    rename_environment(env, state, &self.perms[least], best_environment);
+                }
+                // The least's nodes and environment replace `state`'s, whose
+                // memory the scratch keeps.
+                std::mem::swap(&mut state.nodes, best_nodes);
+                let renamed = std::mem::take(&mut state.nodes);
+                std::mem::swap(state, best_environment);
+                state.nodes = renamed;
             }
         })
     }
 }
 
-/// The total order on states whose least renaming is the canonical form:
-/// the nodes in turn by [`node_order`], then the encodings of the rest of
-/// the state (`bytes` and `other_bytes` are buffers for them).
-fn state_order(
-    state: &WorldState,
-    other: &WorldState,
-    bytes: &mut Vec<u8>,
-    other_bytes: &mut Vec<u8>,
-) -> Ordering {
-    let nodes = state.nodes.len().cmp(&other.nodes.len()).then_with(|| {
-        let mut pairs = state.nodes.iter().zip(&other.nodes);
-        pairs
-            .find_map(|(a, b)| Some(node_order(a, b)).filter(|order| order.is_ne()))
-            .unwrap_or(Ordering::Equal)
-    });
-    nodes.then_with(|| {
-        bytes.clear();
-        state.encode_environment(bytes);
-        other_bytes.clear();
-        other.encode_environment(other_bytes);
-        bytes.as_slice().cmp(other_bytes.as_slice())
-    })
-}
-
 /// A total order on nodes: their fields in declaration order.
+///
+/// The canonical form is the least renaming in the order on states that
+/// compares their nodes in turn by `node_order`, then the encodings of the
+/// rest of the state ([`WorldState::encode_environment`]).
 fn node_order(node: &NodeState, other: &NodeState) -> Ordering {
     node.fields().cmp(&other.fields())
 }
 
-/// Whether renaming `state` by `perm` (whose inverse is `inverse`) may be
-/// less than `least` in [`state_order`]: false as soon as a renamed node
-/// (built in `node`, in order) is greater than `least`'s.
-fn may_be_less(
+/// Builds in `out` the nodes of `nodes` renamed by `perm` (whose inverse is
+/// `inverse`), position by position, and compares them with `least` in
+/// turn by [`node_order`]: `Greater` as soon as a position is greater
+/// (`out` is then partly built), else the order of the whole sequence
+/// (`out` then holds every renamed node).
+fn rename_nodes(
     env: &Env,
-    state: &WorldState,
-    least: &WorldState,
+    nodes: &[NodeState],
     perm: &[u32],
     inverse: &[u32],
-    node: &mut NodeState,
-) -> bool {
-    for (&old, least_node) in inverse.iter().zip(&least.nodes) {
+    least: &[NodeState],
+    out: &mut Vec<NodeState>,
+) -> Ordering {
+    out.resize_with(nodes.len(), NodeState::default);
+    let mut order = Ordering::Equal;
+    for ((&old, node), least_node) in inverse.iter().zip(out.iter_mut()).zip(least) {
         let old = old as usize;
-        node.clone_from(&state.nodes[old]);
+        node.clone_from(&nodes[old]);
         permute_core(env, old, &mut node.core, perm);
-        match node_order(node, least_node) {
-            Ordering::Greater => return false,
-            Ordering::Less => return true,
-            Ordering::Equal => {}
+        if order == Ordering::Equal {
+            order = node_order(node, least_node);
+            if order == Ordering::Greater {
+                return order;
+            }
         }
     }
-    true
+    order
 }
 
 /// Renames node ids inside node `old`'s core state `core` by `perm`.
@@ -171,18 +204,21 @@ fn permute_core(env: &Env, old: usize, core: &mut [u8], perm: &[u32]) {
     );
 }
 
-/// One thread's buffers for [`Symmetry::canonical`].
+/// One thread's buffers for [`Symmetry::canonicalise`]. The environments
+/// are states without nodes.
 #[derive(Default)]
 struct Scratch {
-    /// One renamed node of the renaming being tried.
-    node: NodeState,
-    /// The renaming being tried.
-    renamed: WorldState,
-    /// The least renaming so far (when not the state itself).
-    best: WorldState,
-    /// The encoding of a state's environment, to compare it.
+    /// The nodes of the renaming being tried.
+    nodes: Vec<NodeState>,
+    /// The nodes of the least renaming so far (when not the state itself).
+    best_nodes: Vec<NodeState>,
+    /// The environment of the renaming being tried.
+    environment: WorldState,
+    /// The environment of the least renaming so far.
+    best_environment: WorldState,
+    /// The encoding of `environment`.
     bytes: Vec<u8>,
-    /// The encoding of the other state's environment.
+    /// The encoding of the least renaming's environment.
     best_bytes: Vec<u8>,
 }
 
@@ -203,16 +239,13 @@ fn permutations(items: &mut Vec<u8>, at: usize, visit: &mut impl FnMut(&[u8])) {
     }
 }
 
-/// `state` with node `n` renamed `perm[n]` everywhere, written over `next`
-/// (whose memory is reused).
-fn rename_into(env: &Env, state: &WorldState, perm: &[u32], next: &mut WorldState) {
+/// The environment of `state` (every field but the nodes, which are left
+/// out of `next`) with node `n` renamed `perm[n]` everywhere, written over
+/// `next` (whose memory is reused). `state` must hold no nodes.
+fn rename_environment(env: &Env, state: &WorldState, perm: &[u32], next: &mut WorldState) {
+    debug_assert!(state.nodes.is_empty(), "the nodes are renamed apart");
     let to = |node: u8| perm[node as usize] as u8;
     next.clone_from(state);
-    for (old, node) in state.nodes.iter().enumerate() {
-        let moved = &mut next.nodes[perm[old] as usize];
-        moved.clone_from(node);
-        permute_core(env, old, &mut moved.core, perm);
-    }
     for packet in &mut next.net {
         let core = env.spec.core_of(packet.src as usize);
         let mut bytes = packet.msg;
@@ -238,5 +271,117 @@ fn rename_into(env: &Env, state: &WorldState, perm: &[u32], next: &mut WorldStat
     next.cut_links.sort_unstable();
     for entry in &mut next.ghost {
         entry.node = to(entry.node);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+    use std::sync::Arc;
+
+    use cmc_model::{Encode, Model};
+
+    use super::*;
+    use crate::cores::reqack::ReqAck;
+    use crate::World;
+
+    /// `state` with node `n` renamed `perm[n]` everywhere, built whole.
+    fn renamed(env: &Env, state: &WorldState, perm: &[u32], inverse: &[u32]) -> WorldState {
+        let mut environment = state.clone();
+        environment.nodes.clear();
+        let mut next = WorldState::default();
+        rename_environment(env, &environment, perm, &mut next);
+        next.nodes = inverse
+            .iter()
+            .map(|&old| {
+                let mut node = state.nodes[old as usize].clone();
+                permute_core(env, old as usize, &mut node.core, perm);
+                node
+            })
+            .collect();
+        next
+    }
+
+    /// The order the canonical form is least in, on whole states.
+    fn state_order(state: &WorldState, other: &WorldState) -> Ordering {
+        let nodes = state.nodes.iter().zip(&other.nodes);
+        let environment = |state: &WorldState| {
+            let mut bytes = Vec::new();
+            state.encode_environment(&mut bytes);
+            bytes
+        };
+        nodes
+            .map(|(a, b)| node_order(a, b))
+            .find(|order| order.is_ne())
+            .unwrap_or(Ordering::Equal)
+            .then_with(|| environment(state).cmp(&environment(other)))
+    }
+
+    /// Every state a World reaches, by breadth-first search (without
+    /// deduplicating stuttering steps: the worlds are small).
+    fn reachable(world: &World) -> Vec<WorldState> {
+        let mut states = Vec::new();
+        world.init_states(&mut states);
+        let mut seen: HashSet<Vec<u8>> = states.iter().map(Encode::to_bytes).collect();
+        let mut at = 0;
+        while let Some(state) = states.get(at).cloned() {
+            at += 1;
+            let mut actions = Vec::new();
+            world.actions(&state, &mut actions);
+            for action in &actions {
+                if let Some(next) = world.next_state(&state, action) {
+                    if seen.insert(next.to_bytes()) {
+                        states.push(next);
+                    }
+                }
+            }
+        }
+        states
+    }
+
+    /// Every renaming of every reachable state canonicalises to the least
+    /// renaming, found by building and comparing them all: the pruned,
+    /// lazy search of `canonicalise` is exact.
+    #[test]
+    fn the_canonical_form_is_the_least_of_every_renaming() {
+        let worlds: [&[&str]; 3] = [
+            &[
+                "requests=1",
+                "dups=1",
+                "crashes=1",
+                "restarts=1",
+                "crash_nodes=1,2,3",
+            ],
+            &["requests=1", "drops=1", "net=fifo", "partitions=1"],
+            &["requests=1", "oneway_cuts=1", "isolations=1"],
+        ];
+        for params in worlds {
+            let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 4).unwrap();
+            spec.set_all(params).unwrap();
+            spec.set("symmetry", "1,2,3").unwrap();
+            let world = World::new(spec);
+            let symmetry = world.symmetry.as_ref().expect("symmetry is on");
+            let states = reachable(&world);
+            assert!(states.len() > 100, "{params:?}: {} states", states.len());
+            let mut tried = 0;
+            for state in &states {
+                let renamings = symmetry.perms.iter().zip(&symmetry.inverses);
+                let all: Vec<WorldState> = renamings
+                    .map(|(perm, inverse)| renamed(&world.env, state, perm, inverse))
+                    .collect();
+                let least = all
+                    .iter()
+                    .min_by(|a, b| state_order(a, b))
+                    .expect("the identity");
+                assert_eq!(least, state, "{params:?}: a reached state is canonical");
+                for member in all {
+                    let mut canonical = member;
+                    symmetry.canonicalise(&world.env, &mut canonical);
+                    assert_eq!(&canonical, state, "{params:?}");
+                    tried += 1;
+                }
+            }
+            assert!(tried >= states.len() * 6);
+        }
     }
 }
