@@ -73,9 +73,10 @@ impl Symmetry {
         Some(Symmetry { perms, inverses })
     }
 
-    /// Replaces `state` by its canonical form: its least renaming in the
-    /// order of [`state_order`]. Renamings are made in this thread's reused
-    /// buffers: no allocation once warm.
+    /// Replaces `state` by its canonical form: its least renaming, ordered
+    /// node by node, then by the environment's encoding (the tests'
+    /// `state_order` spells the order out on whole states). Renamings are
+    /// made in this thread's reused buffers: no allocation once warm.
     ///
     /// A renaming is built node by node and dropped at the first node that
     /// makes it greater than the least so far (most are dropped after a node
