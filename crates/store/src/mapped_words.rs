@@ -90,8 +90,23 @@ impl MappedWords {
             start: start.cast(),
             len,
         };
-        crate::fingerprint_table::advise_huge_pages(&words);
+        words.advise_huge_pages();
         words
+    }
+
+    /// Advises huge pages for the whole mapping, not only its whole huge
+    /// pages: advice on part of it would split it into two kernel mappings
+    /// (areas), and `mremap` grows a range of one area only.
+    fn advise_huge_pages(&self) {
+        // SAFETY: the range is this value's own mapping; MADV_HUGEPAGE
+        // changes no contents and its failure is harmless.
+        unsafe {
+            libc::madvise(
+                self.start.cast(),
+                mapping_bytes(self.len),
+                libc::MADV_HUGEPAGE,
+            );
+        }
     }
 
     /// Grows to `len` words (no fewer than now): the words kept keep their
@@ -101,36 +116,57 @@ impl MappedWords {
         let old_bytes = mapping_bytes(self.len);
         let new_bytes = mapping_bytes(len);
         if new_bytes > old_bytes {
-            // SAFETY: `start` and `old_bytes` are this value's own mapping.
-            // In place if the addresses after it are free; else moved (page
-            // tables, not contents) onto a reservation aligned to a huge
-            // page, which `MREMAP_FIXED` replaces.
-            let moved = unsafe {
-                let in_place = libc::mremap(self.start.cast(), old_bytes, new_bytes, 0);
-                if in_place != libc::MAP_FAILED {
-                    in_place
-                } else {
-                    let Some(target) = map_aligned(new_bytes, false) else {
-                        out_of_memory(len)
-                    };
-                    let moved = libc::mremap(
-                        self.start.cast(),
-                        old_bytes,
-                        new_bytes,
-                        libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
-                        target,
-                    );
-                    if moved == libc::MAP_FAILED {
-                        libc::munmap(target, new_bytes);
-                        out_of_memory(len)
-                    }
-                    moved
-                }
-            };
+            let moved = self
+                .remap(old_bytes, new_bytes)
+                .or_else(|| self.copy_to_new_mapping(old_bytes, new_bytes))
+                .unwrap_or_else(|| out_of_memory(len));
             self.start = moved.cast();
         }
         self.len = len;
-        crate::fingerprint_table::advise_huge_pages(self);
+        self.advise_huge_pages();
+    }
+
+    /// The mapping of `old_bytes` extended to `new_bytes` without copying:
+    /// in place if the addresses after it are free, else moved (page tables,
+    /// not contents) onto a reservation aligned to a huge page, which
+    /// `MREMAP_FIXED` replaces. `None` if the kernel refuses both; the
+    /// mapping is then unchanged.
+    fn remap(&self, old_bytes: usize, new_bytes: usize) -> Option<*mut libc::c_void> {
+        // SAFETY: `start` and `old_bytes` are this value's own mapping, and
+        // `target` a reservation of `new_bytes` made here.
+        unsafe {
+            let in_place = libc::mremap(self.start.cast(), old_bytes, new_bytes, 0);
+            if in_place != libc::MAP_FAILED {
+                return Some(in_place);
+            }
+            let target = map_aligned(new_bytes, false)?;
+            let moved = libc::mremap(
+                self.start.cast(),
+                old_bytes,
+                new_bytes,
+                libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+                target,
+            );
+            if moved == libc::MAP_FAILED {
+                libc::munmap(target, new_bytes);
+                return None;
+            }
+            Some(moved)
+        }
+    }
+
+    /// The words copied into a fresh zeroed mapping of `new_bytes`, the old
+    /// mapping released; `None` if no such mapping can be had.
+    fn copy_to_new_mapping(&self, old_bytes: usize, new_bytes: usize) -> Option<*mut libc::c_void> {
+        let target = map_aligned(new_bytes, true)?;
+        // SAFETY: `target` is a new writable mapping of `new_bytes`, larger
+        // than the `old_bytes` of this value's own mapping, which is
+        // released once copied and not used again through `start`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.start.cast::<u8>(), target.cast(), old_bytes);
+            libc::munmap(self.start.cast(), old_bytes);
+        }
+        Some(target)
     }
 }
 
@@ -158,6 +194,45 @@ impl Drop for MappedWords {
 mod tests {
     use super::*;
     use std::sync::atomic::Ordering;
+
+    /// The address ranges of the process's memory mappings (kernel areas).
+    fn kernel_areas() -> Vec<std::ops::Range<usize>> {
+        let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+        maps.lines()
+            .map(|line| {
+                let range = line.split(' ').next().expect("an address range");
+                let (start, end) = range.split_once('-').expect("start-end");
+                let address = |hex| usize::from_str_radix(hex, 16).expect("hex address");
+                address(start)..address(end)
+            })
+            .collect()
+    }
+
+    /// The words lie in one kernel area, as `mremap` needs to grow them.
+    fn assert_one_area(words: &MappedWords) {
+        let start = words.as_ptr() as usize;
+        let end = start + mapping_bytes(words.len());
+        assert!(
+            kernel_areas()
+                .iter()
+                .any(|area| area.start <= start && end <= area.end),
+            "{} words at {start:#x} span several kernel areas",
+            words.len()
+        );
+    }
+
+    #[test]
+    fn mappings_that_are_not_whole_huge_pages_stay_one_area_and_grow() {
+        // 2.4 MB: one whole huge page and a part of one (a table loaded
+        // from a checkpoint has such a size).
+        let mut words = MappedWords::zeroed(300_000);
+        assert_one_area(&words);
+        words[299_999].store(7, Ordering::Relaxed);
+        words.grow(700_001);
+        assert_one_area(&words);
+        assert_eq!(words[299_999].load(Ordering::Relaxed), 7);
+        assert_eq!(words[700_000].load(Ordering::Relaxed), 0);
+    }
 
     #[test]
     fn grown_words_keep_their_values_and_new_ones_are_zero() {
