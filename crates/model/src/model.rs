@@ -133,6 +133,24 @@ pub trait Model: Sync {
         }
     }
 
+    /// Appends the canonical encoding of `next`, a successor of `parent`
+    /// (by [`next_state_into`](Model::next_state_into)), to `out`:
+    /// exactly the bytes `next.encode(out)` appends, which is what the
+    /// default does. The search calls it with `parent` decoded from
+    /// `parent_bytes` and not changed since, so a model may copy the parts
+    /// of `next` that equal `parent`'s from `parent_bytes` instead of
+    /// encoding them again.
+    fn encode_successor(
+        &self,
+        parent: &Self::State,
+        parent_bytes: &[u8],
+        next: &Self::State,
+        out: &mut Vec<u8>,
+    ) {
+        let _ = (parent, parent_bytes);
+        next.encode(out);
+    }
+
     /// The properties to check on every reachable state or step.
     fn properties(&self) -> Vec<Property<Self>>
     where

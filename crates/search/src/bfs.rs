@@ -39,6 +39,11 @@ use crate::{Outcome, SearchOptions, Stats, Verdict};
 /// (reading the table's length sums per-thread counters, so not per state).
 const PAUSE_CHECK_EVERY: usize = 32;
 
+/// Expanded segments a worker keeps, emptied, to fill with the next level's
+/// states: a segment refilled needs no fresh memory, one grown from empty
+/// is reallocated as it grows and touches new pages the kernel must zero.
+const SPARE_SEGMENTS: usize = 2;
+
 /// Everything the search is at between two passes of the workers: what a
 /// checkpoint saves.
 struct Position {
@@ -609,6 +614,8 @@ impl<M: Model> Share<'_, M> {
             tally: KindTally::default(),
         };
         let mut out = Segment::new();
+        // Segments expanded, emptied for the next level's states.
+        let mut spare: Vec<Segment> = Vec::new();
         let mut room = self.room.worker();
         let table = self.expander.table;
         let result = (|| -> Result<(), SearchError> {
@@ -617,7 +624,7 @@ impl<M: Model> Share<'_, M> {
                 if index >= self.pending.segment_count() {
                     break;
                 }
-                let Some(segment) = self.pending.take(index)? else {
+                let Some(mut segment) = self.pending.take(index)? else {
                     continue;
                 };
                 let mut entries = segment.iter();
@@ -646,7 +653,8 @@ impl<M: Model> Share<'_, M> {
                             inserted += 1;
                             link.push_to(&mut out, bytes);
                             if out.is_full() {
-                                full.push(mem::take(&mut out));
+                                let empty = spare.pop().unwrap_or_default();
+                                full.push(mem::replace(&mut out, empty));
                             }
                         },
                     )?;
@@ -674,6 +682,10 @@ impl<M: Model> Share<'_, M> {
                         worker.unfinished.push(rest);
                         break;
                     }
+                }
+                if spare.len() < SPARE_SEGMENTS {
+                    segment.clear();
+                    spare.push(segment);
                 }
                 let counters = &self.progress.counters;
                 counters

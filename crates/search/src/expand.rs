@@ -89,6 +89,21 @@ fn guard_panic<T>(doing: impl FnOnce() -> String, f: impl FnOnce() -> T) -> Resu
         .map_err(|payload| SearchError::Panic(format!("{}: {}", doing(), panic_text(&*payload))))
 }
 
+/// Whether `bytes`, what [`Model::encode_successor`] wrote for `next`, are
+/// its encoding (checked with `check-determinism`: a model that copies
+/// parts of the parent's bytes must copy the right ones).
+fn check_successor_encoding<S: Encode + std::fmt::Debug>(
+    next: &S,
+    bytes: &[u8],
+) -> Result<(), SearchError> {
+    if next.to_bytes() != bytes {
+        return Err(SearchError::NonDeterminism(format!(
+            "encode_successor() wrote other bytes than encode() for the successor {next:?}"
+        )));
+    }
+    Ok(())
+}
+
 /// `state` as its model describes it, on one line.
 fn describe<M: Model>(model: &M, state: &M::State) -> String {
     let fields: Vec<String> = model
@@ -506,8 +521,11 @@ impl<'a, M: Model> Expander<'a, M> {
         }
         for (successor, next) in successors.iter_mut().zip(states.iter()) {
             let start = encoded.len();
-            next.encode(encoded);
+            model.encode_successor(state, state_bytes, next, encoded);
             successor.bytes = start..encoded.len();
+            if self.checks.determinism {
+                check_successor_encoding(next, &encoded[successor.bytes.clone()])?;
+            }
         }
         for successor in successors.iter_mut() {
             let bytes = &encoded[successor.bytes.clone()];

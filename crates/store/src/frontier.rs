@@ -60,6 +60,14 @@ impl Segment {
         self.bytes.len()
     }
 
+    /// Removes every entry, keeping the buffer (a segment expanded is
+    /// reused for the next level's states: fresh memory costs the kernel a
+    /// zeroed page per 4 KiB first written).
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.states = 0;
+    }
+
     /// Appends a state. Panics if the state is longer than `u32::MAX` bytes.
     #[inline]
     pub fn push(&mut self, trace_id: u64, state: &[u8]) {

@@ -220,29 +220,23 @@ impl Env {
 
     /// The single initial state: every node started from a zero durable part.
     pub fn init(&self, observer: &mut impl Observer) -> Result<WorldState, StepFault> {
-        let mut state = WorldState {
-            nodes: (0..self.spec.nodes())
-                .map(|node| {
-                    let core = self.spec.core_of(node);
-                    NodeState {
-                        core: vec![0; core.durable_size() + core.volatile_size()],
-                        crashed: false,
-                        clock: 0,
-                        timers: 0,
-                        wakes: 0,
-                        persists: Vec::new(),
-                        deadlines: Vec::new(),
-                        choices: Vec::new(),
-                    }
-                })
-                .collect(),
-            net: Vec::new(),
-            cut_links: Vec::new(),
-            budgets: self.spec.budgets,
-            issued: 0,
-            ghost: Default::default(),
-            lost_in_crash: Vec::new(),
-        };
+        let mut state = WorldState::default();
+        state.nodes = (0..self.spec.nodes())
+            .map(|node| {
+                let core = self.spec.core_of(node);
+                NodeState {
+                    core: vec![0; core.durable_size() + core.volatile_size()],
+                    crashed: false,
+                    clock: 0,
+                    timers: 0,
+                    wakes: 0,
+                    persists: Vec::new(),
+                    deadlines: Vec::new(),
+                    choices: Vec::new(),
+                }
+            })
+            .collect();
+        state.budgets = self.spec.budgets;
         for node in 0..self.spec.nodes() as u8 {
             self.step(&mut state, node, EventKind::Start, 0, 0, &[], observer)?;
         }

@@ -452,6 +452,18 @@ impl Model for World {
         })
     }
 
+    /// Copies the nodes a step left unchanged from the parent's bytes (see
+    /// [`WorldState::encode_successor`]).
+    fn encode_successor(
+        &self,
+        parent: &WorldState,
+        parent_bytes: &[u8],
+        next: &WorldState,
+        out: &mut Vec<u8>,
+    ) {
+        next.encode_successor(parent, parent_bytes, out);
+    }
+
     /// The first fault, with the pre-state described: it voids the verdict.
     fn fault_text(&self) -> Option<String> {
         let fault = self.fault()?;

@@ -777,6 +777,31 @@ pub struct WorldState {
     /// node when that node crashed: the client saw its connection break, so
     /// the request may never be answered (see [`crate::world::quiescence::answered`]).
     pub lost_in_crash: Vec<u8>,
+    /// Where each node's encoding ended in the bytes the state was last
+    /// decoded from (see [`NodeEnds`]).
+    node_ends: NodeEnds,
+}
+
+/// Where each node's encoding ends in the bytes a state was last decoded
+/// from, as offsets from the start of the state's encoding: what lets
+/// [`WorldState::encode_successor`] copy the nodes a step left unchanged
+/// from those bytes. Bookkeeping, not part of the state: never encoded,
+/// equal in every state, and not copied (a copy was not decoded).
+#[derive(Default)]
+struct NodeEnds(Vec<u32>);
+
+impl PartialEq for NodeEnds {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for NodeEnds {}
+
+impl std::fmt::Debug for NodeEnds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("(bookkeeping)")
+    }
 }
 
 /// Cloning into an existing node reuses its memory (`clone_from`).
@@ -837,6 +862,7 @@ impl Clone for WorldState {
         self.issued = issued;
         self.ghost.clone_from(ghost);
         lost_in_crash.clone_into(&mut self.lost_in_crash);
+        self.node_ends.0.clear();
     }
 }
 
@@ -982,6 +1008,8 @@ impl Encode for WorldState {
     /// state already holds; the fields in the order of `WorldState::fields`,
     /// which names them all.
     fn decode_in_place(&mut self, decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
+        let start = decoder.offset();
+        self.node_ends.0.clear();
         let count = u32::decode(decoder)? as usize;
         // Each node takes at least a byte: a count beyond the input is refused
         // by the decoding of the nodes it does not hold.
@@ -990,6 +1018,8 @@ impl Encode for WorldState {
                 Some(node) => node.decode_in_place(decoder)?,
                 None => self.nodes.push(NodeState::decode(decoder)?),
             }
+            let end = u32::try_from(decoder.offset() - start).unwrap_or(u32::MAX);
+            self.node_ends.0.push(end);
         }
         self.nodes.truncate(count);
         self.net.decode_in_place(decoder)?;
@@ -1002,6 +1032,47 @@ impl Encode for WorldState {
 }
 
 impl WorldState {
+    /// Appends the encoding of `self`, a successor of `parent`, which was
+    /// decoded from `parent_bytes` and not changed since: the same bytes as
+    /// [`Encode::encode`], but each node equal to the parent's node of the
+    /// same id is copied from `parent_bytes` rather than encoded (a step
+    /// changes one node at most; a node's encoding is most of a state's).
+    pub(crate) fn encode_successor(
+        &self,
+        parent: &WorldState,
+        parent_bytes: &[u8],
+        out: &mut Vec<u8>,
+    ) {
+        let ends = &parent.node_ends.0;
+        let decoded_from_these = ends.len() == parent.nodes.len()
+            && ends
+                .last()
+                .is_some_and(|&end| end as usize <= parent_bytes.len());
+        if !decoded_from_these || self.nodes.len() != parent.nodes.len() {
+            return self.encode(out);
+        }
+        let count = u32::try_from(self.nodes.len()).expect("at most u32::MAX nodes");
+        out.extend_from_slice(&count.to_le_bytes());
+        // Runs of unchanged nodes are copied in one piece.
+        let mut unchanged_from = None;
+        let mut start = size_of::<u32>();
+        for ((node, before), &end) in self.nodes.iter().zip(&parent.nodes).zip(ends) {
+            if node == before {
+                unchanged_from.get_or_insert(start);
+            } else {
+                if let Some(from) = unchanged_from.take() {
+                    out.extend_from_slice(&parent_bytes[from..start]);
+                }
+                node.encode(out);
+            }
+            start = end as usize;
+        }
+        if let Some(from) = unchanged_from {
+            out.extend_from_slice(&parent_bytes[from..start]);
+        }
+        self.encode_environment(out);
+    }
+
     /// Appends the encoding of every field but the nodes: what follows the
     /// nodes in the state's encoding.
     pub(crate) fn encode_environment(&self, out: &mut Vec<u8>) {
@@ -1025,6 +1096,7 @@ impl WorldState {
             issued,
             ghost,
             lost_in_crash,
+            node_ends: _,
         } = self;
         (
             nodes,
@@ -1107,6 +1179,7 @@ mod tests {
             issued: 1,
             ghost: Ghost::default(),
             lost_in_crash: vec![0],
+            ..WorldState::default()
         };
         assert_eq!(WorldState::decode_exact(&state.to_bytes()).unwrap(), state);
         assert!(!state.link_up(1, 0) && state.link_up(0, 1) && state.link_up(1, 2));
