@@ -452,8 +452,8 @@ impl Model for World {
         })
     }
 
-    /// Copies the nodes a step left unchanged from the parent's bytes (see
-    /// [`WorldState::encode_successor`]).
+    /// Copies the nodes a step left unchanged (equal to the parent's node
+    /// of the same id) from the parent's bytes; encodes the others.
     fn encode_successor(
         &self,
         parent: &WorldState,
