@@ -41,17 +41,7 @@ fn same_verdicts(
 
 /// ABD as the gate runs it (two requests, a replica crash, symmetry).
 fn abd(bug: u32, extra: &[&str]) -> World {
-    let params = [
-        &[
-            "requests=2",
-            "crash_nodes=0,1,2",
-            "crashes=1",
-            "restarts=1",
-            "symmetry=0,1,2",
-        ][..],
-        extra,
-    ]
-    .concat();
+    let params = [&support::ABD_GATE_PARAMS[..], extra].concat();
     cmc_protocols::abd::world(bug, 5, &params).unwrap()
 }
 

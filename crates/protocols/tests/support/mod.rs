@@ -18,10 +18,32 @@ pub struct Concluded {
 /// Searches `world` breadth-first to `max_depth` with two workers and no
 /// deadlock check; panics on a fault or a search that does not conclude.
 pub fn check(world: World, max_depth: u64) -> Concluded {
-    let checker = Checker::new(world)
-        .workers(2)
-        .check_deadlock(false)
-        .max_depth(max_depth);
+    conclude(Checker::new(world).max_depth(max_depth))
+}
+
+/// [`check`] with the determinism check on: every step is taken twice and
+/// every successor's encoding compared with a full one.
+pub fn check_determinism(world: World, max_depth: u64) -> Concluded {
+    conclude(
+        Checker::new(world)
+            .max_depth(max_depth)
+            .check_determinism(true),
+    )
+}
+
+/// The parameters of ABD as the gate runs it: two requests, a replica crash
+/// and restart, symmetric replicas.
+pub const ABD_GATE_PARAMS: [&str; 5] = [
+    "requests=2",
+    "crash_nodes=0,1,2",
+    "crashes=1",
+    "restarts=1",
+    "symmetry=0,1,2",
+];
+
+/// Runs `checker` with two workers and no deadlock check.
+fn conclude(checker: Checker<World>) -> Concluded {
+    let checker = checker.workers(2).check_deadlock(false);
     let outcome = checker.run();
     assert!(
         checker.model().fault().is_none(),
