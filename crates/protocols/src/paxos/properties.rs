@@ -44,15 +44,15 @@ pub fn world(bug: u32, nodes: usize, params: &[&str]) -> Result<World, String> {
 }
 
 /// One server's durable and volatile parts, and whether it is running.
-type Server = NodeParts<Durable, Volatile>;
+type Server<'a> = NodeParts<'a, Durable, Volatile>;
 
-fn servers_of(world: &World, state: &WorldState) -> Vec<Server> {
+fn servers_of<'a>(world: &'a World, state: &'a WorldState) -> Vec<Server<'a>> {
     let servers = servers(&world.spec().core_params) as usize;
     node_parts(world, state, 0..servers, "paxos")
 }
 
 /// The (ballot, value) pairs learned by running servers.
-fn learned(servers: &[Server]) -> impl Iterator<Item = (Ballot, u32)> + '_ {
+fn learned<'s>(servers: &'s [Server<'_>]) -> impl Iterator<Item = (Ballot, u32)> + 's {
     servers
         .iter()
         .filter(|s| s.up && s.volatile.learned_ballot.round != 0)

@@ -31,7 +31,7 @@ pub fn world(bug: u32, nodes: usize, params: &[&str]) -> Result<World, String> {
     Ok(World::new(spec).with_properties(properties()))
 }
 
-fn nodes(world: &World, state: &WorldState) -> Vec<NodeParts<Durable, Volatile>> {
+fn nodes<'a>(world: &'a World, state: &'a WorldState) -> Vec<NodeParts<'a, Durable, Volatile>> {
     let nodes = world.inspect(state).nodes();
     node_parts(world, state, 0..nodes, "primary_backup")
 }

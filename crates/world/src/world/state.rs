@@ -207,6 +207,32 @@ pub struct Packet {
     pub surplus: bool,
 }
 
+/// The longest encoding of a packet or of a history entry: a few fixed
+/// bytes and a payload.
+const RECORD_MAX: usize = 7 + PAYLOAD_MAX;
+
+/// Appends `items`, each encoded by `write` into a buffer of [`RECORD_MAX`]
+/// bytes (it returns how many it wrote): room for them all is made once,
+/// and each item's bytes are fixed-size copies, with no capacity check or
+/// call per field. `write` must write exactly what the item's
+/// [`Encode::encode`] does.
+#[inline]
+fn write_records<T>(
+    items: &[T],
+    out: &mut Vec<u8>,
+    write: impl Fn(&T, &mut [u8; RECORD_MAX]) -> usize,
+) {
+    let mut at = out.len();
+    out.resize(at + items.len() * RECORD_MAX, 0);
+    for item in items {
+        let record: &mut [u8; RECORD_MAX] = (&mut out[at..at + RECORD_MAX])
+            .try_into()
+            .expect("room for a record");
+        at += write(item, record);
+    }
+    out.truncate(at);
+}
+
 /// Written with three copies instead of a push per field: packets are most
 /// of what a successor's encoding writes.
 impl Encode for Packet {
@@ -222,6 +248,25 @@ impl Encode for Packet {
         out.extend_from_slice(&[*src, *dst, msg.len]);
         msg.encode_bytes(out);
         out.extend_from_slice(&[*count, u8::from(*surplus)]);
+    }
+
+    /// Each packet written into room made for the longest at once: a
+    /// network is encoded for nearly every successor.
+    fn encode_slice(packets: &[Packet], out: &mut Vec<u8>) {
+        write_records(packets, out, |packet, record| {
+            let Packet {
+                src,
+                dst,
+                msg,
+                count,
+                surplus,
+            } = packet;
+            let end = 3 + msg.len as usize;
+            record[..3].copy_from_slice(&[*src, *dst, msg.len]);
+            record[3..3 + PAYLOAD_MAX].copy_from_slice(&msg.bytes);
+            record[end..end + 2].copy_from_slice(&[*count, u8::from(*surplus)]);
+            end + 2
+        });
     }
 
     /// Read as written: the three bytes before the message's, then the two after.
@@ -290,8 +335,8 @@ pub struct Deadline {
 
 /// One node: its core's bytes and what the environment holds for it.
 ///
-/// Its encoding is the fields in order, the core state in the sparse form
-/// of `encode_core`.
+/// Its encoding is the core state in a sparse form, then the fields not at
+/// their default (see the `Encode` impl).
 ///
 /// ```
 /// use std::sync::Arc;
@@ -503,6 +548,22 @@ impl Encode for GhostEntry {
         payload.encode_bytes(out);
     }
 
+    /// Each entry written into room made for the longest at once.
+    fn encode_slice(entries: &[GhostEntry], out: &mut Vec<u8>) {
+        write_records(entries, out, |entry, record| {
+            let GhostEntry {
+                kind,
+                request,
+                node,
+                payload,
+            } = entry;
+            let [r0, r1, r2, r3] = request.to_le_bytes();
+            record[..7].copy_from_slice(&[*kind as u8, r0, r1, r2, r3, *node, payload.len]);
+            record[7..].copy_from_slice(&payload.bytes);
+            7 + payload.len as usize
+        });
+    }
+
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
         Ok(GhostEntry {
             kind: GhostKind::decode(decoder)?,
@@ -612,7 +673,7 @@ impl Clone for Ghost {
     }
 
     fn clone_from(&mut self, source: &Self) {
-        self.entries.clone_from(&source.entries);
+        copy_into(&source.entries, &mut self.entries);
         match (&mut self.summary, &source.summary) {
             (Some(mine), Some(theirs)) => mine.clone_from(theirs),
             (mine, theirs) => mine.clone_from(theirs),
@@ -632,6 +693,12 @@ impl Encode for Ghost {
             Some(summary) => {
                 out.push(1);
                 (self.entries.len() as u32).encode(out);
+                if self.entries.is_sorted_by_key(|entry| entry.request) {
+                    // Grouped already (as a decoded history is).
+                    GhostEntry::encode_slice(&self.entries, out);
+                    summary.encode(out);
+                    return;
+                }
                 for request in self.requests() {
                     for entry in self.entries.iter().filter(|e| e.request == request) {
                         entry.encode(out);
@@ -777,28 +844,42 @@ pub struct WorldState {
     /// node when that node crashed: the client saw its connection break, so
     /// the request may never be answered (see [`crate::world::quiescence::answered`]).
     pub lost_in_crash: Vec<u8>,
-    /// Where each node's encoding ended in the bytes the state was last
-    /// decoded from (see [`NodeEnds`]).
-    node_ends: NodeEnds,
+    /// Where the parts of the state's encoding ended in the bytes it was
+    /// last decoded from (see [`DecodedLayout`]).
+    layout: DecodedLayout,
 }
 
-/// Where each node's encoding ends in the bytes a state was last decoded
-/// from, as offsets from the start of the state's encoding: what lets
-/// [`WorldState::encode_successor`] copy the nodes a step left unchanged
-/// from those bytes. Bookkeeping, not part of the state: never encoded,
-/// equal in every state, and not copied (a copy was not decoded).
+/// Where the parts of a state's encoding end in the bytes it was last
+/// decoded from, as offsets from the start of the state's encoding: what
+/// lets [`WorldState::encode_successor`] copy the parts a step left
+/// unchanged from those bytes. Bookkeeping, not part of the state: never
+/// encoded, equal in every state, and not copied (a copy was not decoded).
 #[derive(Default)]
-struct NodeEnds(Vec<u32>);
+struct DecodedLayout {
+    /// The end of each node's encoding; empty when the state was not decoded.
+    node_ends: Vec<u32>,
+    /// The end of the network's encoding: the environment's other fields follow.
+    net_end: u32,
+    /// The end of the state's encoding.
+    end: u32,
+}
 
-impl PartialEq for NodeEnds {
+impl DecodedLayout {
+    /// Forgets the bytes: the state no longer matches them.
+    fn clear(&mut self) {
+        self.node_ends.clear();
+    }
+}
+
+impl PartialEq for DecodedLayout {
     fn eq(&self, _: &Self) -> bool {
         true
     }
 }
 
-impl Eq for NodeEnds {}
+impl Eq for DecodedLayout {}
 
-impl std::fmt::Debug for NodeEnds {
+impl std::fmt::Debug for DecodedLayout {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("(bookkeeping)")
     }
@@ -814,14 +895,28 @@ impl Clone for NodeState {
 
     fn clone_from(&mut self, source: &Self) {
         let (core, (crashed, clock, timers, wakes), persists, deadlines, choices) = source.fields();
-        core.clone_into(&mut self.core);
+        copy_into(core, &mut self.core);
         self.crashed = crashed;
         self.clock = clock;
         self.timers = timers;
         self.wakes = wakes;
-        persists.clone_into(&mut self.persists);
-        deadlines.clone_into(&mut self.deadlines);
-        choices.clone_into(&mut self.choices);
+        copy_into(persists, &mut self.persists);
+        copy_into(deadlines, &mut self.deadlines);
+        copy_into(choices, &mut self.choices);
+    }
+}
+
+/// Makes `to` a copy of `from` in its own memory: what `clone_into` does,
+/// with the common cases (nothing to copy, the same length) done first:
+/// every node of every successor is copied.
+#[inline]
+fn copy_into<T: Copy>(from: &[T], to: &mut Vec<T>) {
+    if from.is_empty() {
+        to.clear();
+    } else if from.len() == to.len() {
+        to.copy_from_slice(from);
+    } else {
+        from.clone_into(to);
     }
 }
 
@@ -856,13 +951,13 @@ impl Clone for WorldState {
     fn clone_from(&mut self, source: &Self) {
         let (nodes, net, cut_links, budgets, issued, ghost, lost_in_crash) = source.fields();
         nodes.clone_into(&mut self.nodes);
-        net.clone_into(&mut self.net);
-        cut_links.clone_into(&mut self.cut_links);
+        copy_into(net, &mut self.net);
+        copy_into(cut_links, &mut self.cut_links);
         self.budgets = *budgets;
         self.issued = issued;
         self.ghost.clone_from(ghost);
-        lost_in_crash.clone_into(&mut self.lost_in_crash);
-        self.node_ends.0.clear();
+        copy_into(lost_in_crash, &mut self.lost_in_crash);
+        self.layout.clear();
     }
 }
 
@@ -941,29 +1036,56 @@ fn decode_core_into(decoder: &mut Decoder<'_>, core: &mut Vec<u8>) -> Result<(),
     Ok(())
 }
 
-/// Bytes of a node's scalars (crashed, clock, timers, wakes) in its encoding.
-const NODE_SCALARS: usize = 13;
+/// The bits of a node's header byte: which of its fields follow the core
+/// state. A field at its default (false, zero, empty) is left out, as most
+/// are, which keeps a state's encoding, and its fingerprint's input, short.
+mod header {
+    pub const CRASHED: u8 = 1;
+    pub const CLOCK: u8 = 1 << 1;
+    pub const TIMERS: u8 = 1 << 2;
+    pub const WAKES: u8 = 1 << 3;
+    pub const PERSISTS: u8 = 1 << 4;
+    pub const DEADLINES: u8 = 1 << 5;
+    pub const CHOICES: u8 = 1 << 6;
+    /// Every bit a header may have.
+    pub const ALL: u8 = (1 << 7) - 1;
+}
 
+/// The core state in the sparse form of `encode_core`, a header byte whose
+/// bits say which other fields are not at their default, then those fields
+/// in declaration order: the three `u32` scalars, the sequences as a `Vec`
+/// of them is encoded (never empty).
 impl Encode for NodeState {
     fn encode(&self, out: &mut Vec<u8>) {
         let (core, (crashed, clock, timers, wakes), persists, deadlines, choices) = self.fields();
         encode_core(core, out);
-        // The scalars, then the three sequences' counts (`u32`, zero when
-        // the node waits for nothing): one copy when every sequence is
-        // empty, as most nodes' are.
-        let mut head = [0; NODE_SCALARS + 12];
-        head[0] = u8::from(crashed);
-        head[1..5].copy_from_slice(&clock.to_le_bytes());
-        head[5..9].copy_from_slice(&timers.to_le_bytes());
-        head[9..NODE_SCALARS].copy_from_slice(&wakes.to_le_bytes());
-        if persists.is_empty() && deadlines.is_empty() && choices.is_empty() {
-            out.extend_from_slice(&head);
-            return;
+        let bit = |present: bool, bit: u8| if present { bit } else { 0 };
+        let flags = bit(crashed, header::CRASHED)
+            | bit(clock != 0, header::CLOCK)
+            | bit(timers != 0, header::TIMERS)
+            | bit(wakes != 0, header::WAKES)
+            | bit(!persists.is_empty(), header::PERSISTS)
+            | bit(!deadlines.is_empty(), header::DEADLINES)
+            | bit(!choices.is_empty(), header::CHOICES);
+        out.push(flags);
+        for (value, bit) in [
+            (clock, header::CLOCK),
+            (timers, header::TIMERS),
+            (wakes, header::WAKES),
+        ] {
+            if flags & bit != 0 {
+                out.extend_from_slice(&value.to_le_bytes());
+            }
         }
-        out.extend_from_slice(&head[..NODE_SCALARS]);
-        encode_sequence(persists, out);
-        encode_sequence(deadlines, out);
-        encode_sequence(choices, out);
+        if flags & header::PERSISTS != 0 {
+            encode_sequence(persists, out);
+        }
+        if flags & header::DEADLINES != 0 {
+            encode_sequence(deadlines, out);
+        }
+        if flags & header::CHOICES != 0 {
+            encode_sequence(choices, out);
+        }
     }
 
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
@@ -972,24 +1094,50 @@ impl Encode for NodeState {
         Ok(node)
     }
 
-    /// The fields in the order of `NodeState::fields`, which names them all;
-    /// the scalars read in one piece.
+    /// The fields in the order of `NodeState::fields`, which names them all.
+    /// Refuses every byte string `encode` does not write: a header bit
+    /// beyond the seven, a field marked present at its default.
     fn decode_in_place(&mut self, decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
         decode_core_into(decoder, &mut self.core)?;
-        let scalars = decoder.take(NODE_SCALARS)?;
-        let word = |at: usize| u32::from_le_bytes(scalars[at..at + 4].try_into().expect("4 bytes"));
-        self.crashed = match scalars[0] {
-            0 => false,
-            1 => true,
-            other => return decoder.invalid(format!("crashed byte {other} is not a bool")),
-        };
-        self.clock = word(1);
-        self.timers = word(5);
-        self.wakes = word(9);
-        self.persists.decode_in_place(decoder)?;
-        self.deadlines.decode_in_place(decoder)?;
-        self.choices.decode_in_place(decoder)
+        let flags = u8::decode(decoder)?;
+        if flags & !header::ALL != 0 {
+            return decoder.invalid(format!("node header {flags:#04x} has an unknown bit"));
+        }
+        self.crashed = flags & header::CRASHED != 0;
+        for (field, bit, name) in [
+            (&mut self.clock, header::CLOCK, "clock"),
+            (&mut self.timers, header::TIMERS, "timers"),
+            (&mut self.wakes, header::WAKES, "wakes"),
+        ] {
+            *field = 0;
+            if flags & bit != 0 {
+                *field = u32::decode(decoder)?;
+                if *field == 0 {
+                    return decoder.invalid(format!("node {name} marked present is zero"));
+                }
+            }
+        }
+        decode_present(decoder, flags & header::PERSISTS != 0, &mut self.persists)?;
+        decode_present(decoder, flags & header::DEADLINES != 0, &mut self.deadlines)?;
+        decode_present(decoder, flags & header::CHOICES != 0, &mut self.choices)
     }
+}
+
+/// Reads into `items` a sequence the header marked `present` (it must not
+/// be empty), or empties `items`.
+fn decode_present<T: Encode>(
+    decoder: &mut Decoder<'_>,
+    present: bool,
+    items: &mut Vec<T>,
+) -> Result<(), DecodeError> {
+    items.clear();
+    if present {
+        items.decode_in_place(decoder)?;
+        if items.is_empty() {
+            return decoder.invalid("node sequence marked present is empty");
+        }
+    }
+    Ok(())
 }
 
 impl Encode for WorldState {
@@ -1009,25 +1157,35 @@ impl Encode for WorldState {
     /// which names them all.
     fn decode_in_place(&mut self, decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
         let start = decoder.offset();
-        self.node_ends.0.clear();
+        let offset =
+            |decoder: &Decoder<'_>| u32::try_from(decoder.offset() - start).unwrap_or(u32::MAX);
+        self.layout.clear();
         let count = u32::decode(decoder)? as usize;
         // Each node takes at least a byte: a count beyond the input is refused
         // by the decoding of the nodes it does not hold.
+        let mut node_ends = std::mem::take(&mut self.layout.node_ends);
         for index in 0..count {
             match self.nodes.get_mut(index) {
                 Some(node) => node.decode_in_place(decoder)?,
                 None => self.nodes.push(NodeState::decode(decoder)?),
             }
-            let end = u32::try_from(decoder.offset() - start).unwrap_or(u32::MAX);
-            self.node_ends.0.push(end);
+            node_ends.push(offset(decoder));
         }
         self.nodes.truncate(count);
         self.net.decode_in_place(decoder)?;
+        let net_end = offset(decoder);
         self.cut_links.decode_in_place(decoder)?;
-        self.budgets.decode_in_place(decoder)?;
+        // One copy (a generic array's decoding builds a `Vec`).
+        self.budgets.copy_from_slice(decoder.take(BUDGETS)?);
         self.issued.decode_in_place(decoder)?;
         self.ghost.decode_in_place(decoder)?;
-        self.lost_in_crash.decode_in_place(decoder)
+        self.lost_in_crash.decode_in_place(decoder)?;
+        self.layout = DecodedLayout {
+            node_ends,
+            net_end,
+            end: offset(decoder),
+        };
+        Ok(())
     }
 }
 
@@ -1035,19 +1193,19 @@ impl WorldState {
     /// Appends the encoding of `self`, a successor of `parent`, which was
     /// decoded from `parent_bytes` and not changed since: the same bytes as
     /// [`Encode::encode`], but each node equal to the parent's node of the
-    /// same id is copied from `parent_bytes` rather than encoded (a step
-    /// changes one node at most; a node's encoding is most of a state's).
+    /// same id, and the fields after the network when all equal the
+    /// parent's, are copied from `parent_bytes` rather than encoded (a step
+    /// changes one node at most, and the history or the budgets seldom).
     pub(crate) fn encode_successor(
         &self,
         parent: &WorldState,
         parent_bytes: &[u8],
         out: &mut Vec<u8>,
     ) {
-        let ends = &parent.node_ends.0;
-        let decoded_from_these = ends.len() == parent.nodes.len()
-            && ends
-                .last()
-                .is_some_and(|&end| end as usize <= parent_bytes.len());
+        let layout = &parent.layout;
+        let decoded_from_these = layout.node_ends.len() == parent.nodes.len()
+            && !layout.node_ends.is_empty()
+            && layout.end as usize == parent_bytes.len();
         if !decoded_from_these || self.nodes.len() != parent.nodes.len() {
             return self.encode(out);
         }
@@ -1056,7 +1214,7 @@ impl WorldState {
         // Runs of unchanged nodes are copied in one piece.
         let mut unchanged_from = None;
         let mut start = size_of::<u32>();
-        for ((node, before), &end) in self.nodes.iter().zip(&parent.nodes).zip(ends) {
+        for ((node, before), &end) in self.nodes.iter().zip(&parent.nodes).zip(&layout.node_ends) {
             if node == before {
                 unchanged_from.get_or_insert(start);
             } else {
@@ -1070,19 +1228,41 @@ impl WorldState {
         if let Some(from) = unchanged_from {
             out.extend_from_slice(&parent_bytes[from..start]);
         }
-        self.encode_environment(out);
+        encode_sequence(&self.net, out);
+        if self.after_network_equals(parent) {
+            out.extend_from_slice(&parent_bytes[layout.net_end as usize..]);
+        } else {
+            self.encode_after_network(out);
+        }
     }
 
     /// Appends the encoding of every field but the nodes: what follows the
     /// nodes in the state's encoding.
     pub(crate) fn encode_environment(&self, out: &mut Vec<u8>) {
-        let (_, net, cut_links, budgets, issued, ghost, lost_in_crash) = self.fields();
-        encode_sequence(net, out);
+        encode_sequence(&self.net, out);
+        self.encode_after_network(out);
+    }
+
+    /// Appends the encoding of the fields after the network.
+    fn encode_after_network(&self, out: &mut Vec<u8>) {
+        let (_, _, cut_links, budgets, issued, ghost, lost_in_crash) = self.fields();
         encode_sequence(cut_links, out);
         budgets.encode(out);
         issued.encode(out);
         ghost.encode(out);
         encode_sequence(lost_in_crash, out);
+    }
+
+    /// Whether every field after the network equals `other`'s.
+    fn after_network_equals(&self, other: &WorldState) -> bool {
+        let (_, _, cut_links, budgets, issued, ghost, lost_in_crash) = self.fields();
+        let (_, _, their_cuts, their_budgets, their_issued, their_ghost, their_lost) =
+            other.fields();
+        issued == their_issued
+            && budgets == their_budgets
+            && cut_links == their_cuts
+            && lost_in_crash == their_lost
+            && ghost == their_ghost
     }
 
     /// Every field, in declaration (and encoding) order.
@@ -1096,7 +1276,7 @@ impl WorldState {
             issued,
             ghost,
             lost_in_crash,
-            node_ends: _,
+            layout: _,
         } = self;
         (
             nodes,
@@ -1279,11 +1459,7 @@ mod tests {
                 .filter(|b| b.iter().all(|&b| b == 0));
             let sparse = 4 + node.core.len().div_ceil(CORE_BLOCK * 8) + node.core.len()
                 - zero_blocks.map(<[u8]>::len).sum::<usize>();
-            assert_eq!(
-                bytes.len(),
-                sparse + 1 + 12 + 12,
-                "zero blocks are left out"
-            );
+            assert_eq!(bytes.len(), sparse + 1, "zero blocks are left out");
         }
     }
 
@@ -1307,6 +1483,40 @@ mod tests {
                 decode_core_into(&mut Decoder::new(bad), &mut core).is_err(),
                 "{bad:?}"
             );
+        }
+    }
+
+    /// A node's fields at their default are left out of its encoding, and a
+    /// header that marks a field present at its default, or a bit no field
+    /// has, is refused: one node, one encoding.
+    #[test]
+    fn node_fields_at_their_default_are_left_out_and_never_read() {
+        let quiet = NodeState {
+            core: vec![0; 8],
+            ..NodeState::default()
+        };
+        // Core length, a bitmap byte with no block, the header.
+        assert_eq!(quiet.to_bytes(), [8, 0, 0, 0, 0, 0]);
+        let busy = NodeState {
+            crashed: true,
+            timers: 0b10,
+            choices: vec![Choice { id: 1, k: 2 }],
+            ..quiet.clone()
+        };
+        let bits = header::CRASHED | header::TIMERS | header::CHOICES;
+        assert_eq!(
+            busy.to_bytes(),
+            [8, 0, 0, 0, 0, bits, 2, 0, 0, 0, 1, 0, 0, 0, 1, 2]
+        );
+        assert_eq!(NodeState::decode_exact(&busy.to_bytes()).unwrap(), busy);
+        let refused: [&[u8]; 4] = [
+            &[8, 0, 0, 0, 0, 1 << 7],
+            &[8, 0, 0, 0, 0, header::CLOCK, 0, 0, 0, 0],
+            &[8, 0, 0, 0, 0, header::PERSISTS, 0, 0, 0, 0],
+            &[8, 0, 0, 0, 0, header::WAKES, 1, 0],
+        ];
+        for bytes in refused {
+            assert!(NodeState::decode_exact(bytes).is_err(), "{bytes:?}");
         }
     }
 
@@ -1386,6 +1596,54 @@ mod tests {
         assert_eq!(Packet::decode_exact(&fields).unwrap(), packet);
         fields[6] = 2;
         assert!(Packet::decode_exact(&fields).is_err(), "a bool is 0 or 1");
+    }
+
+    /// Packets and history entries are written in one pass over a slice;
+    /// the bytes are those of encoding each in turn, for every payload
+    /// length.
+    #[test]
+    fn records_in_a_sequence_encode_as_each_alone() {
+        let payloads: Vec<Payload> = (0..=PAYLOAD_MAX)
+            .map(|len| Payload::new(&vec![len as u8 | 1; len]).unwrap())
+            .collect();
+        let packets: Vec<Packet> = payloads
+            .iter()
+            .enumerate()
+            .map(|(at, &msg)| Packet {
+                src: at as u8,
+                dst: 2,
+                msg,
+                count: 3,
+                surplus: at % 2 == 0,
+            })
+            .collect();
+        let entries: Vec<GhostEntry> = payloads
+            .iter()
+            .enumerate()
+            .map(|(at, &payload)| GhostEntry {
+                kind: GhostKind::Reply,
+                request: at as u32 * 1000,
+                node: 1,
+                payload,
+            })
+            .collect();
+        let one_by_one = |encode_each: &dyn Fn(&mut Vec<u8>)| {
+            let mut out = vec![0xaa];
+            encode_each(&mut out);
+            out
+        };
+        let mut out = vec![0xaa];
+        Packet::encode_slice(&packets, &mut out);
+        assert_eq!(
+            out,
+            one_by_one(&|out| packets.iter().for_each(|p| p.encode(out)))
+        );
+        let mut out = vec![0xaa];
+        GhostEntry::encode_slice(&entries, &mut out);
+        assert_eq!(
+            out,
+            one_by_one(&|out| entries.iter().for_each(|e| e.encode(out)))
+        );
     }
 
     #[test]
