@@ -67,24 +67,35 @@ impl<'a> Decoder<'a> {
     }
 
     /// Takes the next `len` bytes, or fails with [`DecodeError::Truncated`].
+    /// Inlined (with its error out of line) across crates: every field of
+    /// every state decoded goes through it.
+    #[inline]
     pub fn take(&mut self, len: usize) -> Result<&'a [u8], DecodeError> {
         let rest = self.remaining();
         if rest.len() < len {
-            return Err(DecodeError::Truncated {
-                offset: self.offset,
-                needed: len - rest.len(),
-            });
+            return Err(self.truncated(len - rest.len()));
         }
         self.offset += len;
         Ok(&rest[..len])
     }
 
+    /// The error of a `take` `needed` bytes short.
+    #[cold]
+    fn truncated(&self, needed: usize) -> DecodeError {
+        DecodeError::Truncated {
+            offset: self.offset,
+            needed,
+        }
+    }
+
     /// The bytes not read yet.
+    #[inline]
     fn remaining(&self) -> &'a [u8] {
         &self.bytes[self.offset..]
     }
 
     /// Current offset into the input, for error messages.
+    #[inline]
     pub fn offset(&self) -> usize {
         self.offset
     }

@@ -983,8 +983,15 @@ fn with_outputs<T>(f: impl FnOnce(&mut Outputs) -> T) -> T {
     })
 }
 
+/// The set bits of `mask`, lowest first (visiting only those: every node's
+/// timers and wakes are enumerated for every state).
 fn bits(mask: u32) -> impl Iterator<Item = u8> {
-    (0..32u8).filter(move |bit| mask & (1 << bit) != 0)
+    let mut rest = mask;
+    std::iter::from_fn(move || {
+        let bit = rest.trailing_zeros() as u8;
+        rest &= rest.checked_sub(1)?;
+        Some(bit)
+    })
 }
 
 fn take_bit(mask: &mut u32, bit: u8) -> bool {
@@ -1096,6 +1103,14 @@ mod tests {
 
     use super::*;
     use crate::world::test_core::Idle;
+
+    #[test]
+    fn bits_are_the_set_ones_lowest_first() {
+        assert_eq!(bits(0).count(), 0);
+        assert_eq!(bits(0b1010_0001).collect::<Vec<_>>(), [0, 5, 7]);
+        assert_eq!(bits(1 << 31).collect::<Vec<_>>(), [31]);
+        assert_eq!(bits(u32::MAX).collect::<Vec<_>>(), (0..32).collect::<Vec<_>>());
+    }
 
     #[test]
     fn a_clock_at_its_maximum_is_a_capacity_fault() {
