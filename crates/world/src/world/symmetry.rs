@@ -78,44 +78,78 @@ impl Symmetry {
     /// `state_order` spells the order out on whole states). Renamings are
     /// made in this thread's reused buffers: no allocation once warm.
     ///
-    /// A renaming is built node by node and dropped at the first node that
-    /// makes it greater than the least so far (most are dropped after a node
-    /// or two); the nodes it built are kept if it becomes the least. Its
-    /// environment (the network, cut links and history renamed) is built
-    /// only when its nodes tie with the least's, and the least's environment
-    /// is encoded once for all the ties it meets.
+    /// Renaming changes a node's core state only (besides moving the node),
+    /// so a renaming is tried as its renamed cores alone, built position by
+    /// position and compared with the least's, the rest of each node being
+    /// read where it is. A renaming is dropped at the first node that makes
+    /// it greater than the least so far (most are dropped after a node or
+    /// two); if it becomes the least, its cores are kept, and those it had
+    /// not built yet are built only when a later renaming reaches them or
+    /// the least is final. Its environment (the network, cut links and
+    /// history renamed) is built only when its nodes tie with the least's,
+    /// and the least's environment is encoded once for all the ties it
+    /// meets. The least's nodes are finally moved into place, not copied.
     pub fn canonicalise(&self, env: &Env, state: &mut WorldState) {
         SCRATCH.with(|scratch| {
             let Scratch {
+                cores,
+                best_cores,
                 nodes,
-                best_nodes,
                 environment,
                 best_environment,
                 bytes,
                 best_bytes,
             } = &mut *scratch.borrow_mut();
             // While renamings are tried, `state` holds only its environment.
-            let original = std::mem::take(&mut state.nodes);
-            // The least renaming so far (`None`: `state` itself), and whether
-            // `best_bytes` encodes its environment (then built in
+            let mut original = std::mem::take(&mut state.nodes);
+            let count = original.len();
+            cores.resize_with(count, Vec::new);
+            best_cores.resize_with(count, Vec::new);
+            // The least renaming so far (`None`: `state` itself), how many
+            // of its renamed cores `best_cores` holds (from position 0), and
+            // whether `best_bytes` encodes its environment (then built in
             // `best_environment` unless it is `state`'s own).
             let mut best: Option<usize> = None;
+            let mut best_built = 0;
             let mut best_ready = false;
             let renamings = self.perms.iter().zip(&self.inverses).enumerate();
             for (index, (perm, inverse)) in renamings.skip(1) {
-                let least = if best.is_some() {
-                    &*best_nodes
-                } else {
-                    &original
-                };
-                match rename_nodes(env, &original, perm, inverse, least, nodes) {
+                let mut order = Ordering::Equal;
+                let mut at = 0;
+                while order == Ordering::Equal && at < count {
+                    let old = inverse[at] as usize;
+                    rename_core(env, &original[old], old, perm, &mut cores[at]);
+                    let least_old = match best {
+                        Some(least) => {
+                            let least_old = self.inverses[least][at] as usize;
+                            if at == best_built {
+                                let least_perm = &self.perms[least];
+                                let node = &original[least_old];
+                                rename_core(env, node, least_old, least_perm, &mut best_cores[at]);
+                                best_built += 1;
+                            }
+                            least_old
+                        }
+                        None => at,
+                    };
+                    let least_core = match best {
+                        Some(_) => &best_cores[at],
+                        None => &original[at].core,
+                    };
+                    let least = (least_core.as_slice(), &original[least_old]);
+                    order = renamed_order((&cores[at], &original[old]), least);
+                    at += 1;
+                }
+                match order {
                     Ordering::Greater => continue,
                     Ordering::Less => {
-                        std::mem::swap(nodes, best_nodes);
+                        std::mem::swap(cores, best_cores);
                         best = Some(index);
+                        best_built = at;
                         best_ready = false;
                         continue;
                     }
+                    // Every core of both is built.
                     Ordering::Equal => {}
                 }
                 if !best_ready {
@@ -134,64 +168,69 @@ impl Symmetry {
                 bytes.clear();
                 environment.encode_environment(bytes);
                 if bytes < best_bytes {
-                    std::mem::swap(nodes, best_nodes);
+                    std::mem::swap(cores, best_cores);
                     std::mem::swap(environment, best_environment);
                     std::mem::swap(bytes, best_bytes);
                     best = Some(index);
                 }
             }
-            state.nodes = original;
-            if let Some(least) = best {
-                if !best_ready {
-                    rename_environment(env, state, &self.perms[least], best_environment);
-                }
-                // The least's nodes and environment replace `state`'s, whose
-                // memory the scratch keeps.
-                std::mem::swap(&mut state.nodes, best_nodes);
-                let renamed = std::mem::take(&mut state.nodes);
-                std::mem::swap(state, best_environment);
-                state.nodes = renamed;
+            let Some(least) = best else {
+                state.nodes = original;
+                return;
+            };
+            let (perm, inverse) = (&self.perms[least], &self.inverses[least]);
+            for at in best_built..count {
+                let old = inverse[at] as usize;
+                rename_core(env, &original[old], old, perm, &mut best_cores[at]);
             }
+            if !best_ready {
+                rename_environment(env, state, perm, best_environment);
+            }
+            // The least's nodes are `state`'s moved, with their renamed
+            // cores (the scratch keeps the cores they had).
+            nodes.clear();
+            for (&old, core) in inverse.iter().zip(best_cores.iter_mut()) {
+                let mut node = std::mem::take(&mut original[old as usize]);
+                std::mem::swap(&mut node.core, core);
+                nodes.push(node);
+            }
+            // The least's environment replaces `state`'s, whose memory the
+            // scratch keeps, as it keeps `original`'s (emptied nodes).
+            std::mem::swap(state, best_environment);
+            state.nodes = std::mem::replace(nodes, original);
         })
     }
 }
 
-/// A total order on nodes: their fields in declaration order.
+/// The order on nodes that the canonical form is least in: their fields in
+/// declaration order. A node is given as its core state and the node that
+/// holds the rest of its fields (a renamed node is the node it renames with
+/// its core renamed).
 ///
 /// The canonical form is the least renaming in the order on states that
-/// compares their nodes in turn by `node_order`, then the encodings of the
-/// rest of the state ([`WorldState::encode_environment`]).
-fn node_order(node: &NodeState, other: &NodeState) -> Ordering {
-    node.fields().cmp(&other.fields())
+/// compares their nodes in turn by `renamed_order`, then the encodings of
+/// the rest of the state ([`WorldState::encode_environment`]).
+fn renamed_order(
+    (core, node): (&[u8], &NodeState),
+    (other_core, other): (&[u8], &NodeState),
+) -> Ordering {
+    let (_, scalars, persists, deadlines, choices) = node.fields();
+    let (_, other_scalars, other_persists, other_deadlines, other_choices) = other.fields();
+    let rest = (scalars, persists, deadlines, choices);
+    let other_rest = (
+        other_scalars,
+        other_persists,
+        other_deadlines,
+        other_choices,
+    );
+    (core, rest).cmp(&(other_core, other_rest))
 }
 
-/// Builds in `out` the nodes of `nodes` renamed by `perm` (whose inverse is
-/// `inverse`), position by position, and compares them with `least` in
-/// turn by [`node_order`]: `Greater` as soon as a position is greater
-/// (`out` is then partly built), else the order of the whole sequence
-/// (`out` then holds every renamed node).
-fn rename_nodes(
-    env: &Env,
-    nodes: &[NodeState],
-    perm: &[u32],
-    inverse: &[u32],
-    least: &[NodeState],
-    out: &mut Vec<NodeState>,
-) -> Ordering {
-    out.resize_with(nodes.len(), NodeState::default);
-    let mut order = Ordering::Equal;
-    for ((&old, node), least_node) in inverse.iter().zip(out.iter_mut()).zip(least) {
-        let old = old as usize;
-        node.clone_from(&nodes[old]);
-        permute_core(env, old, &mut node.core, perm);
-        if order == Ordering::Equal {
-            order = node_order(node, least_node);
-            if order == Ordering::Greater {
-                return order;
-            }
-        }
-    }
-    order
+/// Writes in `out` the core state of node `node` (whose id is `old`)
+/// renamed by `perm`.
+fn rename_core(env: &Env, node: &NodeState, old: usize, perm: &[u32], out: &mut Vec<u8>) {
+    out.clone_from(&node.core);
+    permute_core(env, old, out, perm);
 }
 
 /// Renames node ids inside node `old`'s core state `core` by `perm`.
@@ -209,10 +248,13 @@ fn permute_core(env: &Env, old: usize, core: &mut [u8], perm: &[u32]) {
 /// are states without nodes.
 #[derive(Default)]
 struct Scratch {
-    /// The nodes of the renaming being tried.
+    /// The renamed cores of the renaming being tried, by position.
+    cores: Vec<Vec<u8>>,
+    /// The renamed cores of the least renaming so far (when not the state
+    /// itself), by position: those built so far.
+    best_cores: Vec<Vec<u8>>,
+    /// The least renaming's nodes while they are moved into place.
     nodes: Vec<NodeState>,
-    /// The nodes of the least renaming so far (when not the state itself).
-    best_nodes: Vec<NodeState>,
     /// The environment of the renaming being tried.
     environment: WorldState,
     /// The environment of the least renaming so far.
@@ -312,7 +354,7 @@ mod tests {
             bytes
         };
         nodes
-            .map(|(a, b)| node_order(a, b))
+            .map(|(a, b)| renamed_order((&a.core, a), (&b.core, b)))
             .find(|order| order.is_ne())
             .unwrap_or(Ordering::Equal)
             .then_with(|| environment(state).cmp(&environment(other)))
