@@ -472,6 +472,22 @@ pub struct GhostEntry {
     pub payload: Payload,
 }
 
+impl GhostEntry {
+    /// Appends the encoding of `self` with its node renamed `node(self.node)`.
+    #[inline]
+    fn encode_renamed(&self, node: impl Fn(u8) -> u8, out: &mut Vec<u8>) {
+        let GhostEntry {
+            kind,
+            request,
+            node: id,
+            payload,
+        } = self;
+        let [r0, r1, r2, r3] = request.to_le_bytes();
+        out.extend_from_slice(&[*kind as u8, r0, r1, r2, r3, node(*id), payload.len]);
+        payload.encode_bytes(out);
+    }
+}
+
 /// The fields in order, as `#[derive(Encode)]` writes them (the kind as its
 /// one-byte tag); written with one copy before the payload's bytes: an
 /// entry is encoded for every successor that has it.
@@ -492,15 +508,7 @@ pub struct GhostEntry {
 impl Encode for GhostEntry {
     #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
-        let GhostEntry {
-            kind,
-            request,
-            node,
-            payload,
-        } = self;
-        let [r0, r1, r2, r3] = request.to_le_bytes();
-        out.extend_from_slice(&[*kind as u8, r0, r1, r2, r3, *node, payload.len]);
-        payload.encode_bytes(out);
+        self.encode_renamed(|node| node, out);
     }
 
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
@@ -603,6 +611,33 @@ impl<'a> IntoIterator for &'a mut Ghost {
     }
 }
 
+impl Ghost {
+    /// Appends the encoding of `self` with each entry's node `n` renamed
+    /// `node(n)`: the encoding of the ghost so renamed, without renaming it.
+    pub(crate) fn encode_renamed(&self, node: impl Fn(u8) -> u8 + Copy, out: &mut Vec<u8>) {
+        match &self.summary {
+            None => {
+                out.push(0);
+                let count = u32::try_from(self.entries.len()).expect("at most u32::MAX entries");
+                count.encode(out);
+                for entry in &self.entries {
+                    entry.encode_renamed(node, out);
+                }
+            }
+            Some(summary) => {
+                out.push(1);
+                (self.entries.len() as u32).encode(out);
+                for request in self.requests() {
+                    for entry in self.entries.iter().filter(|e| e.request == request) {
+                        entry.encode_renamed(node, out);
+                    }
+                }
+                summary.encode(out);
+            }
+        }
+    }
+}
+
 /// Cloning into an existing ghost reuses its memory.
 impl Clone for Ghost {
     fn clone(&self) -> Self {
@@ -624,22 +659,7 @@ impl Clone for Ghost {
 /// second mode), then in the second mode the summary.
 impl Encode for Ghost {
     fn encode(&self, out: &mut Vec<u8>) {
-        match &self.summary {
-            None => {
-                out.push(0);
-                self.entries.encode(out);
-            }
-            Some(summary) => {
-                out.push(1);
-                (self.entries.len() as u32).encode(out);
-                for request in self.requests() {
-                    for entry in self.entries.iter().filter(|e| e.request == request) {
-                        entry.encode(out);
-                    }
-                }
-                summary.encode(out);
-            }
-        }
+        self.encode_renamed(|node| node, out);
     }
 
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
@@ -1076,12 +1096,32 @@ impl WorldState {
     /// Appends the encoding of every field but the nodes: what follows the
     /// nodes in the state's encoding.
     pub(crate) fn encode_environment(&self, out: &mut Vec<u8>) {
-        let (_, net, cut_links, budgets, issued, ghost, lost_in_crash) = self.fields();
+        WorldState::encode_net(&self.net, out);
+        self.encode_environment_after_net(&self.cut_links, |node| node, out);
+    }
+
+    /// Appends the encoding of the network `net`: how the encoding of an
+    /// environment whose network is `net` begins.
+    pub(crate) fn encode_net(net: &[Packet], out: &mut Vec<u8>) {
         encode_sequence(net, out);
+    }
+
+    /// Appends what follows the network in the encoding of the environment,
+    /// with the cut links `cut_links` in place of `self`'s and each ghost
+    /// entry's node `n` renamed `node(n)` (the other fields hold no node
+    /// ids): the rest of the encoding of the environment so changed, without
+    /// changing it.
+    pub(crate) fn encode_environment_after_net(
+        &self,
+        cut_links: &[(u8, u8)],
+        node: impl Fn(u8) -> u8 + Copy,
+        out: &mut Vec<u8>,
+    ) {
+        let (_, _, _, budgets, issued, ghost, lost_in_crash) = self.fields();
         encode_sequence(cut_links, out);
         budgets.encode(out);
         issued.encode(out);
-        ghost.encode(out);
+        ghost.encode_renamed(node, out);
         encode_sequence(lost_in_crash, out);
     }
 

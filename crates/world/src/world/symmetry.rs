@@ -14,7 +14,7 @@ use std::cmp::Ordering;
 
 use crate::world::env::Env;
 use crate::world::spec::{NetSemantics, WorldSpec};
-use crate::world::state::{NodeState, WorldState};
+use crate::world::state::{NodeState, Packet, WorldState};
 
 /// The renamings of a World's interchangeable nodes.
 ///
@@ -86,32 +86,29 @@ impl Symmetry {
     /// two); if it becomes the least, its cores are kept, and those it had
     /// not built yet are built only when a later renaming reaches them or
     /// the least is final. Its environment (the network, cut links and
-    /// history renamed) is built only when its nodes tie with the least's,
-    /// and the least's environment is encoded once for all the ties it
-    /// meets. The least's nodes are finally moved into place, not copied.
+    /// history renamed) is encoded only when its nodes tie with the least's,
+    /// in two pieces, the network's first and the rest's only if the first
+    /// does not decide, and the least's pieces are kept for all the ties
+    /// they meet. The least's nodes are finally moved into place, not
+    /// copied, and `state`'s environment renamed in place.
     pub fn canonicalise(&self, env: &Env, state: &mut WorldState) {
         SCRATCH.with(|scratch| {
             let Scratch {
                 cores,
                 best_cores,
                 nodes,
-                environment,
-                best_environment,
-                bytes,
-                best_bytes,
+                environments,
             } = &mut *scratch.borrow_mut();
             // While renamings are tried, `state` holds only its environment.
             let mut original = std::mem::take(&mut state.nodes);
             let count = original.len();
             cores.resize_with(count, Vec::new);
             best_cores.resize_with(count, Vec::new);
-            // The least renaming so far (`None`: `state` itself), how many
-            // of its renamed cores `best_cores` holds (from position 0), and
-            // whether `best_bytes` encodes its environment (then built in
-            // `best_environment` unless it is `state`'s own).
+            // The least renaming so far (`None`: `state` itself), and how
+            // many of its renamed cores `best_cores` holds (from position 0).
             let mut best: Option<usize> = None;
             let mut best_built = 0;
-            let mut best_ready = false;
+            environments.least.forget();
             let renamings = self.perms.iter().zip(&self.inverses).enumerate();
             for (index, (perm, inverse)) in renamings.skip(1) {
                 let mut order = Ordering::Equal;
@@ -146,31 +143,16 @@ impl Symmetry {
                         std::mem::swap(cores, best_cores);
                         best = Some(index);
                         best_built = at;
-                        best_ready = false;
+                        environments.least.forget();
                         continue;
                     }
                     // Every core of both is built.
                     Ordering::Equal => {}
                 }
-                if !best_ready {
-                    let least = match best {
-                        Some(least) => {
-                            rename_environment(env, state, &self.perms[least], best_environment);
-                            &*best_environment
-                        }
-                        None => &*state,
-                    };
-                    best_bytes.clear();
-                    least.encode_environment(best_bytes);
-                    best_ready = true;
-                }
-                rename_environment(env, state, perm, environment);
-                bytes.clear();
-                environment.encode_environment(bytes);
-                if bytes < best_bytes {
+                let least = best.map(|least| &*self.perms[least]);
+                if environments.order(env, state, perm, least) == Ordering::Less {
                     std::mem::swap(cores, best_cores);
-                    std::mem::swap(environment, best_environment);
-                    std::mem::swap(bytes, best_bytes);
+                    environments.promote();
                     best = Some(index);
                 }
             }
@@ -183,9 +165,7 @@ impl Symmetry {
                 let old = inverse[at] as usize;
                 rename_core(env, &original[old], old, perm, &mut best_cores[at]);
             }
-            if !best_ready {
-                rename_environment(env, state, perm, best_environment);
-            }
+            rename_environment(env, state, perm);
             // The least's nodes are `state`'s moved, with their renamed
             // cores (the scratch keeps the cores they had).
             nodes.clear();
@@ -194,9 +174,7 @@ impl Symmetry {
                 std::mem::swap(&mut node.core, core);
                 nodes.push(node);
             }
-            // The least's environment replaces `state`'s, whose memory the
-            // scratch keeps, as it keeps `original`'s (emptied nodes).
-            std::mem::swap(state, best_environment);
+            // The scratch keeps `original`'s memory (emptied nodes).
             state.nodes = std::mem::replace(nodes, original);
         })
     }
@@ -255,14 +233,137 @@ struct Scratch {
     best_cores: Vec<Vec<u8>>,
     /// The least renaming's nodes while they are moved into place.
     nodes: Vec<NodeState>,
-    /// The environment of the renaming being tried.
-    environment: WorldState,
-    /// The environment of the least renaming so far.
-    best_environment: WorldState,
-    /// The encoding of `environment`.
-    bytes: Vec<u8>,
-    /// The encoding of the least renaming's environment.
-    best_bytes: Vec<u8>,
+    /// The encodings of environments that break ties.
+    environments: Environments,
+}
+
+/// The encodings of the environments of the renaming tried and of the least
+/// so far, when their nodes tie, with the buffers they are built in.
+#[derive(Default)]
+struct Environments {
+    /// The renaming tried's.
+    tried: EnvironmentBytes,
+    /// The least renaming's.
+    least: EnvironmentBytes,
+    /// A renamed network.
+    net: Vec<Packet>,
+    /// Renamed cut links.
+    cut_links: Vec<(u8, u8)>,
+}
+
+impl Environments {
+    /// The order of the environments of `state` renamed by `perm` (tried)
+    /// and by `least` (`None`: `state`'s own), as the order of their
+    /// encodings; the pieces of the least's it builds are kept (see
+    /// [`EnvironmentBytes::forget`]).
+    fn order(
+        &mut self,
+        env: &Env,
+        state: &WorldState,
+        perm: &[u32],
+        least: Option<&[u32]>,
+    ) -> Ordering {
+        let Environments {
+            tried,
+            least: least_bytes,
+            net,
+            cut_links,
+        } = self;
+        tried.forget();
+        tried.build_net(env, state, Some(perm), net);
+        least_bytes.build_net(env, state, least, net);
+        let common = tried.net.len().min(least_bytes.net.len());
+        let order = tried.net[..common].cmp(&least_bytes.net[..common]);
+        if order.is_ne() {
+            return order;
+        }
+        tried.build_rest(state, Some(perm), cut_links);
+        least_bytes.build_rest(state, least, cut_links);
+        let (mine, theirs) = (&*tried, &*least_bytes);
+        if mine.net.len() == theirs.net.len() {
+            mine.rest.cmp(&theirs.rest)
+        } else {
+            // One network's encoding is a prefix of the other's.
+            let mine = mine.net.iter().chain(&mine.rest);
+            mine.cmp(theirs.net.iter().chain(&theirs.rest))
+        }
+    }
+
+    /// Makes the renaming last given to [`Environments::order`] the least.
+    fn promote(&mut self) {
+        std::mem::swap(&mut self.tried, &mut self.least);
+    }
+}
+
+/// The encoding of a renamed environment ([`WorldState::encode_environment`])
+/// in two pieces, each built when first needed: the network's, then the
+/// rest's.
+#[derive(Default)]
+struct EnvironmentBytes {
+    /// The network's encoding (when `net_built`).
+    net: Vec<u8>,
+    /// The rest's encoding (when `rest_built`).
+    rest: Vec<u8>,
+    /// Whether `net` is built.
+    net_built: bool,
+    /// Whether `rest` is built.
+    rest_built: bool,
+}
+
+impl EnvironmentBytes {
+    /// Drops the pieces built: they were another renaming's.
+    fn forget(&mut self) {
+        self.net_built = false;
+        self.rest_built = false;
+    }
+
+    /// Builds the network's piece, if not built, for `state` renamed by
+    /// `perm` (`None`: not renamed), renaming in `net`.
+    fn build_net(
+        &mut self,
+        env: &Env,
+        state: &WorldState,
+        perm: Option<&[u32]>,
+        net: &mut Vec<Packet>,
+    ) {
+        if std::mem::replace(&mut self.net_built, true) {
+            return;
+        }
+        self.net.clear();
+        match perm {
+            None => WorldState::encode_net(&state.net, &mut self.net),
+            Some(perm) => {
+                net.clone_from(&state.net);
+                rename_net(env, net, perm);
+                WorldState::encode_net(net, &mut self.net);
+            }
+        }
+    }
+
+    /// Builds the rest's piece, if not built, for `state` renamed by `perm`
+    /// (`None`: not renamed), renaming in `cut_links`.
+    fn build_rest(
+        &mut self,
+        state: &WorldState,
+        perm: Option<&[u32]>,
+        cut_links: &mut Vec<(u8, u8)>,
+    ) {
+        if std::mem::replace(&mut self.rest_built, true) {
+            return;
+        }
+        self.rest.clear();
+        match perm {
+            None => {
+                state.encode_environment_after_net(&state.cut_links, |node| node, &mut self.rest)
+            }
+            Some(perm) => {
+                cut_links.clone_from(&state.cut_links);
+                rename_cut_links(cut_links, perm);
+                let to = |node: u8| perm[node as usize] as u8;
+                state.encode_environment_after_net(cut_links, to, &mut self.rest);
+            }
+        }
+    }
 }
 
 thread_local! {
@@ -282,14 +383,23 @@ fn permutations(items: &mut Vec<u8>, at: usize, visit: &mut impl FnMut(&[u8])) {
     }
 }
 
-/// The environment of `state` (every field but the nodes, which are left
-/// out of `next`) with node `n` renamed `perm[n]` everywhere, written over
-/// `next` (whose memory is reused). `state` must hold no nodes.
-fn rename_environment(env: &Env, state: &WorldState, perm: &[u32], next: &mut WorldState) {
-    debug_assert!(state.nodes.is_empty(), "the nodes are renamed apart");
+/// Renames node `n` to `perm[n]` in the environment of `state` (every field
+/// but the nodes, which are left alone): message endpoints and the ids in
+/// messages, cut links and the ghost history's nodes.
+fn rename_environment(env: &Env, state: &mut WorldState, perm: &[u32]) {
+    rename_net(env, &mut state.net, perm);
+    rename_cut_links(&mut state.cut_links, perm);
+    for entry in &mut state.ghost {
+        entry.node = perm[entry.node as usize] as u8;
+    }
+}
+
+/// Renames node `n` to `perm[n]` in the network `net`: the packets'
+/// endpoints and the ids in their messages (by their sender's core), and
+/// sorts it again.
+fn rename_net(env: &Env, net: &mut [Packet], perm: &[u32]) {
     let to = |node: u8| perm[node as usize] as u8;
-    next.clone_from(state);
-    for packet in &mut next.net {
+    for packet in net.iter_mut() {
         let core = env.spec.core_of(packet.src as usize);
         let mut bytes = packet.msg;
         let len = bytes.as_bytes().len();
@@ -303,18 +413,21 @@ fn rename_environment(env: &Env, state: &WorldState, perm: &[u32], next: &mut Wo
     }
     match env.spec.net {
         // Stable: the order within a link is its queue.
-        NetSemantics::Fifo => next.net.sort_by_key(|p| (p.src, p.dst)),
-        NetSemantics::Unordered | NetSemantics::Duplicating => next
-            .net
-            .sort_by(|p, q| (p.src, p.dst, &p.msg).cmp(&(q.src, q.dst, &q.msg))),
+        NetSemantics::Fifo => net.sort_by_key(|p| (p.src, p.dst)),
+        NetSemantics::Unordered | NetSemantics::Duplicating => {
+            net.sort_by(|p, q| (p.src, p.dst, &p.msg).cmp(&(q.src, q.dst, &q.msg)))
+        }
     }
-    for link in &mut next.cut_links {
+}
+
+/// Renames node `n` to `perm[n]` in the cut links `cut_links`, and sorts
+/// them again.
+fn rename_cut_links(cut_links: &mut [(u8, u8)], perm: &[u32]) {
+    let to = |node: u8| perm[node as usize] as u8;
+    for link in cut_links.iter_mut() {
         *link = (to(link.0), to(link.1));
     }
-    next.cut_links.sort_unstable();
-    for entry in &mut next.ghost {
-        entry.node = to(entry.node);
-    }
+    cut_links.sort_unstable();
 }
 
 #[cfg(test)]
@@ -330,10 +443,8 @@ mod tests {
 
     /// `state` with node `n` renamed `perm[n]` everywhere, built whole.
     fn renamed(env: &Env, state: &WorldState, perm: &[u32], inverse: &[u32]) -> WorldState {
-        let mut environment = state.clone();
-        environment.nodes.clear();
-        let mut next = WorldState::default();
-        rename_environment(env, &environment, perm, &mut next);
+        let mut next = state.clone();
+        rename_environment(env, &mut next, perm);
         next.nodes = inverse
             .iter()
             .map(|&old| {
