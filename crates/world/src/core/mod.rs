@@ -99,6 +99,14 @@ pub trait Core: Send + Sync {
     ) -> bool {
         false
     }
+    /// The node ids one node's state holds, as a set of bits (see
+    /// [`helpers::node_bit`]), for symmetry: [`Core::permute`] by a `perm`
+    /// that fixes every id in the set must leave the state unchanged, and
+    /// the World then skips it. The default holds every id: `permute`
+    /// always runs.
+    fn node_ids(&self, _config: &Config, _durable: &[u8], _volatile: &[u8]) -> u64 {
+        u64::MAX
+    }
     /// Renames node ids inside a message by `perm[old] = new`. The default
     /// leaves it unchanged: right for messages that carry no node ids.
     fn permute_message(&self, _config: &Config, _message: &mut [u8], _perm: &[u32]) {}
@@ -185,6 +193,15 @@ pub trait TypedCore: Send + Sync {
     ) -> bool {
         false
     }
+    /// As [`Core::node_ids`], over the typed parts.
+    fn node_ids(
+        &self,
+        _config: &Config,
+        _durable: &Self::Durable,
+        _volatile: &Self::Volatile,
+    ) -> u64 {
+        u64::MAX
+    }
     /// As [`Core::permute_message`].
     fn permute_message(&self, _config: &Config, _message: &mut [u8], _perm: &[u32]) {}
 }
@@ -244,6 +261,14 @@ impl<T: TypedCore> Core for T {
     ) -> bool {
         with_typed_mut(durable, |d| {
             with_typed_mut(volatile, |v| TypedCore::permute(self, config, d, v, perm))
+        })
+    }
+
+    fn node_ids(&self, config: &Config, durable: &[u8], volatile: &[u8]) -> u64 {
+        with_typed(durable, |durable| {
+            with_typed(volatile, |volatile| {
+                TypedCore::node_ids(self, config, durable, volatile)
+            })
         })
     }
 

@@ -5,13 +5,15 @@
 //! replaced by its canonical form: the least encoding over every renaming of
 //! those nodes among themselves. Renaming moves each node's record, renames
 //! node ids inside core states and messages (through the core's `permute`
-//! and `permute_message`), and renames the environment's own ids: message
+//! and `permute_message`; its `node_ids` lets a state whose ids a renaming
+//! fixes go unrenamed), and renames the environment's own ids: message
 //! endpoints, cut links and the ghost history's nodes. Sound when the core's
 //! behaviour does not depend on which of the interchangeable ids it has.
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
 
+use crate::core::helpers::node_bit;
 use crate::world::env::Env;
 use crate::world::spec::{NetSemantics, WorldSpec};
 use crate::world::state::{NodeState, Packet, WorldState};
@@ -42,6 +44,8 @@ pub struct Symmetry {
     perms: Vec<Vec<u32>>,
     /// `inverses[i]` is the inverse of `perms[i]` (`inverse[new] = old`).
     inverses: Vec<Vec<u32>>,
+    /// `moved[i]` is the set of ids `perms[i]` moves, as bits ([`node_bit`]).
+    moved: Vec<u64>,
 }
 
 impl Symmetry {
@@ -70,7 +74,19 @@ impl Symmetry {
                 inverse
             })
             .collect();
-        Some(Symmetry { perms, inverses })
+        let moved = perms
+            .iter()
+            .map(|perm| {
+                let ids = perm.iter().enumerate().map(|(old, &new)| (old as u32, new));
+                ids.filter(|(old, new)| old != new)
+                    .fold(0, |moved, (old, _)| moved | node_bit(old))
+            })
+            .collect();
+        Some(Symmetry {
+            perms,
+            inverses,
+            moved,
+        })
     }
 
     /// Replaces `state` by its canonical form: its least renaming, ordered
@@ -79,7 +95,9 @@ impl Symmetry {
     /// made in this thread's reused buffers: no allocation once warm.
     ///
     /// Renaming changes a node's core state only (besides moving the node),
-    /// so a renaming is tried as its renamed cores alone, built position by
+    /// and leaves it as it is when it moves none of the ids the state holds
+    /// ([`Core::node_ids`](crate::Core::node_ids), asked once per node):
+    /// then it is not copied. So a renaming is tried as its renamed cores alone, built position by
     /// position and compared with the least's, the rest of each node being
     /// read where it is. A renaming is dropped at the first node that makes
     /// it greater than the least so far (most are dropped after a node or
@@ -96,14 +114,17 @@ impl Symmetry {
             let Scratch {
                 cores,
                 best_cores,
+                node_ids,
                 nodes,
                 environments,
             } = &mut *scratch.borrow_mut();
             // While renamings are tried, `state` holds only its environment.
             let mut original = std::mem::take(&mut state.nodes);
             let count = original.len();
-            cores.resize_with(count, Vec::new);
-            best_cores.resize_with(count, Vec::new);
+            cores.resize_with(count, RenamedCore::default);
+            best_cores.resize_with(count, RenamedCore::default);
+            node_ids.clear();
+            node_ids.resize(count, None);
             // The least renaming so far (`None`: `state` itself), and how
             // many of its renamed cores `best_cores` holds (from position 0).
             let mut best: Option<usize> = None;
@@ -111,30 +132,46 @@ impl Symmetry {
             environments.least.forget();
             let renamings = self.perms.iter().zip(&self.inverses).enumerate();
             for (index, (perm, inverse)) in renamings.skip(1) {
+                let moved = self.moved[index];
                 let mut order = Ordering::Equal;
                 let mut at = 0;
                 while order == Ordering::Equal && at < count {
                     let old = inverse[at] as usize;
-                    rename_core(env, &original[old], old, perm, &mut cores[at]);
-                    let least_old = match best {
+                    let node = &original[old];
+                    rename_core(
+                        env,
+                        node,
+                        old,
+                        perm,
+                        moved,
+                        &mut node_ids[old],
+                        &mut cores[at],
+                    );
+                    let least = match best {
                         Some(least) => {
                             let least_old = self.inverses[least][at] as usize;
+                            let least_node = &original[least_old];
                             if at == best_built {
-                                let least_perm = &self.perms[least];
-                                let node = &original[least_old];
-                                rename_core(env, node, least_old, least_perm, &mut best_cores[at]);
+                                let (least_perm, least_moved) =
+                                    (&self.perms[least], self.moved[least]);
+                                let ids = &mut node_ids[least_old];
+                                let out = &mut best_cores[at];
+                                rename_core(
+                                    env,
+                                    least_node,
+                                    least_old,
+                                    least_perm,
+                                    least_moved,
+                                    ids,
+                                    out,
+                                );
                                 best_built += 1;
                             }
-                            least_old
+                            (best_cores[at].of(least_node), least_node)
                         }
-                        None => at,
+                        None => (original[at].core.as_slice(), &original[at]),
                     };
-                    let least_core = match best {
-                        Some(_) => &best_cores[at],
-                        None => &original[at].core,
-                    };
-                    let least = (least_core.as_slice(), &original[least_old]);
-                    order = renamed_order((&cores[at], &original[old]), least);
+                    order = renamed_order((cores[at].of(node), node), least);
                     at += 1;
                 }
                 match order {
@@ -163,7 +200,8 @@ impl Symmetry {
             let (perm, inverse) = (&self.perms[least], &self.inverses[least]);
             for at in best_built..count {
                 let old = inverse[at] as usize;
-                rename_core(env, &original[old], old, perm, &mut best_cores[at]);
+                let (node, ids, out) = (&original[old], &mut node_ids[old], &mut best_cores[at]);
+                rename_core(env, node, old, perm, self.moved[least], ids, out);
             }
             rename_environment(env, state, perm);
             // The least's nodes are `state`'s moved, with their renamed
@@ -171,7 +209,9 @@ impl Symmetry {
             nodes.clear();
             for (&old, core) in inverse.iter().zip(best_cores.iter_mut()) {
                 let mut node = std::mem::take(&mut original[old as usize]);
-                std::mem::swap(&mut node.core, core);
+                if !core.unchanged {
+                    std::mem::swap(&mut node.core, &mut core.bytes);
+                }
                 nodes.push(node);
             }
             // The scratch keeps `original`'s memory (emptied nodes).
@@ -204,11 +244,56 @@ fn renamed_order(
     (core, rest).cmp(&(other_core, other_rest))
 }
 
+/// A node's core state renamed.
+#[derive(Default)]
+struct RenamedCore {
+    /// The renamed state, unless `unchanged`.
+    bytes: Vec<u8>,
+    /// Whether renaming left the state as it was (then it was not copied).
+    unchanged: bool,
+}
+
+impl RenamedCore {
+    /// The renamed state, `node` being the node it renames.
+    fn of<'a>(&'a self, node: &'a NodeState) -> &'a [u8] {
+        match self.unchanged {
+            true => &node.core,
+            false => &self.bytes,
+        }
+    }
+}
+
 /// Writes in `out` the core state of node `node` (whose id is `old`)
-/// renamed by `perm`.
-fn rename_core(env: &Env, node: &NodeState, old: usize, perm: &[u32], out: &mut Vec<u8>) {
-    out.clone_from(&node.core);
-    permute_core(env, old, out, perm);
+/// renamed by `perm`, which moves the ids `moved` (as bits). `ids` caches
+/// the ids the state holds ([`Core::node_ids`](crate::Core::node_ids)):
+/// when `perm` moves none of them, the state is left as it is, uncopied.
+fn rename_core(
+    env: &Env,
+    node: &NodeState,
+    old: usize,
+    perm: &[u32],
+    moved: u64,
+    ids: &mut Option<u64>,
+    out: &mut RenamedCore,
+) {
+    let ids = *ids.get_or_insert_with(|| {
+        let kind = env.spec.core_of(old);
+        let (durable, volatile) = node.core.split_at(kind.durable_size());
+        kind.node_ids(&env.configs[old], durable, volatile)
+    });
+    out.unchanged = ids & moved == 0;
+    debug_assert!(
+        !out.unchanged || {
+            let mut renamed = node.core.clone();
+            permute_core(env, old, &mut renamed, perm);
+            renamed == node.core
+        },
+        "node {old}: permute renamed ids that node_ids does not hold"
+    );
+    if !out.unchanged {
+        out.bytes.clone_from(&node.core);
+        permute_core(env, old, &mut out.bytes, perm);
+    }
 }
 
 /// Renames node ids inside node `old`'s core state `core` by `perm`.
@@ -227,10 +312,12 @@ fn permute_core(env: &Env, old: usize, core: &mut [u8], perm: &[u32]) {
 #[derive(Default)]
 struct Scratch {
     /// The renamed cores of the renaming being tried, by position.
-    cores: Vec<Vec<u8>>,
+    cores: Vec<RenamedCore>,
     /// The renamed cores of the least renaming so far (when not the state
     /// itself), by position: those built so far.
-    best_cores: Vec<Vec<u8>>,
+    best_cores: Vec<RenamedCore>,
+    /// The ids each node's core state holds, by node, once asked.
+    node_ids: Vec<Option<u64>>,
     /// The least renaming's nodes while they are moved into place.
     nodes: Vec<NodeState>,
     /// The encodings of environments that break ties.
