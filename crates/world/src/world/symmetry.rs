@@ -228,10 +228,16 @@ impl Symmetry {
 /// The canonical form is the least renaming in the order on states that
 /// compares their nodes in turn by `renamed_order`, then the encodings of
 /// the rest of the state ([`WorldState::encode_environment`]).
+///
+/// The same node with the same core (both left unrenamed) is equal to
+/// itself without a comparison.
 fn renamed_order(
     (core, node): (&[u8], &NodeState),
     (other_core, other): (&[u8], &NodeState),
 ) -> Ordering {
+    if std::ptr::eq(node, other) && std::ptr::eq(core, other_core) {
+        return Ordering::Equal;
+    }
     let (_, scalars, persists, deadlines, choices) = node.fields();
     let (_, other_scalars, other_persists, other_deadlines, other_choices) = other.fields();
     let rest = (scalars, persists, deadlines, choices);
