@@ -65,6 +65,11 @@ impl Payload {
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes[..self.len as usize]
     }
+
+    /// The payload's bytes, to change in place (their number stays).
+    pub(crate) fn as_bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes[..self.len as usize]
+    }
 }
 
 /// Payload bytes are compared a word at a time, inline: packets are

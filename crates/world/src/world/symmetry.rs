@@ -493,14 +493,11 @@ fn rename_environment(env: &Env, state: &mut WorldState, perm: &[u32]) {
 fn rename_net(env: &Env, net: &mut [Packet], perm: &[u32]) {
     let to = |node: u8| perm[node as usize] as u8;
     for packet in net.iter_mut() {
-        let core = env.spec.core_of(packet.src as usize);
-        let mut bytes = packet.msg;
-        let len = bytes.as_bytes().len();
-        let mut raw = [0u8; crate::core::abi::PAYLOAD_MAX];
-        raw[..len].copy_from_slice(bytes.as_bytes());
-        core.permute_message(&env.configs[packet.src as usize], &mut raw[..len], perm);
-        bytes = crate::world::state::Payload::new(&raw[..len]).expect("same length");
-        packet.msg = bytes;
+        let (core, config) = (
+            env.spec.core_of(packet.src as usize),
+            &env.configs[packet.src as usize],
+        );
+        core.permute_message(config, packet.msg.as_bytes_mut(), perm);
         packet.src = to(packet.src);
         packet.dst = to(packet.dst);
     }
