@@ -282,21 +282,34 @@ impl<T: TypedCore> Core for T {
 fn with_typed<T: Pod, R>(bytes: &[u8], f: impl FnOnce(&T) -> R) -> R {
     match bytemuck::try_from_bytes::<T>(bytes) {
         Ok(typed) => f(typed),
-        Err(_) => f(&bytemuck::pod_read_unaligned(bytes)),
+        Err(_) => with_copy(bytes, f),
     }
+}
+
+/// As [`with_typed`], on an aligned copy: out of line, being rare.
+#[cold]
+#[inline(never)]
+fn with_copy<T: Pod, R>(bytes: &[u8], f: impl FnOnce(&T) -> R) -> R {
+    f(&bytemuck::pod_read_unaligned(bytes))
 }
 
 /// As [`with_typed`], for a change: an aligned copy is copied back.
 fn with_typed_mut<T: Pod, R>(bytes: &mut [u8], f: impl FnOnce(&mut T) -> R) -> R {
     match bytemuck::try_from_bytes_mut::<T>(bytes) {
         Ok(typed) => f(typed),
-        Err(_) => {
-            let mut typed: T = bytemuck::pod_read_unaligned(bytes);
-            let result = f(&mut typed);
-            bytes.copy_from_slice(bytemuck::bytes_of(&typed));
-            result
-        }
+        Err(_) => with_copy_mut(bytes, f),
     }
+}
+
+/// As [`with_typed_mut`], on an aligned copy, copied back: out of line,
+/// being rare.
+#[cold]
+#[inline(never)]
+fn with_copy_mut<T: Pod, R>(bytes: &mut [u8], f: impl FnOnce(&mut T) -> R) -> R {
+    let mut typed: T = bytemuck::pod_read_unaligned(bytes);
+    let result = f(&mut typed);
+    bytes.copy_from_slice(bytemuck::bytes_of(&typed));
+    result
 }
 
 #[cfg(test)]
