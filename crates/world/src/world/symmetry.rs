@@ -273,6 +273,10 @@ impl RenamedCore {
 /// renamed by `perm`, which moves the ids `moved` (as bits). `ids` caches
 /// the ids the state holds ([`Core::node_ids`](crate::Core::node_ids)):
 /// when `perm` moves none of them, the state is left as it is, uncopied.
+///
+/// Inline: it is called for every node of every renaming tried, and most
+/// calls only test the cached ids.
+#[inline(always)]
 fn rename_core(
     env: &Env,
     node: &NodeState,
@@ -282,11 +286,10 @@ fn rename_core(
     ids: &mut Option<u64>,
     out: &mut RenamedCore,
 ) {
-    let ids = *ids.get_or_insert_with(|| {
-        let kind = env.spec.core_of(old);
-        let (durable, volatile) = node.core.split_at(kind.durable_size());
-        kind.node_ids(&env.configs[old], durable, volatile)
-    });
+    let ids = match *ids {
+        Some(ids) => ids,
+        None => *ids.insert(node_ids(env, node, old)),
+    };
     out.unchanged = ids & moved == 0;
     debug_assert!(
         !out.unchanged || {
@@ -297,9 +300,24 @@ fn rename_core(
         "node {old}: permute renamed ids that node_ids does not hold"
     );
     if !out.unchanged {
-        out.bytes.clone_from(&node.core);
-        permute_core(env, old, &mut out.bytes, perm);
+        copy_and_permute(env, node, old, perm, &mut out.bytes);
     }
+}
+
+/// The ids node `node`'s (whose id is `old`) core state holds.
+#[inline(never)]
+fn node_ids(env: &Env, node: &NodeState, old: usize) -> u64 {
+    let kind = env.spec.core_of(old);
+    let (durable, volatile) = node.core.split_at(kind.durable_size());
+    kind.node_ids(&env.configs[old], durable, volatile)
+}
+
+/// Writes in `out` the core state of node `node` (whose id is `old`)
+/// renamed by `perm`.
+#[inline(never)]
+fn copy_and_permute(env: &Env, node: &NodeState, old: usize, perm: &[u32], out: &mut Vec<u8>) {
+    out.clone_from(&node.core);
+    permute_core(env, old, out, perm);
 }
 
 /// Renames node ids inside node `old`'s core state `core` by `perm`.
