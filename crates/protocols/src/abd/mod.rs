@@ -37,7 +37,7 @@ mod tests;
 
 use bytemuck::{Pod, Zeroable};
 use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
-use cmc_world::core::helpers::{self, send, send_to_each, Message};
+use cmc_world::core::helpers::{self, node_bit, send, send_to_each, Message};
 use cmc_world::TypedCore;
 
 use crate::{is_server, servers, Replies, SERVERS_DEFAULT};
@@ -362,6 +362,20 @@ impl<const BUG: u32> TypedCore for Abd<BUG> {
             rename_message(entry.message_mut(), perm);
         }
         true
+    }
+
+    /// The ids `permute` renames.
+    fn node_ids(&self, _: &Config, d: &Durable, v: &Volatile) -> u64 {
+        let timestamps = [d.ts, v.ts, v.best, v.lowest].map(Timestamp::node_ids);
+        let held = v.pending.held().map(|entry| {
+            let message = Msg::decode(entry.message()).map_or(0, Msg::node_ids);
+            node_bit(entry.dst) | message
+        });
+        let replies = u64::from(v.replies);
+        timestamps
+            .into_iter()
+            .chain(held)
+            .fold(replies, |ids, more| ids | more)
     }
 
     fn permute_message(&self, _config: &Config, message: &mut [u8], perm: &[u32]) {

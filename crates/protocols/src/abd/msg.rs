@@ -2,7 +2,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use cmc_world::core::helpers::Message;
+use cmc_world::core::helpers::{node_bit, Message};
 
 use crate::wire::{words, Words};
 
@@ -27,6 +27,17 @@ impl Timestamp {
                 writer: perm[self.writer as usize],
                 ..self
             },
+        }
+    }
+}
+
+impl Timestamp {
+    /// The node ids [`Timestamp::renamed`] renames, as bits
+    /// ([`node_bit`]): the writer's, unless it is the initial timestamp.
+    pub fn node_ids(self) -> u64 {
+        match self.counter {
+            0 => 0,
+            _ => node_bit(self.writer),
         }
     }
 }
@@ -134,6 +145,18 @@ impl Msg {
                 request,
                 ts: ts.renamed(perm),
             },
+        }
+    }
+}
+
+impl Msg {
+    /// The node ids [`Msg::renamed`] renames, as bits ([`node_bit`]).
+    pub fn node_ids(self) -> u64 {
+        match self {
+            Msg::Query { .. } => 0,
+            Msg::QueryOk { ts, .. } | Msg::Store { ts, .. } | Msg::StoreOk { ts, .. } => {
+                ts.node_ids()
+            }
         }
     }
 }

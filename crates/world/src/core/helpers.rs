@@ -120,6 +120,20 @@ pub trait Message: Sized {
     fn decode(bytes: &[u8]) -> Option<Self>;
 }
 
+/// The bit that stands for node id `node` in a set of node ids (as
+/// [`Core::node_ids`](crate::Core::node_ids) gives): bit `node`, and bit 63
+/// for every id from 63 up.
+///
+/// ```
+/// use cmc_world::core::helpers::node_bit;
+///
+/// assert_eq!(node_bit(0) | node_bit(3), 0b1001);
+/// assert_eq!(node_bit(63), node_bit(200));
+/// ```
+pub fn node_bit(node: u32) -> u64 {
+    1 << node.min(63)
+}
+
 /// Sends `message` to node `dst` (see [`describe_message`]'s example);
 /// fails as [`Outputs::send`] does when the outputs are full.
 pub fn send<M: Message>(out: &mut Outputs, dst: u32, message: &M) -> Result<(), CoreError> {
@@ -353,8 +367,14 @@ impl<const ENTRIES: usize, const WORDS: usize> AfterFlush<ENTRIES, WORDS> {
         self.len as usize >= ENTRIES
     }
 
-    /// The outstanding entries that release a message, oldest first, to
-    /// rewrite in place (e.g. to rename node ids).
+    /// The outstanding entries that release a message, oldest first.
+    pub fn held(&self) -> impl Iterator<Item = &Held<WORDS>> {
+        self.entries[..self.len as usize]
+            .iter()
+            .filter(|entry| entry.len != 0)
+    }
+
+    /// As [`AfterFlush::held`], to change them (e.g. to rename node ids).
     pub fn held_mut(&mut self) -> impl Iterator<Item = &mut Held<WORDS>> {
         self.entries[..self.len as usize]
             .iter_mut()

@@ -99,6 +99,14 @@ pub trait Core: Send + Sync {
     ) -> bool {
         false
     }
+    /// The node ids one node's state holds, as a set of bits (see
+    /// [`helpers::node_bit`]), for symmetry: [`Core::permute`] by a `perm`
+    /// that fixes every id in the set must leave the state unchanged, and
+    /// the World then skips it. The default holds every id: `permute`
+    /// always runs.
+    fn node_ids(&self, _config: &Config, _durable: &[u8], _volatile: &[u8]) -> u64 {
+        u64::MAX
+    }
     /// Renames node ids inside a message by `perm[old] = new`. The default
     /// leaves it unchanged: right for messages that carry no node ids.
     fn permute_message(&self, _config: &Config, _message: &mut [u8], _perm: &[u32]) {}
@@ -185,6 +193,15 @@ pub trait TypedCore: Send + Sync {
     ) -> bool {
         false
     }
+    /// As [`Core::node_ids`], over the typed parts.
+    fn node_ids(
+        &self,
+        _config: &Config,
+        _durable: &Self::Durable,
+        _volatile: &Self::Volatile,
+    ) -> u64 {
+        u64::MAX
+    }
     /// As [`Core::permute_message`].
     fn permute_message(&self, _config: &Config, _message: &mut [u8], _perm: &[u32]) {}
 }
@@ -247,6 +264,14 @@ impl<T: TypedCore> Core for T {
         })
     }
 
+    fn node_ids(&self, config: &Config, durable: &[u8], volatile: &[u8]) -> u64 {
+        with_typed(durable, |durable| {
+            with_typed(volatile, |volatile| {
+                TypedCore::node_ids(self, config, durable, volatile)
+            })
+        })
+    }
+
     fn permute_message(&self, config: &Config, message: &mut [u8], perm: &[u32]) {
         TypedCore::permute_message(self, config, message, perm)
     }
@@ -257,21 +282,34 @@ impl<T: TypedCore> Core for T {
 fn with_typed<T: Pod, R>(bytes: &[u8], f: impl FnOnce(&T) -> R) -> R {
     match bytemuck::try_from_bytes::<T>(bytes) {
         Ok(typed) => f(typed),
-        Err(_) => f(&bytemuck::pod_read_unaligned(bytes)),
+        Err(_) => with_copy(bytes, f),
     }
+}
+
+/// As [`with_typed`], on an aligned copy: out of line, being rare.
+#[cold]
+#[inline(never)]
+fn with_copy<T: Pod, R>(bytes: &[u8], f: impl FnOnce(&T) -> R) -> R {
+    f(&bytemuck::pod_read_unaligned(bytes))
 }
 
 /// As [`with_typed`], for a change: an aligned copy is copied back.
 fn with_typed_mut<T: Pod, R>(bytes: &mut [u8], f: impl FnOnce(&mut T) -> R) -> R {
     match bytemuck::try_from_bytes_mut::<T>(bytes) {
         Ok(typed) => f(typed),
-        Err(_) => {
-            let mut typed: T = bytemuck::pod_read_unaligned(bytes);
-            let result = f(&mut typed);
-            bytes.copy_from_slice(bytemuck::bytes_of(&typed));
-            result
-        }
+        Err(_) => with_copy_mut(bytes, f),
     }
+}
+
+/// As [`with_typed_mut`], on an aligned copy, copied back: out of line,
+/// being rare.
+#[cold]
+#[inline(never)]
+fn with_copy_mut<T: Pod, R>(bytes: &mut [u8], f: impl FnOnce(&mut T) -> R) -> R {
+    let mut typed: T = bytemuck::pod_read_unaligned(bytes);
+    let result = f(&mut typed);
+    bytes.copy_from_slice(bytemuck::bytes_of(&typed));
+    result
 }
 
 #[cfg(test)]

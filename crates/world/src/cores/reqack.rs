@@ -355,6 +355,14 @@ impl TypedCore for ReqAck {
         }
         true
     }
+
+    /// The ids `permute` renames: the sender's `acked`.
+    fn node_ids(&self, config: &Config, _: &Durable, v: &Volatile) -> u64 {
+        match config.node {
+            0 => u64::from(v.acked),
+            _ => 0,
+        }
+    }
 }
 
 /// The text both implementations give for a state: node 0 is the sender,

@@ -1109,7 +1109,10 @@ mod tests {
         assert_eq!(bits(0).count(), 0);
         assert_eq!(bits(0b1010_0001).collect::<Vec<_>>(), [0, 5, 7]);
         assert_eq!(bits(1 << 31).collect::<Vec<_>>(), [31]);
-        assert_eq!(bits(u32::MAX).collect::<Vec<_>>(), (0..32).collect::<Vec<_>>());
+        assert_eq!(
+            bits(u32::MAX).collect::<Vec<_>>(),
+            (0..32).collect::<Vec<_>>()
+        );
     }
 
     #[test]

@@ -65,6 +65,11 @@ impl Payload {
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes[..self.len as usize]
     }
+
+    /// The payload's bytes, to change in place (their number stays).
+    pub(crate) fn as_bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes[..self.len as usize]
+    }
 }
 
 /// Payload bytes are compared a word at a time, inline: packets are
@@ -517,6 +522,32 @@ pub struct GhostEntry {
     pub payload: Payload,
 }
 
+impl GhostEntry {
+    /// Appends the encoding of `self` with its node renamed `node(self.node)`.
+    #[inline]
+    fn encode_renamed(&self, node: impl Fn(u8) -> u8, out: &mut Vec<u8>) {
+        write_records(std::slice::from_ref(self), out, |entry, record| {
+            entry.write_renamed(&node, record)
+        });
+    }
+
+    /// Writes the encoding of `self` with its node renamed `node(self.node)`
+    /// at the start of `record`; returns its length.
+    #[inline]
+    fn write_renamed(&self, node: impl Fn(u8) -> u8, record: &mut [u8; RECORD_MAX]) -> usize {
+        let GhostEntry {
+            kind,
+            request,
+            node: id,
+            payload,
+        } = self;
+        let [r0, r1, r2, r3] = request.to_le_bytes();
+        record[..7].copy_from_slice(&[*kind as u8, r0, r1, r2, r3, node(*id), payload.len]);
+        record[7..].copy_from_slice(&payload.bytes);
+        7 + payload.len as usize
+    }
+}
+
 /// The fields in order, as `#[derive(Encode)]` writes them (the kind as its
 /// one-byte tag); written with one copy before the payload's bytes: an
 /// entry is encoded for every successor that has it.
@@ -537,30 +568,13 @@ pub struct GhostEntry {
 impl Encode for GhostEntry {
     #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
-        let GhostEntry {
-            kind,
-            request,
-            node,
-            payload,
-        } = self;
-        let [r0, r1, r2, r3] = request.to_le_bytes();
-        out.extend_from_slice(&[*kind as u8, r0, r1, r2, r3, *node, payload.len]);
-        payload.encode_bytes(out);
+        self.encode_renamed(|node| node, out);
     }
 
     /// Each entry written into room made for the longest at once.
     fn encode_slice(entries: &[GhostEntry], out: &mut Vec<u8>) {
         write_records(entries, out, |entry, record| {
-            let GhostEntry {
-                kind,
-                request,
-                node,
-                payload,
-            } = entry;
-            let [r0, r1, r2, r3] = request.to_le_bytes();
-            record[..7].copy_from_slice(&[*kind as u8, r0, r1, r2, r3, *node, payload.len]);
-            record[7..].copy_from_slice(&payload.bytes);
-            7 + payload.len as usize
+            entry.write_renamed(|node| node, record)
         });
     }
 
@@ -664,6 +678,46 @@ impl<'a> IntoIterator for &'a mut Ghost {
     }
 }
 
+impl Ghost {
+    /// Appends the encoding of `self` with each entry's node `n` renamed
+    /// `node(n)`: the encoding of the ghost so renamed, without renaming it.
+    pub(crate) fn encode_renamed(&self, node: impl Fn(u8) -> u8 + Copy, out: &mut Vec<u8>) {
+        match &self.summary {
+            None => {
+                out.push(0);
+                let count = u32::try_from(self.entries.len()).expect("at most u32::MAX entries");
+                count.encode(out);
+                self.write_entries_renamed(node, out);
+            }
+            Some(summary) => {
+                out.push(1);
+                (self.entries.len() as u32).encode(out);
+                if self.entries.is_sorted_by_key(|entry| entry.request) {
+                    // Grouped already (as a decoded history is).
+                    self.write_entries_renamed(node, out);
+                    summary.encode(out);
+                    return;
+                }
+                for request in self.requests() {
+                    for entry in self.entries.iter().filter(|e| e.request == request) {
+                        entry.encode_renamed(node, out);
+                    }
+                }
+                summary.encode(out);
+            }
+        }
+    }
+}
+
+impl Ghost {
+    /// Appends every entry in order, each entry's node `n` renamed `node(n)`.
+    fn write_entries_renamed(&self, node: impl Fn(u8) -> u8 + Copy, out: &mut Vec<u8>) {
+        write_records(&self.entries, out, |entry, record| {
+            entry.write_renamed(node, record)
+        });
+    }
+}
+
 /// Cloning into an existing ghost reuses its memory.
 impl Clone for Ghost {
     fn clone(&self) -> Self {
@@ -685,28 +739,7 @@ impl Clone for Ghost {
 /// second mode), then in the second mode the summary.
 impl Encode for Ghost {
     fn encode(&self, out: &mut Vec<u8>) {
-        match &self.summary {
-            None => {
-                out.push(0);
-                self.entries.encode(out);
-            }
-            Some(summary) => {
-                out.push(1);
-                (self.entries.len() as u32).encode(out);
-                if self.entries.is_sorted_by_key(|entry| entry.request) {
-                    // Grouped already (as a decoded history is).
-                    GhostEntry::encode_slice(&self.entries, out);
-                    summary.encode(out);
-                    return;
-                }
-                for request in self.requests() {
-                    for entry in self.entries.iter().filter(|e| e.request == request) {
-                        entry.encode(out);
-                    }
-                }
-                summary.encode(out);
-            }
-        }
+        self.encode_renamed(|node| node, out);
     }
 
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
@@ -1232,24 +1265,39 @@ impl WorldState {
         if self.after_network_equals(parent) {
             out.extend_from_slice(&parent_bytes[layout.net_end as usize..]);
         } else {
-            self.encode_after_network(out);
+            self.encode_environment_after_net(&self.cut_links, |node| node, out);
         }
     }
 
     /// Appends the encoding of every field but the nodes: what follows the
     /// nodes in the state's encoding.
     pub(crate) fn encode_environment(&self, out: &mut Vec<u8>) {
-        encode_sequence(&self.net, out);
-        self.encode_after_network(out);
+        WorldState::encode_net(&self.net, out);
+        self.encode_environment_after_net(&self.cut_links, |node| node, out);
     }
 
-    /// Appends the encoding of the fields after the network.
-    fn encode_after_network(&self, out: &mut Vec<u8>) {
-        let (_, _, cut_links, budgets, issued, ghost, lost_in_crash) = self.fields();
+    /// Appends the encoding of the network `net`: how the encoding of an
+    /// environment whose network is `net` begins.
+    pub(crate) fn encode_net(net: &[Packet], out: &mut Vec<u8>) {
+        encode_sequence(net, out);
+    }
+
+    /// Appends what follows the network in the encoding of the environment,
+    /// with the cut links `cut_links` in place of `self`'s and each ghost
+    /// entry's node `n` renamed `node(n)` (the other fields hold no node
+    /// ids): the rest of the encoding of the environment so changed, without
+    /// changing it.
+    pub(crate) fn encode_environment_after_net(
+        &self,
+        cut_links: &[(u8, u8)],
+        node: impl Fn(u8) -> u8 + Copy,
+        out: &mut Vec<u8>,
+    ) {
+        let (_, _, _, budgets, issued, ghost, lost_in_crash) = self.fields();
         encode_sequence(cut_links, out);
         budgets.encode(out);
         issued.encode(out);
-        ghost.encode(out);
+        ghost.encode_renamed(node, out);
         encode_sequence(lost_in_crash, out);
     }
 

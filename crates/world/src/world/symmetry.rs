@@ -5,16 +5,18 @@
 //! replaced by its canonical form: the least encoding over every renaming of
 //! those nodes among themselves. Renaming moves each node's record, renames
 //! node ids inside core states and messages (through the core's `permute`
-//! and `permute_message`), and renames the environment's own ids: message
+//! and `permute_message`; its `node_ids` lets a state whose ids a renaming
+//! fixes go unrenamed), and renames the environment's own ids: message
 //! endpoints, cut links and the ghost history's nodes. Sound when the core's
 //! behaviour does not depend on which of the interchangeable ids it has.
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
 
+use crate::core::helpers::node_bit;
 use crate::world::env::Env;
 use crate::world::spec::{NetSemantics, WorldSpec};
-use crate::world::state::{NodeState, WorldState};
+use crate::world::state::{NodeState, Packet, WorldState};
 
 /// The renamings of a World's interchangeable nodes.
 ///
@@ -42,6 +44,8 @@ pub struct Symmetry {
     perms: Vec<Vec<u32>>,
     /// `inverses[i]` is the inverse of `perms[i]` (`inverse[new] = old`).
     inverses: Vec<Vec<u32>>,
+    /// `moved[i]` is the set of ids `perms[i]` moves, as bits ([`node_bit`]).
+    moved: Vec<u64>,
 }
 
 impl Symmetry {
@@ -70,7 +74,19 @@ impl Symmetry {
                 inverse
             })
             .collect();
-        Some(Symmetry { perms, inverses })
+        let moved = perms
+            .iter()
+            .map(|perm| {
+                let ids = perm.iter().enumerate().map(|(old, &new)| (old as u32, new));
+                ids.filter(|(old, new)| old != new)
+                    .fold(0, |moved, (old, _)| moved | node_bit(old))
+            })
+            .collect();
+        Some(Symmetry {
+            perms,
+            inverses,
+            moved,
+        })
     }
 
     /// Replaces `state` by its canonical form: its least renaming, ordered
@@ -78,120 +94,247 @@ impl Symmetry {
     /// `state_order` spells the order out on whole states). Renamings are
     /// made in this thread's reused buffers: no allocation once warm.
     ///
-    /// A renaming is built node by node and dropped at the first node that
-    /// makes it greater than the least so far (most are dropped after a node
-    /// or two); the nodes it built are kept if it becomes the least. Its
-    /// environment (the network, cut links and history renamed) is built
-    /// only when its nodes tie with the least's, and the least's environment
-    /// is encoded once for all the ties it meets.
+    /// Renaming changes a node's core state only (besides moving the node),
+    /// and leaves it as it is when it moves none of the ids the state holds
+    /// ([`Core::node_ids`](crate::Core::node_ids), asked once per node):
+    /// then it is not copied. So a renaming is tried as its renamed cores alone, built position by
+    /// position and compared with the least's, the rest of each node being
+    /// read where it is. A renaming is dropped at the first node that makes
+    /// it greater than the least so far (most are dropped after a node or
+    /// two); if it becomes the least, its cores are kept, and those it had
+    /// not built yet are built only when a later renaming reaches them or
+    /// the least is final. Its environment (the network, cut links and
+    /// history renamed) is encoded only when its nodes tie with the least's,
+    /// in two pieces, the network's first and the rest's only if the first
+    /// does not decide, and the least's pieces are kept for all the ties
+    /// they meet. The least's nodes are finally moved into place, not
+    /// copied, and `state`'s environment renamed in place.
     pub fn canonicalise(&self, env: &Env, state: &mut WorldState) {
         SCRATCH.with(|scratch| {
             let Scratch {
+                cores,
+                best_cores,
+                node_ids,
                 nodes,
-                best_nodes,
-                environment,
-                best_environment,
-                bytes,
-                best_bytes,
+                environments,
             } = &mut *scratch.borrow_mut();
             // While renamings are tried, `state` holds only its environment.
-            let original = std::mem::take(&mut state.nodes);
-            // The least renaming so far (`None`: `state` itself), and whether
-            // `best_bytes` encodes its environment (then built in
-            // `best_environment` unless it is `state`'s own).
+            let mut original = std::mem::take(&mut state.nodes);
+            let count = original.len();
+            cores.resize_with(count, RenamedCore::default);
+            best_cores.resize_with(count, RenamedCore::default);
+            node_ids.clear();
+            node_ids.resize(count, None);
+            // The least renaming so far (`None`: `state` itself), and how
+            // many of its renamed cores `best_cores` holds (from position 0).
             let mut best: Option<usize> = None;
-            let mut best_ready = false;
+            let mut best_built = 0;
+            environments.least.forget();
             let renamings = self.perms.iter().zip(&self.inverses).enumerate();
             for (index, (perm, inverse)) in renamings.skip(1) {
-                let least = if best.is_some() {
-                    &*best_nodes
-                } else {
-                    &original
-                };
-                match rename_nodes(env, &original, perm, inverse, least, nodes) {
-                    Ordering::Greater => continue,
-                    Ordering::Less => {
-                        std::mem::swap(nodes, best_nodes);
-                        best = Some(index);
-                        best_ready = false;
-                        continue;
-                    }
-                    Ordering::Equal => {}
-                }
-                if !best_ready {
+                let moved = self.moved[index];
+                let mut order = Ordering::Equal;
+                let mut at = 0;
+                while order == Ordering::Equal && at < count {
+                    let old = inverse[at] as usize;
+                    let node = &original[old];
+                    rename_core(
+                        env,
+                        node,
+                        old,
+                        perm,
+                        moved,
+                        &mut node_ids[old],
+                        &mut cores[at],
+                    );
                     let least = match best {
                         Some(least) => {
-                            rename_environment(env, state, &self.perms[least], best_environment);
-                            &*best_environment
+                            let least_old = self.inverses[least][at] as usize;
+                            let least_node = &original[least_old];
+                            if at == best_built {
+                                let (least_perm, least_moved) =
+                                    (&self.perms[least], self.moved[least]);
+                                let ids = &mut node_ids[least_old];
+                                let out = &mut best_cores[at];
+                                rename_core(
+                                    env,
+                                    least_node,
+                                    least_old,
+                                    least_perm,
+                                    least_moved,
+                                    ids,
+                                    out,
+                                );
+                                best_built += 1;
+                            }
+                            (best_cores[at].of(least_node), least_node)
                         }
-                        None => &*state,
+                        None => (original[at].core.as_slice(), &original[at]),
                     };
-                    best_bytes.clear();
-                    least.encode_environment(best_bytes);
-                    best_ready = true;
+                    order = renamed_order((cores[at].of(node), node), least);
+                    at += 1;
                 }
-                rename_environment(env, state, perm, environment);
-                bytes.clear();
-                environment.encode_environment(bytes);
-                if bytes < best_bytes {
-                    std::mem::swap(nodes, best_nodes);
-                    std::mem::swap(environment, best_environment);
-                    std::mem::swap(bytes, best_bytes);
+                match order {
+                    Ordering::Greater => continue,
+                    Ordering::Less => {
+                        std::mem::swap(cores, best_cores);
+                        best = Some(index);
+                        best_built = at;
+                        environments.least.forget();
+                        continue;
+                    }
+                    // Every core of both is built.
+                    Ordering::Equal => {}
+                }
+                let least = best.map(|least| &*self.perms[least]);
+                if environments.order(env, state, perm, least) == Ordering::Less {
+                    std::mem::swap(cores, best_cores);
+                    environments.promote();
                     best = Some(index);
                 }
             }
-            state.nodes = original;
-            if let Some(least) = best {
-                if !best_ready {
-                    rename_environment(env, state, &self.perms[least], best_environment);
-                }
-                // The least's nodes and environment replace `state`'s, whose
-                // memory the scratch keeps.
-                std::mem::swap(&mut state.nodes, best_nodes);
-                let renamed = std::mem::take(&mut state.nodes);
-                std::mem::swap(state, best_environment);
-                state.nodes = renamed;
+            let Some(least) = best else {
+                state.nodes = original;
+                return;
+            };
+            let (perm, inverse) = (&self.perms[least], &self.inverses[least]);
+            for at in best_built..count {
+                let old = inverse[at] as usize;
+                let (node, ids, out) = (&original[old], &mut node_ids[old], &mut best_cores[at]);
+                rename_core(env, node, old, perm, self.moved[least], ids, out);
             }
+            rename_environment(env, state, perm);
+            // The least's nodes are `state`'s moved, with their renamed
+            // cores (the scratch keeps the cores they had).
+            nodes.clear();
+            for (&old, core) in inverse.iter().zip(best_cores.iter_mut()) {
+                let mut node = std::mem::take(&mut original[old as usize]);
+                if !core.unchanged {
+                    std::mem::swap(&mut node.core, &mut core.bytes);
+                }
+                nodes.push(node);
+            }
+            // The scratch keeps `original`'s memory (emptied nodes).
+            state.nodes = std::mem::replace(nodes, original);
         })
     }
 }
 
-/// A total order on nodes: their fields in declaration order.
+/// The order on nodes that the canonical form is least in: their fields in
+/// declaration order. A node is given as its core state and the node that
+/// holds the rest of its fields (a renamed node is the node it renames with
+/// its core renamed).
 ///
 /// The canonical form is the least renaming in the order on states that
-/// compares their nodes in turn by `node_order`, then the encodings of the
-/// rest of the state ([`WorldState::encode_environment`]).
-fn node_order(node: &NodeState, other: &NodeState) -> Ordering {
-    node.fields().cmp(&other.fields())
+/// compares their nodes in turn by `renamed_order`, then the encodings of
+/// the rest of the state ([`WorldState::encode_environment`]).
+///
+/// The same node with the same core (both left unrenamed) is equal to
+/// itself without a comparison.
+fn renamed_order(
+    (core, node): (&[u8], &NodeState),
+    (other_core, other): (&[u8], &NodeState),
+) -> Ordering {
+    if std::ptr::eq(node, other) && std::ptr::eq(core, other_core) {
+        return Ordering::Equal;
+    }
+    let (_, scalars, persists, deadlines, choices) = node.fields();
+    let (_, other_scalars, other_persists, other_deadlines, other_choices) = other.fields();
+    let rest = (scalars, persists, deadlines, choices);
+    let other_rest = (
+        other_scalars,
+        other_persists,
+        other_deadlines,
+        other_choices,
+    );
+    (core, rest).cmp(&(other_core, other_rest))
 }
 
-/// Builds in `out` the nodes of `nodes` renamed by `perm` (whose inverse is
-/// `inverse`), position by position, and compares them with `least` in
-/// turn by [`node_order`]: `Greater` as soon as a position is greater
-/// (`out` is then partly built), else the order of the whole sequence
-/// (`out` then holds every renamed node).
-fn rename_nodes(
-    env: &Env,
-    nodes: &[NodeState],
-    perm: &[u32],
-    inverse: &[u32],
-    least: &[NodeState],
-    out: &mut Vec<NodeState>,
-) -> Ordering {
-    out.resize_with(nodes.len(), NodeState::default);
-    let mut order = Ordering::Equal;
-    for ((&old, node), least_node) in inverse.iter().zip(out.iter_mut()).zip(least) {
-        let old = old as usize;
-        node.clone_from(&nodes[old]);
-        permute_core(env, old, &mut node.core, perm);
-        if order == Ordering::Equal {
-            order = node_order(node, least_node);
-            if order == Ordering::Greater {
-                return order;
-            }
+/// A node's core state renamed.
+#[derive(Default)]
+struct RenamedCore {
+    /// The renamed state, unless `unchanged`.
+    bytes: Vec<u8>,
+    /// Whether renaming left the state as it was (then it was not copied).
+    unchanged: bool,
+}
+
+impl RenamedCore {
+    /// The renamed state, `node` being the node it renames.
+    fn of<'a>(&'a self, node: &'a NodeState) -> &'a [u8] {
+        match self.unchanged {
+            true => &node.core,
+            false => &self.bytes,
         }
     }
-    order
+}
+
+/// Writes in `out` the core state of node `node` (whose id is `old`)
+/// renamed by `perm`, which moves the ids `moved` (as bits). `ids` caches
+/// the ids the state holds ([`Core::node_ids`](crate::Core::node_ids)):
+/// when `perm` moves none of them, the state is left as it is, uncopied.
+///
+/// Inline: it is called for every node of every renaming tried, and most
+/// calls only test the cached ids.
+#[inline(always)]
+fn rename_core(
+    env: &Env,
+    node: &NodeState,
+    old: usize,
+    perm: &[u32],
+    moved: u64,
+    ids: &mut Option<u64>,
+    out: &mut RenamedCore,
+) {
+    let ids = match *ids {
+        Some(ids) => ids,
+        None => *ids.insert(node_ids(env, node, old)),
+    };
+    out.unchanged = ids & moved == 0;
+    if out.unchanged && (cfg!(debug_assertions) || env.spec.check_determinism) {
+        check_node_ids(env, node, old, perm);
+    }
+    if !out.unchanged {
+        copy_and_permute(env, node, old, perm, &mut out.bytes);
+    }
+}
+
+/// Checks (with `check-determinism`, and in debug builds) that `perm`,
+/// which moves none of the ids node `old`'s core says its state holds,
+/// indeed leaves the state unchanged; a core whose `node_ids` misses an id
+/// would otherwise make a wrong canonical form, and states be lost.
+///
+/// # Panics
+///
+/// If `permute` changes the state: the search reports the panic's message
+/// as an error of the model.
+#[cold]
+#[inline(never)]
+fn check_node_ids(env: &Env, node: &NodeState, old: usize, perm: &[u32]) {
+    let mut renamed = node.core.clone();
+    permute_core(env, old, &mut renamed, perm);
+    assert!(
+        renamed == node.core,
+        "core {} of node {old}: permute renamed node ids that its node_ids does not \
+         report (renaming {perm:?}); node_ids must hold every id permute renames",
+        env.spec.core_of(old).name()
+    );
+}
+
+/// The ids node `node`'s (whose id is `old`) core state holds.
+#[inline(never)]
+fn node_ids(env: &Env, node: &NodeState, old: usize) -> u64 {
+    let kind = env.spec.core_of(old);
+    let (durable, volatile) = node.core.split_at(kind.durable_size());
+    kind.node_ids(&env.configs[old], durable, volatile)
+}
+
+/// Writes in `out` the core state of node `node` (whose id is `old`)
+/// renamed by `perm`.
+#[inline(never)]
+fn copy_and_permute(env: &Env, node: &NodeState, old: usize, perm: &[u32], out: &mut Vec<u8>) {
+    out.clone_from(&node.core);
+    permute_core(env, old, out, perm);
 }
 
 /// Renames node ids inside node `old`'s core state `core` by `perm`.
@@ -209,18 +352,146 @@ fn permute_core(env: &Env, old: usize, core: &mut [u8], perm: &[u32]) {
 /// are states without nodes.
 #[derive(Default)]
 struct Scratch {
-    /// The nodes of the renaming being tried.
+    /// The renamed cores of the renaming being tried, by position.
+    cores: Vec<RenamedCore>,
+    /// The renamed cores of the least renaming so far (when not the state
+    /// itself), by position: those built so far.
+    best_cores: Vec<RenamedCore>,
+    /// The ids each node's core state holds, by node, once asked.
+    node_ids: Vec<Option<u64>>,
+    /// The least renaming's nodes while they are moved into place.
     nodes: Vec<NodeState>,
-    /// The nodes of the least renaming so far (when not the state itself).
-    best_nodes: Vec<NodeState>,
-    /// The environment of the renaming being tried.
-    environment: WorldState,
-    /// The environment of the least renaming so far.
-    best_environment: WorldState,
-    /// The encoding of `environment`.
-    bytes: Vec<u8>,
-    /// The encoding of the least renaming's environment.
-    best_bytes: Vec<u8>,
+    /// The encodings of environments that break ties.
+    environments: Environments,
+}
+
+/// The encodings of the environments of the renaming tried and of the least
+/// so far, when their nodes tie, with the buffers they are built in.
+#[derive(Default)]
+struct Environments {
+    /// The renaming tried's.
+    tried: EnvironmentBytes,
+    /// The least renaming's.
+    least: EnvironmentBytes,
+    /// A renamed network.
+    net: Vec<Packet>,
+    /// Renamed cut links.
+    cut_links: Vec<(u8, u8)>,
+}
+
+impl Environments {
+    /// The order of the environments of `state` renamed by `perm` (tried)
+    /// and by `least` (`None`: `state`'s own), as the order of their
+    /// encodings; the pieces of the least's it builds are kept (see
+    /// [`EnvironmentBytes::forget`]).
+    fn order(
+        &mut self,
+        env: &Env,
+        state: &WorldState,
+        perm: &[u32],
+        least: Option<&[u32]>,
+    ) -> Ordering {
+        let Environments {
+            tried,
+            least: least_bytes,
+            net,
+            cut_links,
+        } = self;
+        tried.forget();
+        tried.build_net(env, state, Some(perm), net);
+        least_bytes.build_net(env, state, least, net);
+        let common = tried.net.len().min(least_bytes.net.len());
+        let order = tried.net[..common].cmp(&least_bytes.net[..common]);
+        if order.is_ne() {
+            return order;
+        }
+        tried.build_rest(state, Some(perm), cut_links);
+        least_bytes.build_rest(state, least, cut_links);
+        let (mine, theirs) = (&*tried, &*least_bytes);
+        if mine.net.len() == theirs.net.len() {
+            mine.rest.cmp(&theirs.rest)
+        } else {
+            // One network's encoding is a prefix of the other's.
+            let mine = mine.net.iter().chain(&mine.rest);
+            mine.cmp(theirs.net.iter().chain(&theirs.rest))
+        }
+    }
+
+    /// Makes the renaming last given to [`Environments::order`] the least.
+    fn promote(&mut self) {
+        std::mem::swap(&mut self.tried, &mut self.least);
+    }
+}
+
+/// The encoding of a renamed environment ([`WorldState::encode_environment`])
+/// in two pieces, each built when first needed: the network's, then the
+/// rest's.
+#[derive(Default)]
+struct EnvironmentBytes {
+    /// The network's encoding (when `net_built`).
+    net: Vec<u8>,
+    /// The rest's encoding (when `rest_built`).
+    rest: Vec<u8>,
+    /// Whether `net` is built.
+    net_built: bool,
+    /// Whether `rest` is built.
+    rest_built: bool,
+}
+
+impl EnvironmentBytes {
+    /// Drops the pieces built: they were another renaming's.
+    fn forget(&mut self) {
+        self.net_built = false;
+        self.rest_built = false;
+    }
+
+    /// Builds the network's piece, if not built, for `state` renamed by
+    /// `perm` (`None`: not renamed), renaming in `net`.
+    fn build_net(
+        &mut self,
+        env: &Env,
+        state: &WorldState,
+        perm: Option<&[u32]>,
+        net: &mut Vec<Packet>,
+    ) {
+        if std::mem::replace(&mut self.net_built, true) {
+            return;
+        }
+        self.net.clear();
+        match perm {
+            None => WorldState::encode_net(&state.net, &mut self.net),
+            Some(perm) => {
+                net.clone_from(&state.net);
+                rename_net(env, net, perm);
+                WorldState::encode_net(net, &mut self.net);
+            }
+        }
+    }
+
+    /// Builds the rest's piece, if not built, for `state` renamed by `perm`
+    /// (`None`: not renamed), renaming in `cut_links`.
+    fn build_rest(
+        &mut self,
+        state: &WorldState,
+        perm: Option<&[u32]>,
+        cut_links: &mut Vec<(u8, u8)>,
+    ) {
+        if std::mem::replace(&mut self.rest_built, true) {
+            return;
+        }
+        self.rest.clear();
+        match perm {
+            None => {
+                state.encode_environment_after_net(&state.cut_links, |node| node, &mut self.rest)
+            }
+            Some(perm) => {
+                cut_links.clone_from(&state.cut_links);
+                rename_cut_links(cut_links, perm);
+                let to = |node: u8| perm[node as usize] as u8;
+                state.encode_environment_after_net(cut_links, to, &mut self.rest);
+            }
+        }
+    }
 }
 
 thread_local! {
@@ -240,39 +511,48 @@ fn permutations(items: &mut Vec<u8>, at: usize, visit: &mut impl FnMut(&[u8])) {
     }
 }
 
-/// The environment of `state` (every field but the nodes, which are left
-/// out of `next`) with node `n` renamed `perm[n]` everywhere, written over
-/// `next` (whose memory is reused). `state` must hold no nodes.
-fn rename_environment(env: &Env, state: &WorldState, perm: &[u32], next: &mut WorldState) {
-    debug_assert!(state.nodes.is_empty(), "the nodes are renamed apart");
+/// Renames node `n` to `perm[n]` in the environment of `state` (every field
+/// but the nodes, which are left alone): message endpoints and the ids in
+/// messages, cut links and the ghost history's nodes.
+fn rename_environment(env: &Env, state: &mut WorldState, perm: &[u32]) {
+    rename_net(env, &mut state.net, perm);
+    rename_cut_links(&mut state.cut_links, perm);
+    for entry in &mut state.ghost {
+        entry.node = perm[entry.node as usize] as u8;
+    }
+}
+
+/// Renames node `n` to `perm[n]` in the network `net`: the packets'
+/// endpoints and the ids in their messages (by their sender's core), and
+/// sorts it again.
+fn rename_net(env: &Env, net: &mut [Packet], perm: &[u32]) {
     let to = |node: u8| perm[node as usize] as u8;
-    next.clone_from(state);
-    for packet in &mut next.net {
-        let core = env.spec.core_of(packet.src as usize);
-        let mut bytes = packet.msg;
-        let len = bytes.as_bytes().len();
-        let mut raw = [0u8; crate::core::abi::PAYLOAD_MAX];
-        raw[..len].copy_from_slice(bytes.as_bytes());
-        core.permute_message(&env.configs[packet.src as usize], &mut raw[..len], perm);
-        bytes = crate::world::state::Payload::new(&raw[..len]).expect("same length");
-        packet.msg = bytes;
+    for packet in net.iter_mut() {
+        let (core, config) = (
+            env.spec.core_of(packet.src as usize),
+            &env.configs[packet.src as usize],
+        );
+        core.permute_message(config, packet.msg.as_bytes_mut(), perm);
         packet.src = to(packet.src);
         packet.dst = to(packet.dst);
     }
     match env.spec.net {
         // Stable: the order within a link is its queue.
-        NetSemantics::Fifo => next.net.sort_by_key(|p| (p.src, p.dst)),
-        NetSemantics::Unordered | NetSemantics::Duplicating => next
-            .net
-            .sort_by(|p, q| (p.src, p.dst, &p.msg).cmp(&(q.src, q.dst, &q.msg))),
+        NetSemantics::Fifo => net.sort_by_key(|p| (p.src, p.dst)),
+        NetSemantics::Unordered | NetSemantics::Duplicating => {
+            net.sort_by(|p, q| (p.src, p.dst, &p.msg).cmp(&(q.src, q.dst, &q.msg)))
+        }
     }
-    for link in &mut next.cut_links {
+}
+
+/// Renames node `n` to `perm[n]` in the cut links `cut_links`, and sorts
+/// them again.
+fn rename_cut_links(cut_links: &mut [(u8, u8)], perm: &[u32]) {
+    let to = |node: u8| perm[node as usize] as u8;
+    for link in cut_links.iter_mut() {
         *link = (to(link.0), to(link.1));
     }
-    next.cut_links.sort_unstable();
-    for entry in &mut next.ghost {
-        entry.node = to(entry.node);
-    }
+    cut_links.sort_unstable();
 }
 
 #[cfg(test)]
@@ -288,10 +568,8 @@ mod tests {
 
     /// `state` with node `n` renamed `perm[n]` everywhere, built whole.
     fn renamed(env: &Env, state: &WorldState, perm: &[u32], inverse: &[u32]) -> WorldState {
-        let mut environment = state.clone();
-        environment.nodes.clear();
-        let mut next = WorldState::default();
-        rename_environment(env, &environment, perm, &mut next);
+        let mut next = state.clone();
+        rename_environment(env, &mut next, perm);
         next.nodes = inverse
             .iter()
             .map(|&old| {
@@ -312,7 +590,7 @@ mod tests {
             bytes
         };
         nodes
-            .map(|(a, b)| node_order(a, b))
+            .map(|(a, b)| renamed_order((&a.core, a), (&b.core, b)))
             .find(|order| order.is_ne())
             .unwrap_or(Ordering::Equal)
             .then_with(|| environment(state).cmp(&environment(other)))
@@ -383,6 +661,65 @@ mod tests {
                 }
             }
             assert!(tried >= states.len() * 6);
+        }
+    }
+    /// A core whose `node_ids` misses an id its `permute` renames: the
+    /// sender of reqack, which holds its receivers' ids, claiming none.
+    struct ForgetfulSender(ReqAck);
+
+    impl crate::Core for ForgetfulSender {
+        fn name(&self) -> &str {
+            "forgetful"
+        }
+        fn durable_size(&self) -> usize {
+            crate::Core::durable_size(&self.0)
+        }
+        fn volatile_size(&self) -> usize {
+            crate::Core::volatile_size(&self.0)
+        }
+        fn step(
+            &self,
+            config: &crate::core::abi::Config,
+            durable: &[u8],
+            volatile: &mut [u8],
+            event: &crate::core::abi::Event,
+            out: &mut crate::core::abi::Outputs,
+        ) -> Result<(), crate::core::abi::CoreError> {
+            crate::Core::step(&self.0, config, durable, volatile, event, out)
+        }
+        fn permute(
+            &self,
+            config: &crate::core::abi::Config,
+            durable: &mut [u8],
+            volatile: &mut [u8],
+            perm: &[u32],
+        ) -> bool {
+            crate::Core::permute(&self.0, config, durable, volatile, perm)
+        }
+        fn node_ids(&self, _: &crate::core::abi::Config, _: &[u8], _: &[u8]) -> u64 {
+            0
+        }
+    }
+
+    /// With `check-determinism`, a `node_ids` that misses an id stops the
+    /// search with an error naming the core, instead of a canonical form
+    /// that loses states.
+    #[test]
+    fn a_core_whose_node_ids_miss_an_id_is_an_error_under_check_determinism() {
+        use cmc_search::{Checker, Verdict};
+
+        let mut spec = WorldSpec::new(Arc::new(ForgetfulSender(ReqAck::default())), 3).unwrap();
+        spec.set_all(&["requests=1", "symmetry=1,2"]).unwrap();
+        spec.check_determinism = true;
+        let outcome = Checker::new(World::new(spec)).workers(1).run();
+        match &outcome.verdict {
+            Verdict::Error { message } => {
+                assert!(
+                    message.contains("forgetful") && message.contains("node_ids"),
+                    "{message}"
+                )
+            }
+            other => panic!("expected an error, got {other:?}"),
         }
     }
 }
