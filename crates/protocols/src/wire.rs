@@ -9,7 +9,7 @@ pub const WORDS_MAX: usize = 8;
 pub const REPLIES_MAX: usize = 8;
 
 /// Replies held back until the persist they follow is flushed (one per
-/// outstanding persist, at most [`REPLIES_MAX`]), in the volatile part of the
+/// outstanding persist, at most `REPLIES_MAX`, 8), in the volatile part of the
 /// Paxos and ABD cores.
 pub type Replies = AfterFlush<REPLIES_MAX, WORDS_MAX>;
 

@@ -19,7 +19,7 @@
 //!   acknowledges only once that persist is flushed. A restart resumes from
 //!   the durable record.
 //!
-//! See [`properties`] for what is checked. Planted bugs, selected by the
+//! See [`properties`](mod@properties) for what is checked. Planted bugs, selected by the
 //! const parameter `BUG` (0: none):
 //! 1. a read returns without the write-back phase;
 //! 2. the quorum is off by one (`servers / 2`);

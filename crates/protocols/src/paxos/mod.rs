@@ -13,7 +13,7 @@
 //! Durability: an acceptor's promise and accepted proposal are PERSISTed and
 //! each reply (Prepared, Accepted) is sent only once that persist is flushed;
 //! the leader's own promise and accept go the same way. A restart resumes
-//! from the durable record. See [`properties`] for what is checked.
+//! from the durable record. See [`properties`](mod@properties) for what is checked.
 //!
 //! Planted bugs, selected by the const parameter `BUG` (0: none):
 //! 1. an acceptor replies before its persist is flushed;
