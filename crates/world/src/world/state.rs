@@ -698,9 +698,7 @@ impl Ghost {
             }
         }
     }
-}
 
-impl Ghost {
     /// Appends every entry in order, each entry's node `n` renamed `node(n)`.
     fn write_entries_renamed(&self, node: impl Fn(u8) -> u8 + Copy, out: &mut Vec<u8>) {
         write_records(&self.entries, out, |entry, record| {
@@ -1252,7 +1250,7 @@ impl WorldState {
         if let Some(from) = unchanged_from {
             out.extend_from_slice(&parent_bytes[from..start]);
         }
-        encode_sequence(&self.net, out);
+        WorldState::encode_net(&self.net, out);
         if self.after_network_equals(parent) {
             out.extend_from_slice(&parent_bytes[layout.net_end as usize..]);
         } else {
