@@ -471,7 +471,7 @@ impl<M: Model> Search<'_, M> {
         if let Some(problem) = agree_on_error(worker, rounds, self.peers, saved)? {
             return Ok(Some(problem));
         }
-        let committed = if self.index % self.settings.threads == 0 {
+        let committed = if self.index.is_multiple_of(self.settings.threads) {
             checkpoints.commit(counters).err()
         } else {
             None

@@ -84,7 +84,10 @@ fn a_std_static_makes_replay_diverge_and_is_reported() {
         .check(|| {
             let flag = Arc::new(AtomicBool::new(false));
             // Different runs take different branches because of the unmodelled counter.
-            if UNMODELLED.fetch_add(1, std::sync::atomic::Ordering::SeqCst) % 2 == 0 {
+            if UNMODELLED
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+                .is_multiple_of(2)
+            {
                 flag.load(Ordering::SeqCst);
             }
             let (f2, f3) = (flag.clone(), flag.clone());

@@ -78,7 +78,7 @@ fn a_model_with_a_single_schedule_is_compared_with_itself() {
     let f = Checker::new()
         .check(|| {
             let x = AtomicUsize::new(0);
-            if RUNS.fetch_add(1, SeqCst) % 2 == 0 {
+            if RUNS.fetch_add(1, SeqCst).is_multiple_of(2) {
                 x.fetch_add(1, Ordering::SeqCst);
             } else {
                 x.load(Ordering::SeqCst);

@@ -194,7 +194,7 @@ impl Checker {
     }
 
     fn is_sampled(&self, execution: u64) -> bool {
-        self.recheck_every != 0 && (execution == 1 || execution % self.recheck_every == 0)
+        self.recheck_every != 0 && (execution == 1 || execution.is_multiple_of(self.recheck_every))
     }
 
     /// Explores `model` (run as thread 0 of every execution). Returns the first failure:

@@ -184,7 +184,7 @@ impl ExecState {
             Op::Send(c) => matches!(
                 self.objects[c].state,
                 ObjState::Channel { len, capacity, receiver, .. }
-                    if !receiver || capacity.map_or(true, |cap| len < cap)
+                    if !receiver || capacity.is_none_or(|cap| len < cap)
             ),
             Op::Recv(c) => matches!(
                 self.objects[c].state,
