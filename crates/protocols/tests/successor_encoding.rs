@@ -2,8 +2,9 @@
 //! parent's bytes (`Model::encode_successor`) rather than encoded again. The
 //! determinism check compares those bytes with a full encoding of every
 //! successor; these searches run it over Paxos (five nodes, a crash and a
-//! restart) and ABD (symmetric replicas: nodes renamed after each step), with
-//! the exact counts of the uncopied encoding.
+//! restart), ABD (symmetric replicas: nodes renamed after each step) and
+//! reqack (every kind of action), with the exact counts of the uncopied
+//! encoding.
 
 mod support;
 
@@ -27,5 +28,41 @@ fn abd_successors_renamed_by_symmetry_are_their_encodings() {
     assert_eq!(
         (concluded.verdict.as_str(), concluded.states),
         ("pass", 56_127)
+    );
+}
+
+/// Every kind of action (deliver, drop, dup, flush, timer, tick, crash,
+/// restart, client, local failure, each kind of link cut) and replies: the
+/// World copies every node but the one an action may change, and the
+/// history when it has as many entries as the parent's, without comparing
+/// them; a step that changed another node, or a reply left out, fails here
+/// (both mutation-checked). Deep enough for a request to be answered.
+#[test]
+fn reqack_successors_under_every_fault_are_their_encodings() {
+    use std::sync::Arc;
+
+    use cmc_world::cores::reqack::ReqAck;
+    use cmc_world::{World, WorldSpec};
+
+    let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2).unwrap();
+    spec.set_all(&[
+        "requests=1",
+        "drops=1",
+        "dups=1",
+        "partitions=1",
+        "oneway_cuts=1",
+        "isolations=1",
+        "splits=1",
+        "ticks=2",
+        "crash_nodes=0,1",
+        "crashes=1",
+        "restarts=1",
+        "local_fails=1",
+    ])
+    .unwrap();
+    let concluded = check_determinism(World::new(spec), 14);
+    assert_eq!(
+        (concluded.verdict.as_str(), concluded.states),
+        ("pass", 237_692)
     );
 }

@@ -19,7 +19,7 @@ use cmc_world::core::helpers::Message;
 use cmc_world::world::state::WorldState;
 use cmc_world::{Core, World};
 
-use crate::node_parts::{node_parts, NodeParts};
+use crate::node_parts::{node_parts, NodeParts, Nodes};
 use crate::variants::{bug_variant, variant_spec};
 
 use super::{servers, Ballot, Durable, Msg, Paxos, Volatile};
@@ -46,7 +46,7 @@ pub fn world(bug: u32, nodes: usize, params: &[&str]) -> Result<World, String> {
 /// One server's durable and volatile parts, and whether it is running.
 type Server<'a> = NodeParts<'a, Durable, Volatile>;
 
-fn servers_of<'a>(world: &'a World, state: &'a WorldState) -> Vec<Server<'a>> {
+fn servers_of<'a>(world: &'a World, state: &'a WorldState) -> Nodes<'a, Durable, Volatile> {
     let servers = servers(&world.spec().core_params) as usize;
     node_parts(world, state, 0..servers, "paxos")
 }

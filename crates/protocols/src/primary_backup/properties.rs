@@ -13,7 +13,7 @@ use cmc_model::Property;
 use cmc_world::world::state::WorldState;
 use cmc_world::{Core, World};
 
-use crate::node_parts::{node_parts, NodeParts};
+use crate::node_parts::{node_parts, Nodes};
 use crate::variants::{bug_variant, variant_spec};
 
 use super::{role, Durable, PrimaryBackup, Volatile, REPLY_OK};
@@ -31,7 +31,7 @@ pub fn world(bug: u32, nodes: usize, params: &[&str]) -> Result<World, String> {
     Ok(World::new(spec).with_properties(properties()))
 }
 
-fn nodes<'a>(world: &'a World, state: &'a WorldState) -> Vec<NodeParts<'a, Durable, Volatile>> {
+fn nodes<'a>(world: &'a World, state: &'a WorldState) -> Nodes<'a, Durable, Volatile> {
     let nodes = world.inspect(state).nodes();
     node_parts(world, state, 0..nodes, "primary_backup")
 }

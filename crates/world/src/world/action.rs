@@ -276,6 +276,31 @@ impl Action {
         }
     }
 
+    /// The node whose state (core, clock, timers, persists, choices, ...)
+    /// the action may change: the destination of a delivered message, the
+    /// node of a node action; `None` for a drop, a duplication or a change
+    /// of links. [`Env::next`](crate::world::env::Env::next) changes no
+    /// other node.
+    pub(crate) fn changed_node(&self) -> Option<u8> {
+        match *self {
+            Action::Net { op, dst, .. } => (op == NetOp::Deliver).then_some(dst),
+            Action::Flush { node }
+            | Action::Fire { node, .. }
+            | Action::Wake { node, .. }
+            | Action::Tick { node }
+            | Action::Crash { node }
+            | Action::Restart { node }
+            | Action::Client { node, .. }
+            | Action::LocalFail { node, .. }
+            | Action::Choose { node, .. }
+            | Action::Retry { node, .. } => Some(node),
+            Action::Links { .. }
+            | Action::OneWay { .. }
+            | Action::Isolate { .. }
+            | Action::Split { .. } => None,
+        }
+    }
+
     /// Whether this is a message action on `packet`: the same endpoints and
     /// bytes, and surplus outcomes exactly when the packet has surplus copies.
     pub fn names_packet(&self, packet: &Packet) -> bool {

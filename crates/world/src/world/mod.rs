@@ -190,6 +190,7 @@ impl World {
                 self.make_fault(fault, &self.format_action(action), state.to_bytes())
             })?;
         if enabled {
+            next.mark_step_successor(action.changed_node());
             self.summarise(state.ghost.len(), next);
             self.canonicalise(next);
         }

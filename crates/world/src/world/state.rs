@@ -866,16 +866,55 @@ pub struct WorldState {
     /// node when that node crashed: the client saw its connection break, so
     /// the request may never be answered (see [`crate::world::quiescence::answered`]).
     pub lost_in_crash: Vec<u8>,
-    /// Where the parts of the state's encoding ended in the bytes it was
-    /// last decoded from (see [`DecodedLayout`]).
+    /// Where the state came from: bookkeeping, not part of the state.
+    provenance: Provenance,
+}
+
+/// What a state knows of where it came from, which lets
+/// [`WorldState::encode_successor`] copy what a step left unchanged instead
+/// of encoding it. Bookkeeping, not part of the state: never encoded, equal
+/// in every state, and not copied (a copy was neither decoded nor stepped).
+#[derive(Default)]
+struct Provenance {
+    /// Where the parts of its encoding ended in the bytes it was last
+    /// decoded from.
     layout: DecodedLayout,
+    /// What it has of its parent's, when it is a step's successor.
+    lineage: Lineage,
+}
+
+impl PartialEq for Provenance {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Provenance {}
+
+impl std::fmt::Debug for Provenance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("(bookkeeping)")
+    }
+}
+
+/// What a state has of its parent's, when it is a step's successor.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Lineage {
+    /// Nothing known: the state is not known to be a step's successor, or
+    /// its nodes were renamed since.
+    #[default]
+    Unknown,
+    /// A step's successor: every node but `changed` (if any) is the
+    /// parent's unchanged, and the parent's history entries are the first
+    /// of its own (a step only appends entries; the summary may change).
+    Step {
+        /// The one node the step may have changed.
+        changed: Option<u8>,
+    },
 }
 
 /// Where the parts of a state's encoding end in the bytes it was last
-/// decoded from, as offsets from the start of the state's encoding: what
-/// lets [`WorldState::encode_successor`] copy the parts a step left
-/// unchanged from those bytes. Bookkeeping, not part of the state: never
-/// encoded, equal in every state, and not copied (a copy was not decoded).
+/// decoded from, as offsets from the start of the state's encoding.
 #[derive(Default)]
 struct DecodedLayout {
     /// The end of each node's encoding; empty when the state was not decoded.
@@ -890,20 +929,6 @@ impl DecodedLayout {
     /// Forgets the bytes: the state no longer matches them.
     fn clear(&mut self) {
         self.node_ends.clear();
-    }
-}
-
-impl PartialEq for DecodedLayout {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for DecodedLayout {}
-
-impl std::fmt::Debug for DecodedLayout {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("(bookkeeping)")
     }
 }
 
@@ -979,7 +1004,8 @@ impl Clone for WorldState {
         self.issued = issued;
         self.ghost.clone_from(ghost);
         copy_into(lost_in_crash, &mut self.lost_in_crash);
-        self.layout.clear();
+        self.provenance.layout.clear();
+        self.provenance.lineage = Lineage::Unknown;
     }
 }
 
@@ -1181,11 +1207,12 @@ impl Encode for WorldState {
         let start = decoder.offset();
         let offset =
             |decoder: &Decoder<'_>| u32::try_from(decoder.offset() - start).unwrap_or(u32::MAX);
-        self.layout.clear();
+        self.provenance.layout.clear();
+        self.provenance.lineage = Lineage::Unknown;
         let count = u32::decode(decoder)? as usize;
         // Each node takes at least a byte: a count beyond the input is refused
         // by the decoding of the nodes it does not hold.
-        let mut node_ends = std::mem::take(&mut self.layout.node_ends);
+        let mut node_ends = std::mem::take(&mut self.provenance.layout.node_ends);
         for index in 0..count {
             match self.nodes.get_mut(index) {
                 Some(node) => node.decode_in_place(decoder)?,
@@ -1202,7 +1229,7 @@ impl Encode for WorldState {
         self.issued.decode_in_place(decoder)?;
         self.ghost.decode_in_place(decoder)?;
         self.lost_in_crash.decode_in_place(decoder)?;
-        self.layout = DecodedLayout {
+        self.provenance.layout = DecodedLayout {
             node_ends,
             net_end,
             end: offset(decoder),
@@ -1212,19 +1239,36 @@ impl Encode for WorldState {
 }
 
 impl WorldState {
+    /// Records that `self` is a step's successor: its nodes but `changed`
+    /// (if any) are its parent's unchanged, and its history is the parent's
+    /// with entries appended (see [`Lineage::Step`]), which
+    /// [`WorldState::encode_successor`] then relies on instead of comparing.
+    /// Forgotten by a copy, a decoding or a renaming of the nodes
+    /// ([`WorldState::forget_lineage`]).
+    pub(crate) fn mark_step_successor(&mut self, changed: Option<u8>) {
+        self.provenance.lineage = Lineage::Step { changed };
+    }
+
+    /// Forgets what `self` has of its parent's.
+    pub(crate) fn forget_lineage(&mut self) {
+        self.provenance.lineage = Lineage::Unknown;
+    }
+
     /// Appends the encoding of `self`, a successor of `parent`, which was
     /// decoded from `parent_bytes` and not changed since: the same bytes as
     /// [`Encode::encode`], but each node equal to the parent's node of the
     /// same id, and the fields after the network when all equal the
     /// parent's, are copied from `parent_bytes` rather than encoded (a step
     /// changes one node at most, and the history or the budgets seldom).
+    /// What [`WorldState::mark_step_successor`] says the step left alone is
+    /// taken as equal without a comparison.
     pub(crate) fn encode_successor(
         &self,
         parent: &WorldState,
         parent_bytes: &[u8],
         out: &mut Vec<u8>,
     ) {
-        let layout = &parent.layout;
+        let layout = &parent.provenance.layout;
         let decoded_from_these = layout.node_ends.len() == parent.nodes.len()
             && !layout.node_ends.is_empty()
             && layout.end as usize == parent_bytes.len();
@@ -1236,8 +1280,17 @@ impl WorldState {
         // Runs of unchanged nodes are copied in one piece.
         let mut unchanged_from = None;
         let mut start = size_of::<u32>();
-        for ((node, before), &end) in self.nodes.iter().zip(&parent.nodes).zip(&layout.node_ends) {
-            if node == before {
+        let nodes = self.nodes.iter().zip(&parent.nodes).zip(&layout.node_ends);
+        for (id, ((node, before), &end)) in nodes.enumerate() {
+            let may_differ = match self.provenance.lineage {
+                Lineage::Unknown => true,
+                Lineage::Step { changed } => changed.map(usize::from) == Some(id),
+            };
+            debug_assert!(
+                may_differ || node == before,
+                "n{id} changed by a step that cannot"
+            );
+            if !may_differ || node == before {
                 unchanged_from.get_or_insert(start);
             } else {
                 if let Some(from) = unchanged_from.take() {
@@ -1290,16 +1343,31 @@ impl WorldState {
         encode_sequence(lost_in_crash, out);
     }
 
-    /// Whether every field after the network equals `other`'s.
-    fn after_network_equals(&self, other: &WorldState) -> bool {
+    /// Whether every field after the network equals `parent`'s (the history
+    /// compared by length alone when `self` is known to be `parent`'s
+    /// step successor, see [`Lineage::Step`]).
+    fn after_network_equals(&self, parent: &WorldState) -> bool {
         let (_, _, cut_links, budgets, issued, ghost, lost_in_crash) = self.fields();
         let (_, _, their_cuts, their_budgets, their_issued, their_ghost, their_lost) =
-            other.fields();
+            parent.fields();
+        let same_history = match self.provenance.lineage {
+            // Entries are only appended by a step: the same number, the same entries.
+            Lineage::Step { .. } => {
+                let same =
+                    ghost.len() == their_ghost.len() && ghost.summary() == their_ghost.summary();
+                debug_assert!(
+                    !same || ghost == their_ghost,
+                    "a step rewrote history entries"
+                );
+                same
+            }
+            Lineage::Unknown => ghost == their_ghost,
+        };
         issued == their_issued
             && budgets == their_budgets
             && cut_links == their_cuts
             && lost_in_crash == their_lost
-            && ghost == their_ghost
+            && same_history
     }
 
     /// Every field, in declaration (and encoding) order.
@@ -1313,7 +1381,7 @@ impl WorldState {
             issued,
             ghost,
             lost_in_crash,
-            layout: _,
+            provenance: _,
         } = self;
         (
             nodes,

@@ -204,6 +204,7 @@ impl Symmetry {
                 rename_core(env, node, old, perm, self.moved[least], ids, out);
             }
             rename_environment(env, state, perm);
+            state.forget_lineage();
             // The least's nodes are `state`'s moved, with their renamed
             // cores (the scratch keeps the cores they had).
             nodes.clear();
