@@ -10,7 +10,7 @@
 //! endpoints, cut links and the ghost history's nodes. Sound when the core's
 //! behaviour does not depend on which of the interchangeable ids it has.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::cmp::Ordering;
 
 use crate::core::helpers::node_bit;
@@ -125,6 +125,10 @@ impl Symmetry {
             best_cores.resize_with(count, RenamedCore::default);
             node_ids.clear();
             node_ids.resize(count, None);
+            let renamer = Renamer {
+                env,
+                check_skips: cfg!(debug_assertions) || env.spec.check_determinism || sampled(),
+            };
             // The least renaming so far (`None`: `state` itself), and how
             // many of its renamed cores `best_cores` holds (from position 0).
             let mut best: Option<usize> = None;
@@ -139,7 +143,7 @@ impl Symmetry {
                     let old = inverse[at] as usize;
                     let node = &original[old];
                     rename_core(
-                        env,
+                        &renamer,
                         node,
                         old,
                         perm,
@@ -157,7 +161,7 @@ impl Symmetry {
                                 let ids = &mut node_ids[least_old];
                                 let out = &mut best_cores[at];
                                 rename_core(
-                                    env,
+                                    &renamer,
                                     least_node,
                                     least_old,
                                     least_perm,
@@ -201,7 +205,7 @@ impl Symmetry {
             for at in best_built..count {
                 let old = inverse[at] as usize;
                 let (node, ids, out) = (&original[old], &mut node_ids[old], &mut best_cores[at]);
-                rename_core(env, node, old, perm, self.moved[least], ids, out);
+                rename_core(&renamer, node, old, perm, self.moved[least], ids, out);
             }
             rename_environment(env, state, perm);
             state.forget_lineage();
@@ -279,7 +283,7 @@ impl RenamedCore {
 /// calls only test the cached ids.
 #[inline(always)]
 fn rename_core(
-    env: &Env,
+    renamer: &Renamer<'_>,
     node: &NodeState,
     old: usize,
     perm: &[u32],
@@ -287,12 +291,13 @@ fn rename_core(
     ids: &mut Option<u64>,
     out: &mut RenamedCore,
 ) {
+    let env = renamer.env;
     let ids = match *ids {
         Some(ids) => ids,
         None => *ids.insert(node_ids(env, node, old)),
     };
     out.unchanged = ids & moved == 0;
-    if out.unchanged && (cfg!(debug_assertions) || env.spec.check_determinism) {
+    if out.unchanged && renamer.check_skips {
         check_node_ids(env, node, old, perm);
     }
     if !out.unchanged {
@@ -300,7 +305,37 @@ fn rename_core(
     }
 }
 
-/// Checks (with `check-determinism`, and in debug builds) that `perm`,
+/// How the nodes of one state are renamed.
+struct Renamer<'a> {
+    env: &'a Env,
+    /// Whether every node a renaming skips is checked ([`check_node_ids`]):
+    /// with `check-determinism`, in debug builds, and otherwise for one
+    /// state canonicalised in [`NODE_IDS_SAMPLE`].
+    check_skips: bool,
+}
+
+/// The skipped nodes of one state canonicalised in this many are checked in
+/// a run without `check-determinism` (each thread counts its own): a core
+/// whose `node_ids` misses ids is then caught in any search of more than a
+/// few thousand states, for a fraction of a percent of the search.
+const NODE_IDS_SAMPLE: u32 = 256;
+
+thread_local! {
+    /// States canonicalised by this thread, for [`sampled`].
+    static CANONICALISED: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Whether the state being canonicalised is one of the sample whose skipped
+/// nodes are checked.
+fn sampled() -> bool {
+    CANONICALISED.with(|canonicalised| {
+        let count = canonicalised.get().wrapping_add(1);
+        canonicalised.set(count);
+        count.is_multiple_of(NODE_IDS_SAMPLE)
+    })
+}
+
+/// Checks (when the [`Renamer`] says so) that `perm`,
 /// which moves none of the ids node `old`'s core says its state holds,
 /// indeed leaves the state unchanged; a core whose `node_ids` misses an id
 /// would otherwise make a wrong canonical form, and states be lost.
@@ -707,11 +742,23 @@ mod tests {
     /// that loses states.
     #[test]
     fn a_core_whose_node_ids_miss_an_id_is_an_error_under_check_determinism() {
+        assert_forgetful_sender_is_an_error(true);
+    }
+
+    /// Without it too: the sample of skipped nodes that is checked in every
+    /// run catches it (the test runs in release builds, where only the
+    /// sample is checked).
+    #[test]
+    fn a_core_whose_node_ids_miss_an_id_is_an_error_in_a_plain_run() {
+        assert_forgetful_sender_is_an_error(false);
+    }
+
+    fn assert_forgetful_sender_is_an_error(check_determinism: bool) {
         use cmc_search::{Checker, Verdict};
 
         let mut spec = WorldSpec::new(Arc::new(ForgetfulSender(ReqAck::default())), 3).unwrap();
         spec.set_all(&["requests=1", "symmetry=1,2"]).unwrap();
-        spec.check_determinism = true;
+        spec.check_determinism = check_determinism;
         let outcome = Checker::new(World::new(spec)).workers(1).run();
         match &outcome.verdict {
             Verdict::Error { message } => {
