@@ -282,7 +282,9 @@ fn first_change(before: &[u8], now: &[u8]) -> Option<(usize, u8, u8)> {
 /// copies: the new volatile part and the outputs (the count, the refusals
 /// and the valid items) are copied back into `state` and `out`, and `Err`
 /// says how the step broke its memory contract (then `state` and `out` are
-/// left as they were). Any other core runs on `state` and `out` in place.
+/// left as they were). Any other core runs on `state` and `out` in place
+/// (inline: that is every step of a typed Rust core).
+#[inline]
 pub(crate) fn step(
     core: &dyn Core,
     config: &Config,
@@ -291,12 +293,25 @@ pub(crate) fn step(
     out: &mut Outputs,
     fill: u8,
 ) -> Result<Result<(), CoreError>, String> {
-    let key = (core.durable_size(), core.volatile_size());
     if !core.needs_memory_guards() {
         out.empty(fill);
-        let (durable, volatile) = state.split_at_mut(key.0);
+        let (durable, volatile) = state.split_at_mut(core.durable_size());
         return Ok(core.step(config, durable, volatile, event, out));
     }
+    step_guarded(core, config, state, event, out, fill)
+}
+
+/// [`step`] of a core that needs guards.
+#[inline(never)]
+fn step_guarded(
+    core: &dyn Core,
+    config: &Config,
+    state: &mut [u8],
+    event: &Event,
+    out: &mut Outputs,
+    fill: u8,
+) -> Result<Result<(), CoreError>, String> {
+    let key = (core.durable_size(), core.volatile_size());
     debug_assert_eq!(state.len(), key.0 + key.1);
     ARENAS.with(|arenas| {
         let mut arenas = arenas.borrow_mut();

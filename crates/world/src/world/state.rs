@@ -715,6 +715,7 @@ impl Clone for Ghost {
         copy
     }
 
+    #[inline(always)]
     fn clone_from(&mut self, source: &Self) {
         copy_into(&source.entries, &mut self.entries);
         match (&mut self.summary, &source.summary) {
@@ -940,6 +941,7 @@ impl Clone for NodeState {
         copy
     }
 
+    #[inline(always)]
     fn clone_from(&mut self, source: &Self) {
         let (core, (crashed, clock, timers, wakes), persists, deadlines, choices) = source.fields();
         copy_into(core, &mut self.core);
