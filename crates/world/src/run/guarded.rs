@@ -283,7 +283,8 @@ fn first_change(before: &[u8], now: &[u8]) -> Option<(usize, u8, u8)> {
 /// and the valid items) are copied back into `state` and `out`, and `Err`
 /// says how the step broke its memory contract (then `state` and `out` are
 /// left as they were). Any other core runs on `state` and `out` in place
-/// (inline: that is every step of a typed Rust core).
+/// (inline: that is every step of a typed Rust core; the guarded steps run
+/// in the arena's closure, out of line).
 #[inline]
 pub(crate) fn step(
     core: &dyn Core,
@@ -298,19 +299,6 @@ pub(crate) fn step(
         let (durable, volatile) = state.split_at_mut(core.durable_size());
         return Ok(core.step(config, durable, volatile, event, out));
     }
-    step_guarded(core, config, state, event, out, fill)
-}
-
-/// [`step`] of a core that needs guards.
-#[inline(never)]
-fn step_guarded(
-    core: &dyn Core,
-    config: &Config,
-    state: &mut [u8],
-    event: &Event,
-    out: &mut Outputs,
-    fill: u8,
-) -> Result<Result<(), CoreError>, String> {
     let key = (core.durable_size(), core.volatile_size());
     debug_assert_eq!(state.len(), key.0 + key.1);
     ARENAS.with(|arenas| {
