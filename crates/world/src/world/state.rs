@@ -72,10 +72,9 @@ impl Payload {
     }
 }
 
-/// Payload bytes are compared a word at a time, inline: packets are
-/// compared for every message action taken and every message sent, and a
-/// call to the C library's `memcmp` cost more than the comparison.
-const PAYLOAD_WORDS: usize = PAYLOAD_MAX / 8;
+// Payload bytes are compared a word at a time, inline: packets are
+// compared for every message action taken and every message sent, and a
+// call to the C library's `memcmp` cost more than the comparison.
 const _: () = assert!(PAYLOAD_MAX.is_multiple_of(8), "payloads are whole words");
 
 impl Payload {
@@ -89,13 +88,14 @@ impl Payload {
 }
 
 /// The same as comparing the lengths and the whole arrays (the bytes past
-/// `len` are zero in both), without a call.
+/// `len` are zero in both): the lengths, then only the words that hold
+/// payload bytes, without a call.
 impl PartialEq for Payload {
     #[inline]
     fn eq(&self, other: &Self) -> bool {
-        let differences =
-            (0..PAYLOAD_WORDS).fold(0, |any, index| any | (self.word(index) ^ other.word(index)));
-        self.len == other.len && differences == 0
+        self.len == other.len
+            && (0..(self.len as usize).div_ceil(8))
+                .all(|index| self.word(index) == other.word(index))
     }
 }
 
