@@ -103,9 +103,10 @@ pub trait Core: Send + Sync {
     /// [`helpers::node_bit`]), for symmetry: [`Core::permute`] by a `perm`
     /// that fixes every id in the set must leave the state unchanged, and
     /// the World then skips it. The default holds every id: `permute`
-    /// always runs. A set that misses an id is an error of the search: the
-    /// World permutes the skipped nodes of a sample of the states anyway
-    /// (of every state with `check-determinism`) and compares them.
+    /// always runs. A set that misses an id is an error of the search when
+    /// it is seen: the World permutes the skipped nodes of a sample of the
+    /// states anyway (of every state with `check-determinism`) and compares
+    /// them.
     fn node_ids(&self, _config: &Config, _durable: &[u8], _volatile: &[u8]) -> u64 {
         u64::MAX
     }

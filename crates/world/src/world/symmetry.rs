@@ -315,9 +315,11 @@ struct Renamer<'a> {
 }
 
 /// The skipped nodes of one state canonicalised in this many are checked in
-/// a run without `check-determinism` (each thread counts its own): a core
-/// whose `node_ids` misses ids is then caught in any search of more than a
-/// few thousand states, for a fraction of a percent of the search.
+/// a run without `check-determinism` (each thread counts its own), for a
+/// fraction of a percent of the search: a core whose `node_ids` misses ids
+/// in a share of the states is caught by any long search; one wrong in a
+/// few states only may escape the sample (`check-determinism` checks every
+/// state).
 const NODE_IDS_SAMPLE: u32 = 256;
 
 thread_local! {
