@@ -980,6 +980,17 @@ type WorldFields<'a> = (
     &'a [u8],
 );
 
+/// Whether `a` and `b` hold the same items, empty ones compared without a
+/// call. `==` on byte slices calls the C library's `memcmp` even when they
+/// are empty, and an empty `Vec`'s pointer is dangling: the AVX-512
+/// `memcmp` reads it with a masked load that the processor completes only
+/// through a microcode assist, hundreds of cycles (21% of reqack's cycles,
+/// measured with `perf`, when the successor's fields were compared so).
+#[inline]
+fn same_items<T: PartialEq>(a: &[T], b: &[T]) -> bool {
+    a.len() == b.len() && (a.is_empty() || a == b)
+}
+
 /// Appends `items` encoded as a `Vec` of them is (a `u32` count, then each).
 fn encode_sequence<T: Encode>(items: &[T], out: &mut Vec<u8>) {
     let count = u32::try_from(items.len()).expect("at most u32::MAX items");
@@ -1355,8 +1366,11 @@ impl WorldState {
         let same_history = match self.provenance.lineage {
             // Entries are only appended by a step: the same number, the same entries.
             Lineage::Step { .. } => {
-                let same =
-                    ghost.len() == their_ghost.len() && ghost.summary() == their_ghost.summary();
+                let same_summary = match (ghost.summary(), their_ghost.summary()) {
+                    (Some(summary), Some(theirs)) => same_items(summary, theirs),
+                    (summary, theirs) => summary.is_none() && theirs.is_none(),
+                };
+                let same = ghost.len() == their_ghost.len() && same_summary;
                 debug_assert!(
                     !same || ghost == their_ghost,
                     "a step rewrote history entries"
@@ -1367,8 +1381,8 @@ impl WorldState {
         };
         issued == their_issued
             && budgets == their_budgets
-            && cut_links == their_cuts
-            && lost_in_crash == their_lost
+            && same_items(cut_links, their_cuts)
+            && same_items(lost_in_crash, their_lost)
             && same_history
     }
 
