@@ -238,7 +238,15 @@ impl Env {
             .collect();
         state.budgets = self.spec.budgets;
         for node in 0..self.spec.nodes() as u8 {
-            self.step(&mut state, node, EventKind::Start, 0, 0, &[], observer)?;
+            self.step(
+                &mut state,
+                node,
+                EventKind::Start,
+                0,
+                0,
+                &Payload::default(),
+                observer,
+            )?;
         }
         Ok(state)
     }
@@ -455,15 +463,7 @@ impl Env {
                             take_copy(&mut next.net, index as usize, surplus);
                         }
                         if live(dst) {
-                            self.step(
-                                next,
-                                dst,
-                                EventKind::Recv,
-                                src as u32,
-                                0,
-                                msg.as_bytes(),
-                                observer,
-                            )?;
+                            self.step(next, dst, EventKind::Recv, src as u32, 0, &msg, observer)?;
                         }
                     }
                     NetOp::Drop => {
@@ -494,7 +494,7 @@ impl Env {
                     EventKind::Flushed,
                     0,
                     persist.offset,
-                    bytes,
+                    &persist.bytes,
                     observer,
                 )?;
             }
@@ -507,13 +507,29 @@ impl Env {
                     return Ok(false);
                 }
                 ns.set_deadline(timer, None);
-                self.step(next, node, EventKind::Timer, 0, timer as u32, &[], observer)?;
+                self.step(
+                    next,
+                    node,
+                    EventKind::Timer,
+                    0,
+                    timer as u32,
+                    &Payload::default(),
+                    observer,
+                )?;
             }
             Action::Wake { node, wake } => {
                 if !live(node) || !take_bit(&mut next.nodes[node as usize].wakes, wake) {
                     return Ok(false);
                 }
-                self.step(next, node, EventKind::Wake, 0, wake as u32, &[], observer)?;
+                self.step(
+                    next,
+                    node,
+                    EventKind::Wake,
+                    0,
+                    wake as u32,
+                    &Payload::default(),
+                    observer,
+                )?;
             }
             Action::Tick { node } => {
                 let exists = (node as usize) < state.nodes.len();
@@ -533,7 +549,15 @@ impl Env {
                     )
                 })?;
                 if live(node) {
-                    self.step(next, node, EventKind::Tick, 0, 0, &[], observer)?;
+                    self.step(
+                        next,
+                        node,
+                        EventKind::Tick,
+                        0,
+                        0,
+                        &Payload::default(),
+                        observer,
+                    )?;
                 }
             }
             Action::Crash { node } => {
@@ -567,7 +591,15 @@ impl Env {
                     return Ok(false);
                 }
                 next.nodes[node as usize].crashed = false;
-                self.step(next, node, EventKind::Start, 0, 0, &[], observer)?;
+                self.step(
+                    next,
+                    node,
+                    EventKind::Start,
+                    0,
+                    0,
+                    &Payload::default(),
+                    observer,
+                )?;
             }
             Action::Links { a, b, cut } => {
                 if b as usize >= state.nodes.len() || a >= b || state.pair_up(a, b) != cut {
@@ -619,7 +651,7 @@ impl Env {
                     EventKind::LocalFail,
                     0,
                     request as u32,
-                    &[],
+                    &Payload::default(),
                     observer,
                 )?;
             }
@@ -642,7 +674,7 @@ impl Env {
                     EventKind::Choice,
                     0,
                     choice as u32,
-                    &[value],
+                    &Payload::new(&[value]).expect("one byte"),
                     observer,
                 )?;
             }
@@ -711,14 +743,13 @@ impl Env {
     ) -> Result<(), StepFault> {
         push_ghost(next, kind, request as u32, node, payload)
             .map_err(|why| client_fault(state, node, EventKind::Client, request, why))?;
-        let operation = payload.as_bytes();
         self.step(
             next,
             node,
             EventKind::Client,
             0,
             request as u32,
-            operation,
+            &payload,
             observer,
         )
     }
@@ -732,16 +763,10 @@ impl Env {
         kind: EventKind,
         src: u32,
         id: u32,
-        payload: &[u8],
+        payload: &Payload,
         observer: &mut impl Observer,
     ) -> Result<(), StepFault> {
-        let event = Event::new(
-            kind,
-            src,
-            id,
-            payload,
-            state.nodes[node as usize].clock as u64,
-        );
+        let event = payload.event(kind, src, id, state.nodes[node as usize].clock as u64);
         let fault = |failure| StepFault {
             node,
             event: Box::new(event),

@@ -6,7 +6,7 @@
 
 use cmc_model::{DecodeError, Decoder, Encode};
 
-use crate::core::abi::PAYLOAD_MAX;
+use crate::core::abi::{Event, EventKind, PAYLOAD_MAX};
 use crate::core::hex::hex;
 
 /// A payload of at most [`PAYLOAD_MAX`] bytes, stored inline (no allocation);
@@ -69,6 +69,21 @@ impl Payload {
     /// The payload's bytes, to change in place (their number stays).
     pub(crate) fn as_bytes_mut(&mut self) -> &mut [u8] {
         &mut self.bytes[..self.len as usize]
+    }
+
+    /// An event of `kind` carrying the payload: its bytes taken as the
+    /// zero-padded field they are, a copy of fixed size (copying only the
+    /// meaningful bytes into a zeroed field, then reading the field back,
+    /// stalled the step until the copy's narrower stores completed).
+    pub(crate) fn event(&self, kind: EventKind, src: u32, id: u32, clock: u64) -> Event {
+        Event {
+            kind: kind as u32,
+            src,
+            id,
+            len: u32::from(self.len),
+            clock,
+            payload: self.bytes,
+        }
     }
 }
 
