@@ -443,6 +443,17 @@ impl Env {
         next: &mut WorldState,
         observer: &mut impl Observer,
     ) -> Result<bool, StepFault> {
+        // A message action must name the packet at its index. Checked in
+        // `state` before `next` is made: the action, written just before
+        // (see `Env::actions`), is read while few stores wait ahead of its
+        // own, and the packet is not read back from `next`'s fresh copy
+        // (either read stalled the step, measured with `perf`).
+        if let Action::Net { index, .. } = *action {
+            let packet = state.net.get(index as usize);
+            if !packet.is_some_and(|packet| action.names_packet(packet)) {
+                return Ok(false);
+            }
+        }
         next.clone_from(state);
         let live =
             |node: u8| (node as usize) < state.nodes.len() && !state.nodes[node as usize].crashed;
@@ -450,12 +461,7 @@ impl Env {
             Action::Net {
                 op, index, surplus, ..
             } => {
-                let Some(packet) = next.net.get(index as usize).copied() else {
-                    return Ok(false);
-                };
-                if !action.names_packet(&packet) {
-                    return Ok(false);
-                }
+                let packet = state.net[index as usize];
                 let Packet { src, dst, msg, .. } = packet;
                 match op {
                     NetOp::Deliver => {
