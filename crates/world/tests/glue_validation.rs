@@ -223,7 +223,7 @@ fn a_rust_glue_logs_with_the_writer_and_validates() {
         }
         let mut out = Outputs::default();
         cmc_world::run::step::run(&*core, &config, state, &event, &mut out, false).unwrap();
-        for output in &out.items[..out.count as usize] {
+        for output in out.as_slice() {
             log.output(node, output).unwrap();
             match OutputKind::from_raw(output.kind) {
                 Some(OutputKind::Send) => pending.push_back((

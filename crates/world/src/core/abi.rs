@@ -269,20 +269,33 @@ impl Output {
 /// let kinds: Vec<_> = out.as_slice().iter().map(|o| OutputKind::from_raw(o.kind)).collect();
 /// assert_eq!(kinds, [Some(OutputKind::Persist), Some(OutputKind::Send),
 ///                    Some(OutputKind::SetTimer)]);
-/// assert_eq!(out.reserved, 0, "nothing was refused");
+/// assert_eq!(out.refused(), 0, "nothing was refused");
 /// # Ok::<(), CoreError>(())
+/// ```
+///
+/// Rust code reaches the outputs through the emit helpers and
+/// [`Outputs::as_slice`] only: the items past the count, which hold what
+/// earlier steps wrote, are out of its reach, so a core written in Rust
+/// cannot read outputs it did not write (C code can, and runs on a guarded
+/// buffer filled before each step, see `run::guarded`):
+///
+/// ```compile_fail
+/// use cmc_world::core::abi::Outputs;
+///
+/// let out = Outputs::default();
+/// let earlier = out.items[3]; // private: not even a core's own past outputs
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Outputs {
     /// Number of valid entries in `items`.
-    pub count: u32,
+    pub(crate) count: u32,
     /// Outputs the emit helpers refused (beyond [`OUTPUTS_MAX`] or with a
     /// payload over [`PAYLOAD_MAX`]); nonzero stops the run with a capacity
     /// fault even if the core ignored the error.
-    pub reserved: u32,
+    pub(crate) reserved: u32,
     /// The outputs; entries past `count` are ignored.
-    pub items: [Output; OUTPUTS_MAX],
+    pub(crate) items: [Output; OUTPUTS_MAX],
 }
 
 impl Default for Outputs {
@@ -299,7 +312,7 @@ impl Default for Outputs {
 /// // A payload over PAYLOAD_MAX is refused, and the refusal is counted.
 /// let mut out = Outputs::default();
 /// assert_eq!(out.send(1, &[0; PAYLOAD_MAX + 1]), Err(CoreError::OutputsFull));
-/// assert_eq!(out.reserved, 1);
+/// assert_eq!(out.refused(), 1);
 /// // A core's own error code, as a report shows it.
 /// assert_eq!(CoreError::Code(3).to_string(), "the step returned error code 3");
 /// ```
@@ -328,9 +341,21 @@ impl Outputs {
     /// items `fill` (a core must not read an item it did not write; the
     /// determinism gate fills them with a different byte each run).
     pub(crate) fn empty(&mut self, fill: u8) {
+        bytemuck::bytes_of_mut(&mut self.items).fill(fill);
+        self.clear();
+    }
+
+    /// No outputs and no refusals; the items are left as they are.
+    pub(crate) fn clear(&mut self) {
         self.count = 0;
         self.reserved = 0;
-        bytemuck::bytes_of_mut(&mut self.items).fill(fill);
+    }
+
+    /// How many outputs the emit helpers refused (beyond [`OUTPUTS_MAX`]
+    /// or with a payload over [`PAYLOAD_MAX`]): nonzero stops the run with
+    /// a capacity fault even if the core ignored the error.
+    pub fn refused(&self) -> u32 {
+        self.reserved
     }
 
     /// The valid outputs (clamped to [`OUTPUTS_MAX`]).

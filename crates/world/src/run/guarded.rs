@@ -276,7 +276,9 @@ fn first_change(before: &[u8], now: &[u8]) -> Option<(usize, u8, u8)> {
 }
 
 /// Runs `core`'s step on `state` (durable then volatile part) and `event`,
-/// with output items that hold the byte `fill` until the core writes them.
+/// with no outputs yet; a core that needs guards (C code, which can read
+/// any output item) finds the items holding the byte `fill` until it
+/// writes them.
 ///
 /// A core that [needs guards](Core::needs_memory_guards) runs on guarded
 /// copies: the new volatile part and the outputs (the count, the refusals
@@ -295,7 +297,10 @@ pub(crate) fn step(
     fill: u8,
 ) -> Result<Result<(), CoreError>, String> {
     if !core.needs_memory_guards() {
-        out.empty(fill);
+        // Safe Rust reaches only the outputs it emits (see `Outputs`): the
+        // items need no fill (1,280 bytes written per step, 5% of reqack's
+        // cycles), only the count and the refusals set to zero.
+        out.clear();
         let (durable, volatile) = state.split_at_mut(core.durable_size());
         return Ok(core.step(config, durable, volatile, event, out));
     }
