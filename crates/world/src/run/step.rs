@@ -7,9 +7,9 @@
 //! core cannot do either and runs on the state in place.
 //!
 //! With the gate on, the step runs twice, each time from a copy of the state,
-//! with the stack and the output buffer dirtied by a different byte pattern;
-//! any difference in the return value, the new state or the outputs is
-//! non-determinism.
+//! with the stack and (for a guarded core, which can read it whole) the
+//! output buffer dirtied by a different byte pattern; any difference in the
+//! return value, the new state or the outputs is non-determinism.
 
 use std::cell::RefCell;
 
