@@ -807,7 +807,7 @@ impl Env {
         let durable_size = self.spec.core_of(node as usize).durable_size();
         for (index, item) in out.as_slice().iter().enumerate() {
             let kind = OutputKind::from_raw(item.kind).expect("validated by step::run");
-            let payload = Payload::new(item.payload()).expect("validated by step::run");
+            let payload = || Payload::new(item.payload()).expect("validated by step::run");
             let bad = |why: String| {
                 EnvFailure::Step(StepFailure::BadOutput(format!(
                     "output {index} ({}): {why}",
@@ -834,14 +834,9 @@ impl Env {
                             state.nodes.len()
                         )));
                     }
-                    let packet = Packet {
-                        src: node,
-                        dst: item.dst as u8,
-                        msg: payload,
-                        count: 1,
-                        surplus: false,
-                    };
-                    self.send(&mut state.net, packet).map_err(full)?;
+                    let link = (node, item.dst as u8);
+                    self.send(&mut state.net, link, item.payload())
+                        .map_err(full)?;
                 }
                 OutputKind::SetTimer => ns.timers |= 1 << id_ok()?,
                 OutputKind::SetTimerAt => {
@@ -882,15 +877,15 @@ impl Env {
                     }
                     ns.persists.push(Persist {
                         offset: item.id,
-                        bytes: payload,
+                        bytes: payload(),
                     });
                 }
                 OutputKind::Reply => {
-                    push_ghost(state, GhostKind::Reply, item.id, node, payload).map_err(full)?
+                    push_ghost(state, GhostKind::Reply, item.id, node, payload()).map_err(full)?
                 }
                 OutputKind::Choose => {
                     let id = id_ok()?;
-                    let k = match payload.as_bytes() {
+                    let k = match item.payload() {
                         [k] if *k > 0 => *k,
                         _ => {
                             return Err(bad(
@@ -913,14 +908,13 @@ impl Env {
     /// Puts `packet` in flight: a copy more of an equal packet (unordered:
     /// anywhere on its link; FIFO: the link's last run), counted up to
     /// `net_bound` and beyond that a surplus, or a new packet.
-    fn send(&self, net: &mut Vec<Packet>, packet: Packet) -> Result<(), String> {
+    fn send(&self, net: &mut Vec<Packet>, link: (u8, u8), msg: &[u8]) -> Result<(), String> {
         let bound = self.spec.net_bound;
-        let link = (packet.src, packet.dst);
         let position = match self.spec.net {
             NetSemantics::Fifo => {
                 let start = net.partition_point(|p| (p.src, p.dst) < link);
                 let end = net.partition_point(|p| (p.src, p.dst) <= link);
-                if end > start && net[end - 1].msg == packet.msg {
+                if end > start && net[end - 1].msg.as_bytes() == msg {
                     add_copy(&mut net[end - 1], bound);
                     return Ok(());
                 }
@@ -929,14 +923,14 @@ impl Env {
                     return Err(format!(
                         "link_bound={runs}: the FIFO link n{}->n{} already holds {runs} run(s) \
                          of different messages and this SEND would start another (raise link_bound)",
-                        packet.src, packet.dst
+                        link.0, link.1
                     ));
                 }
                 end
             }
             NetSemantics::Unordered | NetSemantics::Duplicating => {
                 match net.binary_search_by(|p| {
-                    (p.src, p.dst, &p.msg).cmp(&(link.0, link.1, &packet.msg))
+                    (p.src, p.dst).cmp(&link).then_with(|| p.msg.cmp_bytes(msg))
                 }) {
                     Ok(found) => {
                         if self.spec.net == NetSemantics::Unordered {
@@ -953,7 +947,10 @@ impl Env {
                 "NET_MAX: {NET_MAX} different messages are already in flight"
             ));
         }
-        net.insert(position, packet);
+        // Made in its place: a packet built apart and moved in was read
+        // back at once, before its payload's narrow stores had completed.
+        net.insert(position, Packet::new_empty(link));
+        net[position].msg.set_bytes(msg);
         Ok(())
     }
 }

@@ -142,6 +142,25 @@ impl Ord for Payload {
     }
 }
 
+impl Payload {
+    /// Makes `self` the payload of `bytes` (at most [`PAYLOAD_MAX`], validated
+    /// by the caller), in place.
+    pub(crate) fn set_bytes(&mut self, bytes: &[u8]) {
+        let (meaningful, rest) = self.bytes.split_at_mut(bytes.len());
+        meaningful.copy_from_slice(bytes);
+        rest.fill(0);
+        self.len = bytes.len() as u8;
+    }
+
+    /// The order of `self` against the payload of the bytes `bytes`, as
+    /// [`Ord`] has it (by length, then bytes), without making that payload.
+    pub(crate) fn cmp_bytes(&self, bytes: &[u8]) -> std::cmp::Ordering {
+        usize::from(self.len)
+            .cmp(&bytes.len())
+            .then_with(|| self.as_bytes().cmp(bytes))
+    }
+}
+
 impl Default for Payload {
     fn default() -> Self {
         Payload {
@@ -250,6 +269,19 @@ impl Packet {
         count: 0,
         surplus: false,
     };
+}
+
+impl Packet {
+    /// One copy of the empty message from `src` to `dst`.
+    pub(crate) fn new_empty((src, dst): (u8, u8)) -> Packet {
+        Packet {
+            src,
+            dst,
+            msg: Payload::default(),
+            count: 1,
+            surplus: false,
+        }
+    }
 }
 
 /// The longest encoding of a packet or of a history entry: a few fixed
