@@ -244,7 +244,7 @@ impl Env {
                 EventKind::Start,
                 0,
                 0,
-                &Payload::default(),
+                &Payload::EMPTY,
                 observer,
             )?;
         }
@@ -519,7 +519,7 @@ impl Env {
                     EventKind::Timer,
                     0,
                     timer as u32,
-                    &Payload::default(),
+                    &Payload::EMPTY,
                     observer,
                 )?;
             }
@@ -533,7 +533,7 @@ impl Env {
                     EventKind::Wake,
                     0,
                     wake as u32,
-                    &Payload::default(),
+                    &Payload::EMPTY,
                     observer,
                 )?;
             }
@@ -555,15 +555,7 @@ impl Env {
                     )
                 })?;
                 if live(node) {
-                    self.step(
-                        next,
-                        node,
-                        EventKind::Tick,
-                        0,
-                        0,
-                        &Payload::default(),
-                        observer,
-                    )?;
+                    self.step(next, node, EventKind::Tick, 0, 0, &Payload::EMPTY, observer)?;
                 }
             }
             Action::Crash { node } => {
@@ -603,7 +595,7 @@ impl Env {
                     EventKind::Start,
                     0,
                     0,
-                    &Payload::default(),
+                    &Payload::EMPTY,
                     observer,
                 )?;
             }
@@ -657,7 +649,7 @@ impl Env {
                     EventKind::LocalFail,
                     0,
                     request as u32,
-                    &Payload::default(),
+                    &Payload::EMPTY,
                     observer,
                 )?;
             }

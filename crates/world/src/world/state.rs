@@ -53,11 +53,8 @@ impl Payload {
         if bytes.len() > PAYLOAD_MAX {
             return None;
         }
-        let mut payload = Payload {
-            len: bytes.len() as u8,
-            bytes: [0; PAYLOAD_MAX],
-        };
-        payload.bytes[..bytes.len()].copy_from_slice(bytes);
+        let mut payload = Payload::EMPTY;
+        payload.set_bytes(bytes);
         Some(payload)
     }
 
@@ -84,6 +81,23 @@ impl Payload {
             clock,
             payload: self.bytes,
         }
+    }
+
+    /// Makes `self` the payload of `bytes` (at most [`PAYLOAD_MAX`], validated
+    /// by the caller), in place.
+    pub(crate) fn set_bytes(&mut self, bytes: &[u8]) {
+        let (meaningful, rest) = self.bytes.split_at_mut(bytes.len());
+        meaningful.copy_from_slice(bytes);
+        rest.fill(0);
+        self.len = bytes.len() as u8;
+    }
+
+    /// The order of `self` against the payload of the bytes `bytes`, as
+    /// [`Ord`] has it (by length, then bytes), without making that payload.
+    pub(crate) fn cmp_bytes(&self, bytes: &[u8]) -> std::cmp::Ordering {
+        usize::from(self.len)
+            .cmp(&bytes.len())
+            .then_with(|| self.as_bytes().cmp(bytes))
     }
 }
 
@@ -143,30 +157,16 @@ impl Ord for Payload {
 }
 
 impl Payload {
-    /// Makes `self` the payload of `bytes` (at most [`PAYLOAD_MAX`], validated
-    /// by the caller), in place.
-    pub(crate) fn set_bytes(&mut self, bytes: &[u8]) {
-        let (meaningful, rest) = self.bytes.split_at_mut(bytes.len());
-        meaningful.copy_from_slice(bytes);
-        rest.fill(0);
-        self.len = bytes.len() as u8;
-    }
-
-    /// The order of `self` against the payload of the bytes `bytes`, as
-    /// [`Ord`] has it (by length, then bytes), without making that payload.
-    pub(crate) fn cmp_bytes(&self, bytes: &[u8]) -> std::cmp::Ordering {
-        usize::from(self.len)
-            .cmp(&bytes.len())
-            .then_with(|| self.as_bytes().cmp(bytes))
-    }
+    /// The payload of no bytes.
+    pub(crate) const EMPTY: Payload = Payload {
+        len: 0,
+        bytes: [0; PAYLOAD_MAX],
+    };
 }
 
 impl Default for Payload {
     fn default() -> Self {
-        Payload {
-            len: 0,
-            bytes: [0; PAYLOAD_MAX],
-        }
+        Payload::EMPTY
     }
 }
 
@@ -258,26 +258,13 @@ pub struct Packet {
 }
 
 impl Packet {
-    /// A packet of no bytes from and to n0, what decoding starts from.
-    const EMPTY: Packet = Packet {
-        src: 0,
-        dst: 0,
-        msg: Payload {
-            len: 0,
-            bytes: [0; PAYLOAD_MAX],
-        },
-        count: 0,
-        surplus: false,
-    };
-}
-
-impl Packet {
-    /// One copy of the empty message from `src` to `dst`.
-    pub(crate) fn new_empty((src, dst): (u8, u8)) -> Packet {
+    /// One copy of the empty message from `src` to `dst` (what a packet is
+    /// made in place from, by a send or a decoding).
+    pub(crate) const fn new_empty((src, dst): (u8, u8)) -> Packet {
         Packet {
             src,
             dst,
-            msg: Payload::default(),
+            msg: Payload::EMPTY,
             count: 1,
             surplus: false,
         }
@@ -338,7 +325,7 @@ impl Encode for Packet {
     }
 
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        let mut packet = Packet::EMPTY;
+        let mut packet = Packet::new_empty((0, 0));
         packet.decode_in_place(decoder)?;
         Ok(packet)
     }
@@ -372,7 +359,7 @@ impl Encode for Packet {
         into: &mut Vec<Packet>,
     ) -> Result<(), DecodeError> {
         for _ in 0..len {
-            into.push(Packet::EMPTY);
+            into.push(Packet::new_empty((0, 0)));
             let last = into.last_mut().expect("a packet was pushed");
             last.decode_in_place(decoder)?;
         }
@@ -1454,22 +1441,23 @@ impl WorldState {
         let (_, _, cut_links, budgets, issued, ghost, lost_in_crash) = self.fields();
         let (_, _, their_cuts, their_budgets, their_issued, their_ghost, their_lost) =
             parent.fields();
-        let same_history = match self.provenance.lineage {
+        let same_summary = match (ghost.summary(), their_ghost.summary()) {
+            (Some(summary), Some(theirs)) => same_items(summary, theirs),
+            (summary, theirs) => summary.is_none() && theirs.is_none(),
+        };
+        let same_entries = match self.provenance.lineage {
             // Entries are only appended by a step: the same number, the same entries.
             Lineage::Step { .. } => {
-                let same_summary = match (ghost.summary(), their_ghost.summary()) {
-                    (Some(summary), Some(theirs)) => same_items(summary, theirs),
-                    (summary, theirs) => summary.is_none() && theirs.is_none(),
-                };
-                let same = ghost.len() == their_ghost.len() && same_summary;
+                let same = ghost.len() == their_ghost.len();
                 debug_assert!(
-                    !same || ghost == their_ghost,
+                    !same || ghost[..] == their_ghost[..],
                     "a step rewrote history entries"
                 );
                 same
             }
-            Lineage::Unknown => ghost == their_ghost,
+            Lineage::Unknown => ghost[..] == their_ghost[..],
         };
+        let same_history = same_summary && same_entries;
         issued == their_issued
             && budgets == their_budgets
             && same_items(cut_links, their_cuts)
