@@ -133,8 +133,38 @@ pub trait Model: Sync {
         }
     }
 
+    /// [`next_state_into`](Model::next_state_into) that may leave `out`
+    /// *partial*: the parts of the successor that equal `state`'s may be
+    /// left as `out` held them, to be copied only if the successor is
+    /// needed whole. Until [`complete_successor`](Model::complete_successor)
+    /// is called with the same `state`, `out` may be read only by
+    /// [`encode_successor`](Model::encode_successor) and `complete_successor`
+    /// (and written again only by a model method). The breadth-first search
+    /// calls it and completes only the successors it checks (new states,
+    /// and every successor when there are step properties): most successors
+    /// are states found before, for which only the encoding is needed. The
+    /// default makes the successor whole.
+    fn next_state_partial_into(
+        &self,
+        state: &Self::State,
+        action: &Self::Action,
+        out: &mut Self::State,
+    ) -> bool {
+        self.next_state_into(state, action, out)
+    }
+
+    /// Makes `next`, a successor of `state` by
+    /// [`next_state_partial_into`](Model::next_state_partial_into), whole:
+    /// what [`next_state_into`](Model::next_state_into) would have made.
+    /// Nothing for a successor already whole, which is what the default
+    /// assumes.
+    fn complete_successor(&self, state: &Self::State, next: &mut Self::State) {
+        let _ = (state, next);
+    }
+
     /// Appends the canonical encoding of `next`, a successor of `parent`
-    /// (by [`next_state_into`](Model::next_state_into)), to `out`:
+    /// (by [`next_state_into`](Model::next_state_into) or
+    /// [`next_state_partial_into`](Model::next_state_partial_into)), to `out`:
     /// exactly the bytes `next.encode(out)` appends, which is what the
     /// default does. The search calls it with `parent` decoded from
     /// `parent_bytes` and not changed since, so a model may copy the parts

@@ -320,7 +320,9 @@ impl<'a, M: Model> Expander<'a, M> {
 
     /// Admits a state whose canonical encoding is `bytes` and fingerprint
     /// `fingerprint` (reached by the link `parent`/`step`, at `depth`): if it
-    /// is new, checks invariants, stores its parent link (or defers it, see
+    /// is new, makes it whole (when it is a partial successor of
+    /// `partial_of`, see [`Model::next_state_partial_into`]), checks
+    /// invariants, stores its parent link (or defers it, see
     /// [`Expander::defer_links`]) and hands it to `on_new`. Returns whether
     /// it was new.
     #[inline]
@@ -329,7 +331,7 @@ impl<'a, M: Model> Expander<'a, M> {
         &self,
         writer: &mut TraceWriter<'_>,
         violation: &mut Option<ViolationSite>,
-        state: &M::State,
+        (state, partial_of): (&mut M::State, Option<&M::State>),
         bytes: &[u8],
         fingerprint: Fingerprint,
         parent: Option<TraceId>,
@@ -345,6 +347,17 @@ impl<'a, M: Model> Expander<'a, M> {
             }
             Some(Insertion::Present) => return Ok(false),
             Some(Insertion::New) => {}
+        }
+        if let Some(parent_state) = partial_of {
+            guard_panic(
+                || {
+                    format!(
+                        "completing a successor of {}",
+                        describe(self.model, parent_state)
+                    )
+                },
+                || self.model.complete_successor(parent_state, state),
+            )?;
         }
         if self.checks.round_trip {
             crate::round_trip::check(self.model, state, bytes)
@@ -391,7 +404,7 @@ impl<'a, M: Model> Expander<'a, M> {
         &self,
         scratch: &mut Scratch<'_, M>,
         index: usize,
-        state: M::State,
+        mut state: M::State,
         on_new: &mut impl FnMut(TraceId, &[u8], &M::State),
     ) -> Result<(), SearchError> {
         scratch.generated += 1;
@@ -403,7 +416,7 @@ impl<'a, M: Model> Expander<'a, M> {
         self.admit(
             &mut scratch.writer,
             &mut scratch.violation,
-            &state,
+            (&mut state, None),
             encoded,
             fingerprint,
             None,
@@ -495,10 +508,12 @@ impl<'a, M: Model> Expander<'a, M> {
         for (index, action) in actions.iter().enumerate() {
             let doing = || about_action(model, "taking", action, state);
             let slot = successors.len();
+            // A partial successor is made whole where it is checked (see
+            // `settle`).
             let enabled = match states.get_mut(slot) {
-                Some(buffer) => {
-                    guard_panic(doing, || model.next_state_into(state, action, buffer))?
-                }
+                Some(buffer) => guard_panic(doing, || {
+                    model.next_state_partial_into(state, action, buffer)
+                })?,
                 None => match guard_panic(doing, || model.next_state(state, action))? {
                     Some(next) => {
                         states.push(next);
@@ -507,23 +522,23 @@ impl<'a, M: Model> Expander<'a, M> {
                     None => false,
                 },
             };
-            if !enabled {
-                continue;
+            if enabled {
+                successors.push(Successor {
+                    step: u32::try_from(index).expect("at most u32::MAX actions per state"),
+                    fingerprint: None,
+                    bytes: 0..0,
+                });
             }
-            if self.checks.determinism {
-                self.recheck_step(state, action, &states[slot])?;
-            }
-            successors.push(Successor {
-                step: u32::try_from(index).expect("at most u32::MAX actions per state"),
-                fingerprint: None,
-                bytes: 0..0,
-            });
         }
-        for (successor, next) in successors.iter_mut().zip(states.iter()) {
+        for (successor, next) in successors.iter_mut().zip(states.iter_mut()) {
             let start = encoded.len();
             model.encode_successor(state, state_bytes, next, encoded);
             successor.bytes = start..encoded.len();
             if self.checks.determinism {
+                // The successor made whole must be the one made again from
+                // scratch, and the partial one's encoding must be its.
+                model.complete_successor(state, next);
+                self.recheck_step(state, &actions[successor.step as usize], next)?;
                 check_successor_encoding(next, &encoded[successor.bytes.clone()])?;
             }
         }
@@ -581,6 +596,17 @@ impl<'a, M: Model> Expander<'a, M> {
         if !room(*lookups) {
             return Ok(false);
         }
+        // Every successor is made whole for the step properties; otherwise
+        // only the new ones are, by `admit`.
+        let partial_of = if self.properties.has_step_properties() {
+            for next in states.iter_mut().take(successors.len()) {
+                let doing = || format!("completing a successor of {}", describe(model, state));
+                guard_panic(doing, || model.complete_successor(state, next))?;
+            }
+            None
+        } else {
+            Some(state)
+        };
         if self.properties.has_step_properties() {
             for (successor, next) in successors.iter().zip(states.iter()) {
                 let action = &actions[successor.step as usize];
@@ -617,7 +643,7 @@ impl<'a, M: Model> Expander<'a, M> {
                 },
             );
         }
-        for (successor, next) in successors.drain(..).zip(states.iter()) {
+        for (successor, next) in successors.drain(..).zip(states.iter_mut()) {
             let kind = self
                 .checks
                 .coverage
@@ -631,7 +657,7 @@ impl<'a, M: Model> Expander<'a, M> {
             let new = self.admit(
                 writer,
                 violation,
-                next,
+                (next, partial_of),
                 &encoded[successor.bytes],
                 fingerprint,
                 Some(trace_id),

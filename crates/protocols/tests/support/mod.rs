@@ -31,6 +31,17 @@ pub fn check_determinism(world: World, max_depth: u64) -> Concluded {
     )
 }
 
+/// [`check_determinism`] depth-first: the state expanded is a copy, not
+/// decoded from its bytes, so no successor's encoding is copied from them.
+pub fn check_determinism_depth_first(world: World, max_depth: u64) -> Concluded {
+    conclude(
+        Checker::new(world)
+            .dfs()
+            .max_depth(max_depth)
+            .check_determinism(true),
+    )
+}
+
 /// The parameters of ABD as the gate runs it: two requests, a replica crash
 /// and restart, symmetric replicas.
 pub const ABD_GATE_PARAMS: [&str; 5] = [

@@ -166,6 +166,16 @@ impl Observer for () {
     fn on_step(&mut self, _node: u8, _event: &Event, _out: &Outputs) {}
 }
 
+/// How [`Env::next_made`] makes a successor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Successor {
+    /// Whole: a state like any other.
+    Whole,
+    /// Partial: the nodes the action leaves alone are the parent's, not
+    /// copied (see [`WorldState::copy_for_step`]).
+    Partial,
+}
+
 /// The environment of one World: its spec and the per-node configurations.
 ///
 /// ```
@@ -443,6 +453,20 @@ impl Env {
         next: &mut WorldState,
         observer: &mut impl Observer,
     ) -> Result<bool, StepFault> {
+        self.next_made(state, action, next, Successor::Whole, observer)
+    }
+
+    /// [`Env::next`] making a *partial* successor when `made` says so: the
+    /// nodes the action leaves alone are not copied (see
+    /// [`WorldState::copy_for_step`]).
+    pub(crate) fn next_made(
+        &self,
+        state: &WorldState,
+        action: &Action,
+        next: &mut WorldState,
+        made: Successor,
+        observer: &mut impl Observer,
+    ) -> Result<bool, StepFault> {
         // A message action must name the packet at its index. Checked in
         // `state` before `next` is made: the action, written just before
         // (see `Env::actions`), is read while few stores wait ahead of its
@@ -454,7 +478,10 @@ impl Env {
                 return Ok(false);
             }
         }
-        next.clone_from(state);
+        match made {
+            Successor::Whole => next.clone_from(state),
+            Successor::Partial => next.copy_for_step(state, action.changed_node()),
+        }
         let live =
             |node: u8| (node as usize) < state.nodes.len() && !state.nodes[node as usize].crashed;
         match *action {

@@ -85,7 +85,11 @@ impl NodeView<'_> {
 
 impl World {
     /// The internals of `state`, for properties and descriptions only.
+    ///
+    /// Panics on a partial successor (whose nodes are not all its own): the
+    /// search makes a state whole before any property reads it.
     pub fn inspect<'a>(&'a self, state: &'a WorldState) -> Inspect<'a> {
+        assert!(state.is_whole(), "a partial successor inspected");
         Inspect { world: self, state }
     }
 }

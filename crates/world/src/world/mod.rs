@@ -24,7 +24,7 @@ use crate::core::hex::{hex, state_hex};
 use crate::run::recorder::Recorder;
 use crate::run::step::StepFailure;
 use crate::world::action::Action;
-use crate::world::env::{Env, EnvFailure, Observer, StepFault};
+use crate::world::env::{Env, EnvFailure, Observer, StepFault, Successor};
 use crate::world::quiescence::{answered, every_client_replied, lost_in_crash, Quiescence};
 use crate::world::spec::WorldSpec;
 use crate::world::state::{GhostEntry, GhostKind, WorldState};
@@ -170,22 +170,25 @@ impl World {
         observer: &mut impl Observer,
     ) -> Result<Option<WorldState>, Fault> {
         let mut next = WorldState::default();
-        let enabled = self.step_observed_into(state, action, &mut next, observer)?;
+        let enabled =
+            self.step_observed_into(state, action, &mut next, Successor::Whole, observer)?;
         Ok(enabled.then_some(next))
     }
 
     /// As [`World::step_observed`], made in the memory of `next`: whether
-    /// the action is enabled (then `next` holds its successor).
+    /// the action is enabled (then `next` holds its successor, partial or
+    /// whole as `made` says: see [`Env::next_made`]).
     fn step_observed_into(
         &self,
         state: &WorldState,
         action: &Action,
         next: &mut WorldState,
+        made: Successor,
         observer: &mut impl Observer,
     ) -> Result<bool, Fault> {
         let enabled = self
             .env
-            .next(state, action, next, observer)
+            .next_made(state, action, next, made, observer)
             .map_err(|fault| {
                 self.make_fault(fault, &self.format_action(action), state.to_bytes())
             })?;
@@ -195,6 +198,33 @@ impl World {
             self.canonicalise(next);
         }
         Ok(enabled)
+    }
+
+    /// A successor made in the memory of `out`, whole or partial as `made`
+    /// says; a core's fault is reported (voiding the verdict) and the
+    /// action taken as disabled.
+    fn next_made(
+        &self,
+        state: &WorldState,
+        action: &Action,
+        out: &mut WorldState,
+        made: Successor,
+    ) -> bool {
+        if self.poisoned.load(Ordering::Relaxed) {
+            return false;
+        }
+        let recorder = crate::run::recorder::installed();
+        if let Some(recorder) = recorder {
+            record_step_begin(recorder, state, action);
+        }
+        let result = self.step_observed_into(state, action, out, made, &mut ());
+        if let Some(recorder) = recorder {
+            recorder.end();
+        }
+        result.unwrap_or_else(|fault| {
+            self.report(fault, Some(action));
+            false
+        })
     }
 
     /// Replaces `state` by its canonical form under symmetry reduction.
@@ -436,21 +466,27 @@ impl Model for World {
 
     /// The successor is made in the memory of `out` (see [`Env::next`]).
     fn next_state_into(&self, state: &WorldState, action: &Action, out: &mut WorldState) -> bool {
-        if self.poisoned.load(Ordering::Relaxed) {
-            return false;
-        }
-        let recorder = crate::run::recorder::installed();
-        if let Some(recorder) = recorder {
-            record_step_begin(recorder, state, action);
-        }
-        let result = self.step_observed_into(state, action, out, &mut ());
-        if let Some(recorder) = recorder {
-            recorder.end();
-        }
-        result.unwrap_or_else(|fault| {
-            self.report(fault, Some(action));
-            false
-        })
+        self.next_made(state, action, out, Successor::Whole)
+    }
+
+    /// Without symmetry, the nodes the action leaves alone are not copied
+    /// (see [`WorldState::copy_for_step`]); with it, the successor is made
+    /// whole (renaming reads every node).
+    fn next_state_partial_into(
+        &self,
+        state: &WorldState,
+        action: &Action,
+        out: &mut WorldState,
+    ) -> bool {
+        let made = match self.symmetry {
+            None => Successor::Partial,
+            Some(_) => Successor::Whole,
+        };
+        self.next_made(state, action, out, made)
+    }
+
+    fn complete_successor(&self, state: &WorldState, next: &mut WorldState) {
+        next.complete_from(state);
     }
 
     /// Copies the nodes a step left unchanged (equal to the parent's node

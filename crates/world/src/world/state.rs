@@ -960,6 +960,16 @@ struct Provenance {
     layout: DecodedLayout,
     /// What it has of its parent's, when it is a step's successor.
     lineage: Lineage,
+    /// Set when it is a partial successor: see [`WorldState::copy_for_step`].
+    partial: Option<PartialNodes>,
+}
+
+/// A partial successor's nodes: only `kept` (if any) was copied from the
+/// parent and may have been stepped; the others hold whatever their memory
+/// held, and stand for the parent's nodes of the same ids.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PartialNodes {
+    kept: Option<u8>,
 }
 
 impl PartialEq for Provenance {
@@ -1087,6 +1097,7 @@ impl Clone for WorldState {
     }
 
     fn clone_from(&mut self, source: &Self) {
+        debug_assert!(source.is_whole(), "a partial state copied");
         let (nodes, net, cut_links, budgets, issued, ghost, lost_in_crash) = source.fields();
         nodes.clone_into(&mut self.nodes);
         copy_into(net, &mut self.net);
@@ -1097,6 +1108,7 @@ impl Clone for WorldState {
         copy_into(lost_in_crash, &mut self.lost_in_crash);
         self.provenance.layout.clear();
         self.provenance.lineage = Lineage::Unknown;
+        self.provenance.partial = None;
     }
 }
 
@@ -1281,6 +1293,7 @@ fn decode_present<T: Encode>(
 
 impl Encode for WorldState {
     fn encode(&self, out: &mut Vec<u8>) {
+        debug_assert!(self.is_whole(), "a partial state encoded");
         self.nodes.encode(out);
         self.encode_environment(out);
     }
@@ -1300,6 +1313,7 @@ impl Encode for WorldState {
             |decoder: &Decoder<'_>| u32::try_from(decoder.offset() - start).unwrap_or(u32::MAX);
         self.provenance.layout.clear();
         self.provenance.lineage = Lineage::Unknown;
+        self.provenance.partial = None;
         let count = u32::decode(decoder)? as usize;
         // Each node takes at least a byte: a count beyond the input is refused
         // by the decoding of the nodes it does not hold.
@@ -1342,7 +1356,63 @@ impl WorldState {
 
     /// Forgets what `self` has of its parent's.
     pub(crate) fn forget_lineage(&mut self) {
+        debug_assert!(self.provenance.partial.is_none(), "a partial state renamed");
         self.provenance.lineage = Lineage::Unknown;
+    }
+
+    /// Makes `self` the start of a *partial* successor of `parent` by a step
+    /// that changes node `kept` only (if any): `parent`'s environment and
+    /// node `kept` are copied, the other nodes are not (they keep whatever
+    /// `self` held; their number is the parent's). Until
+    /// [`WorldState::complete_from`] makes it whole, such a state may be
+    /// stepped at node `kept`, read by [`WorldState::encode_successor`], or
+    /// overwritten, nothing else: its other nodes are not the state's.
+    /// Most successors the search makes are states it has seen before,
+    /// which it only encodes: their unchanged nodes need not be copied.
+    pub(crate) fn copy_for_step(&mut self, parent: &WorldState, kept: Option<u8>) {
+        let (nodes, net, cut_links, budgets, issued, ghost, lost_in_crash) = parent.fields();
+        debug_assert!(
+            parent.provenance.partial.is_none(),
+            "a partial state's successor"
+        );
+        self.nodes.resize_with(nodes.len(), NodeState::default);
+        if let Some(node) = kept {
+            self.nodes[node as usize].clone_from(&nodes[node as usize]);
+        }
+        copy_into(net, &mut self.net);
+        copy_into(cut_links, &mut self.cut_links);
+        self.budgets = *budgets;
+        self.issued = issued;
+        self.ghost.clone_from(ghost);
+        copy_into(lost_in_crash, &mut self.lost_in_crash);
+        self.provenance.layout.clear();
+        self.provenance.lineage = Lineage::Unknown;
+        self.provenance.partial = Some(PartialNodes { kept });
+    }
+
+    /// Makes `self`, a successor of `parent` that may be partial (see
+    /// [`WorldState::copy_for_step`]), whole: copies the nodes it does not
+    /// hold from `parent`. Nothing for a whole state.
+    pub(crate) fn complete_from(&mut self, parent: &WorldState) {
+        let Some(PartialNodes { kept }) = self.provenance.partial.take() else {
+            return;
+        };
+        debug_assert_eq!(
+            self.provenance.lineage,
+            Lineage::Step { changed: kept },
+            "a partial state is a step's successor"
+        );
+        for (id, (node, theirs)) in self.nodes.iter_mut().zip(&parent.nodes).enumerate() {
+            if kept.map(usize::from) != Some(id) {
+                node.clone_from(theirs);
+            }
+        }
+    }
+
+    /// Whether `self` is whole: not a partial successor (see
+    /// [`WorldState::copy_for_step`]).
+    pub(crate) fn is_whole(&self) -> bool {
+        self.provenance.partial.is_none()
     }
 
     /// Appends the encoding of `self`, a successor of `parent`, which was
@@ -1364,7 +1434,19 @@ impl WorldState {
             && !layout.node_ends.is_empty()
             && layout.end as usize == parent_bytes.len();
         if !decoded_from_these || self.nodes.len() != parent.nodes.len() {
-            return self.encode(out);
+            return match self.provenance.partial {
+                None => self.encode(out),
+                Some(PartialNodes { kept }) => {
+                    let nodes = (0..parent.nodes.len()).map(|id| match kept {
+                        Some(node) if usize::from(node) == id => &self.nodes[id],
+                        _ => &parent.nodes[id],
+                    });
+                    let count = u32::try_from(parent.nodes.len()).expect("at most u32::MAX nodes");
+                    out.extend_from_slice(&count.to_le_bytes());
+                    nodes.for_each(|node| node.encode(out));
+                    self.encode_environment(out);
+                }
+            };
         }
         let count = u32::try_from(self.nodes.len()).expect("at most u32::MAX nodes");
         out.extend_from_slice(&count.to_le_bytes());
@@ -1373,12 +1455,15 @@ impl WorldState {
         let mut start = size_of::<u32>();
         let nodes = self.nodes.iter().zip(&parent.nodes).zip(&layout.node_ends);
         for (id, ((node, before), &end)) in nodes.enumerate() {
-            let may_differ = match self.provenance.lineage {
-                Lineage::Unknown => true,
-                Lineage::Step { changed } => changed.map(usize::from) == Some(id),
+            // A partial successor's other nodes are its parent's.
+            let may_differ = match (self.provenance.partial, self.provenance.lineage) {
+                (Some(PartialNodes { kept: changed }), _) | (None, Lineage::Step { changed }) => {
+                    changed.map(usize::from) == Some(id)
+                }
+                (None, Lineage::Unknown) => true,
             };
             debug_assert!(
-                may_differ || node == before,
+                may_differ || self.provenance.partial.is_some() || node == before,
                 "n{id} changed by a step that cannot"
             );
             if !may_differ || node == before {
