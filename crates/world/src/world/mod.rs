@@ -470,8 +470,8 @@ impl Model for World {
     }
 
     /// Without symmetry, the nodes the action leaves alone are not copied
-    /// (see [`WorldState::copy_for_step`]); with it, the successor is made
-    /// whole (renaming reads every node).
+    /// into the successor until it is completed; with it, the successor is
+    /// made whole (renaming reads every node).
     fn next_state_partial_into(
         &self,
         state: &WorldState,
