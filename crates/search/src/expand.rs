@@ -318,6 +318,15 @@ impl<'a, M: Model> Expander<'a, M> {
         Ok(())
     }
 
+    /// Makes `next`, a successor of `state` that may be partial, whole (see
+    /// [`Model::complete_successor`]).
+    fn complete(&self, state: &M::State, next: &mut M::State) -> Result<(), SearchError> {
+        guard_panic(
+            || format!("completing a successor of {}", describe(self.model, state)),
+            || self.model.complete_successor(state, next),
+        )
+    }
+
     /// Admits a state whose canonical encoding is `bytes` and fingerprint
     /// `fingerprint` (reached by the link `parent`/`step`, at `depth`): if it
     /// is new, makes it whole (when it is a partial successor of
@@ -349,15 +358,7 @@ impl<'a, M: Model> Expander<'a, M> {
             Some(Insertion::New) => {}
         }
         if let Some(parent_state) = partial_of {
-            guard_panic(
-                || {
-                    format!(
-                        "completing a successor of {}",
-                        describe(self.model, parent_state)
-                    )
-                },
-                || self.model.complete_successor(parent_state, state),
-            )?;
+            self.complete(parent_state, state)?;
         }
         if self.checks.round_trip {
             crate::round_trip::check(self.model, state, bytes)
@@ -537,7 +538,7 @@ impl<'a, M: Model> Expander<'a, M> {
             if self.checks.determinism {
                 // The successor made whole must be the one made again from
                 // scratch, and the partial one's encoding must be its.
-                model.complete_successor(state, next);
+                self.complete(state, next)?;
                 self.recheck_step(state, &actions[successor.step as usize], next)?;
                 check_successor_encoding(next, &encoded[successor.bytes.clone()])?;
             }
@@ -600,8 +601,7 @@ impl<'a, M: Model> Expander<'a, M> {
         // only the new ones are, by `admit`.
         let partial_of = if self.properties.has_step_properties() {
             for next in states.iter_mut().take(successors.len()) {
-                let doing = || format!("completing a successor of {}", describe(model, state));
-                guard_panic(doing, || model.complete_successor(state, next))?;
+                self.complete(state, next)?;
             }
             None
         } else {

@@ -1180,4 +1180,31 @@ mod tests {
             "{fault:?}"
         );
     }
+
+    /// A partial successor holds the stepped node only; an action naming a
+    /// node the state does not have is refused, not a panic, whichever way
+    /// the successor is made.
+    #[test]
+    fn a_partial_successor_holds_the_stepped_node_and_refuses_a_missing_one() {
+        let mut spec = WorldSpec::new(Arc::new(Idle), 2).unwrap();
+        spec.set("ticks", "1").unwrap();
+        let env = Env::new(spec);
+        let mut state = env.init(&mut ()).unwrap();
+        state.nodes[1].clock = 7;
+        let mut next = WorldState::default();
+        let tick = Action::Tick { node: 0 };
+        let made = env.next_made(&state, &tick, &mut next, Successor::Partial, &mut ());
+        assert!(made.unwrap());
+        assert!(!next.is_whole());
+        assert_eq!(next.nodes[0].clock, 1);
+        next.mark_step_successor(Some(0));
+        next.complete_from(&state);
+        assert!(next.is_whole());
+        assert_eq!((next.nodes[0].clock, next.nodes[1].clock), (1, 7));
+        for made in [Successor::Partial, Successor::Whole] {
+            let missing = Action::Tick { node: 5 };
+            let refused = env.next_made(&state, &missing, &mut next, made, &mut ());
+            assert!(!refused.unwrap(), "{made:?}");
+        }
+    }
 }

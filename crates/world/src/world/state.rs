@@ -1376,8 +1376,9 @@ impl WorldState {
             "a partial state's successor"
         );
         self.nodes.resize_with(nodes.len(), NodeState::default);
-        if let Some(node) = kept {
-            self.nodes[node as usize].clone_from(&nodes[node as usize]);
+        // An action naming no node of the state is refused by the step.
+        if let Some(node) = kept.map(usize::from).filter(|&node| node < nodes.len()) {
+            self.nodes[node].clone_from(&nodes[node]);
         }
         copy_into(net, &mut self.net);
         copy_into(cut_links, &mut self.cut_links);
