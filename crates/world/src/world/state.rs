@@ -1098,8 +1098,19 @@ impl Clone for WorldState {
 
     fn clone_from(&mut self, source: &Self) {
         debug_assert!(source.is_whole(), "a partial state copied");
-        let (nodes, net, cut_links, budgets, issued, ghost, lost_in_crash) = source.fields();
-        nodes.clone_into(&mut self.nodes);
+        source.nodes.clone_into(&mut self.nodes);
+        self.copy_environment(source);
+        self.provenance.partial = None;
+    }
+}
+
+impl WorldState {
+    /// Makes every field of `self` but the nodes a copy of `source`'s, in
+    /// the memory `self` holds, and forgets its layout and lineage (a copy
+    /// was neither decoded nor stepped).
+    #[inline(always)]
+    fn copy_environment(&mut self, source: &WorldState) {
+        let (_, net, cut_links, budgets, issued, ghost, lost_in_crash) = source.fields();
         copy_into(net, &mut self.net);
         copy_into(cut_links, &mut self.cut_links);
         self.budgets = *budgets;
@@ -1108,7 +1119,6 @@ impl Clone for WorldState {
         copy_into(lost_in_crash, &mut self.lost_in_crash);
         self.provenance.layout.clear();
         self.provenance.lineage = Lineage::Unknown;
-        self.provenance.partial = None;
     }
 }
 
@@ -1370,24 +1380,14 @@ impl WorldState {
     /// Most successors the search makes are states it has seen before,
     /// which it only encodes: their unchanged nodes need not be copied.
     pub(crate) fn copy_for_step(&mut self, parent: &WorldState, kept: Option<u8>) {
-        let (nodes, net, cut_links, budgets, issued, ghost, lost_in_crash) = parent.fields();
-        debug_assert!(
-            parent.provenance.partial.is_none(),
-            "a partial state's successor"
-        );
+        debug_assert!(parent.is_whole(), "a partial state's successor");
+        let nodes = &parent.nodes;
         self.nodes.resize_with(nodes.len(), NodeState::default);
         // An action naming no node of the state is refused by the step.
         if let Some(node) = kept.map(usize::from).filter(|&node| node < nodes.len()) {
             self.nodes[node].clone_from(&nodes[node]);
         }
-        copy_into(net, &mut self.net);
-        copy_into(cut_links, &mut self.cut_links);
-        self.budgets = *budgets;
-        self.issued = issued;
-        self.ghost.clone_from(ghost);
-        copy_into(lost_in_crash, &mut self.lost_in_crash);
-        self.provenance.layout.clear();
-        self.provenance.lineage = Lineage::Unknown;
+        self.copy_environment(parent);
         self.provenance.partial = Some(PartialNodes { kept });
     }
 
