@@ -967,7 +967,7 @@ struct Provenance {
 /// A partial successor's nodes: only `kept` (if any) was copied from the
 /// parent and may have been stepped; the others hold whatever their memory
 /// held, and stand for the parent's nodes of the same ids.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 struct PartialNodes {
     kept: Option<u8>,
 }
