@@ -16,7 +16,7 @@ use std::cell::Cell;
 use std::fs::File;
 use std::io::{Seek, Write};
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use crate::core::abi::Event;
@@ -87,16 +87,38 @@ pub struct Recorder {
     file: File,
     map: memmap2::MmapRaw,
     slots: usize,
-    next_slot: AtomicUsize,
+    /// The slots held by a living thread, a bit each: a thread takes the
+    /// first free one at its first core call and gives it back when it
+    /// ends (the search starts new workers for every pass, so slots must
+    /// outlast no thread).
+    taken: [AtomicU64; SLOTS_MAX / 64],
 }
 
 thread_local! {
-    static SLOT: Cell<Option<usize>> = const { Cell::new(None) };
+    static SLOT: SlotLease = const { SlotLease { held: Cell::new(None) } };
     /// Core calls this thread is inside (only the outermost is recorded).
     static DEPTH: Cell<u32> = const { Cell::new(0) };
 }
 
 static INSTALLED: OnceLock<Recorder> = OnceLock::new();
+
+/// The slot a thread holds: the recorder's address and the slot's index.
+/// The [installed](Recorder::install) recorder gets it back when the thread
+/// ends; another recorder (a test's) keeps it taken, as it may not outlive
+/// the thread.
+struct SlotLease {
+    held: Cell<Option<(usize, usize)>>,
+}
+
+impl Drop for SlotLease {
+    fn drop(&mut self) {
+        if let (Some((owner, index)), Some(recorder)) = (self.held.get(), INSTALLED.get()) {
+            if owner == recorder.address() {
+                recorder.release(index);
+            }
+        }
+    }
+}
 
 /// What one thread's slot held when it was read.
 ///
@@ -144,7 +166,7 @@ impl Recorder {
             map: memmap2::MmapRaw::map_raw(&file)?,
             file,
             slots,
-            next_slot: AtomicUsize::new(0),
+            taken: Default::default(),
         };
         recorder.word(0).store(MAGIC, Ordering::Relaxed);
         recorder.word(8).store(VERSION, Ordering::Relaxed);
@@ -185,7 +207,7 @@ impl Recorder {
             file,
             map,
             slots: 0,
-            next_slot: AtomicUsize::new(0),
+            taken: Default::default(),
         };
         if recorder.word(0).load(Ordering::Acquire) != MAGIC
             || recorder.word(8).load(Ordering::Relaxed) != VERSION
@@ -218,18 +240,54 @@ impl Recorder {
         unsafe { &*(self.map.as_mut_ptr().add(offset) as *const AtomicU64) }
     }
 
-    /// This thread's slot; `None` for threads beyond the slot count (they
-    /// are not recorded: a supervisor sizes the recorder for every thread).
+    /// This thread's slot; `None` while every slot is held by another
+    /// living thread (then it is not recorded: a supervisor sizes the
+    /// recorder for every thread that runs at once).
     fn slot_offset(&self) -> Option<usize> {
-        let slot = SLOT.with(|slot| match slot.get() {
-            Some(index) => index,
-            None => {
-                let index = self.next_slot.fetch_add(1, Ordering::Relaxed);
-                slot.set(Some(index));
-                index
+        let me = self.address();
+        let index = SLOT.with(|lease| match lease.held.get() {
+            Some((owner, index)) if owner == me => Some(index),
+            _ => {
+                let index = self.claim()?;
+                lease.held.set(Some((me, index)));
+                Some(index)
             }
-        });
-        (slot < self.slots).then_some(HEADER + slot * SLOT_SIZE)
+        })?;
+        Some(HEADER + index * SLOT_SIZE)
+    }
+
+    /// Identifies this recorder in a [`SlotLease`].
+    fn address(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
+    /// Takes the first free slot, if any.
+    fn claim(&self) -> Option<usize> {
+        for (word, bits) in self.taken.iter().enumerate() {
+            let mut seen = bits.load(Ordering::Relaxed);
+            loop {
+                let free = (!seen).trailing_zeros() as usize;
+                let index = word * 64 + free;
+                if free == 64 || index >= self.slots {
+                    break;
+                }
+                match bits.compare_exchange_weak(
+                    seen,
+                    seen | 1 << free,
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => return Some(index),
+                    Err(now) => seen = now,
+                }
+            }
+        }
+        None
+    }
+
+    /// Gives slot `index` back (its thread ended).
+    fn release(&self, index: usize) {
+        self.taken[index / 64].fetch_and(!(1 << (index % 64)), Ordering::AcqRel);
     }
 
     /// Writes `bytes` (truncated to `max`) at `offset`, returns the length written.
@@ -328,8 +386,8 @@ impl Recorder {
     /// Records that this thread is ending the process (from a signal handler
     /// or an exit handler: only async-signal-safe operations).
     pub fn mark_culprit(&self) {
-        if let Ok(Some(index)) = SLOT.try_with(Cell::get) {
-            if index < self.slots {
+        if let Ok(Some((owner, index))) = SLOT.try_with(|lease| lease.held.get()) {
+            if owner == self.address() && index < self.slots {
                 self.word(CULPRIT).store(index as u64 + 1, Ordering::SeqCst);
             }
         }
