@@ -3,8 +3,10 @@
  * the way its -D flag selects (for the supervisor's tests):
  *   EXIT_IN_STEP=c    exit(c) on the first client request
  *   UNDERSCORE_EXIT   _exit(0) on the first client request
- *   EXIT_AFTER=n      exit(0) on the client request after n replies (deep in
- *                     a search: its workers have been started again and again)
+ *   EXIT_AFTER=n      exit(0) on a client request to the last node after its
+ *                     n replies (deep in a search, whose workers have been
+ *                     started again and again, and not the first action of
+ *                     its pre-state)
  *   EXIT_IN_ENTRY     exit(0) in cmc_core_entry
  *   LOOP_IN_ENTRY     cmc_core_entry never returns
  *   EXIT_IN_DESCRIBE  never replies (a deadlock) and exit(0)s in describe_state
@@ -33,7 +35,7 @@ static int step(const cmc_config *c, const void *d, void *v, const cmc_event *e,
 #endif
     if (e->kind != CMC_EV_CLIENT) return 0;
 #if defined(EXIT_AFTER)
-    if (state->replies == EXIT_AFTER) exit(0);
+    if (c->node + 1 == c->nodes && state->replies == EXIT_AFTER) exit(0);
 #endif
 #if defined(EXIT_IN_STEP)
     exit(EXIT_IN_STEP);

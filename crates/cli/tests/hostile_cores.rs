@@ -78,21 +78,30 @@ fn a_core_that_exits_inside_a_step_is_a_fault_not_a_verdict() {
 /// search starts its workers again for every level, and a step many levels
 /// deep is recorded like the first (it was once reported as "outside any
 /// core call", without its trace, once the first workers had taken every
-/// slot).
+/// slot). The faulting step is not the first from its pre-state, which the
+/// recorder then holds from that first step.
 #[test]
 fn a_core_that_exits_deep_in_the_search_is_reported_with_its_trace() {
     let dir = tempfile::tempdir().unwrap();
-    let core = hostile_core(dir.path(), "EXIT_AFTER=10");
+    let core = hostile_core(dir.path(), "EXIT_AFTER=6");
     for workers in ["1", "2"] {
         let core = core.to_str().unwrap();
-        let args = ["check", "--core", core, "--nodes", "1", "requests=12"];
+        let args = [
+            "check",
+            "--core",
+            core,
+            "--nodes",
+            "2",
+            "requests=8",
+            "clients=0,1",
+        ];
         let output = cmc(&[&args[..], &["--workers", workers]].concat(), dir.path());
         let (stdout, stderr) = text(&output);
         assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
         assert!(stderr.contains("exit code 0 inside a step"), "{stderr}");
-        assert!(stderr.contains("action: CLIENT r10 -> n0"), "{stderr}");
+        assert!(stderr.contains("action: CLIENT r6 -> n1"), "{stderr}");
         assert!(
-            stderr.contains("trace: 11 step(s) to the faulting step"),
+            stderr.contains("trace: 7 step(s) to the faulting step"),
             "{stderr}"
         );
     }

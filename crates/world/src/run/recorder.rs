@@ -15,6 +15,7 @@
 use std::cell::Cell;
 use std::fs::File;
 use std::io::{Seek, Write};
+use std::num::NonZeroU64;
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -98,9 +99,32 @@ thread_local! {
     static SLOT: SlotLease = const { SlotLease { held: Cell::new(None) } };
     /// Core calls this thread is inside (only the outermost is recorded).
     static DEPTH: Cell<u32> = const { Cell::new(0) };
+    /// The stamp and length (`u32::MAX`: too large to record) of the
+    /// pre-state this thread's slot holds, when a stamped step wrote it.
+    static HELD_STATE: Cell<Option<(NonZeroU64, u32)>> = const { Cell::new(None) };
+    /// The stamps this thread may give next.
+    static STAMPS: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
 }
 
 static INSTALLED: OnceLock<Recorder> = OnceLock::new();
+
+/// Stamps handed out so far, [`STAMP_BLOCK`] to a thread at a time: a
+/// stamp names one recording of one pre-state, among every thread's.
+static STAMPS_GIVEN: AtomicU64 = AtomicU64::new(1);
+
+/// Stamps a thread takes at a time.
+const STAMP_BLOCK: u64 = 1 << 16;
+
+/// A stamp no other recording of this process has.
+fn next_stamp() -> NonZeroU64 {
+    let (mut next, mut end) = STAMPS.get();
+    if next == end {
+        next = STAMPS_GIVEN.fetch_add(STAMP_BLOCK, Ordering::Relaxed);
+        end = next + STAMP_BLOCK;
+    }
+    STAMPS.set((next + 1, end));
+    NonZeroU64::new(next).expect("stamps start at 1")
+}
 
 /// The slot a thread holds: the recorder's address and the slot's index.
 /// The [installed](Recorder::install) recorder gets it back when the thread
@@ -250,6 +274,7 @@ impl Recorder {
             _ => {
                 let index = self.claim()?;
                 lease.held.set(Some((me, index)));
+                HELD_STATE.set(None);
                 Some(index)
             }
         })?;
@@ -318,18 +343,51 @@ impl Recorder {
     /// Records that this thread begins a step from encoded `state` with
     /// encoded `action` (both empty for the initial starts).
     pub fn begin_step(&self, state: &[u8], action: &[u8]) {
+        self.begin_step_stamped(state, action);
+    }
+
+    /// [`begin_step`](Self::begin_step), returning a stamp under which
+    /// this thread's slot holds `state` (`None` inside another core call or
+    /// without a slot): the stamp lets this thread's next step from the
+    /// same state [begin again](Self::begin_step_again) without writing it.
+    pub fn begin_step_stamped(&self, state: &[u8], action: &[u8]) -> Option<NonZeroU64> {
+        HELD_STATE.set(None);
         if !self.enter() {
-            return;
+            return None;
         }
-        let Some(slot) = self.slot_offset() else {
-            return;
-        };
-        let action_len = self.write(slot + SLOT_HEAD, action, TEXT_MAX);
+        let slot = self.slot_offset()?;
         let state_len = if state.len() > STATE_MAX {
             u32::MAX
         } else {
             self.write(slot + SLOT_HEAD + TEXT_MAX, state, STATE_MAX)
         };
+        self.record_step(slot, state_len, action);
+        let stamp = next_stamp();
+        HELD_STATE.set(Some((stamp, state_len)));
+        Some(stamp)
+    }
+
+    /// Records that this thread begins a step with encoded `action` from
+    /// the state its slot holds under `stamp`; `false` (and nothing
+    /// recorded) when it holds no state under that stamp.
+    pub fn begin_step_again(&self, stamp: NonZeroU64, action: &[u8]) -> bool {
+        let Some((held, state_len)) = HELD_STATE.get() else {
+            return false;
+        };
+        if held != stamp {
+            return false;
+        }
+        if self.enter() {
+            if let Some(slot) = self.slot_offset() {
+                self.record_step(slot, state_len, action);
+            }
+        }
+        true
+    }
+
+    /// Writes a step's action and lengths into `slot` and marks it inside the step.
+    fn record_step(&self, slot: usize, state_len: u32, action: &[u8]) {
+        let action_len = self.write(slot + SLOT_HEAD, action, TEXT_MAX);
         self.word(slot + 16).store(
             state_len as u64 | (action_len as u64) << 32,
             Ordering::Relaxed,

@@ -706,32 +706,32 @@ impl Model for World {
 }
 
 thread_local! {
-    /// The pre-state last recorded by this thread, and its encoding then
-    /// the action's (steps from one state come one after another).
-    static LAST_RECORDED: std::cell::RefCell<(Option<WorldState>, Vec<u8>)> =
-        const { std::cell::RefCell::new((None, Vec::new())) };
+    /// Where this thread encodes the pre-states and actions it records.
+    static RECORD_BYTES: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Tells the flight recorder that this thread begins the step of `action`
-/// from `state`. The state is encoded only when it differs from this
-/// thread's last one (every action of a state is taken in a row).
+/// from `state`. Every action of a state is taken in a row: the state is
+/// encoded and written only when the recorder does not hold it already,
+/// which the stamp it was recorded under tells without comparing states
+/// (see [`WorldState::recorded_as`]).
 fn record_step_begin(recorder: &Recorder, state: &WorldState, action: &Action) {
-    LAST_RECORDED.with(|last| {
-        let mut last = last.borrow_mut();
-        let (last_state, bytes) = &mut *last;
-        if last_state.as_ref() != Some(state) {
-            bytes.clear();
-            state.encode(bytes);
-            match last_state {
-                Some(copy) => copy.clone_from(state),
-                None => *last_state = Some(state.clone()),
+    RECORD_BYTES.with_borrow_mut(|bytes| {
+        bytes.clear();
+        if let Some(stamp) = state.recorded_as() {
+            action.encode(bytes);
+            if recorder.begin_step_again(stamp, bytes) {
+                return;
             }
+            bytes.clear();
         }
+        state.encode(bytes);
         let state_len = bytes.len();
         action.encode(bytes);
-        let (state, action) = bytes.split_at(state_len);
-        recorder.begin_step(state, action);
-        bytes.truncate(state_len);
+        let (encoded, action) = bytes.split_at(state_len);
+        if let Some(stamp) = recorder.begin_step_stamped(encoded, action) {
+            state.set_recorded_as(stamp);
+        }
     });
 }
 

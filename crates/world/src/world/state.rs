@@ -4,6 +4,9 @@
 //! in the environment interprets it. Only [`crate::world::inspect`] splits it into the
 //! durable and volatile parts for properties and descriptions.
 
+use std::num::NonZeroU64;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use cmc_model::{DecodeError, Decoder, Encode};
 
 use crate::core::abi::{Event, EventKind, PAYLOAD_MAX};
@@ -427,7 +430,7 @@ pub struct Deadline {
 /// }
 /// # Ok::<(), cmc_world::world::spec::SpecError>(())
 /// ```
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, Eq)]
 pub struct NodeState {
     /// The core state: durable part, then volatile part. Opaque outside `inspect`.
     pub(crate) core: Vec<u8>,
@@ -685,7 +688,7 @@ impl Encode for GhostEntry {
 /// assert_eq!(ghost.summary(), None, "the whole history counts");
 /// assert_eq!(Ghost::decode_exact(&ghost.to_bytes()).unwrap(), ghost);
 /// ```
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, Eq)]
 pub struct Ghost {
     entries: Vec<GhostEntry>,
     summary: Option<Vec<u8>>,
@@ -925,7 +928,7 @@ pub const BUDGETS: usize = 11;
 /// assert_eq!(next.nodes[0].persists.len(), 1);
 /// # Ok::<(), cmc_world::world::spec::SpecError>(())
 /// ```
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub struct WorldState {
     /// The nodes, by id.
     pub nodes: Vec<NodeState>,
@@ -951,8 +954,9 @@ pub struct WorldState {
 
 /// What a state knows of where it came from, which lets
 /// [`WorldState::encode_successor`] copy what a step left unchanged instead
-/// of encoding it. Bookkeeping, not part of the state: never encoded, equal
-/// in every state, and not copied (a copy was neither decoded nor stepped).
+/// of encoding it, and the flight recorder skip a pre-state it holds
+/// already. Bookkeeping, not part of the state: never encoded or compared,
+/// and not copied (a copy was neither decoded nor stepped nor recorded).
 #[derive(Default)]
 struct Provenance {
     /// Where the parts of its encoding ended in the bytes it was last
@@ -962,6 +966,9 @@ struct Provenance {
     lineage: Lineage,
     /// Set when it is a partial successor: see [`WorldState::copy_for_step`].
     partial: Option<PartialNodes>,
+    /// See [`WorldState::recorded_as`] (0: none); atomic only to keep the
+    /// state `Sync` (a stamp is read and written by the thread stepping it).
+    recorded_as: AtomicU64,
 }
 
 /// A partial successor's nodes: only `kept` (if any) was copied from the
@@ -971,14 +978,6 @@ struct Provenance {
 struct PartialNodes {
     kept: Option<u8>,
 }
-
-impl PartialEq for Provenance {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for Provenance {}
 
 impl std::fmt::Debug for Provenance {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -1079,6 +1078,61 @@ fn same_items<T: PartialEq>(a: &[T], b: &[T]) -> bool {
     a.len() == b.len() && (a.is_empty() || a == b)
 }
 
+/// Field by field, each sequence compared with [`same_items`] (most of a
+/// node's are empty): the flight recorder compares every step's pre-state
+/// with the one it recorded last, and a step's successor compares its
+/// stepped node with the parent's.
+impl PartialEq for NodeState {
+    fn eq(&self, other: &Self) -> bool {
+        let (core, scalars, persists, deadlines, choices) = self.fields();
+        let (their_core, their_scalars, their_persists, their_deadlines, their_choices) =
+            other.fields();
+        scalars == their_scalars
+            && same_items(core, their_core)
+            && same_items(persists, their_persists)
+            && same_items(deadlines, their_deadlines)
+            && same_items(choices, their_choices)
+    }
+}
+
+/// The entries, then the summary, each with [`same_items`].
+impl PartialEq for Ghost {
+    fn eq(&self, other: &Self) -> bool {
+        let same_summary = match (&self.summary, &other.summary) {
+            (Some(summary), Some(theirs)) => same_items(summary, theirs),
+            (summary, theirs) => summary.is_none() && theirs.is_none(),
+        };
+        same_items(&self.entries, &other.entries) && same_summary
+    }
+}
+
+/// Field by field as [`WorldState::fields`] lists them, each sequence
+/// compared with [`same_items`] (the cut links and the crash-lost requests
+/// are nearly always empty); the bookkeeping is not compared.
+impl PartialEq for WorldState {
+    fn eq(&self, other: &Self) -> bool {
+        let (nodes, net, cut_links, budgets, issued, ghost, lost_in_crash) = self.fields();
+        let (
+            their_nodes,
+            their_net,
+            their_cuts,
+            their_budgets,
+            their_issued,
+            their_ghost,
+            their_lost,
+        ) = other.fields();
+        issued == their_issued
+            && budgets == their_budgets
+            && same_items(nodes, their_nodes)
+            && same_items(net, their_net)
+            && same_items(cut_links, their_cuts)
+            && ghost == their_ghost
+            && same_items(lost_in_crash, their_lost)
+    }
+}
+
+impl Eq for WorldState {}
+
 /// Appends `items` encoded as a `Vec` of them is (a `u32` count, then each).
 fn encode_sequence<T: Encode>(items: &[T], out: &mut Vec<u8>) {
     let count = u32::try_from(items.len()).expect("at most u32::MAX items");
@@ -1119,6 +1173,7 @@ impl WorldState {
         copy_into(lost_in_crash, &mut self.lost_in_crash);
         self.provenance.layout.clear();
         self.provenance.lineage = Lineage::Unknown;
+        self.forget_recording();
     }
 }
 
@@ -1324,6 +1379,7 @@ impl Encode for WorldState {
         self.provenance.layout.clear();
         self.provenance.lineage = Lineage::Unknown;
         self.provenance.partial = None;
+        self.forget_recording();
         let count = u32::decode(decoder)? as usize;
         // Each node takes at least a byte: a count beyond the input is refused
         // by the decoding of the nodes it does not hold.
@@ -1370,6 +1426,30 @@ impl WorldState {
         self.provenance.lineage = Lineage::Unknown;
     }
 
+    /// The stamp under which the flight recorder last recorded `self` as a
+    /// step's pre-state (see
+    /// [`crate::run::recorder::Recorder::begin_step_stamped`]), unless
+    /// `self` was made, copied into, decoded into or completed since: the
+    /// recorder may then hold its encoding still, and it need be neither
+    /// compared nor encoded again. A state changed through its public
+    /// fields keeps its stamp: only states changed by the World and the
+    /// search are stepped under a recorder.
+    pub(crate) fn recorded_as(&self) -> Option<NonZeroU64> {
+        NonZeroU64::new(self.provenance.recorded_as.load(Ordering::Relaxed))
+    }
+
+    /// Records that the flight recorder holds `self` under `stamp`.
+    pub(crate) fn set_recorded_as(&self, stamp: NonZeroU64) {
+        self.provenance
+            .recorded_as
+            .store(stamp.get(), Ordering::Relaxed);
+    }
+
+    /// Forgets the recorder's stamp: `self` is about to change.
+    fn forget_recording(&mut self) {
+        *self.provenance.recorded_as.get_mut() = 0;
+    }
+
     /// Makes `self` the start of a *partial* successor of `parent` by a step
     /// that changes node `kept` only (if any): `parent`'s environment and
     /// node `kept` are copied, the other nodes are not (they keep whatever
@@ -1398,6 +1478,7 @@ impl WorldState {
         let Some(PartialNodes { kept }) = self.provenance.partial.take() else {
             return;
         };
+        self.forget_recording();
         debug_assert_eq!(
             self.provenance.lineage,
             Lineage::Step { changed: kept },
@@ -1592,6 +1673,7 @@ impl WorldState {
 
     /// Cuts (`cut`) or heals the direction `src -> dst`; whether it changed.
     pub fn set_cut(&mut self, src: u8, dst: u8, cut: bool) -> bool {
+        self.forget_recording();
         match (self.cut_links.binary_search(&(src, dst)), cut) {
             (Err(at), true) if src != dst => self.cut_links.insert(at, (src, dst)),
             (Ok(at), false) => {
@@ -1675,6 +1757,41 @@ mod tests {
         bigger.nodes[0].persists.push(Persist::default_for_test());
         bigger.clone_from(&source);
         assert_eq!(bigger, source);
+    }
+
+    /// The flight recorder's stamp names the state as it was recorded:
+    /// every way the World or the search changes a state forgets it, and a
+    /// copy never has one.
+    #[test]
+    fn a_state_forgets_its_recording_when_it_changes() {
+        let recorded = |state: &WorldState| {
+            state.set_recorded_as(NonZeroU64::new(7).unwrap());
+            state.recorded_as().is_some()
+        };
+        let parent = WorldState {
+            nodes: vec![NodeState::default(), NodeState::default()],
+            issued: 1,
+            ..WorldState::default()
+        };
+        let bytes = parent.to_bytes();
+        let mut state = WorldState::default();
+        assert!(recorded(&state));
+        state.decode_exact_in_place(&bytes).unwrap();
+        assert_eq!(state.recorded_as(), None, "decoded into");
+        assert!(recorded(&state));
+        assert_eq!(state.clone().recorded_as(), None, "a copy");
+        state.clone_from(&parent);
+        assert_eq!(state.recorded_as(), None, "copied into");
+        assert!(recorded(&state));
+        state.copy_for_step(&parent, Some(0));
+        assert_eq!(state.recorded_as(), None, "made a successor");
+        state.mark_step_successor(Some(0));
+        assert!(recorded(&state));
+        state.complete_from(&parent);
+        assert_eq!(state.recorded_as(), None, "completed");
+        assert!(recorded(&state));
+        state.set_cut(0, 1, true);
+        assert_eq!(state.recorded_as(), None, "a link cut");
     }
 
     #[test]
