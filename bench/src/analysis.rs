@@ -136,6 +136,13 @@ impl<'a> Analysis<'a> {
         Some(sample.wall.as_secs_f64() / specialised.wall.as_secs_f64().max(1e-9))
     }
 
+    /// The `cmc` command's distinct states per second over the library
+    /// path's (cmc's BFS in process), with as many workers.
+    pub fn versus_library(&self, model: ModelCase, workers: usize, sample: &Sample) -> Option<f64> {
+        let library = self.check(model, Tool::Cmc, workers)?;
+        Some(sample.distinct_per_second() / library.distinct_per_second())
+    }
+
     /// The speed-up of cmc with 2 workers over 1 (wall time ratio).
     pub fn two_workers_speedup(&self, model: ModelCase) -> Option<f64> {
         let one = self.check(model, Tool::Cmc, 1)?;

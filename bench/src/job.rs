@@ -34,6 +34,9 @@ pub enum ModelCase {
 pub enum Tool {
     /// cmc's BFS.
     Cmc,
+    /// cmc's BFS through the `cmc check --core` command: the search in a
+    /// supervised child, the path a user's own cores take (World only).
+    CmcCommand,
     /// cmc's BFS on timely dataflow, one process.
     CmcTimely,
     /// stateright 0.31's BFS.
@@ -101,6 +104,7 @@ impl Tool {
     pub fn name(self) -> &'static str {
         match self {
             Tool::Cmc => "cmc",
+            Tool::CmcCommand => "cmc-command",
             Tool::CmcTimely => "cmc-timely",
             Tool::Stateright => "stateright",
             Tool::Specialised => "specialised",
@@ -142,12 +146,16 @@ impl Job {
                     workers,
                 ),
                 (ModelCase::World { case }, Tool::Cmc) => crate::world::check(case, workers),
+                (ModelCase::World { case }, Tool::CmcCommand) => {
+                    crate::world::check_command(case, workers)
+                }
                 (ModelCase::World { .. }, tool) => {
                     panic!("a World is checked by cmc only, not {}", tool.name())
                 }
                 (ModelCase::Paxos { .. }, Tool::Specialised) => {
                     panic!("the specialised BFS checks two-phase commit only")
                 }
+                (_, Tool::CmcCommand) => panic!("the cmc command rows are Worlds only"),
             },
             Job::Insert {
                 fingerprints,
@@ -177,12 +185,14 @@ impl Job {
             ["check", "world", case, tool, workers] => {
                 let case = WorldCase::from_word(case)
                     .ok_or_else(|| format!("unknown World configuration `{case}`"))?;
-                if tool != "cmc" {
-                    return Err(format!("a World is checked by cmc only, not `{tool}`"));
-                }
+                let tool = match tool {
+                    "cmc" => Tool::Cmc,
+                    "cmc-command" => Tool::CmcCommand,
+                    other => return Err(format!("a World is checked by cmc only, not `{other}`")),
+                };
                 Ok(Job::Check {
                     model: ModelCase::World { case },
-                    tool: Tool::Cmc,
+                    tool,
                     workers: number(workers)? as usize,
                 })
             }
@@ -290,6 +300,13 @@ mod tests {
                 },
                 Tool::Cmc,
                 2,
+            ),
+            check(
+                ModelCase::World {
+                    case: WorldCase::ReqAck,
+                },
+                Tool::CmcCommand,
+                1,
             ),
         ];
         for job in jobs {

@@ -25,11 +25,11 @@ pub fn peak_rss_bytes() -> Result<u64, String> {
     Ok(kib * 1024)
 }
 
-/// The child side: runs `job`, adds this process's peak RSS, prints the
-/// sample line.
+/// The child side: runs `job`, adds this process's peak RSS (or the one
+/// the job measured in a process it ran, if larger), prints the sample line.
 pub fn run_as_child(job: Job) -> Result<(), String> {
     let mut sample = job.execute();
-    sample.peak_rss_bytes = peak_rss_bytes()?;
+    sample.peak_rss_bytes = sample.peak_rss_bytes.max(peak_rss_bytes()?);
     println!("{}", sample.to_line());
     Ok(())
 }

@@ -139,9 +139,9 @@ pub const WORLD_REFERENCE_RM: usize = 8;
 
 /// The World suite of issue 15: the model engine on two-phase commit
 /// RM=8 (1 and 2 workers), each World configuration (2 workers; reqack
-/// also 1),
-/// stateright's Paxos example with 3 clients (2 threads); each job run
-/// `runs` times, the median kept.
+/// also 1) through the library and through the `cmc check --core`
+/// command, stateright's Paxos example with 3 clients (2 threads); each job
+/// run `runs` times, the median kept.
 pub fn run_world(runs: usize) -> Vec<Measured> {
     let reference = ModelCase::TwoPhase {
         rm_count: WORLD_REFERENCE_RM,
@@ -159,6 +159,11 @@ pub fn run_world(runs: usize) -> Vec<Measured> {
             WORLD_CASES
                 .into_iter()
                 .map(|case| (ModelCase::World { case }, Tool::Cmc, 2)),
+        )
+        .chain(
+            WORLD_CASES
+                .into_iter()
+                .map(|case| (ModelCase::World { case }, Tool::CmcCommand, 2)),
         )
         .chain([(ModelCase::Paxos { client_count: 3 }, Tool::Stateright, 2)]);
     checks

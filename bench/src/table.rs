@@ -79,6 +79,13 @@ fn check_ratio(
     workers: usize,
     sample: &Sample,
 ) -> String {
+    if tool == Tool::CmcCommand {
+        return analysis
+            .versus_library(model, workers, sample)
+            .map_or("–".into(), |ratio| {
+                format!("{ratio:.2}× the library path's distinct states/s")
+            });
+    }
     if tool != Tool::Cmc {
         return "–".into();
     }

@@ -2,7 +2,9 @@
 //! checked by cmc's BFS, in the configurations the World's tests and the
 //! reference gate use.
 
+use std::process::{Command, Stdio};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use cmc_search::Checker;
 use cmc_world::cores::reqack::{self, ReqAck};
@@ -108,6 +110,21 @@ impl WorldCase {
         }
     }
 
+    /// The `--core` argument that names the case's core to the `cmc`
+    /// command, and the parameters it needs before the configuration's
+    /// (ABD's clients, which `symmetry=` checks when it is set).
+    fn command_core(self) -> (String, &'static [&'static str]) {
+        match self {
+            WorldCase::ReqAck => ("rust:reqack".into(), &[]),
+            WorldCase::TwoPhaseC => (
+                cmc_protocols::two_phase::library(0).display().to_string(),
+                &[],
+            ),
+            WorldCase::Paxos => ("rust:paxos".into(), &[]),
+            WorldCase::Abd => ("rust:abd".into(), &["clients=3,4"]),
+        }
+    }
+
     /// Whether a state without enabled actions is checked as a deadlock
     /// (as the World's tests and the gate do).
     fn check_deadlock(self) -> bool {
@@ -128,4 +145,98 @@ pub fn check(case: WorldCase, workers: usize) -> Sample {
         checker = checker.max_depth(depth);
     }
     crate::cmc::run(checker)
+}
+
+/// Checks `case` with `workers` workers through the `cmc check --core`
+/// command (the `cmc` binary beside this one): the search runs in a
+/// supervised child, as for a user's own cores. The wall time is the whole
+/// command's; the peak RSS the largest of its processes'.
+pub fn check_command(case: WorldCase, workers: usize) -> Sample {
+    let failed = |wall: Duration, why: String| {
+        eprintln!("cmc-bench: cmc check on the World {}: {why}", case.word());
+        Sample {
+            distinct: 0,
+            generated: 0,
+            depth: 0,
+            wall,
+            table_bytes: 0,
+            peak_rss_bytes: 0,
+            verdict: "error".into(),
+        }
+    };
+    let cmc = match std::env::current_exe() {
+        Ok(exe) => exe.with_file_name("cmc"),
+        Err(problem) => {
+            return failed(
+                Duration::ZERO,
+                format!("cannot find this program: {problem}"),
+            )
+        }
+    };
+    if !cmc.is_file() {
+        return failed(
+            Duration::ZERO,
+            format!(
+                "no {} (build it first: cargo build --release -p cmc-cli)",
+                cmc.display()
+            ),
+        );
+    }
+    let (nodes, params, depth) = case.configuration();
+    let (core, leading) = case.command_core();
+    let mut command = Command::new(&cmc);
+    command
+        .args(["check", "--core", &core, "--nodes", &nodes.to_string()])
+        .args(leading)
+        .args(params)
+        .args([
+            "--workers",
+            &workers.to_string(),
+            "--json",
+            "--progress",
+            "off",
+        ]);
+    if let Some(depth) = depth {
+        command.args(["--max-depth", &depth.to_string()]);
+    }
+    if !case.check_deadlock() {
+        command.arg("--no-deadlock");
+    }
+    let started = Instant::now();
+    let output = command
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output();
+    let wall = started.elapsed();
+    let output = match output {
+        Ok(output) if output.status.success() => output,
+        Ok(output) => return failed(wall, format!("cmc ended with {}", output.status)),
+        Err(problem) => return failed(wall, format!("cannot run {}: {problem}", cmc.display())),
+    };
+    let report: serde_json::Value = match serde_json::from_slice(&output.stdout) {
+        Ok(report) => report,
+        Err(problem) => return failed(wall, format!("its report is not JSON: {problem}")),
+    };
+    let count = |key: &str| report[key].as_u64().unwrap_or(0);
+    Sample {
+        distinct: count("distinct_states"),
+        generated: count("states_generated"),
+        depth: count("depth"),
+        wall,
+        table_bytes: count("table_bytes"),
+        peak_rss_bytes: children_peak_rss_bytes(),
+        verdict: report["verdict"].as_str().unwrap_or("error").into(),
+    }
+}
+
+/// The largest peak resident set of the processes this one has waited for
+/// (and of theirs), in bytes.
+fn children_peak_rss_bytes() -> u64 {
+    // SAFETY: `getrusage` writes a `rusage` into the zeroed one given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage
+    };
+    u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024
 }

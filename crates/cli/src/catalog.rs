@@ -35,7 +35,7 @@ use cmc_model::{Model, Property};
 use cmc_models::params::Params;
 use cmc_models::registry::ParamSpec;
 use cmc_search::AnyModel;
-use cmc_world::cores::CoreCatalog;
+use cmc_world::cores::{CoreCatalog, Equipped};
 use cmc_world::{Core, World, WorldSpec};
 
 /// Builds a model from its `NAME=VALUE` parameters.
@@ -379,7 +379,7 @@ fn install(catalog: Catalog) {
         cmc_world::cores::register_catalog(CoreCatalog {
             rust_core: |name| current().rust_core(name),
             rust_core_names: || current().rust_core_names(),
-            properties_for: |spec| current().properties_for(spec),
+            equip: |world| current().equip(world),
         })
     });
 }
@@ -486,19 +486,26 @@ impl Catalog {
             .collect()
     }
 
-    fn properties_for(&self, spec: &WorldSpec) -> Vec<Property<World>> {
-        self.cores
+    /// `world` with the properties of the protocol its nodes run: a
+    /// registered core's, or else what the first core catalog that knows
+    /// the protocol equips it with; unchanged if none does.
+    fn equip(&self, world: World) -> Equipped {
+        let registered = self
+            .cores
             .iter()
-            .find_map(|entry| entry.properties_for(spec))
-            .or_else(|| {
-                self.core_catalogs
-                    .iter()
-                    .map(|catalog| (catalog.properties_for)(spec))
-                    .find(|properties| !properties.is_empty())
-            })
-            .unwrap_or_default()
+            .find_map(|entry| entry.properties_for(world.spec()));
+        if let Some(properties) = registered {
+            return Equipped::Known(world.with_properties(properties));
+        }
+        let mut world = world;
+        for catalog in &self.core_catalogs {
+            match (catalog.equip)(world) {
+                Equipped::Known(equipped) => return Equipped::Known(equipped),
+                Equipped::Unknown(unchanged) => world = unchanged,
+            }
+        }
+        Equipped::Unknown(world)
     }
-
     /// Fails on a name that cannot be typed on the command line or that is
     /// taken twice (models among models; cores among these cores, cmc-world's
     /// examples and the other catalogs).
@@ -666,16 +673,20 @@ mod tests {
                     .properties(cmc_world::cores::reqack::properties),
             ),
         );
-        let spec = |cores: Vec<Arc<dyn Core>>| WorldSpec::with_cores(cores, vec![0, 1]).unwrap();
-        let mine = catalog.rust_core("mine-bug1").unwrap();
-        let names = |properties: Vec<Property<World>>| -> Vec<String> {
-            properties
-                .into_iter()
-                .map(|property| property.name)
+        // The names of the properties the catalog adds to a World of `cores`.
+        let added = |cores: Vec<Arc<dyn Core>>| -> Vec<String> {
+            let world = World::new(WorldSpec::with_cores(cores, vec![0, 1]).unwrap());
+            let built_in = world.properties().len();
+            let (Equipped::Known(world) | Equipped::Unknown(world)) = catalog.equip(world);
+            let properties = world.properties();
+            properties[built_in..]
+                .iter()
+                .map(|p| p.name.clone())
                 .collect()
         };
+        let mine = catalog.rust_core("mine-bug1").unwrap();
         assert_eq!(
-            names(catalog.properties_for(&spec(vec![Arc::clone(&mine), Arc::clone(&mine)]))),
+            added(vec![Arc::clone(&mine), Arc::clone(&mine)]),
             ["AckedIsDurable"]
         );
         let other: Arc<dyn Core> = Arc::new(reqack(0));
@@ -701,15 +712,7 @@ mod tests {
             }
             Arc::new(Other) as Arc<dyn Core>
         };
-        assert_eq!(
-            names(catalog.properties_for(&spec(vec![mine, other]))).len(),
-            1
-        );
-        assert!(catalog
-            .properties_for(&spec(vec![
-                smaller,
-                Arc::clone(&catalog.rust_core("mine").unwrap())
-            ]))
-            .is_empty());
+        assert_eq!(added(vec![mine, other]).len(), 1);
+        assert!(added(vec![smaller, catalog.rust_core("mine").unwrap()]).is_empty());
     }
 }

@@ -24,6 +24,7 @@ pub use wire::Replies;
 use std::sync::Arc;
 
 use cmc_world::core::abi::Config;
+use cmc_world::cores::Equipped;
 use cmc_world::Core;
 
 /// Servers (Paxos servers, ABD replicas) when `cfg1` is 0.
@@ -89,15 +90,17 @@ pub fn catalog() -> cmc_world::cores::CoreCatalog {
                 })
                 .collect()
         },
-        properties_for,
+        equip,
     }
 }
 
-/// The properties of the reference protocol that every node of `spec` runs,
-/// recognised by the core's name and state sizes; empty for other cores.
-pub fn properties_for(spec: &cmc_world::WorldSpec) -> Vec<cmc_model::Property<cmc_world::World>> {
+/// `world` with the properties of the reference protocol that all its nodes
+/// run, recognised by the core's name and state sizes (ABD's with the
+/// summary of the client history they read, as [`abd::world`] builds it);
+/// `world` unchanged for other cores.
+pub fn equip(world: cmc_world::World) -> Equipped {
     let runs = |name: &str, reference: Option<Arc<dyn Core>>| {
-        spec.cores.iter().all(|core| {
+        world.spec().cores.iter().all(|core| {
             core.name() == name
                 && reference.as_ref().is_none_or(|r| {
                     r.durable_size() == core.durable_size()
@@ -106,14 +109,14 @@ pub fn properties_for(spec: &cmc_world::WorldSpec) -> Vec<cmc_model::Property<cm
         })
     };
     if runs("paxos", paxos::properties::core(0)) {
-        paxos::properties::properties()
+        Equipped::Known(world.with_properties(paxos::properties::properties()))
     } else if runs("primary_backup", primary_backup::core(0)) {
-        primary_backup::properties()
+        Equipped::Known(world.with_properties(primary_backup::properties()))
     } else if runs("abd", abd::core(0)) {
-        abd::properties()
+        Equipped::Known(abd::equip(world))
     } else if runs("two_phase", None) {
-        two_phase::properties()
+        Equipped::Known(world.with_properties(two_phase::properties()))
     } else {
-        Vec::new()
+        Equipped::Unknown(world)
     }
 }

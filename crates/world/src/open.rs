@@ -194,7 +194,7 @@ fn check_digests(opened: &[Opened], recorded: &[String]) -> Result<(), String> {
 }
 
 /// Loads the cores and builds the World, with the properties of known cores
-/// (see [`cores::properties_for`]). Every problem is an `Err` with the message
+/// (see [`cores::equip`]). Every problem is an `Err` with the message
 /// for the user (the CLI exits with code 2).
 ///
 /// ```
@@ -246,9 +246,7 @@ pub fn build_world(args: &WorldArgs) -> Result<World, String> {
         ));
     }
     spec.check_determinism = args.check_determinism;
-    let properties = cores::properties_for(&spec);
-    let world = World::new(spec).with_properties(properties);
-    attach(world, &c_properties)
+    attach(cores::equip(World::new(spec)), &c_properties)
 }
 
 /// The C properties of the opened libraries, each library's once (a library

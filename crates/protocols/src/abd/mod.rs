@@ -43,7 +43,7 @@ use cmc_world::TypedCore;
 use crate::{is_server, servers, Replies, SERVERS_DEFAULT};
 
 pub use msg::{Msg, Timestamp};
-pub use properties::{core, properties, world};
+pub use properties::{core, equip, world};
 
 /// Planted bugs, numbered `1..=BUGS`.
 pub const BUGS: u32 = 5;

@@ -51,12 +51,16 @@ pub fn world(bug: u32, nodes: usize, params: &[&str]) -> Result<World, String> {
             "abd: node {replica} is a replica, not a client (set clients=)"
         ));
     }
-    // Linearizable on the history's summary: the order between requests is
-    // out of the states' identity (see cmc_world::properties::consistency).
-    Ok(
-        consistency::linearizable_summarised(World::new(spec), history())
-            .with_property(Property::always("ReplyAfterFlush", reply_after_flush)),
-    )
+    Ok(equip(World::new(spec)))
+}
+
+/// `world` with `Linearizable` on the history's summary (the order between
+/// requests out of the states' identity, see
+/// `cmc_world::properties::consistency`) and `ReplyAfterFlush`: how every
+/// World of ABD is checked, through this crate or the `cmc` command.
+pub fn equip(world: World) -> World {
+    consistency::linearizable_summarised(world, history())
+        .with_property(Property::always("ReplyAfterFlush", reply_after_flush))
 }
 
 /// The register operation of client request `request`: a write of
@@ -106,12 +110,4 @@ fn reply_after_flush(world: &World, state: &WorldState) -> bool {
             _ => true,
         }
     })
-}
-
-/// `Linearizable` and `ReplyAfterFlush` (see the module text).
-pub fn properties() -> Vec<Property<World>> {
-    vec![
-        consistency::linearizable(history()),
-        Property::always("ReplyAfterFlush", reply_after_flush),
-    ]
 }

@@ -53,7 +53,7 @@ pub fn rust_core(name: &str) -> Option<Arc<dyn Core>> {
 /// use cmc_model::Property;
 /// use cmc_search::{Checker, Verdict};
 /// use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
-/// use cmc_world::cores::{self, CoreCatalog};
+/// use cmc_world::cores::{self, CoreCatalog, Equipped};
 /// use cmc_world::world::state::WorldState;
 /// use cmc_world::{build_world, Core, TypedCore, World, WorldArgs};
 ///
@@ -74,11 +74,14 @@ pub fn rust_core(name: &str) -> Option<Arc<dyn Core>> {
 /// cores::register_catalog(CoreCatalog {
 ///     rust_core: |name| (name == "echo").then(|| Arc::new(Echo) as Arc<dyn Core>),
 ///     rust_core_names: || vec!["echo".to_string()],
-///     properties_for: |spec| match spec.cores.iter().all(|core| core.name() == "echo") {
-///         true => vec![Property::sometimes("Echoed", |world: &World, state: &WorldState| {
-///             world.inspect(state).replies_with(b"echo").next().is_some()
-///         })],
-///         false => Vec::new(),
+///     equip: |world| match world.spec().cores.iter().all(|core| core.name() == "echo") {
+///         true => Equipped::Known(world.with_property(Property::sometimes(
+///             "Echoed",
+///             |world: &World, state: &WorldState| {
+///                 world.inspect(state).replies_with(b"echo").next().is_some()
+///             },
+///         ))),
+///         false => Equipped::Unknown(world),
 ///     },
 /// });
 /// assert!(cores::any_rust_core_names().contains(&"echo".to_string()));
@@ -100,9 +103,19 @@ pub struct CoreCatalog {
     pub rust_core: fn(name: &str) -> Option<Arc<dyn Core>>,
     /// The names `rust_core` knows, for error messages.
     pub rust_core_names: fn() -> Vec<String>,
-    /// The properties of the protocol `spec` runs, if the catalog knows it
-    /// (empty otherwise).
-    pub properties_for: fn(spec: &WorldSpec) -> Vec<Property<World>>,
+    /// `world` with the properties of the protocol its nodes run, and
+    /// whatever they need (such as a summary of the client history in the
+    /// states' identity), if the catalog knows that protocol; `world`
+    /// unchanged otherwise.
+    pub equip: fn(world: World) -> Equipped,
+}
+
+/// A World a [`CoreCatalog`] was asked to equip, handed back.
+pub enum Equipped {
+    /// With the properties of a protocol the catalog knows.
+    Known(World),
+    /// Unchanged: the catalog does not know the protocol its nodes run.
+    Unknown(World),
 }
 
 static CATALOGS: std::sync::RwLock<Vec<CoreCatalog>> = std::sync::RwLock::new(Vec::new());
@@ -148,29 +161,33 @@ pub fn any_rust_core_names() -> Vec<String> {
         .collect()
 }
 
-/// The properties of a known protocol: this crate's examples, then the
-/// registered catalogs (the first that knows `spec`'s cores); empty if none
-/// does.
+/// `world` with the properties of a known protocol its nodes run: this
+/// crate's examples', or else those of the first registered catalog that
+/// knows its cores ([`CoreCatalog::equip`]); unchanged if none does.
 ///
 /// ```
 /// use std::sync::Arc;
-/// use cmc_world::cores::{properties_for, reqack::ReqAck};
-/// use cmc_world::WorldSpec;
+/// use cmc_model::Model;
+/// use cmc_world::cores::{equip, reqack::ReqAck};
+/// use cmc_world::{World, WorldSpec};
 ///
 /// let spec = WorldSpec::new(Arc::new(ReqAck::default()), 2).unwrap();
-/// let names: Vec<String> = properties_for(&spec).into_iter().map(|p| p.name).collect();
-/// assert_eq!(names, ["AckedIsDurable"]);
+/// let equipped = equip(World::new(spec));
+/// assert!(equipped.properties().iter().any(|p| p.name == "AckedIsDurable"));
 /// ```
-pub fn properties_for(spec: &WorldSpec) -> Vec<Property<World>> {
-    let own = example_properties_for(spec);
+pub fn equip(world: World) -> World {
+    let own = example_properties_for(world.spec());
     if !own.is_empty() {
-        return own;
+        return world.with_properties(own);
     }
-    catalogs()
-        .iter()
-        .map(|catalog| (catalog.properties_for)(spec))
-        .find(|properties| !properties.is_empty())
-        .unwrap_or_default()
+    let mut world = world;
+    for catalog in catalogs() {
+        match (catalog.equip)(world) {
+            Equipped::Known(equipped) => return equipped,
+            Equipped::Unknown(unchanged) => world = unchanged,
+        }
+    }
+    world
 }
 
 /// The properties of this crate's example protocol, when every node of

@@ -1078,7 +1078,7 @@ fn same_items<T: PartialEq>(a: &[T], b: &[T]) -> bool {
     a.len() == b.len() && (a.is_empty() || a == b)
 }
 
-/// Field by field, each sequence compared with [`same_items`] (most of a
+/// Field by field, each sequence compared with `same_items` (most of a
 /// node's are empty): the flight recorder compares every step's pre-state
 /// with the one it recorded last, and a step's successor compares its
 /// stepped node with the parent's.
@@ -1095,7 +1095,7 @@ impl PartialEq for NodeState {
     }
 }
 
-/// The entries, then the summary, each with [`same_items`].
+/// The entries, then the summary, each with `same_items`.
 impl PartialEq for Ghost {
     fn eq(&self, other: &Self) -> bool {
         let same_summary = match (&self.summary, &other.summary) {
@@ -1106,8 +1106,8 @@ impl PartialEq for Ghost {
     }
 }
 
-/// Field by field as [`WorldState::fields`] lists them, each sequence
-/// compared with [`same_items`] (the cut links and the crash-lost requests
+/// Field by field, in declaration order, each sequence
+/// compared with `same_items` (the cut links and the crash-lost requests
 /// are nearly always empty); the bookkeeping is not compared.
 impl PartialEq for WorldState {
     fn eq(&self, other: &Self) -> bool {
