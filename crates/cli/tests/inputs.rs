@@ -360,3 +360,24 @@ fn a_core_path_with_a_line_break_cannot_inject_lines_and_replays_from_anywhere()
     let (stdout, _) = cmc_exiting(&["replay", "run/bug.cmc"], dir.path(), 1);
     assert!(stdout.contains("AckedIsDurable"), "{stdout}");
 }
+
+/// Interchangeable nodes are checked against every other parameter once all
+/// are read, in any order: a later `clients=` that makes them differ is
+/// refused with the reason (it once ended the supervised child in a panic,
+/// reported as a core fault), and `clients=` may follow `symmetry=`.
+#[test]
+fn symmetry_is_judged_on_all_the_parameters_whatever_their_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = ["check", "--core", "rust:reqack", "--nodes", "3", "requests=1"];
+    let refused = [&base[..], &["symmetry=1,2", "clients=1"]].concat();
+    let output = cmc_within(&refused, dir.path(), Duration::from_secs(20));
+    assert_refused(
+        &output,
+        &refused,
+        "symmetry=1,2: nodes 1 and 2 differ in core, clients or crash_nodes",
+    );
+    let accepted = [&base[..], &["symmetry=1,2", "clients=1,2"]].concat();
+    let output = cmc_within(&accepted, dir.path(), Duration::from_secs(60));
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+}

@@ -78,9 +78,12 @@ fn same_verdicts_with_and_without_symmetry() {
 #[test]
 fn symmetry_refuses_nodes_that_differ() {
     let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 3).unwrap();
-    spec.set_all(&["crash_nodes=1"]).unwrap();
-    let why = spec.set("symmetry", "1,2").unwrap_err().to_string();
+    let why = spec
+        .set_all(&["crash_nodes=1", "symmetry=1,2"])
+        .unwrap_err()
+        .to_string();
     assert!(why.contains("not interchangeable"), "{why}");
+    let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 3).unwrap();
     assert!(spec
         .set("symmetry", "1,7")
         .unwrap_err()

@@ -79,7 +79,8 @@ impl World {
     /// is set, the quiescence check with the goal "every client replied".
     ///
     /// Panics if `spec.symmetric_nodes` are not interchangeable (see
-    /// [`WorldSpec::check_symmetry`]; `WorldSpec::set` reports it as an error).
+    /// [`WorldSpec::check_symmetry`]; `WorldSpec::set_all` and the
+    /// builder's `build` report it as an error).
     pub fn new(spec: WorldSpec) -> World {
         if let Err(why) = spec.check_symmetry() {
             panic!("symmetry: {why}");

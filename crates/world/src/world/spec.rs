@@ -471,7 +471,21 @@ impl WorldSpec {
                     .collect::<Result<_, _>>()
                     .map_err(|_| bad("expected off or node ids separated by commas".into()))?,
             };
-            self.check_symmetry().map_err(|why| bad(why.to_string()))?;
+            // Whether they are interchangeable is checked once every
+            // parameter is set (`set_all`, `build`): `clients=`,
+            // `crash_nodes=` or `roles=` may follow.
+            if let Some(node) = self
+                .symmetric_nodes
+                .iter()
+                .find(|n| **n as usize >= self.nodes())
+            {
+                let why = format!(
+                    "node {node} does not exist in a {}-node world",
+                    self.nodes()
+                );
+                self.symmetric_nodes.clear();
+                return Err(bad(why));
+            }
         } else if name == "quiescence" {
             let steps = value
                 .parse::<u32>()
@@ -495,10 +509,6 @@ impl WorldSpec {
             };
             if name == "spread" {
                 self.spread = on;
-                if let Err(why) = self.check_symmetry() {
-                    self.spread = false;
-                    return Err(bad(why.to_string()));
-                }
             } else {
                 self.local_fail_after_reply = on;
             }
@@ -546,7 +556,9 @@ impl WorldSpec {
         Ok(())
     }
 
-    /// Applies `NAME=VALUE` strings in order.
+    /// Applies `NAME=VALUE` strings in order, then checks the parameters
+    /// that depend on each other (see [`WorldSpec::check_relations`]), so
+    /// that their order does not matter.
     pub fn set_all<S: AsRef<str>>(&mut self, pairs: &[S]) -> Result<(), SpecError> {
         for pair in pairs {
             let pair = pair.as_ref();
@@ -555,7 +567,26 @@ impl WorldSpec {
                 .ok_or_else(|| SpecError::NotAPair(pair.into()))?;
             self.set(name.trim(), value.trim())?;
         }
-        Ok(())
+        self.check_relations()
+    }
+
+    /// Checks what one parameter alone cannot: the `symmetry=` nodes
+    /// against `clients=`, `crash_nodes=`, `roles=` and `spread=` (see
+    /// [`WorldSpec::check_symmetry`]), reported as a bad `symmetry=` value.
+    /// [`WorldSpec::set_all`] and the builder's `build` run it; a spec made
+    /// with [`WorldSpec::set`] alone should be checked with it before
+    /// [`World::new`](crate::World::new), which panics on such a spec.
+    pub fn check_relations(&self) -> Result<(), SpecError> {
+        self.check_symmetry().map_err(|why| {
+            match self.applied.iter().find(|param| param.name == "symmetry") {
+                Some(param) => SpecError::BadValue {
+                    name: param.name.clone(),
+                    value: param.value.clone(),
+                    why: why.to_string(),
+                },
+                None => why,
+            }
+        })
     }
 }
 
@@ -688,9 +719,12 @@ impl WorldSpecBuilder {
         self.param(&format!("cfg{index}"), value)
     }
 
-    /// The specification, or the first refused value.
+    /// The specification, or the first refused value (parameters that
+    /// depend on each other checked last, see [`WorldSpec::check_relations`]).
     pub fn build(self) -> Result<WorldSpec, SpecError> {
-        self.spec
+        let spec = self.spec?;
+        spec.check_relations()?;
+        Ok(spec)
     }
 }
 
@@ -771,15 +805,41 @@ mod tests {
 
     #[test]
     fn spread_client_nodes_are_not_interchangeable() {
-        let mut spec = fresh();
-        spec.set_all(&["clients=1,2", "spread=1"]).unwrap();
-        let error = spec.set("symmetry", "1,2").unwrap_err().to_string();
-        assert!(error.contains("not interchangeable"), "{error}");
-        let mut spec = fresh();
-        spec.set_all(&["clients=1,2", "symmetry=1,2"]).unwrap();
-        let error = spec.set("spread", "1").unwrap_err().to_string();
-        assert!(error.contains("not interchangeable"), "{error}");
-        assert!(!spec.spread, "a refused value is not kept");
+        for order in [
+            ["clients=1,2", "spread=1", "symmetry=1,2"],
+            ["symmetry=1,2", "clients=1,2", "spread=1"],
+        ] {
+            let error = fresh().set_all(&order).unwrap_err().to_string();
+            assert!(error.starts_with("symmetry=1,2: with spread=1"), "{error}");
+        }
+    }
+
+    /// Whether the symmetric nodes are interchangeable is checked once
+    /// every parameter is set: in any order, and a later parameter that
+    /// makes them differ is refused (it once reached `World::new`'s panic).
+    #[test]
+    fn symmetry_is_checked_against_every_parameter_in_any_order() {
+        assert!(fresh()
+            .set_all(&["symmetry=1,2", "crash_nodes=1,2"])
+            .is_ok());
+        assert!(fresh()
+            .set_all(&["crash_nodes=1,2", "symmetry=1,2"])
+            .is_ok());
+        for order in [
+            ["crash_nodes=1", "symmetry=1,2"],
+            ["symmetry=1,2", "crash_nodes=1"],
+        ] {
+            let error = fresh().set_all(&order).unwrap_err().to_string();
+            assert_eq!(
+                error,
+                "symmetry=1,2: nodes 1 and 2 differ in core, clients or crash_nodes: not interchangeable"
+            );
+        }
+        let built = WorldSpec::builder(Arc::new(Idle), 3)
+            .symmetry(&[1, 2])
+            .param("clients", "1")
+            .build();
+        assert!(built.is_err(), "the builder checks too");
     }
 
     #[test]
