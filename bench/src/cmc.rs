@@ -61,15 +61,7 @@ pub fn check_timely<M: Model + Send + 'static>(
         },
         Err(problem) => {
             eprintln!("cmc-bench: the timely engine failed: {problem}");
-            Sample {
-                distinct: 0,
-                generated: 0,
-                depth: 0,
-                wall,
-                table_bytes: 0,
-                peak_rss_bytes: 0,
-                verdict: "error".into(),
-            }
+            Sample::failed(wall)
         }
     }
 }

@@ -73,6 +73,19 @@ impl Sample {
         })
     }
 
+    /// A run that failed after `wall`: no counts, verdict `error`.
+    pub fn failed(wall: Duration) -> Sample {
+        Sample {
+            distinct: 0,
+            generated: 0,
+            depth: 0,
+            wall,
+            table_bytes: 0,
+            peak_rss_bytes: 0,
+            verdict: "error".into(),
+        }
+    }
+
     /// Distinct states per second of wall time.
     pub fn distinct_per_second(&self) -> f64 {
         self.distinct as f64 / self.wall.as_secs_f64().max(1e-9)

@@ -154,15 +154,7 @@ pub fn check(case: WorldCase, workers: usize) -> Sample {
 pub fn check_command(case: WorldCase, workers: usize) -> Sample {
     let failed = |wall: Duration, why: String| {
         eprintln!("cmc-bench: cmc check on the World {}: {why}", case.word());
-        Sample {
-            distinct: 0,
-            generated: 0,
-            depth: 0,
-            wall,
-            table_bytes: 0,
-            peak_rss_bytes: 0,
-            verdict: "error".into(),
-        }
+        Sample::failed(wall)
     };
     let cmc = match std::env::current_exe() {
         Ok(exe) => exe.with_file_name("cmc"),

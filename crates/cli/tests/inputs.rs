@@ -368,7 +368,14 @@ fn a_core_path_with_a_line_break_cannot_inject_lines_and_replays_from_anywhere()
 #[test]
 fn symmetry_is_judged_on_all_the_parameters_whatever_their_order() {
     let dir = tempfile::tempdir().unwrap();
-    let base = ["check", "--core", "rust:reqack", "--nodes", "3", "requests=1"];
+    let base = [
+        "check",
+        "--core",
+        "rust:reqack",
+        "--nodes",
+        "3",
+        "requests=1",
+    ];
     let refused = [&base[..], &["symmetry=1,2", "clients=1"]].concat();
     let output = cmc_within(&refused, dir.path(), Duration::from_secs(20));
     assert_refused(
