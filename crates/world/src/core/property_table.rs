@@ -191,6 +191,8 @@ pub(crate) enum Predicate {
 pub struct CProperty {
     pub(crate) kind: CPropertyKind,
     pub(crate) name: String,
+    /// What the flight recorder says while the predicate runs: `property NAME`.
+    pub(crate) call_text: String,
     pub(crate) predicate: Predicate,
     pub(crate) _library: Option<Arc<libloading::Library>>,
 }
@@ -305,6 +307,7 @@ pub unsafe fn read_table(
         }
         properties.push(CProperty {
             kind,
+            call_text: format!("property {name}"),
             name,
             predicate,
             _library: library.clone(),

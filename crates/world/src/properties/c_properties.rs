@@ -57,9 +57,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::cell::RefCell;
+
 use cmc_model::Property;
 
-use crate::core::abi::{ABI_VERSION, PAYLOAD_MAX};
+use crate::core::abi::ABI_VERSION;
 use crate::core::fault::{Fault, FaultKind};
 use crate::core::property_table::{
     CProperty, CPropertyKind, GhostView, NodeView, PacketView, Predicate, WorldView,
@@ -68,81 +70,86 @@ use crate::run::recorder::{recorded, Call};
 use crate::world::state::{GhostKind, WorldState};
 use crate::World;
 
-/// A World state laid out as a `cmc_world_view`, owning its memory.
+/// A World state laid out as a `cmc_world_view`, in memory kept from call
+/// to call ([`VIEWS`]): a property may be checked on every state the search
+/// finds, or every step it takes.
+#[derive(Default)]
 struct OwnedView {
     bytes: Vec<u8>,
     nodes: Vec<NodeView>,
     net: Vec<PacketView>,
     ghost: Vec<GhostView>,
     cut: Vec<u8>,
-    header: Box<WorldView>,
+    header: Option<WorldView>,
 }
 
 impl OwnedView {
-    /// The view of `state`, read through [`World::inspect`].
-    fn new(world: &World, state: &WorldState) -> OwnedView {
+    /// Makes `self` the view of `state`, read through [`World::inspect`].
+    fn fill(&mut self, world: &World, state: &WorldState) {
+        let OwnedView {
+            bytes,
+            nodes,
+            net,
+            ghost,
+            cut,
+            header,
+        } = self;
         let inspect = world.inspect(state);
-        let mut bytes = Vec::new();
-        let mut spans = Vec::new();
+        bytes.clear();
         for node in 0..inspect.nodes() {
             let view = inspect.node(node);
-            spans.push((bytes.len(), view.durable.len(), view.volatile.len()));
             bytes.extend_from_slice(view.durable);
             bytes.extend_from_slice(view.volatile);
         }
-        let base = bytes.as_ptr();
-        let nodes = spans
-            .iter()
-            .enumerate()
-            .map(|(node, &(at, durable, volatile))| {
-                let env = inspect.node(node).env;
-                NodeView {
-                    // SAFETY: `at + durable + volatile <= bytes.len()`.
-                    durable: unsafe { base.add(at) },
-                    // SAFETY: as above.
-                    volatile_part: unsafe { base.add(at + durable) },
-                    durable_size: durable as u32,
-                    volatile_size: volatile as u32,
-                    crashed: env.crashed as u32,
-                    clock: env.clock,
-                    timers: env.timers,
-                    wakes: env.wakes,
-                    unflushed: env.persists.len() as u32,
-                    reserved: 0,
-                }
-            })
-            .collect::<Vec<_>>();
-        let net = state
-            .net
-            .iter()
-            .map(|packet| PacketView {
-                src: packet.src as u32,
-                dst: packet.dst as u32,
-                len: packet.msg.as_bytes().len() as u32,
-                count: packet.count as u32,
-                surplus: packet.surplus as u32,
+        // The node views point into `bytes`, complete by now.
+        nodes.clear();
+        let mut at = 0;
+        for node in 0..inspect.nodes() {
+            let view = inspect.node(node);
+            let (durable, volatile) = (view.durable.len(), view.volatile.len());
+            let env = view.env;
+            nodes.push(NodeView {
+                // SAFETY: `at + durable + volatile <= bytes.len()`.
+                durable: unsafe { bytes.as_ptr().add(at) },
+                // SAFETY: as above.
+                volatile_part: unsafe { bytes.as_ptr().add(at + durable) },
+                durable_size: durable as u32,
+                volatile_size: volatile as u32,
+                crashed: env.crashed as u32,
+                clock: env.clock,
+                timers: env.timers,
+                wakes: env.wakes,
+                unflushed: env.persists.len() as u32,
                 reserved: 0,
-                payload: padded(packet.msg.as_bytes()),
-            })
-            .collect::<Vec<_>>();
-        let ghost = inspect
-            .ghost()
-            .iter()
-            .map(|entry| GhostView {
-                kind: match entry.kind {
-                    GhostKind::Invoke => 1,
-                    GhostKind::Reply => 2,
-                    GhostKind::LocalFail => 3,
-                    GhostKind::Retry => 4,
-                },
-                request: entry.request,
-                node: entry.node as u32,
-                len: entry.payload.as_bytes().len() as u32,
-                payload: padded(entry.payload.as_bytes()),
-            })
-            .collect::<Vec<_>>();
+            });
+            at += durable + volatile;
+        }
+        net.clear();
+        net.extend(state.net.iter().map(|packet| PacketView {
+            src: packet.src as u32,
+            dst: packet.dst as u32,
+            len: packet.msg.as_bytes().len() as u32,
+            count: packet.count as u32,
+            surplus: packet.surplus as u32,
+            reserved: 0,
+            payload: *packet.msg.zero_padded(),
+        }));
+        ghost.clear();
+        ghost.extend(inspect.ghost().iter().map(|entry| GhostView {
+            kind: match entry.kind {
+                GhostKind::Invoke => 1,
+                GhostKind::Reply => 2,
+                GhostKind::LocalFail => 3,
+                GhostKind::Retry => 4,
+            },
+            request: entry.request,
+            node: entry.node as u32,
+            len: entry.payload.as_bytes().len() as u32,
+            payload: *entry.payload.zero_padded(),
+        }));
         let count = nodes.len();
-        let mut cut = vec![0u8; count * count];
+        cut.clear();
+        cut.resize(count * count, 0);
         let mut links_down = 0u64;
         for &(src, dst) in &state.cut_links {
             cut[src as usize * count + dst as usize] = 1;
@@ -151,7 +158,7 @@ impl OwnedView {
                 links_down |= 1 << (low * 8 + high);
             }
         }
-        let header = Box::new(WorldView {
+        *header = Some(WorldView {
             nodes: count as u32,
             packets: net.len() as u32,
             ghost_len: ghost.len() as u32,
@@ -162,53 +169,130 @@ impl OwnedView {
             ghost: ghost.as_ptr(),
             cut: cut.as_ptr(),
         });
-        OwnedView {
-            bytes,
-            nodes,
-            net,
-            ghost,
-            cut,
-            header,
+    }
+
+    /// Appends to `out` every byte the view exposes, pointers included:
+    /// the same before and after a call unless the property wrote to its
+    /// view.
+    fn append_snapshot(&self, out: &mut Vec<u8>) {
+        for part in self.parts() {
+            out.extend_from_slice(part);
         }
     }
 
-    /// Every byte the view exposes, pointers included: equal before and
-    /// after a call unless the property wrote to its view.
-    fn snapshot(&self) -> Vec<u8> {
-        let mut out = self.bytes.clone();
-        for node in &self.nodes {
-            // SAFETY: NodeView is repr(C) plain data with no padding (two
-            // pointers, then eight u32), readable as bytes.
-            out.extend_from_slice(unsafe {
-                std::slice::from_raw_parts(
-                    (node as *const NodeView).cast::<u8>(),
-                    std::mem::size_of::<NodeView>(),
-                )
-            });
+    /// Whether the view's bytes are `snapshot`, what
+    /// [`append_snapshot`](Self::append_snapshot) wrote (compared in place).
+    fn is(&self, snapshot: &[u8]) -> bool {
+        let mut rest = snapshot;
+        for part in self.parts() {
+            match rest.split_at_checked(part.len()) {
+                Some((head, tail)) if head == part => rest = tail,
+                _ => return false,
+            }
         }
-        out.extend_from_slice(bytemuck::cast_slice(&self.net));
-        out.extend_from_slice(bytemuck::cast_slice(&self.ghost));
-        out.extend_from_slice(&self.cut);
-        let header: &WorldView = &self.header;
-        // SAFETY: WorldView is repr(C) with no padding (four u32, a u64, four pointers).
-        out.extend_from_slice(unsafe {
+        rest.is_empty()
+    }
+
+    /// The view's memory, part by part.
+    fn parts(&self) -> [&[u8]; 6] {
+        // SAFETY: NodeView is repr(C) plain data with no padding (two
+        // pointers, then eight u32), readable as bytes.
+        let nodes = unsafe {
+            std::slice::from_raw_parts(
+                self.nodes.as_ptr().cast::<u8>(),
+                std::mem::size_of_val(self.nodes.as_slice()),
+            )
+        };
+        // SAFETY: WorldView is repr(C) with no padding (four u32, a u64,
+        // four pointers).
+        let header = self.header.as_ref().map_or(&[][..], |header| unsafe {
             std::slice::from_raw_parts(
                 (header as *const WorldView).cast::<u8>(),
                 std::mem::size_of::<WorldView>(),
             )
         });
-        out
+        [
+            &self.bytes,
+            nodes,
+            bytemuck::cast_slice(&self.net),
+            bytemuck::cast_slice(&self.ghost),
+            &self.cut,
+            header,
+        ]
     }
 
+    /// The view, once [`filled`](Self::fill).
     fn as_ptr(&self) -> *const WorldView {
-        &*self.header
+        self.header
+            .as_ref()
+            .expect("a view is filled before it is read")
     }
 }
 
-fn padded(bytes: &[u8]) -> [u8; PAYLOAD_MAX] {
-    let mut out = [0; PAYLOAD_MAX];
-    out[..bytes.len()].copy_from_slice(bytes);
-    out
+/// A view of a World state, with that state and the view's bytes as
+/// filled, so that the next call on an equal state reuses it: a step
+/// property is called for every successor of a state in a row, on the same
+/// pre-state, and an invariant and a witness on the same new state.
+#[derive(Default)]
+struct ShownState {
+    view: OwnedView,
+    /// The World's [`World::id`] and the state the view shows.
+    shows: Option<(u64, WorldState)>,
+    /// The view's bytes as filled ([`OwnedView::append_snapshot`]).
+    filled: Vec<u8>,
+}
+
+impl ShownState {
+    /// Makes the view show `state` of `world`, unless it shows it already
+    /// (the World's states compare field by field, cheaper than a view is
+    /// built).
+    fn show(&mut self, world: &World, state: &WorldState) {
+        if let Some((id, shown)) = &self.shows {
+            if *id == world.id() && shown == state {
+                return;
+            }
+        }
+        self.fill_anew(world, state);
+        match &mut self.shows {
+            Some((id, shown)) => {
+                *id = world.id();
+                shown.clone_from(state);
+            }
+            None => self.shows = Some((world.id(), state.clone())),
+        }
+    }
+
+    /// Makes the view show `state` of `world`, not remembered (a step's
+    /// post-state is seldom met twice in a row).
+    fn fill_anew(&mut self, world: &World, state: &WorldState) {
+        self.shows = None;
+        self.view.fill(world, state);
+        self.filled.clear();
+        self.view.append_snapshot(&mut self.filled);
+    }
+
+    /// Whether the view holds the bytes it was filled with. A view found
+    /// changed is forgotten.
+    fn intact(&mut self) -> bool {
+        let intact = self.view.is(&self.filled);
+        if !intact {
+            self.shows = None;
+        }
+        intact
+    }
+}
+
+/// One thread's views of the states C properties were last called on.
+#[derive(Default)]
+struct ViewScratch {
+    pre: ShownState,
+    post: ShownState,
+}
+
+thread_local! {
+    /// This thread's [`ViewScratch`] (a C predicate calls no Rust: calls do
+    /// not nest).
+    static VIEWS: RefCell<ViewScratch> = RefCell::new(ViewScratch::default());
 }
 
 impl CProperty {
@@ -216,27 +300,39 @@ impl CProperty {
     /// under the recorder; a write to the views is reported as a fault of
     /// `world` (and the answer is then "holds": the verdict is void anyway).
     fn call(&self, world: &World, pre: &WorldState, post: Option<&WorldState>) -> bool {
-        let first = OwnedView::new(world, pre);
-        let second = post.map(|post| OwnedView::new(world, post));
-        let before = (first.snapshot(), second.as_ref().map(OwnedView::snapshot));
-        let what = || format!("property {}", self.name);
-        let answer = recorded(Call::Property, what, || match (self.predicate, &second) {
-            // SAFETY: the views point to live, initialised memory laid out
-            // as cmc.h's `cmc_world_view`; the predicate's signature is cmc.h's.
-            (Predicate::State(f), _) => unsafe { f(first.as_ptr()) },
-            // SAFETY: as above.
-            (Predicate::Step(f), Some(post)) => unsafe { f(first.as_ptr(), post.as_ptr()) },
-            (Predicate::Step(_), None) => unreachable!("a step predicate gets two states"),
-        });
-        let after = (first.snapshot(), second.as_ref().map(OwnedView::snapshot));
-        if before != after {
-            world.report_outside_step(Fault::outside_step(
-                FaultKind::Memory("the property wrote to its read-only view of the World".into()),
-                format!("while checking property {}", self.name),
-            ));
-            return true;
-        }
-        answer != 0
+        VIEWS.with_borrow_mut(|views| {
+            let ViewScratch {
+                pre: first,
+                post: second,
+            } = views;
+            first.show(world, pre);
+            if let Some(post) = post {
+                second.fill_anew(world, post);
+            }
+            let what = || self.call_text.as_str();
+            let answer = recorded(Call::Property, what, || match (self.predicate, post) {
+                // SAFETY: the views point to live, initialised memory laid
+                // out as cmc.h's `cmc_world_view`; the predicate's
+                // signature is cmc.h's.
+                (Predicate::State(f), _) => unsafe { f(first.view.as_ptr()) },
+                // SAFETY: as above.
+                (Predicate::Step(f), Some(_)) => unsafe {
+                    f(first.view.as_ptr(), second.view.as_ptr())
+                },
+                (Predicate::Step(_), None) => unreachable!("a step predicate gets two states"),
+            });
+            let intact = first.intact() & (post.is_none() || second.intact());
+            if !intact {
+                world.report_outside_step(Fault::outside_step(
+                    FaultKind::Memory(
+                        "the property wrote to its read-only view of the World".into(),
+                    ),
+                    format!("while checking property {}", self.name),
+                ));
+                return true;
+            }
+            answer != 0
+        })
     }
 
     /// Whether the state predicate holds (or is reached) in `state` of

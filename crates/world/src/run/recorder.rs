@@ -544,10 +544,14 @@ pub fn installed() -> Option<&'static Recorder> {
 
 /// Runs `f`, a call of a core function other than a step, recorded as `call`
 /// with the text `what()` when a recorder is installed.
-pub fn recorded<T>(call: Call, what: impl FnOnce() -> String, f: impl FnOnce() -> T) -> T {
+pub fn recorded<T, S: AsRef<str>>(
+    call: Call,
+    what: impl FnOnce() -> S,
+    f: impl FnOnce() -> T,
+) -> T {
     match installed() {
         Some(recorder) => {
-            recorder.begin_call(call, &what());
+            recorder.begin_call(call, what().as_ref());
             let result = f();
             recorder.end();
             result

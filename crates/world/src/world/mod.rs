@@ -71,7 +71,12 @@ pub struct World {
     /// What stands for the order between client requests in a state's
     /// identity; `None`: the whole history counts (see [`crate::properties`]).
     pub(crate) history_summary: Option<Arc<dyn HistorySummary>>,
+    /// This World among all the process makes (see [`World::id`]).
+    id: u64,
 }
+
+/// Worlds made so far by this process.
+static WORLDS_MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl World {
     /// A World running `spec`, with the built-in client properties
@@ -95,6 +100,7 @@ impl World {
             quiescence: None,
             symmetry,
             history_summary: None,
+            id: WORLDS_MADE.fetch_add(1, Ordering::Relaxed),
         };
         match quiescence_steps {
             Some(steps) => {
@@ -102,6 +108,12 @@ impl World {
             }
             None => world,
         }
+    }
+
+    /// A number no other World this process made has: what a cache of
+    /// views of a World's states is kept for (an address may be reused).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
     }
 
     /// Records `fault`, which happened outside any step (e.g. while checking

@@ -66,6 +66,12 @@ impl Payload {
         &self.bytes[..self.len as usize]
     }
 
+    /// The payload's bytes zero-padded to [`PAYLOAD_MAX`]: the field as it
+    /// is (the bytes past the length are zero), a copy of fixed size.
+    pub(crate) fn zero_padded(&self) -> &[u8; PAYLOAD_MAX] {
+        &self.bytes
+    }
+
     /// The payload's bytes, to change in place (their number stays).
     pub(crate) fn as_bytes_mut(&mut self) -> &mut [u8] {
         &mut self.bytes[..self.len as usize]
