@@ -90,8 +90,8 @@ pub struct Recorder {
     slots: usize,
     /// The slots held by a living thread, a bit each: a thread takes the
     /// first free one at its first core call and gives it back when it
-    /// ends (the search starts new workers for every pass, so slots must
-    /// outlast no thread).
+    /// ends (the search starts new workers for every pass: a slot held
+    /// past its thread's end would soon leave none for the next ones).
     taken: [AtomicU64; SLOTS_MAX / 64],
 }
 
