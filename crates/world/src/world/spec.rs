@@ -357,7 +357,8 @@ impl WorldSpec {
     /// Whether [`symmetric_nodes`](WorldSpec::symmetric_nodes) are really
     /// interchangeable as far as the World can tell: they exist, run one core
     /// that supports `permute`, and are alike in `clients` and `crash_nodes`
-    /// (set those before `symmetry`; [`crate::World::new`] checks again).
+    /// (checked once every parameter is set, see
+    /// [`WorldSpec::check_relations`]; [`crate::World::new`] checks again).
     pub fn check_symmetry(&self) -> Result<(), SpecError> {
         let Some(&first) = self.symmetric_nodes.first() else {
             return Ok(());
@@ -686,7 +687,8 @@ impl WorldSpecBuilder {
         self.param("crash_nodes", node_list(nodes))
     }
 
-    /// Interchangeable nodes (`symmetry=`); set clients and crash nodes first.
+    /// Interchangeable nodes (`symmetry=`), checked against the other
+    /// parameters by [`WorldSpecBuilder::build`].
     pub fn symmetry(self, nodes: &[u8]) -> WorldSpecBuilder {
         match nodes {
             [] => self.param("symmetry", "off"),
