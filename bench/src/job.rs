@@ -85,6 +85,7 @@ impl ModelCase {
                 WorldCase::TwoPhaseC => "World: two-phase C core",
                 WorldCase::Paxos => "World: Paxos core",
                 WorldCase::Abd => "World: ABD core",
+                WorldCase::ReqAckCProperties => "World: reqack C core, C properties",
             },
         }
     }

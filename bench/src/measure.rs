@@ -29,6 +29,7 @@ pub fn peak_rss_bytes() -> Result<u64, String> {
 /// the job measured in a process it ran, if larger), prints the sample line.
 pub fn run_as_child(job: Job) -> Result<(), String> {
     let mut sample = job.execute();
+    crate::world::remove_built_library();
     sample.peak_rss_bytes = sample.peak_rss_bytes.max(peak_rss_bytes()?);
     println!("{}", sample.to_line());
     Ok(())

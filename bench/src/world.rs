@@ -28,14 +28,20 @@ pub enum WorldCase {
     /// gate's control configuration: 5 nodes, a write and a read, a replica
     /// crash and restart, symmetric replicas, depth 17.
     Abd,
+    /// The C reqack core with its properties written in C
+    /// (`cores/reqack/reqack.c` and `cores/test/reqack_props.c`, compiled
+    /// into one library by the job), in reqack's configuration: what a team
+    /// checking its own C core with its own properties runs.
+    ReqAckCProperties,
 }
 
 /// Every World configuration, in table order.
-pub const WORLD_CASES: [WorldCase; 4] = [
+pub const WORLD_CASES: [WorldCase; 5] = [
     WorldCase::ReqAck,
     WorldCase::TwoPhaseC,
     WorldCase::Paxos,
     WorldCase::Abd,
+    WorldCase::ReqAckCProperties,
 ];
 
 impl WorldCase {
@@ -46,6 +52,7 @@ impl WorldCase {
             WorldCase::TwoPhaseC => "two-phase-c",
             WorldCase::Paxos => "paxos",
             WorldCase::Abd => "abd",
+            WorldCase::ReqAckCProperties => "reqack-c-properties",
         }
     }
 
@@ -64,7 +71,7 @@ impl WorldCase {
     /// Nodes, World parameters and depth bound.
     fn configuration(self) -> (usize, &'static [&'static str], Option<u64>) {
         match self {
-            WorldCase::ReqAck => (
+            WorldCase::ReqAck | WorldCase::ReqAckCProperties => (
                 3,
                 &[
                     "requests=2",
@@ -107,14 +114,20 @@ impl WorldCase {
             WorldCase::TwoPhaseC => cmc_protocols::two_phase::world(0, nodes, params),
             WorldCase::Paxos => cmc_protocols::paxos::properties::world(0, nodes, params),
             WorldCase::Abd => cmc_protocols::abd::properties::world(0, nodes, params),
+            WorldCase::ReqAckCProperties => cmc_world::build_world(&cmc_world::WorldArgs {
+                cores: vec![reqack_c_properties_library()?],
+                nodes,
+                params: params.iter().map(|param| param.to_string()).collect(),
+                check_determinism: false,
+            }),
         }
     }
 
     /// The `--core` argument that names the case's core to the `cmc`
     /// command, and the parameters it needs before the configuration's
     /// (ABD's clients, which `symmetry=` checks when it is set).
-    fn command_core(self) -> (String, &'static [&'static str]) {
-        match self {
+    fn command_core(self) -> Result<(String, &'static [&'static str]), String> {
+        Ok(match self {
             WorldCase::ReqAck => ("rust:reqack".into(), &[]),
             WorldCase::TwoPhaseC => (
                 cmc_protocols::two_phase::library(0).display().to_string(),
@@ -122,13 +135,14 @@ impl WorldCase {
             ),
             WorldCase::Paxos => ("rust:paxos".into(), &[]),
             WorldCase::Abd => ("rust:abd".into(), &["clients=3,4"]),
-        }
+            WorldCase::ReqAckCProperties => (reqack_c_properties_library()?, &[]),
+        })
     }
 
     /// Whether a state without enabled actions is checked as a deadlock
     /// (as the World's tests and the gate do).
     fn check_deadlock(self) -> bool {
-        self == WorldCase::ReqAck
+        matches!(self, WorldCase::ReqAck | WorldCase::ReqAckCProperties)
     }
 }
 
@@ -175,7 +189,10 @@ pub fn check_command(case: WorldCase, workers: usize) -> Sample {
         );
     }
     let (nodes, params, depth) = case.configuration();
-    let (core, leading) = case.command_core();
+    let (core, leading) = match case.command_core() {
+        Ok(core) => core,
+        Err(problem) => return failed(Duration::ZERO, problem),
+    };
     let mut command = Command::new(&cmc);
     command
         .args(["check", "--core", &core, "--nodes", &nodes.to_string()])
@@ -231,4 +248,49 @@ fn children_peak_rss_bytes() -> u64 {
         usage
     };
     u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024
+}
+
+/// The library [`reqack_c_properties_library`] built, or why it could not.
+static BUILT_LIBRARY: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+
+/// Compiles the C reqack core and its C properties into one library in the
+/// temporary directory (once per process: a job's child checks one World),
+/// and returns its path. The file is removed when the child ends
+/// ([`remove_built_library`]).
+fn reqack_c_properties_library() -> Result<String, String> {
+    BUILT_LIBRARY
+        .get_or_init(|| {
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+            let out = std::env::temp_dir().join(format!(
+                "cmc-bench-reqack-c-properties-{}.so",
+                std::process::id()
+            ));
+            let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+            let status = Command::new(&compiler)
+                .args(["-O2", "-shared", "-fPIC", "-I"])
+                .arg(root.join("include"))
+                .arg("-I")
+                .arg(root.join("cores/reqack"))
+                .arg(root.join("cores/reqack/reqack.c"))
+                .arg(root.join("cores/test/reqack_props.c"))
+                .arg("-o")
+                .arg(&out)
+                .status()
+                .map_err(|problem| format!("cannot run the C compiler `{compiler}`: {problem}"))?;
+            if !status.success() {
+                return Err(format!(
+                    "`{compiler}` failed on the C reqack core: {status}"
+                ));
+            }
+            Ok(out.display().to_string())
+        })
+        .clone()
+}
+
+/// Removes the library [`reqack_c_properties_library`] built, if it did (a
+/// loaded library stays mapped).
+pub fn remove_built_library() {
+    if let Some(Ok(path)) = BUILT_LIBRARY.get() {
+        let _ = std::fs::remove_file(path);
+    }
 }
