@@ -35,15 +35,21 @@ pub fn run_as_child(job: Job) -> Result<(), String> {
     Ok(())
 }
 
-/// CPU time (user and system) of every child process this process has
-/// waited for.
-fn children_cpu() -> Duration {
+/// The resources used by every child process this process has waited for
+/// (and by theirs).
+pub fn children_usage() -> libc::rusage {
     // SAFETY: `getrusage` writes a `rusage` into the zeroed one given.
-    let usage = unsafe {
+    unsafe {
         let mut usage: libc::rusage = std::mem::zeroed();
         libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
         usage
-    };
+    }
+}
+
+/// CPU time (user and system) of every child process this process has
+/// waited for.
+fn children_cpu() -> Duration {
+    let usage = children_usage();
     let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
     time(usage.ru_utime) + time(usage.ru_stime)
 }

@@ -241,12 +241,7 @@ pub fn check_command(case: WorldCase, workers: usize) -> Sample {
 /// The largest peak resident set of the processes this one has waited for
 /// (and of theirs), in bytes.
 fn children_peak_rss_bytes() -> u64 {
-    // SAFETY: `getrusage` writes a `rusage` into the zeroed one given.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
-        usage
-    };
+    let usage = crate::measure::children_usage();
     u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024
 }
 

@@ -1085,9 +1085,9 @@ fn same_items<T: PartialEq>(a: &[T], b: &[T]) -> bool {
 }
 
 /// Field by field, each sequence compared with `same_items` (most of a
-/// node's are empty): the flight recorder compares every step's pre-state
-/// with the one it recorded last, and a step's successor compares its
-/// stepped node with the parent's.
+/// node's are empty): a step's successor compares its stepped node with the
+/// parent's, and C properties their state with the one they were last
+/// called on.
 impl PartialEq for NodeState {
     fn eq(&self, other: &Self) -> bool {
         let (core, scalars, persists, deadlines, choices) = self.fields();
@@ -1104,11 +1104,17 @@ impl PartialEq for NodeState {
 /// The entries, then the summary, each with `same_items`.
 impl PartialEq for Ghost {
     fn eq(&self, other: &Self) -> bool {
-        let same_summary = match (&self.summary, &other.summary) {
+        same_items(&self.entries, &other.entries) && self.same_summary(other)
+    }
+}
+
+impl Ghost {
+    /// Whether `self` and `other` hold the same summary, or none.
+    fn same_summary(&self, other: &Ghost) -> bool {
+        match (&self.summary, &other.summary) {
             (Some(summary), Some(theirs)) => same_items(summary, theirs),
             (summary, theirs) => summary.is_none() && theirs.is_none(),
-        };
-        same_items(&self.entries, &other.entries) && same_summary
+        }
     }
 }
 
@@ -1614,10 +1620,6 @@ impl WorldState {
         let (_, _, cut_links, budgets, issued, ghost, lost_in_crash) = self.fields();
         let (_, _, their_cuts, their_budgets, their_issued, their_ghost, their_lost) =
             parent.fields();
-        let same_summary = match (ghost.summary(), their_ghost.summary()) {
-            (Some(summary), Some(theirs)) => same_items(summary, theirs),
-            (summary, theirs) => summary.is_none() && theirs.is_none(),
-        };
         let same_entries = match self.provenance.lineage {
             // Entries are only appended by a step: the same number, the same entries.
             Lineage::Step { .. } => {
@@ -1630,7 +1632,7 @@ impl WorldState {
             }
             Lineage::Unknown => ghost[..] == their_ghost[..],
         };
-        let same_history = same_summary && same_entries;
+        let same_history = ghost.same_summary(their_ghost) && same_entries;
         issued == their_issued
             && budgets == their_budgets
             && same_items(cut_links, their_cuts)
