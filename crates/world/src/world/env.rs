@@ -45,7 +45,7 @@ use crate::run::step::{self, StepFailure};
 use crate::world::action::{Action, NetOp, Surplus};
 use crate::world::spec::{NetSemantics, WorldSpec};
 use crate::world::state::{
-    Budget, Choice, GhostEntry, GhostKind, NodeState, Packet, Payload, Persist, WorldState,
+    Budget, Choice, GhostEntry, GhostKind, Network, NodeState, Payload, Persist, WorldState,
 };
 
 /// Most unflushed persists a node may have.
@@ -264,10 +264,11 @@ impl Env {
     /// Appends the enabled actions of `state` to `out`, in a fixed order.
     pub fn actions(&self, state: &WorldState, out: &mut Vec<Action>) {
         let fifo = self.spec.net == NetSemantics::Fifo;
+        let mut link_before = None;
         for (index, packet) in state.net.iter().enumerate() {
-            let head = !fifo
-                || index == 0
-                || (state.net[index - 1].src, state.net[index - 1].dst) != (packet.src, packet.dst);
+            let link = (packet.src, packet.dst);
+            let head = !fifo || link_before != Some(link);
+            link_before = Some(link);
             if !head {
                 continue;
             }
@@ -472,12 +473,23 @@ impl Env {
         // (see `Env::actions`), is read while few stores wait ahead of its
         // own, and the packet is not read back from `next`'s fresh copy
         // (either read stalled the step, measured with `perf`).
-        if let Action::Net { index, .. } = *action {
-            let packet = state.net.get(index as usize);
-            if !packet.is_some_and(|packet| action.names_packet(packet)) {
-                return Ok(false);
-            }
-        }
+        let named = match *action {
+            Action::Net {
+                index,
+                src,
+                dst,
+                ref msg,
+                surplus,
+                ..
+            } => match state
+                .net
+                .named(index as usize, (src, dst), msg, surplus != Surplus::None)
+            {
+                Some(slot) => Some(slot),
+                None => return Ok(false),
+            },
+            _ => None,
+        };
         match made {
             Successor::Whole => next.clone_from(state),
             Successor::Partial => next.copy_for_step(state, action.changed_node()),
@@ -486,14 +498,19 @@ impl Env {
             |node: u8| (node as usize) < state.nodes.len() && !state.nodes[node as usize].crashed;
         match *action {
             Action::Net {
-                op, index, surplus, ..
+                op,
+                src,
+                dst,
+                msg,
+                surplus,
+                ..
             } => {
-                let packet = state.net[index as usize];
-                let Packet { src, dst, msg, .. } = packet;
+                // The copy's packets are where the state's are.
+                let slot = named.expect("a message action names its packet");
                 match op {
                     NetOp::Deliver => {
                         if self.spec.net != NetSemantics::Duplicating {
-                            take_copy(&mut next.net, index as usize, surplus);
+                            next.net.take_copy(slot, surplus);
                         }
                         if live(dst) {
                             self.step(next, dst, EventKind::Recv, src as u32, 0, &msg, observer)?;
@@ -503,13 +520,13 @@ impl Env {
                         if !spend(next, Budget::Drops) {
                             return Ok(false);
                         }
-                        take_copy(&mut next.net, index as usize, surplus);
+                        next.net.take_copy(slot, surplus);
                     }
                     NetOp::Dup => {
-                        if packet.surplus || !spend(next, Budget::Dups) {
+                        if surplus != Surplus::None || !spend(next, Budget::Dups) {
                             return Ok(false);
                         }
-                        add_copy(&mut next.net[index as usize], u8::MAX);
+                        next.net.add_copy(slot, u8::MAX);
                     }
                 }
             }
@@ -927,49 +944,41 @@ impl Env {
     /// Puts `packet` in flight: a copy more of an equal packet (unordered:
     /// anywhere on its link; FIFO: the link's last run), counted up to
     /// `net_bound` and beyond that a surplus, or a new packet.
-    fn send(&self, net: &mut Vec<Packet>, link: (u8, u8), msg: &[u8]) -> Result<(), String> {
+    fn send(&self, net: &mut Network, link: (u8, u8), msg: &[u8]) -> Result<(), String> {
         let bound = self.spec.net_bound;
-        let position = match self.spec.net {
+        let slot = match self.spec.net {
             NetSemantics::Fifo => {
-                let start = net.partition_point(|p| (p.src, p.dst) < link);
-                let end = net.partition_point(|p| (p.src, p.dst) <= link);
-                if end > start && net[end - 1].msg.as_bytes() == msg {
-                    add_copy(&mut net[end - 1], bound);
+                let (runs, end, last_same) = net.link_span(link, msg);
+                if let Some(last) = last_same {
+                    net.add_copy(last, bound);
                     return Ok(());
                 }
-                let runs = self.spec.link_bound;
-                if end - start >= runs as usize {
+                let most = self.spec.link_bound;
+                if runs >= most as usize {
                     return Err(format!(
-                        "link_bound={runs}: the FIFO link n{}->n{} already holds {runs} run(s) \
+                        "link_bound={most}: the FIFO link n{}->n{} already holds {most} run(s) \
                          of different messages and this SEND would start another (raise link_bound)",
                         link.0, link.1
                     ));
                 }
                 end
             }
-            NetSemantics::Unordered | NetSemantics::Duplicating => {
-                match net.binary_search_by(|p| {
-                    (p.src, p.dst).cmp(&link).then_with(|| p.msg.cmp_bytes(msg))
-                }) {
-                    Ok(found) => {
-                        if self.spec.net == NetSemantics::Unordered {
-                            add_copy(&mut net[found], bound);
-                        }
-                        return Ok(());
+            NetSemantics::Unordered | NetSemantics::Duplicating => match net.find(link, msg) {
+                Ok(found) => {
+                    if self.spec.net == NetSemantics::Unordered {
+                        net.add_copy(found, bound);
                     }
-                    Err(position) => position,
+                    return Ok(());
                 }
-            }
+                Err(slot) => slot,
+            },
         };
         if net.len() >= NET_MAX {
             return Err(format!(
                 "NET_MAX: {NET_MAX} different messages are already in flight"
             ));
         }
-        // Made in its place: a packet built apart and moved in was read
-        // back at once, before its payload's narrow stores had completed.
-        net.insert(position, Packet::new_empty(link));
-        net[position].msg.set_bytes(msg);
+        net.insert(slot, link, msg);
         Ok(())
     }
 }
@@ -1047,30 +1056,6 @@ fn take_bit(mask: &mut u32, bit: u8) -> bool {
         *mask &= !(1 << bit);
     }
     set
-}
-
-/// One copy of the packet at `index` leaves the network. From a surplus
-/// packet, `surplus` says whether surplus copies remain (otherwise exactly
-/// `count` do); from a counted one, the count drops by one.
-fn take_copy(net: &mut Vec<Packet>, index: usize, surplus: Surplus) {
-    let packet = &mut net[index];
-    if packet.surplus {
-        packet.surplus = surplus == Surplus::Stays;
-    } else if packet.count > 1 {
-        packet.count -= 1;
-    } else {
-        net.remove(index);
-    }
-}
-
-/// One copy more of `packet`: counted while the count is below `bound`,
-/// a surplus beyond it.
-fn add_copy(packet: &mut Packet, bound: u8) {
-    if packet.count < bound {
-        packet.count += 1;
-    } else {
-        packet.surplus = true;
-    }
 }
 
 /// The requests invoked and not yet answered (no reply or local failure),

@@ -4,6 +4,7 @@
 pub mod action;
 pub mod env;
 pub mod inspect;
+mod network;
 pub mod quiescence;
 pub mod spec;
 pub mod state;

@@ -207,20 +207,22 @@ fn relocated(state: &WorldState, action: &Action, fifo: bool) -> Option<Action> 
         .net
         .iter()
         .position(|p| (p.src, p.dst) == (src, dst))?;
-    let index = state.net[link_head..]
+    let (index, packet) = state
+        .net
         .iter()
-        .position(|p| (p.src, p.dst, p.msg) == (src, dst, msg))?;
-    if fifo && index != 0 {
+        .enumerate()
+        .skip(link_head)
+        .find(|(_, p)| (p.src, p.dst, p.msg) == (src, dst, msg))?;
+    if fifo && index != link_head {
         return None;
     }
-    let at = link_head + index;
     Some(Action::Net {
         op,
-        index: at as u16,
+        index: index as u16,
         src,
         dst,
         msg,
-        surplus: if state.net[at].surplus {
+        surplus: if packet.surplus {
             Surplus::Ends
         } else {
             Surplus::None

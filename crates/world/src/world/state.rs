@@ -11,6 +11,7 @@ use cmc_model::{DecodeError, Decoder, Encode};
 
 use crate::core::abi::{Event, EventKind, PAYLOAD_MAX};
 use crate::core::hex::hex;
+pub use crate::world::network::{Network, Packets};
 
 /// A payload of at most [`PAYLOAD_MAX`] bytes, stored inline (no allocation);
 /// bytes past `len` are zero, so derived comparisons are canonical.
@@ -99,14 +100,6 @@ impl Payload {
         meaningful.copy_from_slice(bytes);
         rest.fill(0);
         self.len = bytes.len() as u8;
-    }
-
-    /// The order of `self` against the payload of the bytes `bytes`, as
-    /// [`Ord`] has it (by length, then bytes), without making that payload.
-    pub(crate) fn cmp_bytes(&self, bytes: &[u8]) -> std::cmp::Ordering {
-        usize::from(self.len)
-            .cmp(&bytes.len())
-            .then_with(|| self.as_bytes().cmp(bytes))
     }
 }
 
@@ -940,7 +933,7 @@ pub struct WorldState {
     pub nodes: Vec<NodeState>,
     /// Messages in flight: sorted by (src, dst, bytes) with counts, or, in FIFO
     /// mode, sorted by (src, dst) and in send order within a link.
-    pub net: Vec<Packet>,
+    pub net: Network,
     /// Cut directions of links, sorted: `(src, dst)` when messages from
     /// `src` to `dst` are not delivered (a pair cut is both directions).
     pub cut_links: Vec<(u8, u8)>,
@@ -1065,7 +1058,7 @@ fn copy_into<T: Copy>(from: &[T], to: &mut Vec<T>) {
 /// A state's fields in declaration order.
 type WorldFields<'a> = (
     &'a [NodeState],
-    &'a [Packet],
+    &'a Network,
     &'a [(u8, u8)],
     &'a [u8; BUDGETS],
     u8,
@@ -1136,7 +1129,7 @@ impl PartialEq for WorldState {
         issued == their_issued
             && budgets == their_budgets
             && same_items(nodes, their_nodes)
-            && same_items(net, their_net)
+            && net == their_net
             && same_items(cut_links, their_cuts)
             && ghost == their_ghost
             && same_items(lost_in_crash, their_lost)
@@ -1177,7 +1170,7 @@ impl WorldState {
     #[inline(always)]
     fn copy_environment(&mut self, source: &WorldState) {
         let (_, net, cut_links, budgets, issued, ghost, lost_in_crash) = source.fields();
-        copy_into(net, &mut self.net);
+        self.net.clone_from(net);
         copy_into(cut_links, &mut self.cut_links);
         self.budgets = *budgets;
         self.issued = issued;
@@ -1573,7 +1566,7 @@ impl WorldState {
         if let Some(from) = unchanged_from {
             out.extend_from_slice(&parent_bytes[from..start]);
         }
-        WorldState::encode_net(&self.net, out);
+        self.net.encode(out);
         if self.after_network_equals(parent) {
             out.extend_from_slice(&parent_bytes[layout.net_end as usize..]);
         } else {
@@ -1584,14 +1577,8 @@ impl WorldState {
     /// Appends the encoding of every field but the nodes: what follows the
     /// nodes in the state's encoding.
     pub(crate) fn encode_environment(&self, out: &mut Vec<u8>) {
-        WorldState::encode_net(&self.net, out);
+        self.net.encode(out);
         self.encode_environment_after_net(&self.cut_links, |node| node, out);
-    }
-
-    /// Appends the encoding of the network `net`: how the encoding of an
-    /// environment whose network is `net` begins.
-    pub(crate) fn encode_net(net: &[Packet], out: &mut Vec<u8>) {
-        encode_sequence(net, out);
     }
 
     /// Appends what follows the network in the encoding of the environment,
@@ -1723,13 +1710,15 @@ mod tests {
                 deadlines: vec![Deadline { timer: 0, at: 7 }],
                 choices: vec![Choice { id: 2, k: 3 }],
             }],
-            net: vec![Packet {
+            net: [Packet {
                 src: 0,
                 dst: 1,
                 msg: Payload::new(b"hi").unwrap(),
                 count: 2,
                 surplus: true,
-            }],
+            }]
+            .into_iter()
+            .collect(),
             cut_links: vec![(1, 0)],
             budgets: [1; BUDGETS],
             issued: 1,

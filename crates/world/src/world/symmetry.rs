@@ -13,6 +13,8 @@
 use std::cell::{Cell, RefCell};
 use std::cmp::Ordering;
 
+use cmc_model::Encode;
+
 use crate::core::helpers::node_bit;
 use crate::world::env::Env;
 use crate::world::spec::{NetSemantics, WorldSpec};
@@ -207,7 +209,7 @@ impl Symmetry {
                 let (node, ids, out) = (&original[old], &mut node_ids[old], &mut best_cores[at]);
                 rename_core(&renamer, node, old, perm, self.moved[least], ids, out);
             }
-            rename_environment(env, state, perm);
+            rename_environment(env, state, perm, &mut environments.net);
             state.forget_lineage();
             // The least's nodes are `state`'s moved, with their renamed
             // cores (the scratch keeps the cores they had).
@@ -411,7 +413,7 @@ struct Environments {
     tried: EnvironmentBytes,
     /// The least renaming's.
     least: EnvironmentBytes,
-    /// A renamed network.
+    /// A renamed network's packets.
     net: Vec<Packet>,
     /// Renamed cut links.
     cut_links: Vec<(u8, u8)>,
@@ -497,11 +499,12 @@ impl EnvironmentBytes {
         }
         self.net.clear();
         match perm {
-            None => WorldState::encode_net(&state.net, &mut self.net),
+            None => state.net.encode(&mut self.net),
             Some(perm) => {
-                net.clone_from(&state.net);
-                rename_net(env, net, perm);
-                WorldState::encode_net(net, &mut self.net);
+                net.clear();
+                net.extend(&state.net);
+                rename_packets(env, net, perm);
+                net.encode(&mut self.net);
             }
         }
     }
@@ -552,18 +555,22 @@ fn permutations(items: &mut Vec<u8>, at: usize, visit: &mut impl FnMut(&[u8])) {
 /// Renames node `n` to `perm[n]` in the environment of `state` (every field
 /// but the nodes, which are left alone): message endpoints and the ids in
 /// messages, cut links and the ghost history's nodes.
-fn rename_environment(env: &Env, state: &mut WorldState, perm: &[u32]) {
-    rename_net(env, &mut state.net, perm);
+fn rename_environment(env: &Env, state: &mut WorldState, perm: &[u32], net: &mut Vec<Packet>) {
+    net.clear();
+    net.extend(&state.net);
+    rename_packets(env, net, perm);
+    state.net.clear();
+    net.iter().for_each(|packet| state.net.push(packet));
     rename_cut_links(&mut state.cut_links, perm);
     for entry in &mut state.ghost {
         entry.node = perm[entry.node as usize] as u8;
     }
 }
 
-/// Renames node `n` to `perm[n]` in the network `net`: the packets'
+/// Renames node `n` to `perm[n]` in the packets of a network, `net`: their
 /// endpoints and the ids in their messages (by their sender's core), and
-/// sorts it again.
-fn rename_net(env: &Env, net: &mut [Packet], perm: &[u32]) {
+/// sorts them again into the network's order.
+fn rename_packets(env: &Env, net: &mut [Packet], perm: &[u32]) {
     let to = |node: u8| perm[node as usize] as u8;
     for packet in net.iter_mut() {
         let (core, config) = (
@@ -607,7 +614,7 @@ mod tests {
     /// `state` with node `n` renamed `perm[n]` everywhere, built whole.
     fn renamed(env: &Env, state: &WorldState, perm: &[u32], inverse: &[u32]) -> WorldState {
         let mut next = state.clone();
-        rename_environment(env, &mut next, perm);
+        rename_environment(env, &mut next, perm, &mut Vec::new());
         next.nodes = inverse
             .iter()
             .map(|&old| {

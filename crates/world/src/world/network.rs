@@ -1,0 +1,479 @@
+//! The network: the messages in flight, held as the bytes of their
+//! encoding.
+//!
+//! A successor of a World state copies its parent's network, changes a
+//! packet or two, and is encoded; most successors are states seen before,
+//! which are only encoded and looked up. Held as [`Packet`]s (each with a
+//! payload field of [`PAYLOAD_MAX`] bytes), the network was copied at a
+//! dozen times the size of its encoding and then encoded packet by packet;
+//! held as its encoding, it is copied at its size and encoded with one copy.
+//!
+//! Each packet is a *record*, its encoding: source, destination, payload
+//! length, the payload's bytes, count, surplus flag. The records are in the
+//! network's order: by (source, destination, payload) in an unordered
+//! network, which is the byte order of the records' first `3 + len` bytes
+//! (the length comes before the bytes, as [`Payload`]'s order has it); by
+//! link, then send order, in a FIFO network.
+
+use std::ops::Range;
+
+use cmc_model::{DecodeError, Decoder, Encode};
+
+use crate::core::abi::PAYLOAD_MAX;
+use crate::world::action::Surplus;
+use crate::world::state::{Packet, Payload};
+
+/// Bytes of a record before its payload: source, destination, length.
+const HEAD: usize = 3;
+/// Bytes of a record after its payload: count, surplus flag.
+const TAIL: usize = 2;
+
+/// The packets in flight, in the network's order (see the module's
+/// documentation), held as their encoding.
+///
+/// ```
+/// use cmc_model::Encode;
+/// use cmc_world::world::state::{Network, Packet, Payload};
+///
+/// let msg = Payload::new(&[7]).unwrap();
+/// let net: Network = [Packet { src: 0, dst: 2, msg, count: 2, surplus: false }]
+///     .into_iter()
+///     .collect();
+/// assert_eq!(net.len(), 1);
+/// assert_eq!(net.get(0).map(|packet| packet.count), Some(2));
+/// // A count of packets, then each packet's record.
+/// assert_eq!(net.to_bytes(), [1, 0, 0, 0, 0, 2, 1, 7, 2, 0]);
+/// assert_eq!(Network::decode_exact(&net.to_bytes()).unwrap(), net);
+/// ```
+#[derive(Default, PartialEq, Eq)]
+pub struct Network {
+    /// The packets' records, back to back.
+    records: Vec<u8>,
+    /// How many records `records` holds.
+    len: u32,
+}
+
+/// Where a record is or would go: its index among the packets and its
+/// offset in the records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Slot {
+    /// The packet's index.
+    pub(crate) index: usize,
+    /// The offset of its record.
+    pub(crate) offset: usize,
+}
+
+impl Network {
+    /// Number of packets.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Whether no packet is in flight.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The packets, in order.
+    pub fn iter(&self) -> Packets<'_> {
+        Packets {
+            records: &self.records,
+        }
+    }
+
+    /// The packet at `index`, if any.
+    pub fn get(&self, index: usize) -> Option<Packet> {
+        self.iter().nth(index)
+    }
+
+    /// Removes every packet, keeping the memory.
+    pub fn clear(&mut self) {
+        self.records.clear();
+        self.len = 0;
+    }
+
+    /// Appends `packet` after the others: the caller keeps the network's
+    /// order.
+    pub fn push(&mut self, packet: &Packet) {
+        packet.encode(&mut self.records);
+        self.len += 1;
+    }
+
+    /// The slot of each record, in order, with the record.
+    fn slots(&self) -> impl Iterator<Item = (Slot, &[u8])> {
+        let mut offset = 0;
+        (0..self.len()).map(move |index| {
+            let len = record_len(&self.records[offset..]);
+            let slot = Slot { index, offset };
+            offset += len;
+            (slot, &self.records[slot.offset..offset])
+        })
+    }
+
+    /// Where the records end: the slot after the last.
+    fn end(&self) -> Slot {
+        Slot {
+            index: self.len(),
+            offset: self.records.len(),
+        }
+    }
+
+    /// The byte range of the record at `slot`.
+    fn range(&self, slot: Slot) -> Range<usize> {
+        slot.offset..slot.offset + record_len(&self.records[slot.offset..])
+    }
+
+    /// In an unordered network: the slot of the packet from `link.0` to
+    /// `link.1` carrying `msg`, or the slot it would be inserted at.
+    pub(crate) fn find(&self, link: (u8, u8), msg: &[u8]) -> Result<Slot, Slot> {
+        let link = u16::from_be_bytes([link.0, link.1]);
+        for (slot, record) in self.slots() {
+            let order = link_of(record)
+                .cmp(&link)
+                .then_with(|| (record[2] as usize).cmp(&msg.len()))
+                .then_with(|| payload_of(record).cmp(msg));
+            match order {
+                std::cmp::Ordering::Less => {}
+                std::cmp::Ordering::Equal => return Ok(slot),
+                std::cmp::Ordering::Greater => return Err(slot),
+            }
+        }
+        Err(self.end())
+    }
+
+    /// In a FIFO network: the number of packets on `link` (from `link.0`
+    /// to `link.1`), the slot after its last (where a new one goes), and
+    /// the last's slot if it carries `msg`.
+    pub(crate) fn link_span(&self, link: (u8, u8), msg: &[u8]) -> (usize, Slot, Option<Slot>) {
+        let (mut runs, mut last, mut end) = (0, None, self.end());
+        let link = u16::from_be_bytes([link.0, link.1]);
+        for (slot, record) in self.slots() {
+            match link_of(record).cmp(&link) {
+                std::cmp::Ordering::Less => {}
+                std::cmp::Ordering::Equal => {
+                    runs += 1;
+                    last = Some((slot, record));
+                }
+                std::cmp::Ordering::Greater => {
+                    end = slot;
+                    break;
+                }
+            }
+        }
+        let same = last.filter(|(_, record)| payload_of(record) == msg);
+        (runs, end, same.map(|(slot, _)| slot))
+    }
+
+    /// The slot of the packet at `index` if it is from `link.0` to `link.1`,
+    /// carries `msg` and has surplus copies exactly when `surplus` says so
+    /// (what a message action names: see [`crate::world::action::Action`]).
+    pub(crate) fn named(
+        &self,
+        index: usize,
+        link: (u8, u8),
+        msg: &Payload,
+        surplus: bool,
+    ) -> Option<Slot> {
+        let (slot, record) = self.slots().nth(index)?;
+        let len = record[2] as usize;
+        let same = link_of(record) == u16::from_be_bytes([link.0, link.1])
+            && len == msg.as_bytes().len()
+            && payload_of(record) == msg.as_bytes()
+            && (record[HEAD + len + 1] != 0) == surplus;
+        same.then_some(slot)
+    }
+
+    /// Inserts one copy of `msg` (at most [`PAYLOAD_MAX`] bytes) from
+    /// `link.0` to `link.1` at `slot`.
+    pub(crate) fn insert(&mut self, slot: Slot, link: (u8, u8), msg: &[u8]) {
+        debug_assert!(msg.len() <= PAYLOAD_MAX);
+        let size = HEAD + msg.len() + TAIL;
+        let old_end = self.records.len();
+        self.records.resize(old_end + size, 0);
+        self.records
+            .copy_within(slot.offset..old_end, slot.offset + size);
+        let record = &mut self.records[slot.offset..slot.offset + size];
+        record[..HEAD].copy_from_slice(&[link.0, link.1, msg.len() as u8]);
+        record[HEAD..HEAD + msg.len()].copy_from_slice(msg);
+        record[HEAD + msg.len()..].copy_from_slice(&[1, 0]);
+        self.len += 1;
+    }
+
+    /// One copy more of the packet at `slot`: counted while its count is
+    /// below `bound`, a surplus beyond it.
+    pub(crate) fn add_copy(&mut self, slot: Slot, bound: u8) {
+        let range = self.range(slot);
+        let [count, surplus] = &mut self.records[range.end - TAIL..range.end] else {
+            unreachable!("a record ends with its count and surplus flag")
+        };
+        if *count < bound {
+            *count += 1;
+        } else {
+            *surplus = 1;
+        }
+    }
+
+    /// One copy of the packet at `slot` leaves the network. From a surplus
+    /// packet, `surplus` says whether surplus copies remain (otherwise
+    /// exactly its count do); from a counted one, the count drops by one,
+    /// and the packet goes with its last copy.
+    pub(crate) fn take_copy(&mut self, slot: Slot, surplus: Surplus) {
+        let range = self.range(slot);
+        let [count, flag] = &mut self.records[range.end - TAIL..range.end] else {
+            unreachable!("a record ends with its count and surplus flag")
+        };
+        if *flag != 0 {
+            *flag = u8::from(surplus == Surplus::Stays);
+        } else if *count > 1 {
+            *count -= 1;
+        } else {
+            self.records.drain(range);
+            self.len -= 1;
+        }
+    }
+}
+
+/// The length of the record `records` starts with.
+#[inline]
+fn record_len(records: &[u8]) -> usize {
+    HEAD + records[2] as usize + TAIL
+}
+
+/// The link of `record`, source then destination, as one number that
+/// orders as the pair does.
+#[inline]
+fn link_of(record: &[u8]) -> u16 {
+    u16::from_be_bytes([record[0], record[1]])
+}
+
+/// The payload bytes of `record`.
+#[inline]
+fn payload_of(record: &[u8]) -> &[u8] {
+    &record[HEAD..HEAD + record[2] as usize]
+}
+
+/// The packet a record holds.
+#[inline]
+fn packet_of(record: &[u8]) -> Packet {
+    let len = record[2] as usize;
+    let mut packet = Packet::new_empty((record[0], record[1]));
+    packet.msg.set_bytes(&record[HEAD..HEAD + len]);
+    packet.count = record[HEAD + len];
+    packet.surplus = record[HEAD + len + 1] != 0;
+    packet
+}
+
+/// The packets of a [`Network`], in order: see [`Network::iter`].
+#[derive(Clone)]
+pub struct Packets<'a> {
+    /// The records not visited yet.
+    records: &'a [u8],
+}
+
+impl Iterator for Packets<'_> {
+    type Item = Packet;
+
+    #[inline]
+    fn next(&mut self) -> Option<Packet> {
+        if self.records.is_empty() {
+            return None;
+        }
+        let (record, rest) = self.records.split_at(record_len(self.records));
+        self.records = rest;
+        Some(packet_of(record))
+    }
+}
+
+impl<'a> IntoIterator for &'a Network {
+    type Item = Packet;
+    type IntoIter = Packets<'a>;
+
+    fn into_iter(self) -> Packets<'a> {
+        self.iter()
+    }
+}
+
+/// The packets in the order given, which must be the network's.
+impl FromIterator<Packet> for Network {
+    fn from_iter<I: IntoIterator<Item = Packet>>(packets: I) -> Network {
+        let mut net = Network::default();
+        packets.into_iter().for_each(|packet| net.push(&packet));
+        net
+    }
+}
+
+/// `clone_from` reuses the memory `self` holds: how successors are made.
+impl Clone for Network {
+    fn clone(&self) -> Network {
+        let mut copy = Network::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    #[inline]
+    fn clone_from(&mut self, source: &Network) {
+        self.records.clone_from(&source.records);
+        self.len = source.len;
+    }
+}
+
+impl std::fmt::Debug for Network {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// As a sequence of packets: a `u32` count, then each packet's record.
+impl Encode for Network {
+    #[inline]
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.len.to_le_bytes());
+        out.extend_from_slice(&self.records);
+    }
+
+    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        let mut net = Network::default();
+        net.decode_in_place(decoder)?;
+        Ok(net)
+    }
+
+    /// Each record is checked as a [`Packet`]'s decoding checks it (a
+    /// payload of at most [`PAYLOAD_MAX`] bytes, a surplus flag of 0 or 1)
+    /// and copied in two pieces.
+    fn decode_in_place(&mut self, decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
+        self.clear();
+        let len = u32::decode(decoder)?;
+        for _ in 0..len {
+            let head = decoder.take(HEAD)?;
+            let payload = head[2] as usize;
+            if payload > PAYLOAD_MAX {
+                return decoder
+                    .invalid(format!("payload of {payload} bytes exceeds {PAYLOAD_MAX}"));
+            }
+            self.records.extend_from_slice(head);
+            let rest = decoder.take(payload + TAIL)?;
+            if rest[payload + 1] > 1 {
+                let other = rest[payload + 1];
+                return decoder.invalid(format!("surplus byte {other} is not a bool"));
+            }
+            self.records.extend_from_slice(rest);
+            self.len += 1;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn payload(bytes: &[u8]) -> Payload {
+        Payload::new(bytes).expect("a payload that fits")
+    }
+
+    fn packet(src: u8, dst: u8, msg: &[u8], count: u8) -> Packet {
+        Packet {
+            src,
+            dst,
+            msg: payload(msg),
+            count,
+            surplus: false,
+        }
+    }
+
+    #[test]
+    fn records_order_as_packets_do() {
+        // Sorted as packets: by link, then payload length, then bytes.
+        let mut packets = vec![
+            packet(1, 0, &[5], 1),
+            packet(0, 1, &[9, 9], 1),
+            packet(0, 1, &[3], 2),
+            packet(0, 2, &[], 1),
+            packet(0, 1, &[4], 1),
+        ];
+        packets.sort_by_key(|p| (p.src, p.dst, p.msg));
+        let mut net = Network::default();
+        for packet in &packets {
+            let msg = packet.msg.as_bytes();
+            let slot = net
+                .find((packet.src, packet.dst), msg)
+                .expect_err("not yet in");
+            net.insert(slot, (packet.src, packet.dst), msg);
+        }
+        // Inserted in any order at the slots `find` gives, the packets are
+        // in their sorted order.
+        let mut shuffled = Network::default();
+        for packet in packets.iter().rev() {
+            let msg = packet.msg.as_bytes();
+            let slot = shuffled
+                .find((packet.src, packet.dst), msg)
+                .expect_err("not yet in");
+            shuffled.insert(slot, (packet.src, packet.dst), msg);
+        }
+        assert_eq!(shuffled, net);
+        let key = |p: &Packet| (p.src, p.dst, p.msg);
+        let order: Vec<_> = net.iter().map(|p| key(&p)).collect();
+        assert_eq!(order, packets.iter().map(key).collect::<Vec<_>>());
+        let found = net.find((0, 1), &[3]).expect("sent");
+        assert_eq!(found.index, 0);
+        net.add_copy(found, 2);
+        assert_eq!(net.get(0).map(|p| (p.count, p.surplus)), Some((2, false)));
+        net.add_copy(found, 2);
+        assert_eq!(net.get(0).map(|p| (p.count, p.surplus)), Some((2, true)));
+        let slot = |net: &Network| net.slots().next().expect("a packet").0;
+        net.take_copy(slot(&net), Surplus::Ends);
+        net.take_copy(slot(&net), Surplus::None);
+        net.take_copy(slot(&net), Surplus::None);
+        assert_eq!(net.len(), 4);
+        assert!(net.iter().all(|p| p.msg.as_bytes() != [3]));
+        let sorted: Vec<Packet> = net.iter().collect();
+        assert!(sorted.windows(2).all(|pair| {
+            (pair[0].src, pair[0].dst, pair[0].msg) < (pair[1].src, pair[1].dst, pair[1].msg)
+        }));
+    }
+
+    #[test]
+    fn a_link_span_covers_its_packets_in_send_order() {
+        let net: Network = [
+            packet(0, 1, &[1], 1),
+            packet(0, 2, &[7], 1),
+            packet(0, 2, &[6], 1),
+            packet(1, 0, &[1], 1),
+        ]
+        .into_iter()
+        .collect();
+        let (runs, end, same) = net.link_span((0, 2), &[6]);
+        assert_eq!(
+            (runs, end.index, same.map(|slot| slot.index)),
+            (2, 3, Some(2))
+        );
+        let (runs, end, same) = net.link_span((0, 2), &[7]);
+        assert_eq!((runs, end.index, same), (2, 3, None));
+        let (runs, end, _) = net.link_span((1, 2), &[1]);
+        assert_eq!((runs, end.index, end.offset), (0, 4, net.records.len()));
+        let (runs, end, _) = net.link_span((0, 0), &[1]);
+        assert_eq!((runs, end.index, end.offset), (0, 0, 0));
+    }
+
+    #[test]
+    fn a_network_decodes_to_what_it_encoded_and_refuses_bad_records() {
+        let net: Network = [packet(0, 1, b"hi", 3), packet(2, 0, &[], 1)]
+            .into_iter()
+            .collect();
+        let bytes = net.to_bytes();
+        let mut again = Network::default();
+        again.decode_exact_in_place(&bytes).unwrap();
+        assert_eq!(again, net);
+        assert_eq!(
+            again.iter().collect::<Vec<_>>(),
+            net.iter().collect::<Vec<_>>()
+        );
+        let mut bad_flag = bytes.clone();
+        bad_flag[4 + HEAD + 2 + 1] = 2;
+        assert!(Network::decode_exact(&bad_flag).is_err());
+        let mut long = bytes.clone();
+        long[4 + 2] = PAYLOAD_MAX as u8 + 1;
+        assert!(Network::decode_exact(&long).is_err());
+        assert!(Network::decode_exact(&bytes[..bytes.len() - 1]).is_err());
+    }
+}
