@@ -174,7 +174,17 @@ impl Network {
         msg: &Payload,
         surplus: bool,
     ) -> Option<Slot> {
-        let (slot, record) = self.slots().nth(index)?;
+        if index >= self.len() {
+            return None;
+        }
+        // Walked by lengths alone: a message action's packet is looked up
+        // for every successor it makes.
+        let mut offset = 0;
+        for _ in 0..index {
+            offset += record_len(&self.records[offset..]);
+        }
+        let slot = Slot { index, offset };
+        let record = &self.records[offset..offset + record_len(&self.records[offset..])];
         let len = record[2] as usize;
         let same = link_of(record) == u16::from_be_bytes([link.0, link.1])
             && len == msg.as_bytes().len()

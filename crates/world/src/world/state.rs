@@ -594,6 +594,15 @@ pub struct GhostEntry {
 }
 
 impl GhostEntry {
+    /// An invocation of request 0 at node 0 with no payload: what an entry
+    /// is decoded into.
+    const EMPTY: GhostEntry = GhostEntry {
+        kind: GhostKind::Invoke,
+        request: 0,
+        node: 0,
+        payload: Payload::EMPTY,
+    };
+
     /// Appends the encoding of `self` with its node renamed `node(self.node)`.
     #[inline]
     fn encode_renamed(&self, node: impl Fn(u8) -> u8, out: &mut Vec<u8>) {
@@ -650,12 +659,49 @@ impl Encode for GhostEntry {
     }
 
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        Ok(GhostEntry {
-            kind: GhostKind::decode(decoder)?,
-            request: u32::decode(decoder)?,
-            node: u8::decode(decoder)?,
-            payload: Payload::decode(decoder)?,
-        })
+        let mut entry = GhostEntry::EMPTY;
+        entry.decode_in_place(decoder)?;
+        Ok(entry)
+    }
+
+    /// Read as written: the seven bytes before the payload's at once, then
+    /// the payload's (a history is decoded with every expanded state).
+    fn decode_in_place(&mut self, decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
+        let offset = decoder.offset();
+        let &[tag, r0, r1, r2, r3, node, len] = decoder.take(7)? else {
+            unreachable!("7 bytes taken")
+        };
+        self.kind = match tag {
+            0 => GhostKind::Invoke,
+            1 => GhostKind::Reply,
+            2 => GhostKind::LocalFail,
+            3 => GhostKind::Retry,
+            tag => {
+                return Err(DecodeError::UnknownVariant {
+                    offset,
+                    type_name: "GhostKind",
+                    tag,
+                })
+            }
+        };
+        self.request = u32::from_le_bytes([r0, r1, r2, r3]);
+        self.node = node;
+        self.payload.decode_bytes_in_place(decoder, len)
+    }
+
+    /// Each entry decoded in its place in `into` (see
+    /// [`Packet::decode_into`]).
+    fn decode_into(
+        decoder: &mut Decoder<'_>,
+        len: usize,
+        into: &mut Vec<GhostEntry>,
+    ) -> Result<(), DecodeError> {
+        for _ in 0..len {
+            into.push(GhostEntry::EMPTY);
+            let last = into.last_mut().expect("an entry was pushed");
+            last.decode_in_place(decoder)?;
+        }
+        Ok(())
     }
 }
 
@@ -2054,5 +2100,49 @@ mod tests {
         let mut bytes = vec![PAYLOAD_MAX as u8 + 1];
         bytes.extend([0; PAYLOAD_MAX + 1]);
         assert!(Payload::decode_exact(&bytes).is_err());
+    }
+
+    #[test]
+    fn a_ghost_entry_decodes_in_place_and_refuses_bad_bytes() {
+        let entry = GhostEntry {
+            kind: GhostKind::Retry,
+            request: 0x0102_0304,
+            node: 2,
+            payload: Payload::new(b"op").unwrap(),
+        };
+        let bytes = entry.to_bytes();
+        // Decoded over an entry that held a longer payload: nothing of it stays.
+        let mut reused = GhostEntry {
+            payload: Payload::new(&[9; 5]).unwrap(),
+            ..entry
+        };
+        reused.decode_exact_in_place(&bytes).unwrap();
+        assert_eq!(reused, entry);
+        let history = vec![
+            entry,
+            GhostEntry {
+                kind: GhostKind::Reply,
+                ..entry
+            },
+        ];
+        assert_eq!(
+            Vec::<GhostEntry>::decode_exact(&history.to_bytes()).unwrap(),
+            history
+        );
+        let mut bad_kind = bytes.clone();
+        bad_kind[0] = 4;
+        assert!(matches!(
+            GhostEntry::decode_exact(&bad_kind),
+            Err(DecodeError::UnknownVariant {
+                offset: 0,
+                tag: 4,
+                ..
+            })
+        ));
+        let mut long = bytes.clone();
+        long[6] = PAYLOAD_MAX as u8 + 1;
+        assert!(GhostEntry::decode_exact(&long).is_err());
+        assert!(GhostEntry::decode_exact(&bytes[..bytes.len() - 1]).is_err());
+        assert!(GhostEntry::decode_exact(&bytes[..5]).is_err());
     }
 }
