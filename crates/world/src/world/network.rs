@@ -223,6 +223,36 @@ impl Network {
         }
     }
 
+    /// Appends the encoding of `self` renamed as [`Network::rename`]
+    /// renames it, without renaming it.
+    pub(crate) fn encode_renamed(
+        &self,
+        fifo: bool,
+        rename: impl FnMut(&mut u8, &mut u8, &mut [u8]),
+        scratch: &mut RenameScratch,
+        out: &mut Vec<u8>,
+    ) {
+        out.extend_from_slice(&self.len.to_le_bytes());
+        scratch.rename(&self.records, fifo, rename);
+        scratch.append_sorted(out);
+    }
+
+    /// Renames each packet by `rename(src, dst, payload)` (endpoints and
+    /// payload bytes changed in place, never the payload's length) and
+    /// sorts the packets again into the network's order (`fifo`: by link,
+    /// each link's queue keeping its order). `scratch` holds the renamed
+    /// packets on the way.
+    pub(crate) fn rename(
+        &mut self,
+        fifo: bool,
+        rename: impl FnMut(&mut u8, &mut u8, &mut [u8]),
+        scratch: &mut RenameScratch,
+    ) {
+        scratch.rename(&self.records, fifo, rename);
+        self.records.clear();
+        scratch.append_sorted(&mut self.records);
+    }
+
     /// One copy of the packet at `slot` leaves the network. From a surplus
     /// packet, `surplus` says whether surplus copies remain (otherwise
     /// exactly its count do); from a counted one, the count drops by one,
@@ -239,6 +269,66 @@ impl Network {
         } else {
             self.records.drain(range);
             self.len -= 1;
+        }
+    }
+}
+
+/// Memory a renaming of a network works in (see [`Network::rename`]),
+/// kept from one renaming to the next.
+#[derive(Default)]
+pub(crate) struct RenameScratch {
+    /// The renamed records, in the network's old order.
+    records: Vec<u8>,
+    /// Where each renamed record starts in `records`.
+    starts: Vec<u32>,
+}
+
+impl RenameScratch {
+    /// Holds the records `records` with each packet renamed by
+    /// `rename(src, dst, payload)`, and their order in a network: by record
+    /// in an unordered network, by link alone (stable) in a FIFO one.
+    fn rename(
+        &mut self,
+        records: &[u8],
+        fifo: bool,
+        mut rename: impl FnMut(&mut u8, &mut u8, &mut [u8]),
+    ) {
+        let RenameScratch {
+            records: renamed,
+            starts,
+        } = self;
+        renamed.clear();
+        renamed.extend_from_slice(records);
+        starts.clear();
+        let mut offset = 0;
+        while offset < renamed.len() {
+            let len = record_len(&renamed[offset..]);
+            let [src, dst, _, rest @ ..] = &mut renamed[offset..offset + len] else {
+                unreachable!("a record holds its head")
+            };
+            rename(src, dst, &mut rest[..len - HEAD - TAIL]);
+            starts.push(offset as u32);
+            offset += len;
+        }
+        let renamed = &*renamed;
+        let record = |start: u32| &renamed[start as usize..];
+        if fifo {
+            starts.sort_by_key(|&start| link_of(record(start)));
+        } else {
+            // Records order as their packets do on their first `3 + len` bytes.
+            let key = |start: u32| {
+                let record = record(start);
+                &record[..HEAD + record[2] as usize]
+            };
+            starts.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
+        }
+    }
+
+    /// Appends the records held, in their order.
+    fn append_sorted(&self, out: &mut Vec<u8>) {
+        for &start in &self.starts {
+            let record = &self.records[start as usize..];
+            out.extend_from_slice(&record[..record_len(record)]);
         }
     }
 }
@@ -463,6 +553,68 @@ mod tests {
         assert_eq!((runs, end.index, end.offset), (0, 4, net.records.len()));
         let (runs, end, _) = net.link_span((0, 0), &[1]);
         assert_eq!((runs, end.index, end.offset), (0, 0, 0));
+    }
+
+    /// `net` renamed the slow way: as packets, renamed, then sorted as
+    /// [`Packet`]s order (unordered) or stably by link (FIFO).
+    fn renamed_as_packets(net: &Network, fifo: bool, perm: [u8; 3]) -> Network {
+        let mut packets: Vec<Packet> = net.iter().collect();
+        for packet in &mut packets {
+            (packet.src, packet.dst) = (perm[packet.src as usize], perm[packet.dst as usize]);
+            let mut bytes = packet.msg.as_bytes().to_vec();
+            bytes
+                .iter_mut()
+                .for_each(|byte| *byte = perm[*byte as usize % 3]);
+            packet.msg = payload(&bytes);
+        }
+        if fifo {
+            packets.sort_by_key(|p| (p.src, p.dst));
+        } else {
+            packets.sort_by_key(|p| (p.src, p.dst, p.msg));
+        }
+        packets.into_iter().collect()
+    }
+
+    #[test]
+    fn a_renamed_network_is_its_renamed_packets_in_the_networks_order() {
+        // Payload bytes name nodes (byte % 3), renamed with the endpoints.
+        let unordered: Network = [
+            packet(0, 1, &[0], 1),
+            packet(0, 1, &[1, 2], 2),
+            packet(0, 2, &[2], 1),
+            packet(1, 0, &[], 1),
+            packet(1, 0, &[0, 0], 1),
+            packet(2, 1, &[1], 3),
+        ]
+        .into_iter()
+        .collect();
+        let fifo: Network = [
+            packet(0, 1, &[2], 1),
+            packet(0, 1, &[0], 1),
+            packet(0, 1, &[2], 1),
+            packet(1, 2, &[1, 1], 2),
+            packet(2, 0, &[0], 1),
+            packet(2, 0, &[1], 1),
+        ]
+        .into_iter()
+        .collect();
+        let mut scratch = RenameScratch::default();
+        for perm in [[0, 1, 2], [1, 0, 2], [2, 1, 0], [1, 2, 0], [2, 0, 1]] {
+            let rename = |src: &mut u8, dst: &mut u8, msg: &mut [u8]| {
+                (*src, *dst) = (perm[*src as usize], perm[*dst as usize]);
+                msg.iter_mut()
+                    .for_each(|byte| *byte = perm[*byte as usize % 3]);
+            };
+            for (net, is_fifo) in [(&unordered, false), (&fifo, true)] {
+                let expected = renamed_as_packets(net, is_fifo, perm);
+                let mut bytes = Vec::new();
+                net.encode_renamed(is_fifo, rename, &mut scratch, &mut bytes);
+                assert_eq!(bytes, expected.to_bytes(), "{perm:?}, fifo {is_fifo}");
+                let mut renamed = net.clone();
+                renamed.rename(is_fifo, rename, &mut scratch);
+                assert_eq!(renamed, expected, "{perm:?}, fifo {is_fifo}");
+            }
+        }
     }
 
     #[test]

@@ -73,11 +73,6 @@ impl Payload {
         &self.bytes
     }
 
-    /// The payload's bytes, to change in place (their number stays).
-    pub(crate) fn as_bytes_mut(&mut self) -> &mut [u8] {
-        &mut self.bytes[..self.len as usize]
-    }
-
     /// An event of `kind` carrying the payload: its bytes taken as the
     /// zero-padded field they are, a copy of fixed size (copying only the
     /// meaningful bytes into a zeroed field, then reading the field back,

@@ -17,8 +17,9 @@ use cmc_model::Encode;
 
 use crate::core::helpers::node_bit;
 use crate::world::env::Env;
+use crate::world::network::RenameScratch;
 use crate::world::spec::{NetSemantics, WorldSpec};
-use crate::world::state::{NodeState, Packet, WorldState};
+use crate::world::state::{NodeState, WorldState};
 
 /// The renamings of a World's interchangeable nodes.
 ///
@@ -413,8 +414,8 @@ struct Environments {
     tried: EnvironmentBytes,
     /// The least renaming's.
     least: EnvironmentBytes,
-    /// A renamed network's packets.
-    net: Vec<Packet>,
+    /// Where a network is renamed.
+    net: RenameScratch,
     /// Renamed cut links.
     cut_links: Vec<(u8, u8)>,
 }
@@ -492,7 +493,7 @@ impl EnvironmentBytes {
         env: &Env,
         state: &WorldState,
         perm: Option<&[u32]>,
-        net: &mut Vec<Packet>,
+        net: &mut RenameScratch,
     ) {
         if std::mem::replace(&mut self.net_built, true) {
             return;
@@ -501,10 +502,9 @@ impl EnvironmentBytes {
         match perm {
             None => state.net.encode(&mut self.net),
             Some(perm) => {
-                net.clear();
-                net.extend(&state.net);
-                rename_packets(env, net, perm);
-                net.encode(&mut self.net);
+                let fifo = env.spec.net == NetSemantics::Fifo;
+                let rename = packet_renamer(env, perm);
+                state.net.encode_renamed(fifo, rename, net, &mut self.net);
             }
         }
     }
@@ -555,38 +555,28 @@ fn permutations(items: &mut Vec<u8>, at: usize, visit: &mut impl FnMut(&[u8])) {
 /// Renames node `n` to `perm[n]` in the environment of `state` (every field
 /// but the nodes, which are left alone): message endpoints and the ids in
 /// messages, cut links and the ghost history's nodes.
-fn rename_environment(env: &Env, state: &mut WorldState, perm: &[u32], net: &mut Vec<Packet>) {
-    net.clear();
-    net.extend(&state.net);
-    rename_packets(env, net, perm);
-    state.net.clear();
-    net.iter().for_each(|packet| state.net.push(packet));
+fn rename_environment(env: &Env, state: &mut WorldState, perm: &[u32], net: &mut RenameScratch) {
+    let fifo = env.spec.net == NetSemantics::Fifo;
+    state.net.rename(fifo, packet_renamer(env, perm), net);
     rename_cut_links(&mut state.cut_links, perm);
     for entry in &mut state.ghost {
         entry.node = perm[entry.node as usize] as u8;
     }
 }
 
-/// Renames node `n` to `perm[n]` in the packets of a network, `net`: their
-/// endpoints and the ids in their messages (by their sender's core), and
-/// sorts them again into the network's order.
-fn rename_packets(env: &Env, net: &mut [Packet], perm: &[u32]) {
+/// Renames node `n` to `perm[n]` in a packet, given as its source,
+/// destination and payload: its endpoints and the ids in its message (by
+/// its sender's core).
+fn packet_renamer<'a>(
+    env: &'a Env,
+    perm: &'a [u32],
+) -> impl FnMut(&mut u8, &mut u8, &mut [u8]) + 'a {
     let to = |node: u8| perm[node as usize] as u8;
-    for packet in net.iter_mut() {
-        let (core, config) = (
-            env.spec.core_of(packet.src as usize),
-            &env.configs[packet.src as usize],
-        );
-        core.permute_message(config, packet.msg.as_bytes_mut(), perm);
-        packet.src = to(packet.src);
-        packet.dst = to(packet.dst);
-    }
-    match env.spec.net {
-        // Stable: the order within a link is its queue.
-        NetSemantics::Fifo => net.sort_by_key(|p| (p.src, p.dst)),
-        NetSemantics::Unordered | NetSemantics::Duplicating => {
-            net.sort_by(|p, q| (p.src, p.dst, &p.msg).cmp(&(q.src, q.dst, &q.msg)))
-        }
+    move |src, dst, msg| {
+        let (core, config) = (env.spec.core_of(*src as usize), &env.configs[*src as usize]);
+        core.permute_message(config, msg, perm);
+        *src = to(*src);
+        *dst = to(*dst);
     }
 }
 
@@ -614,7 +604,7 @@ mod tests {
     /// `state` with node `n` renamed `perm[n]` everywhere, built whole.
     fn renamed(env: &Env, state: &WorldState, perm: &[u32], inverse: &[u32]) -> WorldState {
         let mut next = state.clone();
-        rename_environment(env, &mut next, perm, &mut Vec::new());
+        rename_environment(env, &mut next, perm, &mut RenameScratch::default());
         next.nodes = inverse
             .iter()
             .map(|&old| {
