@@ -265,7 +265,7 @@ impl Env {
     pub fn actions(&self, state: &WorldState, out: &mut Vec<Action>) {
         let fifo = self.spec.net == NetSemantics::Fifo;
         let mut link_before = None;
-        for (index, packet) in state.net.iter().enumerate() {
+        for (index, packet) in state.net.records().enumerate() {
             let link = (packet.src, packet.dst);
             let head = !fifo || link_before != Some(link);
             link_before = Some(link);
@@ -277,15 +277,22 @@ impl Env {
             } else {
                 &[Surplus::None]
             };
+            // Each action's payload written in its place, never copied
+            // from a payload just written (see `Network::records`).
             let mut net = |op| {
-                out.extend(outcomes.iter().map(|&surplus| Action::Net {
-                    op,
-                    index: index as u16,
-                    src: packet.src,
-                    dst: packet.dst,
-                    msg: packet.msg,
-                    surplus,
-                }))
+                for &surplus in outcomes {
+                    out.push(Action::Net {
+                        op,
+                        index: index as u16,
+                        src: packet.src,
+                        dst: packet.dst,
+                        msg: Payload::EMPTY,
+                        surplus,
+                    });
+                    if let Some(Action::Net { msg, .. }) = out.last_mut() {
+                        msg.set_bytes(packet.msg);
+                    }
+                }
             };
             let to_crashed = state.nodes[packet.dst as usize].crashed;
             let duplicating = self.spec.net == NetSemantics::Duplicating;

@@ -77,7 +77,17 @@ impl Network {
     /// The packets, in order.
     pub fn iter(&self) -> Packets<'_> {
         Packets {
-            records: &self.records,
+            records: self.records(),
+        }
+    }
+
+    /// The packets, in order, read where they are: what the environment
+    /// lists actions from (a [`Packet`] made and then copied into an action
+    /// was read back, in wide loads, while the narrow stores of its payload
+    /// were still under way, which stalled every listing).
+    pub(crate) fn records(&self) -> Records<'_> {
+        Records {
+            rest: &self.records,
         }
     }
 
@@ -352,22 +362,67 @@ fn payload_of(record: &[u8]) -> &[u8] {
     &record[HEAD..HEAD + record[2] as usize]
 }
 
-/// The packet a record holds.
-#[inline]
-fn packet_of(record: &[u8]) -> Packet {
-    let len = record[2] as usize;
-    let mut packet = Packet::new_empty((record[0], record[1]));
-    packet.msg.set_bytes(&record[HEAD..HEAD + len]);
-    packet.count = record[HEAD + len];
-    packet.surplus = record[HEAD + len + 1] != 0;
-    packet
+/// A packet read where its record is, its payload not copied (see
+/// [`Network::records`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Record<'a> {
+    /// The sender.
+    pub(crate) src: u8,
+    /// The destination.
+    pub(crate) dst: u8,
+    /// The payload's bytes.
+    pub(crate) msg: &'a [u8],
+    /// Copies counted exactly.
+    pub(crate) count: u8,
+    /// Whether more copies than `count` may be in flight.
+    pub(crate) surplus: bool,
+}
+
+impl Record<'_> {
+    /// The packet the record holds.
+    #[inline]
+    fn packet(self) -> Packet {
+        let mut packet = Packet::new_empty((self.src, self.dst));
+        packet.msg.set_bytes(self.msg);
+        packet.count = self.count;
+        packet.surplus = self.surplus;
+        packet
+    }
+}
+
+/// The records of a [`Network`], in order: see [`Network::records`].
+#[derive(Clone)]
+pub(crate) struct Records<'a> {
+    /// The records not visited yet, back to back.
+    rest: &'a [u8],
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = Record<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Record<'a>> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let (record, rest) = self.rest.split_at(record_len(self.rest));
+        self.rest = rest;
+        let len = record[2] as usize;
+        Some(Record {
+            src: record[0],
+            dst: record[1],
+            msg: &record[HEAD..HEAD + len],
+            count: record[HEAD + len],
+            surplus: record[HEAD + len + 1] != 0,
+        })
+    }
 }
 
 /// The packets of a [`Network`], in order: see [`Network::iter`].
 #[derive(Clone)]
 pub struct Packets<'a> {
     /// The records not visited yet.
-    records: &'a [u8],
+    records: Records<'a>,
 }
 
 impl Iterator for Packets<'_> {
@@ -375,12 +430,7 @@ impl Iterator for Packets<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<Packet> {
-        if self.records.is_empty() {
-            return None;
-        }
-        let (record, rest) = self.records.split_at(record_len(self.records));
-        self.records = rest;
-        Some(packet_of(record))
+        self.records.next().map(Record::packet)
     }
 }
 
