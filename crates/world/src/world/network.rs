@@ -141,7 +141,7 @@ impl Network {
             let order = link_of(record)
                 .cmp(&link)
                 .then_with(|| (record[2] as usize).cmp(&msg.len()))
-                .then_with(|| payload_of(record).cmp(msg));
+                .then_with(|| payload_order(payload_of(record), msg));
             match order {
                 std::cmp::Ordering::Less => {}
                 std::cmp::Ordering::Equal => return Ok(slot),
@@ -170,7 +170,7 @@ impl Network {
                 }
             }
         }
-        let same = last.filter(|(_, record)| payload_of(record) == msg);
+        let same = last.filter(|(_, record)| same_payload(payload_of(record), msg));
         (runs, end, same.map(|(slot, _)| slot))
     }
 
@@ -198,7 +198,7 @@ impl Network {
         let len = record[2] as usize;
         let same = link_of(record) == u16::from_be_bytes([link.0, link.1])
             && len == msg.as_bytes().len()
-            && payload_of(record) == msg.as_bytes()
+            && same_payload(payload_of(record), msg.as_bytes())
             && (record[HEAD + len + 1] != 0) == surplus;
         same.then_some(slot)
     }
@@ -360,6 +360,25 @@ fn link_of(record: &[u8]) -> u16 {
 #[inline]
 fn payload_of(record: &[u8]) -> &[u8] {
     &record[HEAD..HEAD + record[2] as usize]
+}
+
+/// Whether the payloads `a` and `b` are the same bytes, compared inline:
+/// payloads are a few bytes, and the C library's `bcmp`, which `==` on
+/// slices calls, cost more than the comparison (the packet of every
+/// message action is checked so).
+#[inline]
+fn same_payload(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// The order of the payloads `a` and `b` as byte strings, compared inline
+/// (see [`same_payload`]).
+#[inline]
+fn payload_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    a.iter()
+        .zip(b)
+        .find(|(x, y)| x != y)
+        .map_or_else(|| a.len().cmp(&b.len()), |(x, y)| x.cmp(y))
 }
 
 /// A packet read where its record is, its payload not copied (see
@@ -580,6 +599,17 @@ mod tests {
         assert!(sorted.windows(2).all(|pair| {
             (pair[0].src, pair[0].dst, pair[0].msg) < (pair[1].src, pair[1].dst, pair[1].msg)
         }));
+    }
+
+    #[test]
+    fn payloads_compare_inline_as_slices_do() {
+        let payloads: [&[u8]; 7] = [&[], &[0], &[1], &[0, 0], &[0, 1], &[1, 0], &[255; 64]];
+        for a in payloads {
+            for b in payloads {
+                assert_eq!(same_payload(a, b), a == b, "{a:?} {b:?}");
+                assert_eq!(payload_order(a, b), a.cmp(b), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]
