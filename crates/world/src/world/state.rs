@@ -328,7 +328,7 @@ impl Encode for Packet {
     }
 
     /// Read as written: the three bytes before the message's, then the two
-    /// after, each into its field (see [`Packet::decode_into`]).
+    /// after, each into its field.
     fn decode_in_place(&mut self, decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
         let &[src, dst, len] = decoder.take(3)? else {
             unreachable!("3 bytes taken")
@@ -343,23 +343,6 @@ impl Encode for Packet {
             other => return decoder.invalid(format!("surplus byte {other} is not a bool")),
         };
         (self.src, self.dst, self.count) = (src, dst, count);
-        Ok(())
-    }
-
-    /// Each packet decoded in its place in `into`, not built apart and
-    /// moved there: the move read back at once, in wide loads, the bytes
-    /// just written in narrow stores, which stalled until the stores
-    /// completed (measured with `perf` on every decoded network).
-    fn decode_into(
-        decoder: &mut Decoder<'_>,
-        len: usize,
-        into: &mut Vec<Packet>,
-    ) -> Result<(), DecodeError> {
-        for _ in 0..len {
-            into.push(Packet::new_empty((0, 0)));
-            let last = into.last_mut().expect("a packet was pushed");
-            last.decode_in_place(decoder)?;
-        }
         Ok(())
     }
 }
@@ -684,8 +667,10 @@ impl Encode for GhostEntry {
         self.payload.decode_bytes_in_place(decoder, len)
     }
 
-    /// Each entry decoded in its place in `into` (see
-    /// [`Packet::decode_into`]).
+    /// Each entry decoded in its place in `into`, not built apart and
+    /// moved there: the move read back at once, in wide loads, the bytes
+    /// just written in narrow stores, which stalled until the stores
+    /// completed (measured with `perf` when networks were decoded so).
     fn decode_into(
         decoder: &mut Decoder<'_>,
         len: usize,
