@@ -101,11 +101,11 @@ fn reply_after_flush(world: &World, state: &WorldState) -> bool {
                 .expect("every node runs abd")
         })
         .collect();
-    state.net.iter().all(|packet| {
+    state.net.refs().all(|packet| {
         let Some(replica) = durable.get(packet.src as usize) else {
             return true;
         };
-        match Msg::decode(packet.msg.as_bytes()) {
+        match Msg::decode(packet.msg) {
             Some(Msg::QueryOk { ts, .. } | Msg::StoreOk { ts, .. }) => replica.ts >= ts,
             _ => true,
         }

@@ -96,11 +96,11 @@ fn at_most_one_chosen(world: &World, state: &WorldState) -> bool {
 
 fn promise_durable(world: &World, state: &WorldState) -> bool {
     let servers = servers_of(world, state);
-    let replies_covered = state.net.iter().all(|packet| {
+    let replies_covered = state.net.refs().all(|packet| {
         let Some(server) = servers.get(packet.src as usize) else {
             return true;
         };
-        match Msg::decode(packet.msg.as_bytes()) {
+        match Msg::decode(packet.msg) {
             Some(Msg::Prepared { ballot, .. } | Msg::Accepted { ballot }) => {
                 server.durable.promised >= ballot
             }

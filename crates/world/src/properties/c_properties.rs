@@ -61,7 +61,7 @@ use std::cell::RefCell;
 
 use cmc_model::Property;
 
-use crate::core::abi::ABI_VERSION;
+use crate::core::abi::{ABI_VERSION, PAYLOAD_MAX};
 use crate::core::fault::{Fault, FaultKind};
 use crate::core::property_table::{
     CProperty, CPropertyKind, GhostView, NodeView, PacketView, Predicate, WorldView,
@@ -125,15 +125,20 @@ impl OwnedView {
             at += durable + volatile;
         }
         net.clear();
-        net.extend(state.net.iter().map(|packet| PacketView {
-            src: packet.src as u32,
-            dst: packet.dst as u32,
-            len: packet.msg.as_bytes().len() as u32,
-            count: packet.count as u32,
-            surplus: packet.surplus as u32,
-            reserved: 0,
-            payload: *packet.msg.zero_padded(),
-        }));
+        // Each view's payload written in its place (see `Network::refs`).
+        for packet in state.net.refs() {
+            net.push(PacketView {
+                src: packet.src as u32,
+                dst: packet.dst as u32,
+                len: packet.msg.len() as u32,
+                count: packet.count as u32,
+                surplus: packet.surplus as u32,
+                reserved: 0,
+                payload: [0; PAYLOAD_MAX],
+            });
+            let view = net.last_mut().expect("a view was pushed");
+            view.payload[..packet.msg.len()].copy_from_slice(packet.msg);
+        }
         ghost.clear();
         ghost.extend(inspect.ghost().iter().map(|entry| GhostView {
             kind: match entry.kind {

@@ -265,7 +265,7 @@ impl Env {
     pub fn actions(&self, state: &WorldState, out: &mut Vec<Action>) {
         let fifo = self.spec.net == NetSemantics::Fifo;
         let mut link_before = None;
-        for (index, packet) in state.net.records().enumerate() {
+        for (index, packet) in state.net.refs().enumerate() {
             let link = (packet.src, packet.dst);
             let head = !fifo || link_before != Some(link);
             link_before = Some(link);
@@ -278,7 +278,7 @@ impl Env {
                 &[Surplus::None]
             };
             // Each action's payload written in its place, never copied
-            // from a payload just written (see `Network::records`).
+            // from a payload just written (see `Network::refs`).
             let mut net = |op| {
                 for &surplus in outcomes {
                     out.push(Action::Net {

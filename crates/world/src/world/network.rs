@@ -74,19 +74,20 @@ impl Network {
         self.len == 0
     }
 
-    /// The packets, in order.
+    /// The packets, in order, each made whole (see [`Network::refs`]).
     pub fn iter(&self) -> Packets<'_> {
         Packets {
-            records: self.records(),
+            records: self.refs(),
         }
     }
 
-    /// The packets, in order, read where they are: what the environment
-    /// lists actions from (a [`Packet`] made and then copied into an action
-    /// was read back, in wide loads, while the narrow stores of its payload
-    /// were still under way, which stalled every listing).
-    pub(crate) fn records(&self) -> Records<'_> {
-        Records {
+    /// The packets, in order, read where they are, their payloads not
+    /// copied: the way to read a network for every state (the environment
+    /// lists its actions so; a property should read it so). A [`Packet`]
+    /// made and then copied elsewhere is read back, in wide loads, while
+    /// the narrow stores of its payload are still under way, which stalls.
+    pub fn refs(&self) -> PacketRefs<'_> {
+        PacketRefs {
             rest: &self.records,
         }
     }
@@ -382,22 +383,22 @@ fn payload_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
 }
 
 /// A packet read where its record is, its payload not copied (see
-/// [`Network::records`]).
+/// [`Network::refs`]).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Record<'a> {
+pub struct PacketRef<'a> {
     /// The sender.
-    pub(crate) src: u8,
+    pub src: u8,
     /// The destination.
-    pub(crate) dst: u8,
+    pub dst: u8,
     /// The payload's bytes.
-    pub(crate) msg: &'a [u8],
+    pub msg: &'a [u8],
     /// Copies counted exactly.
-    pub(crate) count: u8,
+    pub count: u8,
     /// Whether more copies than `count` may be in flight.
-    pub(crate) surplus: bool,
+    pub surplus: bool,
 }
 
-impl Record<'_> {
+impl PacketRef<'_> {
     /// The packet the record holds.
     #[inline]
     fn packet(self) -> Packet {
@@ -409,25 +410,26 @@ impl Record<'_> {
     }
 }
 
-/// The records of a [`Network`], in order: see [`Network::records`].
+/// The packets of a [`Network`] read in place, in order: see
+/// [`Network::refs`].
 #[derive(Clone)]
-pub(crate) struct Records<'a> {
+pub struct PacketRefs<'a> {
     /// The records not visited yet, back to back.
     rest: &'a [u8],
 }
 
-impl<'a> Iterator for Records<'a> {
-    type Item = Record<'a>;
+impl<'a> Iterator for PacketRefs<'a> {
+    type Item = PacketRef<'a>;
 
     #[inline]
-    fn next(&mut self) -> Option<Record<'a>> {
+    fn next(&mut self) -> Option<PacketRef<'a>> {
         if self.rest.is_empty() {
             return None;
         }
         let (record, rest) = self.rest.split_at(record_len(self.rest));
         self.rest = rest;
         let len = record[2] as usize;
-        Some(Record {
+        Some(PacketRef {
             src: record[0],
             dst: record[1],
             msg: &record[HEAD..HEAD + len],
@@ -441,7 +443,7 @@ impl<'a> Iterator for Records<'a> {
 #[derive(Clone)]
 pub struct Packets<'a> {
     /// The records not visited yet.
-    records: Records<'a>,
+    records: PacketRefs<'a>,
 }
 
 impl Iterator for Packets<'_> {
@@ -449,7 +451,7 @@ impl Iterator for Packets<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<Packet> {
-        self.records.next().map(Record::packet)
+        self.records.next().map(PacketRef::packet)
     }
 }
 

@@ -11,7 +11,7 @@ use cmc_model::{DecodeError, Decoder, Encode};
 
 use crate::core::abi::{Event, EventKind, PAYLOAD_MAX};
 use crate::core::hex::hex;
-pub use crate::world::network::{Network, Packets};
+pub use crate::world::network::{Network, PacketRef, PacketRefs, Packets};
 
 /// A payload of at most [`PAYLOAD_MAX`] bytes, stored inline (no allocation);
 /// bytes past `len` are zero, so derived comparisons are canonical.
