@@ -198,7 +198,6 @@ impl Network {
         let record = &self.records[offset..offset + record_len(&self.records[offset..])];
         let len = record[2] as usize;
         let same = link_of(record) == u16::from_be_bytes([link.0, link.1])
-            && len == msg.as_bytes().len()
             && same_payload(payload_of(record), msg.as_bytes())
             && (record[HEAD + len + 1] != 0) == surplus;
         same.then_some(slot)
@@ -510,7 +509,8 @@ impl Encode for Network {
 
     /// Each record is checked as a [`Packet`]'s decoding checks it (a
     /// payload of at most [`PAYLOAD_MAX`] bytes, a surplus flag of 0 or 1)
-    /// and copied in two pieces.
+    /// and copied in two pieces once it is whole and checked: on an error,
+    /// `self` holds the records before the bad one.
     fn decode_in_place(&mut self, decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
         self.clear();
         let len = u32::decode(decoder)?;
@@ -521,12 +521,12 @@ impl Encode for Network {
                 return decoder
                     .invalid(format!("payload of {payload} bytes exceeds {PAYLOAD_MAX}"));
             }
-            self.records.extend_from_slice(head);
             let rest = decoder.take(payload + TAIL)?;
             if rest[payload + 1] > 1 {
                 let other = rest[payload + 1];
                 return decoder.invalid(format!("surplus byte {other} is not a bool"));
             }
+            self.records.extend_from_slice(head);
             self.records.extend_from_slice(rest);
             self.len += 1;
         }
@@ -719,5 +719,21 @@ mod tests {
         long[4 + 2] = PAYLOAD_MAX as u8 + 1;
         assert!(Network::decode_exact(&long).is_err());
         assert!(Network::decode_exact(&bytes[..bytes.len() - 1]).is_err());
+        // A failed decoding in place leaves the whole records before the
+        // bad one, never a part of it: the second record is cut short, or
+        // its flag is bad.
+        let first = net.get(0).expect("two packets");
+        let mut bad_second = bytes.clone();
+        let last = bad_second.len() - 1;
+        bad_second[last] = 2;
+        for bad in [
+            &bytes[..bytes.len() - 1],
+            &bytes[..bytes.len() - 3],
+            &bad_second[..],
+        ] {
+            assert!(again.decode_exact_in_place(bad).is_err());
+            assert_eq!(again.iter().collect::<Vec<_>>(), [first]);
+            assert_eq!(Network::decode_exact(&again.to_bytes()).unwrap(), again);
+        }
     }
 }
