@@ -8,6 +8,7 @@ use crate::paxos::Paxos;
 use crate::sample::Sample;
 use crate::stateright::{PaxosModelCfg, TwoPhaseSys};
 use crate::world::WorldCase;
+use crate::world_floor::{self, WorldFloorPart};
 
 /// A model family and its parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +72,15 @@ pub enum Job {
     Step {
         /// `RM`.
         rm_count: usize,
+    },
+    /// A part of a World check timed alone ([`crate::world_floor`]).
+    WorldFloor {
+        /// The configuration.
+        case: WorldCase,
+        /// What is timed.
+        part: WorldFloorPart,
+        /// Threads.
+        threads: usize,
     },
 }
 
@@ -164,6 +174,11 @@ impl Job {
                 kind,
             } => floor::table_insert(fingerprints, threads, kind),
             Job::Step { rm_count } => floor::two_phase_step(rm_count),
+            Job::WorldFloor {
+                case,
+                part,
+                threads,
+            } => world_floor::run(case, part, threads),
         }
     }
 
@@ -233,6 +248,13 @@ impl Job {
             ["step", rm_count] => Ok(Job::Step {
                 rm_count: number(rm_count)? as usize,
             }),
+            ["world-floor", case, part, threads] => Ok(Job::WorldFloor {
+                case: WorldCase::from_word(case)
+                    .ok_or_else(|| format!("unknown World configuration `{case}`"))?,
+                part: WorldFloorPart::from_word(part)
+                    .ok_or_else(|| format!("unknown World floor part `{part}`"))?,
+                threads: number(threads)? as usize,
+            }),
             _ => Err(format!("not a job: {words:?}")),
         }
     }
@@ -265,6 +287,11 @@ impl fmt::Display for Job {
                 write!(f, "insert {fingerprints} {threads} {kind}")
             }
             Job::Step { rm_count } => write!(f, "step {rm_count}"),
+            Job::WorldFloor {
+                case,
+                part,
+                threads,
+            } => write!(f, "world-floor {} {} {threads}", case.word(), part.word()),
         }
     }
 }
@@ -295,6 +322,11 @@ mod tests {
                 kind: InsertKind::Present,
             },
             Job::Step { rm_count: 7 },
+            Job::WorldFloor {
+                case: WorldCase::TwoPhaseC,
+                part: WorldFloorPart::Bytes,
+                threads: 2,
+            },
             check(
                 ModelCase::World {
                     case: WorldCase::Abd,

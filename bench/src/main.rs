@@ -21,6 +21,7 @@ mod suite;
 mod table;
 mod targets;
 mod world;
+mod world_floor;
 
 use std::process::ExitCode;
 

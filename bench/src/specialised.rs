@@ -178,10 +178,11 @@ impl StateSet {
         }
     }
 
-    /// A well-mixed hash of a packed state (one 128-bit multiply, folded).
+    /// A well-mixed hash of a packed state (one 128-bit multiply, modulo
+    /// 2^128, folded).
     #[inline]
     fn hash(state: u64) -> u64 {
-        let product = u128::from(state) * 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835;
+        let product = u128::from(state).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835);
         (product as u64) ^ (product >> 64) as u64
     }
 

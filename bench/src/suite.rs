@@ -7,6 +7,7 @@ use crate::job::{Job, ModelCase, Tool};
 use crate::measure;
 use crate::sample::Sample;
 use crate::world::{WorldCase, WORLD_CASES};
+use crate::world_floor::WorldFloorPart;
 
 /// How much to measure.
 #[derive(Debug, Clone)]
@@ -138,45 +139,72 @@ pub fn run(config: &Config) -> Vec<Measured> {
 pub const WORLD_REFERENCE_RM: usize = 8;
 
 /// The World suite of issue 15: the model engine on two-phase commit
-/// RM=8 (1 and 2 workers), each World configuration (2 workers; reqack
-/// also 1) through the library and through the `cmc check --core`
-/// command, stateright's Paxos example with 3 clients (2 threads); each job
-/// run `runs` times, the median kept.
+/// RM=8 (1 and 2 workers), each World configuration through the library
+/// (1 and 2 workers; 2 only for reqack with C properties) and through the
+/// `cmc check --core` command (2 workers), stateright's Paxos example with
+/// 3 clients (2 threads), and the World floors; each job run `runs` times,
+/// the median kept.
 pub fn run_world(runs: usize) -> Vec<Measured> {
     let reference = ModelCase::TwoPhase {
         rm_count: WORLD_REFERENCE_RM,
     };
-    let checks = [(reference, Tool::Cmc, 1), (reference, Tool::Cmc, 2)]
+    let world = |case, tool, workers| Job::Check {
+        model: ModelCase::World { case },
+        tool,
+        workers,
+    };
+    let engine = [1, 2].map(|workers| Job::Check {
+        model: reference,
+        tool: Tool::Cmc,
+        workers,
+    });
+    let library = WORLD_CASES.into_iter().flat_map(|case| {
+        let one_worker = (case != WorldCase::ReqAckCProperties).then_some(1);
+        one_worker
+            .into_iter()
+            .chain([2])
+            .map(move |workers| world(case, Tool::Cmc, workers))
+    });
+    let command = WORLD_CASES
         .into_iter()
-        .chain([(
-            ModelCase::World {
-                case: WorldCase::ReqAck,
-            },
-            Tool::Cmc,
-            1,
-        )])
-        .chain(
-            WORLD_CASES
-                .into_iter()
-                .map(|case| (ModelCase::World { case }, Tool::Cmc, 2)),
-        )
-        .chain(
-            WORLD_CASES
-                .into_iter()
-                .map(|case| (ModelCase::World { case }, Tool::CmcCommand, 2)),
-        )
-        .chain([(ModelCase::Paxos { client_count: 3 }, Tool::Stateright, 2)]);
-    checks
-        .map(|(model, tool, workers)| {
-            let job = Job::Check {
-                model,
-                tool,
-                workers,
-            };
+        .map(|case| world(case, Tool::CmcCommand, 2));
+    let stateright = Job::Check {
+        model: ModelCase::Paxos { client_count: 3 },
+        tool: Tool::Stateright,
+        workers: 2,
+    };
+    engine
+        .into_iter()
+        .chain(library)
+        .chain(command)
+        .chain([stateright])
+        .chain(world_floors())
+        .map(|job| {
             eprintln!("cmc-bench: {job} (median of {runs})");
             report(job, measure::median_of(job, runs))
         })
         .collect()
+}
+
+/// The World floor jobs ([`crate::world_floor`]): for each configuration
+/// but reqack with C properties (whose states are reqack's), the bytes
+/// floor on 1 and 2 threads and the step floor on 1.
+fn world_floors() -> impl Iterator<Item = Job> {
+    WORLD_CASES
+        .into_iter()
+        .filter(|&case| case != WorldCase::ReqAckCProperties)
+        .flat_map(|case| {
+            [
+                (WorldFloorPart::Bytes, 1),
+                (WorldFloorPart::Bytes, 2),
+                (WorldFloorPart::Step, 1),
+            ]
+            .map(|(part, threads)| Job::WorldFloor {
+                case,
+                part,
+                threads,
+            })
+        })
 }
 
 /// The two-phase instances of the floor suite (issue 15 item 3).

@@ -139,6 +139,16 @@ fn row(analysis: &Analysis<'_>, measured: &Measured) -> Vec<String> {
             "actions+next+encode+fingerprint".into(),
             1,
         ),
+        Job::WorldFloor {
+            case,
+            part,
+            threads,
+        } => (
+            format!("floor: {}", ModelCase::World { case }.name()),
+            case.params(),
+            part.description().into(),
+            threads,
+        ),
     };
     let mut cells = vec![model, params, tool, workers.to_string()];
     match &measured.result {
@@ -158,6 +168,23 @@ fn row(analysis: &Analysis<'_>, measured: &Measured) -> Vec<String> {
                     cells.push(match analysis.failure(model, tool, sample) {
                         None => "ok".into(),
                         Some(why) => format!("FAIL ({why})"),
+                    });
+                }
+                Job::WorldFloor { case, threads, .. } => {
+                    let model = ModelCase::World { case };
+                    let checked = analysis.check(model, Tool::Cmc, threads);
+                    cells.push(checked.map_or("–".into(), |checked| {
+                        let ratio = checked.wall.as_secs_f64() / sample.wall.as_secs_f64();
+                        format!("the check ({threads} workers) takes {ratio:.2}× this")
+                    }));
+                    let counts = |s: &Sample| (s.distinct, s.generated, s.depth);
+                    cells.push(match checked {
+                        Some(checked) if counts(checked) != counts(sample) => format!(
+                            "FAIL (distinct, generated, depth {:?}, the check's {:?})",
+                            counts(sample),
+                            counts(checked)
+                        ),
+                        _ => "ok".into(),
                     });
                 }
                 _ => {

@@ -102,8 +102,13 @@ impl WorldCase {
         }
     }
 
+    /// The depth bound the configuration is checked with, if any.
+    pub(crate) fn max_depth(self) -> Option<u64> {
+        self.configuration().2
+    }
+
     /// The World with its properties.
-    fn world(self) -> Result<World, String> {
+    pub(crate) fn world(self) -> Result<World, String> {
         let (nodes, params, _) = self.configuration();
         match self {
             WorldCase::ReqAck => {
@@ -155,7 +160,7 @@ pub fn check(case: WorldCase, workers: usize) -> Sample {
     let mut checker = Checker::new(world)
         .workers(workers)
         .check_deadlock(case.check_deadlock());
-    if let (_, _, Some(depth)) = case.configuration() {
+    if let Some(depth) = case.max_depth() {
         checker = checker.max_depth(depth);
     }
     crate::cmc::run(checker)
