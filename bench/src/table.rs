@@ -175,7 +175,8 @@ fn row(analysis: &Analysis<'_>, measured: &Measured) -> Vec<String> {
                     let checked = analysis.check(model, Tool::Cmc, threads);
                     cells.push(checked.map_or("–".into(), |checked| {
                         let ratio = checked.wall.as_secs_f64() / sample.wall.as_secs_f64();
-                        format!("the check ({threads} workers) takes {ratio:.2}× this")
+                        let workers = if threads == 1 { "worker" } else { "workers" };
+                        format!("the check ({threads} {workers}) takes {ratio:.2}× this")
                     }));
                     let counts = |s: &Sample| (s.distinct, s.generated, s.depth);
                     cells.push(match checked {

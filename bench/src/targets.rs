@@ -5,6 +5,7 @@ use std::time::Duration;
 use crate::analysis::Analysis;
 use crate::job::{Job, ModelCase, Tool};
 use crate::suite::Measured;
+use crate::world::WorldCase;
 use crate::world_floor::WorldFloorPart;
 
 /// One target and whether the run met it.
@@ -134,7 +135,6 @@ pub fn render(measured: &[Measured], largest: ModelCase, paxos: &[ModelCase]) ->
 /// and the World Paxos core's over stateright's Paxos example (3 clients,
 /// 2 threads).
 pub fn render_world(measured: &[Measured], reference: ModelCase) -> String {
-    use crate::world::WorldCase;
     let analysis = Analysis::new(measured);
     let rate = |model: ModelCase, tool: Tool| {
         analysis
@@ -213,15 +213,12 @@ pub fn render_world(measured: &[Measured], reference: ModelCase) -> String {
 
 /// Issue 15's target for each World configuration: its distinct states/s
 /// (2 workers) over the model engine's on two-phase commit.
-const WORLD_TARGETS: [(crate::world::WorldCase, f64); 4] = {
-    use crate::world::WorldCase;
-    [
-        (WorldCase::ReqAck, 0.5),
-        (WorldCase::TwoPhaseC, 0.4),
-        (WorldCase::Paxos, 0.4),
-        (WorldCase::Abd, 0.2),
-    ]
-};
+const WORLD_TARGETS: [(WorldCase, f64); 4] = [
+    (WorldCase::ReqAck, 0.5),
+    (WorldCase::TwoPhaseC, 0.4),
+    (WorldCase::Paxos, 0.4),
+    (WorldCase::Abd, 0.2),
+];
 
 /// Issue 15 item 3's target, judged on one run of
 /// [`crate::suite::run_floor`]: cmc with 2 workers on two-phase commit at

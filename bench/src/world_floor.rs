@@ -188,8 +188,7 @@ const PREFETCH_AHEAD: usize = 8;
 /// Copies, fingerprints and inserts `share` (the new ones copied on to
 /// `frontier`); returns how many were new.
 fn insert_share(table: &FingerprintTable, share: &[&[u8]], frontier: &mut Encodings) -> u64 {
-    let mut successor =
-        Vec::with_capacity(share.iter().map(|bytes| bytes.len()).max().unwrap_or(0));
+    let mut successor = Vec::new();
     let mut ahead = [Fingerprint::from_halves(1, 1); PREFETCH_AHEAD];
     let mut fingerprint_of = |bytes: &[u8]| {
         successor.clear();
