@@ -113,19 +113,28 @@ pub fn table_insert(fingerprints: u64, threads: usize, kind: InsertKind) -> Samp
     }
 }
 
-/// Every reachable state of `model`, in BFS order (set-up, not timed; the
-/// visited set is cmc's, in memory, far faster than a `HashSet` of states).
-fn reachable_states(model: &TwoPhase) -> Vec<<TwoPhase as Model>::State> {
+/// Whether an encoding is new to the filter, which remembers it: a set-up
+/// visited set (not timed; cmc's, in memory, far faster than a `HashSet` of
+/// states).
+pub fn new_encodings() -> impl FnMut(&[u8]) -> bool {
     let mut visited =
         VisitedSet::Memory(FingerprintTable::with_capacity(checker_initial_capacity()));
-    let mut bytes = Vec::new();
-    let mut is_new = |state: &<TwoPhase as Model>::State| {
+    move |bytes| {
         visited
             .make_room(None, 1)
             .expect("an in-memory set without a budget always grows");
+        visited.insert(Fingerprint::of_bytes(bytes)) == Some(Insertion::New)
+    }
+}
+
+/// Every reachable state of `model`, in BFS order (set-up, not timed).
+fn reachable_states(model: &TwoPhase) -> Vec<<TwoPhase as Model>::State> {
+    let mut is_new_encoding = new_encodings();
+    let mut bytes = Vec::new();
+    let mut is_new = |state: &<TwoPhase as Model>::State| {
         bytes.clear();
         state.encode(&mut bytes);
-        visited.insert(Fingerprint::of_bytes(&bytes)) == Some(Insertion::New)
+        is_new_encoding(&bytes)
     };
     let mut states = Vec::new();
     model.init_states(&mut states);

@@ -18,10 +18,10 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use cmc_model::{Encode, Fingerprint, Model};
-use cmc_store::{FingerprintTable, Insertion, VisitedSet};
+use cmc_store::{FingerprintTable, Insertion};
 use cmc_world::World;
 
-use crate::floor::checker_capacity;
+use crate::floor::{checker_capacity, new_encodings};
 use crate::sample::Sample;
 use crate::world::WorldCase;
 
@@ -125,13 +125,7 @@ fn explore(case: WorldCase) -> Space {
         .world()
         .unwrap_or_else(|problem| panic!("cannot build the World {}: {problem}", case.word()));
     let max_depth = case.max_depth();
-    let mut visited = VisitedSet::Memory(FingerprintTable::with_capacity(checker_capacity(0)));
-    let mut is_new = |bytes: &[u8]| {
-        visited
-            .make_room(None, 1)
-            .expect("an in-memory set without a budget always grows");
-        visited.insert(Fingerprint::of_bytes(bytes)) == Some(Insertion::New)
-    };
+    let mut is_new = new_encodings();
     let mut reachable = Encodings::default();
     let mut inserted = Encodings::default();
     let mut states = Vec::new();
