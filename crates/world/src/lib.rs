@@ -115,6 +115,9 @@
 //! - [`run`]: calling core code in this process: one step with its
 //!   determinism gate, guarded buffers, the flight recorder, and the
 //!   supervised child's side of its channel.
+//! - [`heap`]: heap-state cores: a library whose node lives in heap
+//!   objects, driven through an adapter and rebuilt by replaying its
+//!   journal at each step.
 //! - [`world`]: the environment's semantics: spec, state, actions, the
 //!   environment, quiescence, symmetry, workloads, and [`World`] as a
 //!   [`cmc_model::Model`]. The environment sees core states only as bytes.
@@ -132,6 +135,7 @@
 
 pub mod core;
 pub mod cores;
+pub mod heap;
 pub mod open;
 pub mod properties;
 pub mod report;

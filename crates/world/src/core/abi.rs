@@ -322,6 +322,10 @@ pub enum CoreError {
     Code(i32),
     /// The step emitted more than [`OUTPUTS_MAX`] outputs or a payload over [`PAYLOAD_MAX`].
     OutputsFull,
+    /// A library under an adapter failed (a panic, a replay that did not
+    /// reproduce its view, equal views that behaved differently); the text
+    /// says what and where (module `heap`).
+    Library(String),
 }
 
 impl std::fmt::Display for CoreError {
@@ -332,6 +336,7 @@ impl std::fmt::Display for CoreError {
                 f,
                 "the step emitted more than {OUTPUTS_MAX} outputs or a payload over {PAYLOAD_MAX} bytes"
             ),
+            CoreError::Library(text) => write!(f, "{text}"),
         }
     }
 }

@@ -51,7 +51,8 @@ use std::sync::OnceLock;
 use crate::core::abi::{Config, CoreDescriptor, CoreError, Event, Outputs, ABI_VERSION};
 use crate::core::{Core, TypedCore};
 
-/// What an exported step returns when the core's step panicked.
+/// What an exported step returns when the core's step panicked (or a
+/// library under an adapter failed: its text cannot cross the C ABI).
 pub const PANIC_CODE: c_int = -101;
 /// What an exported step returns for [`CoreError::OutputsFull`] (as
 /// `cmc_emit` returns in C).
@@ -195,7 +196,7 @@ unsafe extern "C" fn step<E: Exported>(
         Ok(Err(CoreError::Code(0))) => ERROR_CODE_ZERO,
         Ok(Err(CoreError::Code(code))) => code,
         Ok(Err(CoreError::OutputsFull)) => OUTPUTS_FULL_CODE,
-        Err(_) => PANIC_CODE,
+        Ok(Err(CoreError::Library(_))) | Err(_) => PANIC_CODE,
     }
 }
 

@@ -11,7 +11,7 @@
 //! output buffer dirtied by a different byte pattern; any difference in the
 //! return value, the new state or the outputs is non-determinism.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use crate::core::abi::{Config, CoreError, Event, OutputKind, Outputs, OUTPUTS_MAX, PAYLOAD_MAX};
 use crate::core::Core;
@@ -48,6 +48,14 @@ pub enum StepFailure {
 
 thread_local! {
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    static GATED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the step running on this thread is under the determinism gate
+/// (a core with checks of its own, such as a heap-state core's check that
+/// equal views behave alike, runs them in full then).
+pub(crate) fn under_determinism_gate() -> bool {
+    GATED.with(Cell::get)
 }
 
 /// Runs `core` on `state` (durable part then volatile part) and `event`,
@@ -99,7 +107,8 @@ pub fn run(
         guarded::step(core, config, state, event, out, fill).map_err(StepFailure::Memory)
     };
     if check_determinism {
-        SCRATCH.with(|scratch| {
+        GATED.with(|gated| gated.set(true));
+        let gated_result = SCRATCH.with(|scratch| {
             let mut copy = scratch.borrow_mut();
             copy.clear();
             copy.extend_from_slice(state);
@@ -120,7 +129,9 @@ pub fn run(
                 return Err(StepFailure::NonDeterminism(difference));
             }
             second_result.map_err(StepFailure::Error)
-        })?;
+        });
+        GATED.with(|gated| gated.set(false));
+        gated_result?;
     } else {
         once(state, out, 0)?.map_err(StepFailure::Error)?;
     }

@@ -560,6 +560,7 @@ fn failure_text(failure: &StepFailure) -> String {
         StepFailure::Error(crate::core::abi::CoreError::OutputsFull) => {
             "it emitted more outputs, or a longer payload, than the ABI allows".into()
         }
+        StepFailure::Error(crate::core::abi::CoreError::Library(text)) => text.clone(),
         StepFailure::NonDeterminism(text)
         | StepFailure::BadOutput(text)
         | StepFailure::Memory(text) => text.clone(),
