@@ -83,7 +83,7 @@ fn run_suite(config: &Config) -> ExitCode {
     }
 }
 
-/// Runs the World suite (issue 15), median of 3, and prints its table and
+/// Runs the World suite, median of 3, and prints its table and
 /// targets; fails if any row failed.
 fn run_world_suite() -> ExitCode {
     let measured = suite::run_world(3);
@@ -101,7 +101,7 @@ fn run_world_suite() -> ExitCode {
     }
 }
 
-/// Runs the floor suite (issue 15 item 3), median of 3, and prints its
+/// Runs the floor suite, median of 3, and prints its
 /// table and target; fails if any row failed.
 fn run_floor_suite() -> ExitCode {
     let (measured, cpu) = suite::run_floor(3);

@@ -1,6 +1,6 @@
 //! A breadth-first search written by hand for two-phase commit alone: what
 //! one thread can do when it knows the model. The general engine with two
-//! workers is measured against it (issue 15 item 3).
+//! workers is measured against it.
 //!
 //! The state is packed in one `u64`; the visited set is an open-addressing
 //! table of those words (exact: no fingerprint, no collision); a level is a

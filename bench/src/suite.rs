@@ -134,11 +134,11 @@ pub fn run(config: &Config) -> Vec<Measured> {
     measured
 }
 
-/// The model engine's reference for the World rows (issue 15): two-phase
+/// The model engine's reference for the World rows: two-phase
 /// commit at this many resource managers.
 pub const WORLD_REFERENCE_RM: usize = 8;
 
-/// The World suite of issue 15: the model engine on two-phase commit
+/// The World suite: the model engine on two-phase commit
 /// RM=8 (1 and 2 workers), each World configuration through the library
 /// (1 and 2 workers; 2 only for reqack with C properties) and through the
 /// `cmc check --core` command (2 workers), stateright's Paxos example with
@@ -207,7 +207,7 @@ fn world_floors() -> impl Iterator<Item = Job> {
         })
 }
 
-/// The two-phase instances of the floor suite (issue 15 item 3).
+/// The two-phase instances of the floor suite.
 pub const FLOOR_RMS: [usize; 2] = [8, 9];
 
 /// The floor suite's checks of each instance: the specialised

@@ -1,4 +1,4 @@
-//! Issue 5's performance targets, judged on one run's measurements.
+//! The engine suite's performance targets, judged on one run's measurements.
 
 use std::time::Duration;
 
@@ -129,7 +129,7 @@ pub fn render(measured: &[Measured], largest: ModelCase, paxos: &[ModelCase]) ->
         .collect()
 }
 
-/// Issue 15's targets for the World rows, judged on one run of
+/// The targets for the World rows, judged on one run of
 /// [`crate::suite::run_world`]: each World's distinct states/s (2 workers)
 /// over the model engine's on two-phase commit at `reference` (2 workers),
 /// and the World Paxos core's over stateright's Paxos example (3 clients,
@@ -211,7 +211,7 @@ pub fn render_world(measured: &[Measured], reference: ModelCase) -> String {
         .collect()
 }
 
-/// Issue 15's target for each World configuration: its distinct states/s
+/// The target for each World configuration: its distinct states/s
 /// (2 workers) over the model engine's on two-phase commit.
 const WORLD_TARGETS: [(WorldCase, f64); 4] = [
     (WorldCase::ReqAck, 0.5),
@@ -220,7 +220,7 @@ const WORLD_TARGETS: [(WorldCase, f64); 4] = [
     (WorldCase::Abd, 0.2),
 ];
 
-/// Issue 15 item 3's target, judged on one run of
+/// The floor suite's target, judged on one run of
 /// [`crate::suite::run_floor`]: cmc with 2 workers on two-phase commit at
 /// each of `models` within 0.8× the wall time of the specialised
 /// single-thread BFS; with each side's least CPU time (`cpu`), which on a

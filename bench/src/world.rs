@@ -1,4 +1,4 @@
-//! The World rows of issue 15: cores composed with the hostile environment,
+//! The World rows: cores composed with the hostile environment,
 //! checked by cmc's BFS, in the configurations the World's tests and the
 //! reference gate use.
 

@@ -1,4 +1,4 @@
-//! The floor under a World check (issue 15): what the search of a World
+//! The floor under a World check: what the search of a World
 //! configuration would cost if parts of it cost nothing. Two parts are
 //! timed over the configuration's real states, explored beforehand
 //! (untimed) by a breadth-first search of this module's own:

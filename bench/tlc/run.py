@@ -10,7 +10,7 @@ What it does:
    virtual environment under bench/tlc/.venv, once;
 2. makes sure the reference specs are in bench/tlc/specs/ (downloading them
    from tlaplus/Examples on GitHub if they are missing; see specs/README.md);
-3. for each configuration of calibration.md, writes a wrapper module MC.tla
+3. for each configuration of docs/calibration.md, writes a wrapper module MC.tla
    and MC.cfg in a scratch directory and runs
    `java -Xmx8g -XX:+UseParallelGC -cp tla2tools.jar tlc2.TLC -workers N
     -metadir DIR -config MC.cfg [-deadlock] MC.tla`;

@@ -1,5 +1,5 @@
 //! A cmc port of stateright's single-decree Paxos example
-//! (`examples/paxos.rs`, stateright 0.31): the same actors, messages and
+//! (`paxos.rs` example, stateright 0.31): the same actors, messages and
 //! history, on the same unordered, non-duplicating network, in a compact
 //! fixed-size state (`Copy`, no heap; successors are computed without
 //! allocating, and a state encodes into a few dozen bytes).

@@ -1,5 +1,5 @@
 //! The example's `PaxosActor`: a server's state, packed, and its message
-//! handler, case by case as in `examples/paxos.rs`.
+//! handler, case by case as in `paxos.rs` example.
 
 use cmc_model::{DecodeError, Decoder, Encode};
 

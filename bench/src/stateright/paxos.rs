@@ -1,4 +1,4 @@
-//! Stateright's single-decree Paxos example (`examples/paxos.rs` of
+//! Stateright's single-decree Paxos example (`paxos.rs` example of
 //! stateright 0.31): the `PaxosActor` servers behind stateright's
 //! `RegisterActor` clients, on an unordered non-duplicating network, with a
 //! linearizability tester as history. Transcribed as it is there; only the

@@ -1,4 +1,4 @@
-//! Stateright's two-phase-commit example (`examples/2pc.rs` of stateright
+//! Stateright's two-phase-commit example (`2pc.rs` example of stateright
 //! 0.31), kept as it is there: the same state (`Vec`s and a `BTreeSet` of
 //! messages), the same actions in the same order, the same properties. Only
 //! the symmetry-reduction impl and the command line are left out; the

@@ -13,7 +13,7 @@ fn reference_gate() -> PathBuf {
     repository().join("crates/protocols/gate.toml")
 }
 
-/// The C compiler command a gate file's build line uses for `cores/SOURCE`,
+/// The C compiler command a gate file's build line uses for `cores/<source>`,
 /// with the repository's header folders.
 fn cc(source: &str, defines: &str) -> String {
     let repo = repository();

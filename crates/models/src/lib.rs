@@ -1,6 +1,6 @@
 //! The bundled models of cmc: Rust ports of public TLA+ specifications from
 //! `tlaplus/Examples`, used to calibrate the checker against TLC (see
-//! `calibration.md`): a port must give TLC's exact distinct-state counts and
+//! `docs/calibration.md`): a port must give TLC's exact distinct-state counts and
 //! depths, and its shortest counterexample lengths.
 //!
 //! One module per specification; each implements the spec's variables,

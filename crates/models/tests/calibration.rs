@@ -1,4 +1,4 @@
-//! Calibration against TLC (`calibration.md`, issue "engine"): the bundled
+//! Calibration against TLC (`docs/calibration.md`): the bundled
 //! ports must give TLC's exact distinct-state counts and depths on passing
 //! configurations, and TLC's shortest counterexample lengths on failing ones,
 //! for one and for two workers.

@@ -1,4 +1,4 @@
-//! cmc vs loom vs shuttle on the same programs (issue 6, item 7). Run with
+//! cmc vs loom vs shuttle on the same programs. Run with
 //! `cargo bench -p cmc-thread --bench compare [-- FILTER]`; prints one markdown table.
 //!
 //! Every (program, tool) case runs in a child process (this binary re-executed with

@@ -1,4 +1,4 @@
-//! Controlled and uncontrolled sources of non-determinism (issue 14, item 1): thread-locals
+//! Controlled and uncontrolled sources of non-determinism: thread-locals
 //! per virtual thread, and a clear error for a thread the checker does not control.
 
 use cmc_thread::sync::atomic::{AtomicUsize, Ordering};

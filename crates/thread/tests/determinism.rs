@@ -1,4 +1,4 @@
-//! Non-determinism is detected in every mode (issue 14, item 2): a sample of passing
+//! Non-determinism is detected in every mode: a sample of passing
 //! executions (the first, then every n-th) is re-run with the same schedule and compared.
 
 use cmc_thread::sync::atomic::{AtomicUsize, Ordering};

@@ -1,4 +1,4 @@
-//! Memory-safety checks (issue 14, item 3): data races on a tracked `UnsafeCell` under the
+//! Memory-safety checks: data races on a tracked `UnsafeCell` under the
 //! happens-before the checker models, and `Arc` leaks at the end of an execution.
 
 use cmc_thread::cell::UnsafeCell;

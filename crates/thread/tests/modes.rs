@@ -81,7 +81,7 @@ fn random_and_pct_find_the_lost_update_and_report_the_seed() {
 }
 
 /// A SeqCst load never returns a value older than the latest SeqCst store in the explored
-/// total order (issue 6, item 6): in no schedule does a reader see 0 after it saw 1.
+/// total order: in no schedule does a reader see 0 after it saw 1.
 #[test]
 fn seqcst_loads_never_see_stale_values() {
     Checker::new()

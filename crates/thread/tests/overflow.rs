@@ -1,4 +1,4 @@
-//! A stack overflow in a virtual thread is reported as such (issue 14, item 3), not as a
+//! A stack overflow in a virtual thread is reported as such, not as a
 //! bare segmentation fault. The overflow ends the process, so the test runs the overflowing
 //! model in a child process (this test binary, re-run on itself) and reads its stderr.
 

@@ -1,4 +1,4 @@
-//! Interleaving tables tell the truth (issue 9, item 11): each test asserts the exact table
+//! Interleaving tables tell the truth: each test asserts the exact table
 //! of a small failing program. The programs come first so that their line numbers, which
 //! the tables show, stay put when tests are added below.
 

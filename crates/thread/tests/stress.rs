@@ -1,4 +1,4 @@
-//! Stress mode (issue 14, item 8): the model on real OS threads, many iterations.
+//! Stress mode: the model on real OS threads, many iterations.
 
 use cmc_thread::sync::mpsc;
 use cmc_thread::{stress, thread};

@@ -1,4 +1,4 @@
-//! The std surface a real crate uses (issue 14, item 4), and controlled time (item 1).
+//! The std surface a real crate uses, and controlled time.
 
 use cmc_thread::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use cmc_thread::sync::{mpsc, Arc, Barrier, LazyLock, Mutex, Weak};

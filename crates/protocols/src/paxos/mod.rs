@@ -1,5 +1,5 @@
 //! Single-decree Paxos in Rust, behind register clients, as in stateright's
-//! `examples/paxos.rs`, with acceptor state made durable before replies.
+//! `paxos.rs` example, with acceptor state made durable before replies.
 //!
 //! Nodes `0..servers` are Paxos servers (proposer, acceptor and learner in
 //! one), the rest are clients; `servers` is `cfg1` (default 3). Client `c`
