@@ -864,7 +864,8 @@ mod tests {
 
     /// Without it too: the sample of skipped nodes that is checked in every
     /// run catches it (the test runs in release builds, where only the
-    /// sample is checked).
+    /// sample is checked), unless the check that steps commute with
+    /// renaming (`symmetry_check`) catches the wrong canonical form first.
     #[test]
     fn a_core_whose_node_ids_miss_an_id_is_an_error_in_a_plain_run() {
         assert_forgetful_sender_is_an_error(false);
@@ -879,10 +880,8 @@ mod tests {
         let outcome = Checker::new(World::new(spec)).workers(1).run();
         match &outcome.verdict {
             Verdict::Error { message } => {
-                assert!(
-                    message.contains("forgetful") && message.contains("node_ids"),
-                    "{message}"
-                )
+                let named = message.contains("node_ids") || message.contains("NOT A SYMMETRY");
+                assert!(message.contains("forgetful") && named, "{message}")
             }
             other => panic!("expected an error, got {other:?}"),
         }

@@ -73,10 +73,11 @@ pub(crate) fn check_step(
     let broken = |why: String| Fault {
         kind: FaultKind::NotSymmetric(format!(
             "symmetry={}: {} do not behave alike: {why}; symmetry reduction would merge states \
-             that differ. The core's steps depend on which of these ids a node has, or its \
-             permute (or id descriptor) misses ids: drop symmetry= or fix the core",
+             that differ. The steps of core `{}` depend on which of these ids a node has, or \
+             its permute (or id descriptor) misses ids: drop symmetry= or fix the core",
             node_list(&world.spec().symmetric_nodes),
             moved_nodes(perm),
+            world.spec().core_of(world.spec().symmetric_nodes[0] as usize).name(),
         )),
         action: world.format_action(action),
         event: String::new(),
