@@ -83,7 +83,8 @@ enum Ending {
 /// the options say so).
 pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
     let started = Instant::now();
-    let properties = PropertySet::new(model.properties());
+    let properties =
+        PropertySet::new(model.properties()).evaluating_twice(options.check_determinism);
     let workers = options.workers.max(1);
     let failed = |message: String| Outcome {
         verdict: Verdict::Error { message },

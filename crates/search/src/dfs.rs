@@ -18,7 +18,8 @@ use crate::{Outcome, SearchOptions, Stats};
 /// Runs a depth-first search of `model`.
 pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) -> Outcome<M> {
     let started = Instant::now();
-    let properties = PropertySet::new(model.properties());
+    let properties =
+        PropertySet::new(model.properties()).evaluating_twice(options.check_determinism);
     let mut table = crate::bfs::new_visited_set(options);
     let progress = Progress::start(options.progress);
     let mut stats = Stats {

@@ -229,31 +229,44 @@ pub(crate) fn conclude<M: Model>(
     };
     match ended {
         Err(problem) => error(problem.to_string()),
-        Ok(Some(site)) if !log.keeps_records() => Outcome {
-            verdict: Verdict::Violated {
-                property: site.failure.name.clone(),
-                kind: site.failure.kind,
-            },
-            stats: Stats {
-                untraced_violation_length: Some(site.length),
-                ..stats
-            },
-            counterexample: None,
-        },
-        Ok(Some(site)) => match crate::counterexample::rebuild(model, log, &site) {
-            Ok(counterexample) => Outcome {
-                verdict: Verdict::Violated {
-                    property: site.failure.name.clone(),
-                    kind: site.failure.kind,
+        Ok(Some(site)) if !log.keeps_records() => {
+            match properties.confirm(model, &site.failure, None) {
+                Err(message) => error(message),
+                Ok(()) => Outcome {
+                    verdict: Verdict::Violated {
+                        property: site.failure.name.clone(),
+                        kind: site.failure.kind,
+                    },
+                    stats: Stats {
+                        untraced_violation_length: Some(site.length),
+                        ..stats
+                    },
+                    counterexample: None,
                 },
-                stats,
-                counterexample: Some(counterexample),
-            },
+            }
+        }
+        Ok(Some(site)) => match crate::counterexample::rebuild(model, log, &site) {
+            Ok(counterexample) => {
+                match properties.confirm(model, &site.failure, Some(&counterexample)) {
+                    Err(message) => error(message),
+                    Ok(()) => Outcome {
+                        verdict: Verdict::Violated {
+                            property: site.failure.name.clone(),
+                            kind: site.failure.kind,
+                        },
+                        stats,
+                        counterexample: Some(counterexample),
+                    },
+                }
+            }
             Err(problem) => error(format!(
                 "property {} failed, but its counterexample could not be rebuilt: {problem}",
                 site.failure.name
             )),
         },
-        Ok(None) => Outcome::without_violation(properties.unreached_witnesses(), stats),
+        Ok(None) => match properties.changed_mind() {
+            Some(message) => error(message),
+            None => Outcome::without_violation(properties.unreached_witnesses(), stats),
+        },
     }
 }

@@ -398,13 +398,24 @@ pub(crate) fn walk_outcome<M: Model>(
         end.tally.into_sorted()
     };
     stats.walks = Some(WalkStats { kinds, ..end.stats });
+    let property_error = |message: String, stats: Stats| Outcome {
+        verdict: Verdict::Error { message },
+        stats,
+        counterexample: None,
+    };
     let Some(walk) = end.failed else {
-        return Outcome::without_violation(properties.unreached_witnesses(), stats);
+        return match properties.changed_mind() {
+            Some(message) => property_error(message, stats),
+            None => Outcome::without_violation(properties.unreached_witnesses(), stats),
+        };
     };
     match prefix(walk.start) {
         Ok(mut counterexample) => {
             counterexample.steps.extend(walk.steps.into_iter().skip(1));
             stats.depth = stats.depth.max(counterexample.len() as u64);
+            if let Err(message) = properties.confirm(model, &walk.failure, Some(&counterexample)) {
+                return property_error(message, stats);
+            }
             Outcome {
                 verdict: Verdict::Violated {
                     property: walk.failure.name,
@@ -437,7 +448,8 @@ pub(crate) fn run<M: Model>(
     seed: u64,
 ) -> Outcome<M> {
     let started = Instant::now();
-    let properties = PropertySet::new(model.properties());
+    let properties =
+        PropertySet::new(model.properties()).evaluating_twice(options.check_determinism);
     let workers = options.workers.max(1);
     let error = |message: String| Outcome {
         verdict: Verdict::Error { message },

@@ -90,3 +90,241 @@ fn symmetry_refuses_nodes_that_differ() {
         .to_string()
         .contains("node 7"));
 }
+
+/// Cores built to break or stress symmetry, and the checks they run under.
+mod cores {
+    use cmc_model::Property;
+    use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+    use cmc_world::world::state::WorldState;
+    use cmc_world::{TypedCore, World};
+
+    /// Each node answers a client request when its timer fires; node
+    /// `double` answers twice. Nodes are not alike, whatever `permute`
+    /// says.
+    pub struct LateReply {
+        pub double: u32,
+    }
+
+    impl TypedCore for LateReply {
+        type Durable = u32;
+        /// The open request plus one (0: none).
+        type Volatile = u32;
+        fn name(&self) -> &str {
+            "late-reply"
+        }
+        fn step(
+            &self,
+            config: &Config,
+            _: &u32,
+            open: &mut u32,
+            event: &Event,
+            out: &mut Outputs,
+        ) -> Result<(), CoreError> {
+            match event.kind() {
+                Some(EventKind::Client) => {
+                    *open = event.id + 1;
+                    out.set_timer(0)?;
+                }
+                Some(EventKind::Timer) if *open > 0 => {
+                    out.reply(*open - 1, &[])?;
+                    if config.node == self.double {
+                        out.reply(*open - 1, &[])?;
+                    }
+                    *open = 0;
+                }
+                _ => {}
+            }
+            Ok(())
+        }
+        /// Claims the nodes interchangeable: no ids in the state.
+        fn permute(&self, _: &Config, _: &mut u32, _: &mut u32, _: &[u32]) -> bool {
+            true
+        }
+    }
+
+    /// A term per node that goes up by one on each timer, to 2; a node
+    /// also persists the id of the node it votes for: itself, once its
+    /// term reaches 1 (a durable node id, renamed by `permute`).
+    pub struct Terms;
+
+    /// Term then the vote (node id plus one, 0: none), as flushed.
+    #[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+    #[repr(C)]
+    pub struct Durable {
+        pub voted_for: u32,
+    }
+
+    impl TypedCore for Terms {
+        type Durable = Durable;
+        /// The term.
+        type Volatile = u32;
+        fn name(&self) -> &str {
+            "terms"
+        }
+        fn step(
+            &self,
+            config: &Config,
+            _: &Durable,
+            term: &mut u32,
+            event: &Event,
+            out: &mut Outputs,
+        ) -> Result<(), CoreError> {
+            match event.kind() {
+                Some(EventKind::Start) => out.set_timer(0)?,
+                Some(EventKind::Timer) if *term < 2 => {
+                    *term += 1;
+                    if *term == 1 {
+                        let vote = Durable {
+                            voted_for: config.node + 1,
+                        };
+                        out.persist_record(0, &vote)?;
+                    }
+                    out.set_timer(0)?;
+                }
+                _ => {}
+            }
+            Ok(())
+        }
+        fn permute(&self, _: &Config, d: &mut Durable, _: &mut u32, perm: &[u32]) -> bool {
+            if d.voted_for > 0 {
+                d.voted_for = perm[d.voted_for as usize - 1] + 1;
+            }
+            true
+        }
+        fn node_ids(&self, _: &Config, d: &Durable, _: &u32) -> u64 {
+            match d.voted_for {
+                0 => 0,
+                vote => 1 << (vote - 1),
+            }
+        }
+    }
+
+    /// A node's term never goes down: an action property comparing each
+    /// node before and after a step.
+    pub fn term_monotonic() -> Property<World> {
+        Property::step(
+            "TermMonotonic",
+            |world: &World, pre: &WorldState, _, post: &WorldState| {
+                let (before, after) = (world.inspect(pre), world.inspect(post));
+                (0..before.nodes()).all(|node| {
+                    before.node(node).volatile_as::<u32>() <= after.node(node).volatile_as::<u32>()
+                })
+            },
+        )
+    }
+
+    /// A node votes only for itself: its flushed vote and every vote it
+    /// has pending name it.
+    pub fn votes_for_itself() -> Property<World> {
+        Property::always("VotesForItself", |world: &World, state: &WorldState| {
+            let inspect = world.inspect(state);
+            (0..inspect.nodes()).all(|node| {
+                let view = inspect.node(node);
+                let pending = view
+                    .env
+                    .persists
+                    .iter()
+                    .map(|p| p.bytes.as_bytes()[0] as u32);
+                let flushed = view.durable_as::<Durable>().map_or(0, |d| d.voted_for);
+                std::iter::once(flushed)
+                    .chain(pending)
+                    .all(|vote| vote == 0 || vote == node as u32 + 1)
+            })
+        })
+    }
+}
+
+/// The verdict of a check of `core` on 3 nodes with `params`, symmetry of
+/// nodes 1 and 2 on or off.
+fn check_core(
+    core: impl cmc_world::Core + 'static,
+    params: &[&str],
+    symmetry: bool,
+    determinism: bool,
+    properties: Vec<cmc_model::Property<World>>,
+) -> (Verdict, Option<cmc_world::Fault>, u64) {
+    let mut spec = WorldSpec::new(Arc::new(core), 3).unwrap();
+    spec.set_all(params).unwrap();
+    spec.set("symmetry", if symmetry { "1,2" } else { "off" })
+        .unwrap();
+    spec.check_determinism = determinism;
+    let world = World::new(spec).with_properties(properties);
+    let checker = Checker::new(world)
+        .workers(1)
+        .check_deadlock(false)
+        .check_determinism(determinism);
+    let outcome = checker.run();
+    (
+        outcome.verdict,
+        checker.model().fault(),
+        outcome.stats.distinct_states,
+    )
+}
+
+/// Nodes 1 and 2 are declared interchangeable, but node 2 answers twice:
+/// without symmetry the double reply is found; with it, the run is never a
+/// pass: the check that each step commutes with renaming the nodes refuses
+/// the symmetry, naming the nodes and the step (with and without
+/// `check-determinism`: a small World is checked whole).
+#[test]
+fn a_symmetry_that_is_not_one_is_refused_not_passed() {
+    let params = ["clients=1,2", "requests=1"];
+    for double in [1, 2] {
+        let (off, _, _) = check_core(cores::LateReply { double }, &params, false, false, vec![]);
+        assert!(
+            matches!(&off, Verdict::Violated { property, .. } if property == "AtMostOneReply"),
+            "node {double} answers twice: {off:?}"
+        );
+        for determinism in [false, true] {
+            let core = cores::LateReply { double };
+            let (on, fault, _) = check_core(core, &params, true, determinism, vec![]);
+            let fault = fault.unwrap_or_else(|| panic!("node {double}: {on:?}, no fault"));
+            assert!(matches!(on, Verdict::Error { .. }), "{on:?}");
+            assert_eq!(fault.kind.headline(), "NOT A SYMMETRY");
+            let text = fault.to_string();
+            assert!(
+                text.contains("symmetry=1,2: nodes n1, n2")
+                    && text.contains("FIRE n")
+                    && text.contains("action: "),
+                "{text}"
+            );
+        }
+    }
+}
+
+/// A step property compares each node before and after the step: under
+/// symmetry it is handed the successor under the pre-state's names, not
+/// the canonical form the search stores, so a term that never goes down is
+/// not seen to go down when the canonical form swaps the nodes.
+#[test]
+fn a_step_property_sees_both_states_under_the_same_names() {
+    for symmetry in [false, true] {
+        for determinism in [false, true] {
+            let properties = vec![cores::term_monotonic()];
+            let (verdict, fault, states) =
+                check_core(cores::Terms, &[], symmetry, determinism, properties);
+            assert_eq!(fault, None);
+            assert_eq!(
+                verdict,
+                Verdict::Pass,
+                "symmetry={symmetry} check-determinism={determinism}: {states} states"
+            );
+        }
+    }
+}
+
+/// A pending persist holding a node id is renamed with its node: a vote
+/// for itself stays a vote for itself, pending or flushed, whatever the
+/// canonical form renames; with symmetry the same verdict on fewer states.
+#[test]
+fn a_pending_persist_is_renamed_with_its_node() {
+    let run = |symmetry| {
+        let properties = vec![cores::votes_for_itself(), cores::term_monotonic()];
+        check_core(cores::Terms, &[], symmetry, true, properties)
+    };
+    let (off, off_fault, off_states) = run(false);
+    let (on, on_fault, on_states) = run(true);
+    assert_eq!((off_fault, on_fault), (None, None));
+    assert_eq!((&off, &on), (&Verdict::Pass, &Verdict::Pass));
+    assert!(on_states < off_states, "{on_states} < {off_states}");
+}

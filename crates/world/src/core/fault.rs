@@ -35,6 +35,10 @@ pub enum FaultKind {
     /// A fixed capacity of the World was reached; the text names it, the
     /// node and what would have exceeded it.
     Capacity(String),
+    /// The nodes declared interchangeable (`symmetry=`) do not behave
+    /// alike: a step and its renamed image lead to states that are not
+    /// renamings of each other; the text names the nodes and the step.
+    NotSymmetric(String),
 }
 
 impl FaultKind {
@@ -49,6 +53,7 @@ impl FaultKind {
             FaultKind::Exited(_) => "CORE EXITED",
             FaultKind::Memory(_) => "CORE MEMORY VIOLATION",
             FaultKind::Capacity(_) => "CAPACITY REACHED",
+            FaultKind::NotSymmetric(_) => "NOT A SYMMETRY",
         }
     }
 }
@@ -65,6 +70,7 @@ impl FaultKind {
             FaultKind::Exited(code) => (5, code.to_string()),
             FaultKind::Memory(why) => (6, why.clone()),
             FaultKind::Capacity(why) => (7, why.clone()),
+            FaultKind::NotSymmetric(why) => (8, why.clone()),
         }
     }
 
@@ -79,6 +85,7 @@ impl FaultKind {
             5 => FaultKind::Exited(text.parse().ok()?),
             6 => FaultKind::Memory(text),
             7 => FaultKind::Capacity(text),
+            8 => FaultKind::NotSymmetric(text),
             _ => return None,
         })
     }
@@ -189,7 +196,9 @@ impl std::fmt::Display for Fault {
                  the verdict is void (a core must never exit)",
                 self.place()
             ),
-            FaultKind::Memory(why) | FaultKind::Capacity(why) => why.clone(),
+            FaultKind::Memory(why) | FaultKind::Capacity(why) | FaultKind::NotSymmetric(why) => {
+                why.clone()
+            }
         };
         writeln!(f, "{}: {detail}", self.kind.headline())?;
         if self.action.is_empty() {

@@ -9,6 +9,7 @@ pub mod quiescence;
 pub mod spec;
 pub mod state;
 pub mod symmetry;
+mod symmetry_check;
 pub mod workload;
 
 #[cfg(test)]
@@ -17,7 +18,7 @@ mod test_core;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use cmc_model::{ActionKind, Encode, Model, ModelParam, Property, StateView};
+use cmc_model::{ActionKind, Encode, Model, ModelParam, Property, PropertyKind, StateView};
 
 use crate::core::abi::{Event, EventKind, OutputKind, Outputs};
 use crate::core::fault::{Fault, FaultKind};
@@ -227,6 +228,30 @@ impl World {
         if self.poisoned.load(Ordering::Relaxed) {
             return false;
         }
+        let result = self
+            .recorded_step(state, action, out, made)
+            .and_then(|enabled| {
+                if let (true, Some(symmetry)) = (enabled, &self.symmetry) {
+                    symmetry_check::check_step(self, symmetry, state, action, out)?;
+                }
+                Ok(enabled)
+            });
+        result.unwrap_or_else(|fault| {
+            self.report(fault, Some(action));
+            false
+        })
+    }
+
+    /// The step of `action` from `state`, made in the memory of `out` (see
+    /// [`World::step_observed_into`]), under the flight recorder when one
+    /// is installed.
+    fn recorded_step(
+        &self,
+        state: &WorldState,
+        action: &Action,
+        out: &mut WorldState,
+        made: Successor,
+    ) -> Result<bool, Fault> {
         let recorder = crate::run::recorder::installed();
         if let Some(recorder) = recorder {
             record_step_begin(recorder, state, action);
@@ -235,10 +260,27 @@ impl World {
         if let Some(recorder) = recorder {
             recorder.end();
         }
-        result.unwrap_or_else(|fault| {
-            self.report(fault, Some(action));
-            false
-        })
+        result
+    }
+
+    /// The successor `post` of the step of `action` from `pre` under the
+    /// names `pre` has, when symmetry renamed it (`None`: not renamed).
+    /// What a step property is given, so that it compares each node of
+    /// `pre` with the same node after the step.
+    fn unrenamed_successor(
+        &self,
+        pre: &WorldState,
+        action: &Action,
+        post: &WorldState,
+    ) -> Option<WorldState> {
+        let symmetry = self.symmetry.as_ref()?;
+        let index = match post.renaming() {
+            Some(index) => index,
+            // A copy or a decoding: the step, made again, says.
+            None => self.next_state(pre, action)?.renaming()?,
+        };
+        let index = usize::from(index);
+        (index != 0).then(|| symmetry::renamed(&self.env, post, symmetry.inverse(index)))
     }
 
     /// Replaces `state` by its canonical form under symmetry reduction.
@@ -528,8 +570,32 @@ impl Model for World {
         Some(text)
     }
 
+    /// Under symmetry, a step property is given the step's successor under
+    /// the names of its pre-state (see [`World::unrenamed_successor`]), not
+    /// the canonical form the search stores.
     fn properties(&self) -> Vec<Property<World>> {
-        self.properties.clone()
+        if self.symmetry.is_none() {
+            return self.properties.clone();
+        }
+        let same_names = |property: &Property<World>| match &property.kind {
+            PropertyKind::Step(holds) => {
+                let holds = holds.clone();
+                Property {
+                    name: property.name.clone(),
+                    kind: PropertyKind::Step(Arc::new(
+                        move |world: &World,
+                              pre: &WorldState,
+                              action: &Action,
+                              post: &WorldState| {
+                            let unrenamed = world.unrenamed_successor(pre, action, post);
+                            holds(world, pre, action, unrenamed.as_ref().unwrap_or(post))
+                        },
+                    )),
+                }
+            }
+            _ => property.clone(),
+        };
+        self.properties.iter().map(same_names).collect()
     }
 
     /// A state is a legitimate end when every client request issued has an

@@ -994,6 +994,8 @@ struct Provenance {
     /// See [`WorldState::recorded_as`] (0: none); atomic only to keep the
     /// state `Sync` (a stamp is read and written by the thread stepping it).
     recorded_as: AtomicU64,
+    /// See [`WorldState::renaming`].
+    renaming: Option<u16>,
 }
 
 /// A partial successor's nodes: only `kept` (if any) was copied from the
@@ -1204,6 +1206,7 @@ impl WorldState {
         copy_into(lost_in_crash, &mut self.lost_in_crash);
         self.provenance.layout.clear();
         self.provenance.lineage = Lineage::Unknown;
+        self.provenance.renaming = None;
         self.forget_recording();
     }
 }
@@ -1409,6 +1412,7 @@ impl Encode for WorldState {
             |decoder: &Decoder<'_>| u32::try_from(decoder.offset() - start).unwrap_or(u32::MAX);
         self.provenance.layout.clear();
         self.provenance.lineage = Lineage::Unknown;
+        self.provenance.renaming = None;
         self.provenance.partial = None;
         self.forget_recording();
         let count = u32::decode(decoder)? as usize;
@@ -1449,6 +1453,20 @@ impl WorldState {
     /// ([`WorldState::forget_lineage`]).
     pub(crate) fn mark_step_successor(&mut self, changed: Option<u8>) {
         self.provenance.lineage = Lineage::Step { changed };
+    }
+
+    /// Which renaming of its nodes made `self` canonical under symmetry (an
+    /// index into the World's renamings, 0 being the identity), when `self`
+    /// is a successor the World just made; `None` when not known (a copy, a
+    /// decoding). What lets a step property see a step's two states under
+    /// the same names.
+    pub(crate) fn renaming(&self) -> Option<u16> {
+        self.provenance.renaming
+    }
+
+    /// Records that renaming `index` made `self` canonical.
+    pub(crate) fn set_renaming(&mut self, index: u16) {
+        self.provenance.renaming = Some(index);
     }
 
     /// Forgets what `self` has of its parent's.
