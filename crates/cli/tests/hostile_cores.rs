@@ -74,6 +74,22 @@ fn a_core_that_exits_inside_a_step_is_a_fault_not_a_verdict() {
     }
 }
 
+/// A core that writes an end-of-run frame of its own to the supervisor's
+/// pipe and ends the process at once: the frame lacks the nonce the
+/// supervisor drew for this run, so it is never taken for the child's
+/// report (a stray write of an old report cannot pass a run).
+#[test]
+fn a_frame_written_by_a_core_is_not_a_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let stderr = core_fault("FORGE_FRAME", dir.path());
+    assert!(
+        stderr.contains(
+            "CORE EXITED: the core ended the checking process with exit code 0 inside a step"
+        ),
+        "{stderr}"
+    );
+}
+
 /// The flight recorder gives a thread's slot back when the thread ends: the
 /// search starts its workers again for every level, and a step many levels
 /// deep is recorded like the first (it was once reported as "outside any

@@ -76,7 +76,7 @@ use cmc_search::{Checker, ReplayFile, Verdict};
 
 use crate::core::abi::Event;
 use crate::core::fault::{Fault, FaultKind};
-use crate::run::child::{input_fd, send_and_exit, Message, CHILD_ENV};
+use crate::run::child::{input_fd, send_and_exit, Message, Nonce, CHILD_ENV};
 use crate::run::recorder::{Call, Recorder, SlotRecord, SLOTS_MAX};
 use crate::world::action::Action;
 use crate::world::state::WorldState;
@@ -181,7 +181,9 @@ pub fn supervise(
     let (reader, writer) = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
     let mut passed = vec![writer.as_raw_fd(), recorder.raw_fd()];
     passed.extend_from_slice(inherit);
-    let env = std::iter::once(role.to_string())
+    let nonce = Nonce::fresh()?;
+    let env = [role.to_string(), nonce.to_hex()]
+        .into_iter()
         .chain(passed.iter().map(|fd| fd.to_string()))
         .collect::<Vec<_>>()
         .join(",");
@@ -249,7 +251,7 @@ pub fn supervise(
         }
     };
     drain(&mut reader, &mut received);
-    let message = Message::decode_frame(&received);
+    let message = Message::decode_frame(&received, nonce);
     Ok(match (message, status.success()) {
         (Some(message), true) => Ended::Message(message),
         _ => Ended::Died {
