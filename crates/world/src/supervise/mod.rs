@@ -416,6 +416,17 @@ pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i3
             eprintln!("cmc: error: the checking process sent an unexpected message: {other:?}");
             return 2;
         }
+        Ok(Ended::Died { kind, .. }) if stopped_by_interrupt(supervision, &kind) => {
+            println!(
+                "The search was interrupted: the checking process was stopped ({}) before \
+                 it reported; nothing was concluded.",
+                match kind {
+                    FaultKind::Signal(signal) => format!("signal {signal}"),
+                    other => format!("{other:?}"),
+                }
+            );
+            return INTERRUPTED;
+        }
         Ok(Ended::Died { kind, slot }) => fault_of_death(kind, slot),
     };
     let explained = question.map(|question| {
@@ -453,6 +464,24 @@ pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i3
         }
     }
     2
+}
+
+/// The exit code of an interrupted run.
+const INTERRUPTED: i32 = 3;
+
+/// Whether a child that ended by `kind` was stopped by the stop signal this
+/// supervisor was given (and forwarded), or that reached the child with it
+/// (a signal to the whole process group, as `timeout` and a terminal send):
+/// the checker's own stop, never the core's fault.
+fn stopped_by_interrupt(supervision: &Supervision<'_>, kind: &FaultKind) -> bool {
+    let interrupted = supervision
+        .interrupt
+        .is_some_and(|flag| flag.load(Ordering::SeqCst));
+    interrupted
+        && matches!(
+            kind,
+            FaultKind::Signal(libc::SIGTERM | libc::SIGINT | libc::SIGHUP)
+        )
 }
 
 /// The fault a death stands for, and the step to explain if it was in one.
