@@ -1,7 +1,7 @@
 //! What each subcommand does.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -125,24 +125,81 @@ fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
     Ok(options)
 }
 
-/// The signals that stop a search gracefully.
-const STOP_SIGNALS: [i32; 2] = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM];
+/// The signals that stop a search, and what a second one does.
+#[derive(Clone, Copy)]
+struct StopSignals {
+    signals: &'static [i32],
+    /// A second signal, [`SECOND_SIGNAL_AFTER`] or more after the first,
+    /// ends the process at once (exit 130). Off in a supervised child:
+    /// its supervisor decides, and a child ending itself would read as a
+    /// core that exited.
+    second_ends_process: bool,
+}
 
-/// Makes `signals` stop the search gracefully (a second one ends the
-/// process at once). Registered once per process, however many runs (the
+/// The signals that stop a search gracefully where it runs (no supervisor).
+const STOP_HERE: StopSignals = StopSignals {
+    signals: &[signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM],
+    second_ends_process: true,
+};
+
+/// The signal that stops the search of a supervised child: its supervisor
+/// forwards SIGINT and SIGTERM as one SIGTERM.
+const STOP_IN_CHILD: StopSignals = StopSignals {
+    signals: &[signal_hook::consts::SIGTERM],
+    second_ends_process: false,
+};
+
+/// How long after the first signal a second one ends the process at once.
+/// Sooner, it is the same stop delivered twice: `timeout` signals its
+/// command and then the command's whole process group.
+const SECOND_SIGNAL_AFTER: Duration = Duration::from_secs(1);
+
+/// Milliseconds on the monotonic clock (async-signal-safe).
+fn monotonic_millis() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec; it is async-signal-safe.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    (now.tv_sec as u64).saturating_mul(1000) + now.tv_nsec as u64 / 1_000_000
+}
+
+/// Makes `stop`'s signals set the returned flag, which stops the search
+/// gracefully. Registered once per process, however many runs (the
 /// signals of the first call count).
-fn interrupt_flag(signals: &[i32]) -> Result<Arc<AtomicBool>, String> {
+fn interrupt_flag(stop: StopSignals) -> Result<Arc<AtomicBool>, String> {
     static REGISTERED: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
     if let Some(flag) = REGISTERED.get() {
         return Ok(Arc::clone(flag));
     }
     let flag = Arc::clone(REGISTERED.get_or_init(|| Arc::new(AtomicBool::new(false))));
-    for &signal in signals {
-        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&flag))
-            .and_then(|_| signal_hook::flag::register(signal, Arc::clone(&flag)))
+    // When the first signal came, in monotonic milliseconds (0: none yet).
+    let first = Arc::new(AtomicU64::new(0));
+    let after = SECOND_SIGNAL_AFTER.as_millis() as u64;
+    for &signal in stop.signals {
+        let (flag, first) = (Arc::clone(&flag), Arc::clone(&first));
+        let handler = move || {
+            let now = monotonic_millis().max(1);
+            if let Err(then) = first.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst) {
+                if stop.second_ends_process && now.saturating_sub(then) >= after {
+                    signal_hook::low_level::exit(130);
+                }
+            }
+            flag.store(true, Ordering::SeqCst);
+        };
+        // SAFETY: the handler only reads the monotonic clock, uses atomics
+        // and may call _exit: all async-signal-safe.
+        unsafe { signal_hook::low_level::register(signal, handler) }
             .map_err(|problem| format!("cannot install the signal handler: {problem}"))?;
     }
     Ok(flag)
+}
+
+/// Whether a search with `strategy` stops gracefully at a signal (its
+/// report says it was interrupted, exit 3).
+fn interruptible(strategy: &Strategy) -> bool {
+    matches!(strategy, Strategy::Bfs | Strategy::Simulate { .. })
 }
 
 /// The World `args` name (with `--core`, or the checkpoint being resumed
@@ -223,20 +280,19 @@ fn check(args: CheckArgs) -> Result<Status, String> {
         // Cores may crash, hang or exit: the check runs in a supervised
         // child, and the verdict comes from its report only.
         let timeout = positive_seconds(args.step_timeout, "--step-timeout")?;
-        let interrupt = match options.strategy {
-            Strategy::Bfs => Some(interrupt_flag(&STOP_SIGNALS)?),
-            _ => None,
-        };
+        // Whatever the strategy: a child stopped by the signal forwarded
+        // to it is an interrupted run, never a core fault.
+        let interrupt = interrupt_flag(STOP_HERE)?;
         let supervision = supervise::Supervision {
             call_timeout: timeout,
             threads: options.workers,
-            interrupt: interrupt.as_deref(),
+            interrupt: Some(&interrupt),
         };
         let code = supervise::check_supervised(&supervision, &replay_path(&args));
         return Ok(Status::Exit(code));
     }
     let mut out = String::new();
-    let status = check_here(&args, options, &STOP_SIGNALS, HeaderTo::Stdout, &mut out);
+    let status = check_here(&args, options, STOP_HERE, HeaderTo::Stdout, &mut out);
     print!("{out}");
     status
 }
@@ -251,10 +307,8 @@ fn check_in_child(args: &CheckArgs) -> ! {
         libc::signal(libc::SIGINT, libc::SIG_IGN);
     }
     let mut out = String::new();
-    let status = search_options(args).and_then(|options| {
-        let stop = [signal_hook::consts::SIGTERM];
-        check_here(args, options, &stop, HeaderTo::Stderr, &mut out)
-    });
+    let status = search_options(args)
+        .and_then(|options| check_here(args, options, STOP_IN_CHILD, HeaderTo::Stderr, &mut out));
     let code = match status {
         Ok(status) => crate::exit_code(status),
         Err(message) => {
@@ -287,17 +341,18 @@ enum HeaderTo {
 }
 
 /// Runs the check in this process, appending what goes to standard output to
-/// `out`; `stop_signals` interrupt a breadth-first search gracefully.
+/// `out`; `stop`'s signals interrupt a breadth-first search or random
+/// walks gracefully.
 fn check_here(
     args: &CheckArgs,
     mut options: SearchOptions,
-    stop_signals: &[i32],
+    stop: StopSignals,
     header_to: HeaderTo,
     out: &mut String,
 ) -> Result<Status, String> {
     let model = open_model(args)?;
-    if options.strategy == Strategy::Bfs {
-        options.interrupt = Some(interrupt_flag(stop_signals)?);
+    if interruptible(&options.strategy) {
+        options.interrupt = Some(interrupt_flag(stop)?);
     }
     if !args.json {
         // Before the search, so that a long run shows at once what it checks.

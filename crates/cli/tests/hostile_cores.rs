@@ -74,6 +74,22 @@ fn a_core_that_exits_inside_a_step_is_a_fault_not_a_verdict() {
     }
 }
 
+/// A core that writes an end-of-run frame of its own to the supervisor's
+/// pipe and ends the process at once: the frame lacks the nonce the
+/// supervisor drew for this run, so it is never taken for the child's
+/// report (a stray write of an old report cannot pass a run).
+#[test]
+fn a_frame_written_by_a_core_is_not_a_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let stderr = core_fault("FORGE_FRAME", dir.path());
+    assert!(
+        stderr.contains(
+            "CORE EXITED: the core ended the checking process with exit code 0 inside a step"
+        ),
+        "{stderr}"
+    );
+}
+
 /// The flight recorder gives a thread's slot back when the thread ends: the
 /// search starts its workers again for every level, and a step many levels
 /// deep is recorded like the first (it was once reported as "outside any
@@ -235,6 +251,94 @@ fn sigterm_to_cmc_interrupts_the_supervised_search_with_a_checkpoint() {
     assert!(stdout.contains("The search was interrupted"), "{stdout}");
     assert!(dir.path().join("saved").read_dir().unwrap().count() > 0);
     assert!(gone(child), "the search child outlived cmc");
+}
+
+/// `timeout` signals its command, then the command's whole process group:
+/// cmc gets the stop twice, and its search child once from the group and
+/// once forwarded by cmc. That is one stop, never a core that exited or a
+/// run without its summary.
+#[test]
+fn a_stop_delivered_twice_to_the_process_group_is_one_interruption() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let core = hostile_core(dir.path(), "SLOW");
+    for signal in [libc::SIGTERM, libc::SIGINT] {
+        let process = common::cmc_command(
+            &[
+                "check",
+                "--core",
+                core.to_str().unwrap(),
+                "--nodes",
+                "3",
+                "requests=3",
+                "clients=0,1,2",
+                "ticks=3",
+            ],
+            dir.path(),
+        )
+        .process_group(0)
+        .spawn()
+        .unwrap();
+        child_of(process.id());
+        std::thread::sleep(Duration::from_millis(500));
+        let pid = process.id() as i32;
+        // SAFETY: signalling processes this test started.
+        unsafe { libc::kill(pid, signal) };
+        std::thread::sleep(Duration::from_millis(50));
+        // SAFETY: as above (cmc leads its own process group).
+        unsafe { libc::kill(-pid, signal) };
+        let output = process.wait_with_output().unwrap();
+        let (stdout, stderr) = text(&output);
+        assert_eq!(
+            output.status.code(),
+            Some(3),
+            "signal {signal}: {stdout}{stderr}"
+        );
+        assert!(stdout.contains("The search was interrupted"), "{stdout}");
+        assert!(!stderr.contains("CORE"), "{stderr}");
+    }
+}
+
+/// Random walks stop at SIGINT too, with their summary (exit 3), in
+/// process (a bundled model) and supervised (a core, the terminal's SIGINT
+/// reaching cmc and its child).
+#[test]
+fn sigint_stops_random_walks_with_their_summary() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let core = hostile_core(dir.path(), "SLOW");
+    let walks = ["--simulate", "--walks", "100000000", "--walk-length", "20"];
+    let bundled = [&["check", "two-phase", "RM=5"][..], &walks].concat();
+    let supervised = [
+        &[
+            "check",
+            "--core",
+            core.to_str().unwrap(),
+            "--nodes",
+            "2",
+            "requests=2",
+        ][..],
+        &walks,
+    ]
+    .concat();
+    for (args, group) in [(bundled, false), (supervised, true)] {
+        let process = common::cmc_command(&args, dir.path())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1000));
+        let pid = process.id() as i32;
+        // SAFETY: signalling processes this test started.
+        unsafe { libc::kill(if group { -pid } else { pid }, libc::SIGINT) };
+        let output = process.wait_with_output().unwrap();
+        let (stdout, stderr) = text(&output);
+        assert_eq!(output.status.code(), Some(3), "{args:?}: {stdout}{stderr}");
+        assert!(stdout.contains("The search was interrupted"), "{stdout}");
+        assert!(
+            stdout.contains("Walks:"),
+            "the walks so far are summarised: {stdout}"
+        );
+    }
 }
 
 #[test]

@@ -67,6 +67,9 @@ pub(crate) struct CampaignEnd<M: Model> {
     /// Counts per action kind.
     pub tally: KindTally,
     pub failed: Option<FailedWalk<M>>,
+    /// The campaign stopped early at [`SearchOptions::interrupt`]: walks
+    /// begun were finished, none was begun after it.
+    pub interrupted: bool,
 }
 
 /// A campaign of random walks.
@@ -131,6 +134,12 @@ impl<M: Model> Campaign<'_, M> {
         let workers = options.workers.max(1);
         let next_walk = AtomicU64::new(0);
         let first_failure = AtomicU64::new(u64::MAX);
+        let interrupted = || {
+            options
+                .interrupt
+                .as_ref()
+                .is_some_and(|flag| flag.load(Ordering::Relaxed))
+        };
         let fault_kinds: Vec<_> = self
             .model
             .action_kinds()
@@ -158,6 +167,9 @@ impl<M: Model> Campaign<'_, M> {
                         let mut stats = WalkStats::default();
                         let mut failed: Option<FailedWalk<M>> = None;
                         loop {
+                            if interrupted() {
+                                break;
+                            }
                             let walk = next_walk.fetch_add(1, Ordering::Relaxed);
                             if walk >= self.walks || walk > first_failure.load(Ordering::Relaxed) {
                                 break;
@@ -224,6 +236,7 @@ impl<M: Model> Campaign<'_, M> {
             generated: 0,
             tally: KindTally::default(),
             failed: None,
+            interrupted: false,
         };
         for worker in yields {
             let stats = &mut end.stats;
@@ -239,6 +252,8 @@ impl<M: Model> Campaign<'_, M> {
                 }
             }
         }
+        // Every walk numbered below `next_walk` was run to its end.
+        end.interrupted = interrupted() && next_walk.load(Ordering::Relaxed) < self.walks;
         end.stats.distinct_states = table.len();
         end.stats.distinct_capped = table_full.load(Ordering::Relaxed);
         end.stats.failing_walk = end.failed.as_ref().map(|f| f.walk);
@@ -404,6 +419,13 @@ pub(crate) fn walk_outcome<M: Model>(
         counterexample: None,
     };
     let Some(walk) = end.failed else {
+        if end.interrupted {
+            return Outcome {
+                verdict: Verdict::Interrupted { checkpoint: None },
+                stats,
+                counterexample: None,
+            };
+        }
         return match properties.changed_mind() {
             Some(message) => property_error(message, stats),
             None => Outcome::without_violation(properties.unreached_witnesses(), stats),

@@ -14,10 +14,63 @@ use cmc_model::{Decoder, Encode};
 use crate::core::fault::{Fault, FaultKind};
 use crate::run::recorder::Recorder;
 /// The environment variable that tells a child it is supervised:
-/// `ROLE,CHANNEL_FD,RECORDER_FD[,INPUT_FD]`.
+/// `ROLE,NONCE,CHANNEL_FD,RECORDER_FD[,INPUT_FD]` (the nonce in hex).
 pub const CHILD_ENV: &str = "CMC_SUPERVISED_CHILD";
 
-const FRAME_MAGIC: &[u8; 8] = b"CMCEND01";
+const FRAME_MAGIC: &[u8; 8] = b"CMCEND02";
+
+/// Bytes of a run's nonce.
+const NONCE_LEN: usize = 16;
+
+/// A random value drawn by the supervisor for one child, which must open
+/// its end-of-run frame: bytes that reach the channel by accident (a stray
+/// write of an old frame, another run's report) are never taken for the
+/// child's message. It is no secret from the child's own code, so it does
+/// not stop a core written to forge a frame (see the README's "What cmc
+/// guarantees").
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Nonce([u8; NONCE_LEN]);
+
+impl Nonce {
+    /// A fresh nonce from the system's random source.
+    pub(crate) fn fresh() -> Result<Nonce, String> {
+        let mut bytes = [0u8; NONCE_LEN];
+        let mut filled = 0;
+        while filled < NONCE_LEN {
+            // SAFETY: writing at most the bytes left in `bytes`.
+            let got = unsafe {
+                libc::getrandom(bytes[filled..].as_mut_ptr().cast(), NONCE_LEN - filled, 0)
+            };
+            match got {
+                n if n > 0 => filled += n as usize,
+                _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+                _ => {
+                    return Err(format!(
+                        "cannot draw a random nonce: {}",
+                        std::io::Error::last_os_error()
+                    ))
+                }
+            }
+        }
+        Ok(Nonce(bytes))
+    }
+
+    /// The nonce as hex, for the child's environment.
+    pub(crate) fn to_hex(self) -> String {
+        crate::core::hex::hex(&self.0)
+    }
+
+    fn from_hex(text: &str) -> Option<Nonce> {
+        if text.len() != 2 * NONCE_LEN {
+            return None;
+        }
+        let mut bytes = [0u8; NONCE_LEN];
+        for (index, byte) in bytes.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(text.get(2 * index..2 * index + 2)?, 16).ok()?;
+        }
+        Some(Nonce(bytes))
+    }
+}
 
 /// What a supervised child sends as its last act: [`finish`] sends a
 /// [`Message::Report`]. See [`Role`]'s example, in which the supervisor
@@ -51,7 +104,8 @@ pub enum Message {
 }
 
 impl Message {
-    fn encode_frame(&self) -> Vec<u8> {
+    /// The frame that carries `self` from a child given `nonce`.
+    fn encode_frame(&self, nonce: Nonce) -> Vec<u8> {
         let mut payload = Vec::new();
         match self {
             Message::Report { code, stdout } => (0u8, *code, stdout.clone()).encode(&mut payload),
@@ -73,14 +127,16 @@ impl Message {
             }
         }
         let mut frame = FRAME_MAGIC.to_vec();
+        frame.extend_from_slice(&nonce.0);
         (payload.len() as u64).encode(&mut frame);
         frame.extend_from_slice(&payload);
         frame
     }
 
-    /// The one message `bytes` hold, if they hold exactly one well-formed frame.
-    pub(crate) fn decode_frame(bytes: &[u8]) -> Option<Message> {
-        let rest = bytes.strip_prefix(FRAME_MAGIC)?;
+    /// The one message `bytes` hold, if they hold exactly one well-formed
+    /// frame opened by `nonce`.
+    pub(crate) fn decode_frame(bytes: &[u8], nonce: Nonce) -> Option<Message> {
+        let rest = bytes.strip_prefix(FRAME_MAGIC)?.strip_prefix(&nonce.0)?;
         let mut decoder = Decoder::new(rest);
         let len = u64::decode(&mut decoder).ok()? as usize;
         let payload = decoder.take(len).ok()?;
@@ -159,6 +215,7 @@ pub enum Role {
 
 struct ChildSide {
     channel: Mutex<File>,
+    nonce: Nonce,
     input: Option<RawFd>,
 }
 
@@ -194,6 +251,7 @@ pub fn child_from_env() -> Result<Option<Role>, String> {
         Some("explain") => Role::Explain,
         _ => return Err(bad()),
     };
+    let nonce = parts.next().and_then(Nonce::from_hex).ok_or_else(bad)?;
     let fds: Vec<RawFd> = parts
         .map(|part| part.parse().map_err(|_| bad()))
         .collect::<Result<_, _>>()?;
@@ -212,6 +270,7 @@ pub fn child_from_env() -> Result<Option<Role>, String> {
     CHILD
         .set(ChildSide {
             channel: Mutex::new(channel),
+            nonce,
             input: fds.get(2).copied(),
         })
         .map_err(|_| "the supervised child is set up already".to_string())?;
@@ -261,12 +320,11 @@ pub fn is_child() -> bool {
 
 /// Sends `message` to the supervisor and ends the process at once (no exit
 /// handlers or destructors run: a core's cannot change anything now).
-/// Sends `message` to the supervisor and ends this process.
 pub(crate) fn send_and_exit(message: &Message) -> ! {
     let side = CHILD.get().expect("only a supervised child sends messages");
     // Held until the process ends: the first message is the only one.
     let mut channel = side.channel.lock().unwrap_or_else(|e| e.into_inner());
-    let frame = message.encode_frame();
+    let frame = message.encode_frame(side.nonce);
     let mut written = 0;
     while written < frame.len() {
         match channel.write(&frame[written..]) {

@@ -76,7 +76,7 @@ use cmc_search::{Checker, ReplayFile, Verdict};
 
 use crate::core::abi::Event;
 use crate::core::fault::{Fault, FaultKind};
-use crate::run::child::{input_fd, send_and_exit, Message, CHILD_ENV};
+use crate::run::child::{input_fd, send_and_exit, Message, Nonce, CHILD_ENV};
 use crate::run::recorder::{Call, Recorder, SlotRecord, SLOTS_MAX};
 use crate::world::action::Action;
 use crate::world::state::WorldState;
@@ -181,7 +181,9 @@ pub fn supervise(
     let (reader, writer) = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
     let mut passed = vec![writer.as_raw_fd(), recorder.raw_fd()];
     passed.extend_from_slice(inherit);
-    let env = std::iter::once(role.to_string())
+    let nonce = Nonce::fresh()?;
+    let env = [role.to_string(), nonce.to_hex()]
+        .into_iter()
         .chain(passed.iter().map(|fd| fd.to_string()))
         .collect::<Vec<_>>()
         .join(",");
@@ -249,7 +251,7 @@ pub fn supervise(
         }
     };
     drain(&mut reader, &mut received);
-    let message = Message::decode_frame(&received);
+    let message = Message::decode_frame(&received, nonce);
     Ok(match (message, status.success()) {
         (Some(message), true) => Ended::Message(message),
         _ => Ended::Died {
@@ -414,6 +416,17 @@ pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i3
             eprintln!("cmc: error: the checking process sent an unexpected message: {other:?}");
             return 2;
         }
+        Ok(Ended::Died { kind, .. }) if stopped_by_interrupt(supervision, &kind) => {
+            println!(
+                "The search was interrupted: the checking process was stopped ({}) before \
+                 it reported; nothing was concluded.",
+                match kind {
+                    FaultKind::Signal(signal) => format!("signal {signal}"),
+                    other => format!("{other:?}"),
+                }
+            );
+            return INTERRUPTED;
+        }
         Ok(Ended::Died { kind, slot }) => fault_of_death(kind, slot),
     };
     let explained = question.map(|question| {
@@ -451,6 +464,24 @@ pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i3
         }
     }
     2
+}
+
+/// The exit code of an interrupted run.
+const INTERRUPTED: i32 = 3;
+
+/// Whether a child that ended by `kind` was stopped by the stop signal this
+/// supervisor was given (and forwarded), or that reached the child with it
+/// (a signal to the whole process group, as `timeout` and a terminal send):
+/// the checker's own stop, never the core's fault.
+fn stopped_by_interrupt(supervision: &Supervision<'_>, kind: &FaultKind) -> bool {
+    let interrupted = supervision
+        .interrupt
+        .is_some_and(|flag| flag.load(Ordering::SeqCst));
+    interrupted
+        && matches!(
+            kind,
+            FaultKind::Signal(libc::SIGTERM | libc::SIGINT | libc::SIGHUP)
+        )
 }
 
 /// The fault a death stands for, and the step to explain if it was in one.
