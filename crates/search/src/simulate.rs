@@ -174,6 +174,10 @@ impl<M: Model> Campaign<'_, M> {
                             if walk >= self.walks || walk > first_failure.load(Ordering::Relaxed) {
                                 break;
                             }
+                            if crate::options::stop_asked(options) {
+                                interrupted.store(true, Ordering::Relaxed);
+                                break;
+                            }
                             let mut rng = walk_rng(self.seed, walk);
                             let start = match starts {
                                 Starts::Any(states) => rng.gen_range(0..states.len()),
