@@ -25,6 +25,7 @@ use crate::gate_file::{GateFile, Source, Variant};
 
 /// The gate file `cmc gate` runs when none is named: the reference cores'
 /// gate in this source tree, if it is there.
+#[cfg(feature = "reference-cores")]
 pub(crate) const REFERENCE_GATE: &str =
     concat!(env!("CARGO_MANIFEST_DIR"), "/../protocols/gate.toml");
 
