@@ -3,17 +3,24 @@
 //! ([`cores::reqack_c`](src/cores/mod.rs), the build-time path of a C core).
 //! The feature is for this repository's own tests and examples (the crate's
 //! dev-dependency on itself turns it on); without it (the default, for every
-//! user of the crate) this script does nothing, so no C compiler is needed.
+//! user of the crate) this script does nothing, so no C compiler is needed
+//! and `cc` is not even built.
 //! The C fixtures the tests load are compiled by the tests themselves
 //! (`tests/common/mod.rs`).
 
+#[cfg(feature = "c-reqack")]
 use std::path::Path;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    if std::env::var_os("CARGO_FEATURE_C_REQACK").is_none() {
-        return;
-    }
+    #[cfg(feature = "c-reqack")]
+    compile_reqack();
+}
+
+/// Compiles and links the example C core (`cc` is a build dependency of the
+/// feature only).
+#[cfg(feature = "c-reqack")]
+fn compile_reqack() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let (include, reqack) = (root.join("include"), root.join("cores/reqack"));
     println!("cargo:rerun-if-changed={}", include.display());

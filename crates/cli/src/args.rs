@@ -53,13 +53,13 @@ pub struct ValidateArgs {
     /// of its role (roles=..).
     #[arg(long = "core", value_name = "PATH", required = true)]
     pub cores: Vec<String>,
-    /// Number of nodes in the product, 1 to 8.
+    /// Number of nodes in the product, 1 to 64.
     #[arg(long, default_value_t = 2, value_parser = nodes)]
     pub nodes: usize,
     /// The product's network may deliver a message more often than it was sent.
     #[arg(long)]
     pub allow_duplicates: bool,
-    /// Core parameters as for `cmc check` (CFG0=.. , roles=..).
+    /// Core parameters as for `cmc check` (cfg0=.. to cfg7=.., roles=..).
     pub words: Vec<String>,
 }
 

@@ -38,6 +38,10 @@ use cmc_search::AnyModel;
 use cmc_world::cores::{CoreCatalog, Equipped};
 use cmc_world::{Core, World, WorldSpec};
 
+// Without the `explore` feature, the same names refuse to serve.
+#[cfg(not(feature = "explore"))]
+use crate::without_explore as cmc_explore;
+
 /// Builds a model from its `NAME=VALUE` parameters.
 type BuildModel = dyn Fn(&[(String, String)]) -> Result<Box<dyn AnyModel>, String> + Send + Sync;
 /// Builds a model and binds the web explorer to it on a port: the explorer
@@ -297,7 +301,8 @@ impl Cli {
         Cli::new("cmc").with_bundled()
     }
 
-    /// Adds cmc's bundled models (`cmc-models`), the reference protocols'
+    /// Adds cmc's bundled models (`cmc-models`) and, with the
+    /// `reference-cores` feature (on by default), the reference protocols'
     /// Rust cores (`cmc-protocols`) and their gate file as the default of `gate`.
     pub fn with_bundled(mut self) -> Cli {
         self.catalog.models.extend(
@@ -305,8 +310,11 @@ impl Cli {
                 .into_iter()
                 .map(ModelEntry::from),
         );
-        self.catalog.core_catalogs.push(cmc_protocols::catalog());
-        self.catalog.default_gate = Some(PathBuf::from(crate::gate::REFERENCE_GATE));
+        #[cfg(feature = "reference-cores")]
+        {
+            self.catalog.core_catalogs.push(cmc_protocols::catalog());
+            self.catalog.default_gate = Some(PathBuf::from(crate::gate::REFERENCE_GATE));
+        }
         self
     }
 

@@ -12,7 +12,8 @@
 //! e.g. `core=rust:paxos-bug4`) and must still violate its property, else the
 //! pin is STALE: it no longer guards anything. It is then replayed on the
 //! fixed build (its parameters with `fixed`'s replacing those of the same
-//! name) and must not violate it, else it is a REGRESSION; a fixed build on
+//! name; a C core's recorded digest is dropped when `fixed` names another
+//! `core=`) and must not violate it, else it is a REGRESSION; a fixed build on
 //! which the trace cannot be followed (an action it names is not enabled)
 //! passes: the fix removed that path. A file in DIR that no pin names is
 //! listed, so that nothing is silently left out.
@@ -203,8 +204,21 @@ fn origin(file: &ReplayFile) -> String {
 
 /// `params` with every parameter named in `overrides` (`NAME=VALUE`) given
 /// that value; a name the trace does not have is an error.
+///
+/// A C core is recorded with the digest of its library (`core_digest=`),
+/// which names the buggy build's bytes: when `overrides` replace a `core=`
+/// and give no `core_digest=` of their own, the recorded digests are left
+/// out, so the fixed library is loaded as it is now.
 fn with_overrides(params: &[ModelParam], overrides: &[String]) -> Result<Vec<ModelParam>, String> {
     let mut params = params.to_vec();
+    let named = |wanted: &str| {
+        overrides
+            .iter()
+            .any(|word| word.split_once('=').is_some_and(|(name, _)| name == wanted))
+    };
+    if named("core") && !named(cmc_world::open::CORE_DIGEST_PARAM) {
+        params.retain(|param| param.name != cmc_world::open::CORE_DIGEST_PARAM);
+    }
     for word in overrides {
         let (name, value) = word
             .split_once('=')

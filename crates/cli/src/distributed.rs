@@ -11,6 +11,10 @@ use cmc_model::Model;
 use cmc_models::{DieHard, PaxosCommit, TCommit, TwoPhase};
 use cmc_search::{AnyModel, Report, SearchOptions};
 
+// Without the `timely` feature, the same names refuse every timely run.
+#[cfg(not(feature = "timely"))]
+use crate::without_timely as cmc_distributed;
+
 /// Which search engine runs a breadth-first search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Engine {
@@ -202,6 +206,7 @@ pub fn check(
     Ok(report)
 }
 
+#[cfg(feature = "timely")]
 fn run<M: Model + Send + 'static>(
     model: Arc<M>,
     options: &SearchOptions,
@@ -224,6 +229,15 @@ fn run<M: Model + Send + 'static>(
         exchange.remote_bytes as f64 / generated,
     );
     Ok(Report::new(model.as_ref(), options, &run.outcome))
+}
+
+#[cfg(not(feature = "timely"))]
+fn run<M: Model + Send + 'static>(
+    _: Arc<M>,
+    _: &SearchOptions,
+    _: Option<&cmc_distributed::Cluster>,
+) -> Result<Report, String> {
+    Err(cmc_distributed::UNAVAILABLE.into())
 }
 
 #[cfg(test)]

@@ -5,6 +5,10 @@ use clap::Args;
 
 use crate::commands::Status;
 
+// Without the `explore` feature, the same names refuse to serve.
+#[cfg(not(feature = "explore"))]
+use crate::without_explore as cmc_explore;
+
 #[derive(Debug, Args)]
 pub struct ExploreArgs {
     /// The model's name (see `cmc list`) followed by its parameters as

@@ -33,6 +33,7 @@ const GRACE: Duration = Duration::from_secs(3);
 
 /// The gate file `cmc gate` runs when none is named: the reference cores'
 /// gate in this source tree, if it is there.
+#[cfg(feature = "reference-cores")]
 pub(crate) const REFERENCE_GATE: &str =
     concat!(env!("CARGO_MANIFEST_DIR"), "/../protocols/gate.toml");
 

@@ -19,6 +19,10 @@ mod gate_file;
 mod inputs;
 mod registry;
 mod validate;
+#[cfg(not(feature = "explore"))]
+mod without_explore;
+#[cfg(not(feature = "timely"))]
+mod without_timely;
 
 use std::ffi::OsString;
 

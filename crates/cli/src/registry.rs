@@ -3,6 +3,10 @@
 
 use cmc_search::AnyModel;
 
+// Without the `explore` feature, the same names refuse to serve.
+#[cfg(not(feature = "explore"))]
+use crate::without_explore as cmc_explore;
+
 /// Splits `NAME=VALUE` words into pairs; a word without `=` is an error.
 pub fn parse_params(words: &[String]) -> Result<Vec<(String, String)>, String> {
     words

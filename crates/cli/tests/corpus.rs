@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{cmc_exiting, repository};
+use common::{cmc_exiting, compile_c, repository};
 
 fn corpus_dir() -> std::path::PathBuf {
     repository().join("crates/protocols/corpus")
@@ -135,4 +135,56 @@ fn a_failing_swarm_walk_writes_its_seed_and_walk_number_and_pins_it() {
     .unwrap();
     let (out, _) = cmc_exiting(&["corpus", "."], dir.path(), 0);
     assert!(out.contains(&format!("seed=9 walk={walk}")), "{out}");
+}
+
+#[test]
+fn a_c_core_pin_loads_its_fixed_library_without_the_buggy_ones_digest() {
+    // The trace records the buggy library's path and digest; the fixed
+    // build names another library, whose digest the corpus need not know.
+    let dir = tempfile::tempdir().unwrap();
+    let (buggy, fixed) = (
+        dir.path().join("libbug2.so"),
+        dir.path().join("libfixed.so"),
+    );
+    compile_c(
+        &["cores/reqack/reqack.c"],
+        &["-O1", "-shared", "-fPIC", "-DCMC_BUG=2"],
+        &buggy,
+    );
+    compile_c(
+        &["cores/reqack/reqack.c"],
+        &["-O1", "-shared", "-fPIC"],
+        &fixed,
+    );
+    let buggy_arg = buggy.to_str().unwrap();
+    let check = [
+        "check",
+        "--core",
+        buggy_arg,
+        "requests=2",
+        "--replay-out",
+        "bug2.cmc-trace",
+    ];
+    cmc_exiting(&check, dir.path(), 1);
+    let trace = std::fs::read_to_string(dir.path().join("bug2.cmc-trace")).unwrap();
+    assert!(trace.contains("param core_digest=xxh3-128:"), "{trace}");
+    std::fs::write(
+        dir.path().join("corpus.toml"),
+        format!(
+            "[[pin]]\ntrace = \"bug2.cmc-trace\"\nfixed = [\"core={}\"]\n",
+            fixed.display()
+        ),
+    )
+    .unwrap();
+    let (out, _) = cmc_exiting(&["corpus", "."], dir.path(), 0);
+    assert!(out.contains("REPRODUCES bug2.cmc-trace"), "{out}");
+
+    // The buggy build is still held to its digest: rebuilt, it is refused.
+    compile_c(
+        &["cores/reqack/reqack.c"],
+        &["-O0", "-shared", "-fPIC", "-DCMC_BUG=2"],
+        &buggy,
+    );
+    let (_, err) = cmc_exiting(&["corpus", "."], dir.path(), 2);
+    assert!(err.contains("has changed since it was recorded"), "{err}");
 }

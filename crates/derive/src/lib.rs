@@ -11,7 +11,9 @@
 //!   (0 for the first variant, whatever its discriminant), then the variant's
 //!   fields as for a struct; at most 256 variants. Decoding a tag that names
 //!   no variant is `DecodeError::UnknownVariant`, never a panic;
-//! - every type parameter gets an `Encode` bound.
+//! - every type parameter gets an `Encode` bound;
+//! - a field that holds `f32` or `f64` is refused, naming the field: a float
+//!   has no canonical encoding (`NaN != NaN`, `0.0 == -0.0`).
 //!
 //! Encoding and decoding are generated from the same list of variants and
 //! fields, so reordering variants or fields changes the bytes, never the
@@ -35,6 +37,7 @@ const MAX_VARIANTS: usize = 256;
 
 /// The `impl Encode` for `input`, or why there can be none.
 fn expand(mut input: DeriveInput) -> syn::Result<TokenStream> {
+    refuse_floats(&input)?;
     let (encode_body, decode_body) = match &input.data {
         Data::Struct(data) => (encode_struct(&data.fields), decode_struct(&data.fields)),
         Data::Enum(data) => {
@@ -76,6 +79,71 @@ fn expand(mut input: DeriveInput) -> syn::Result<TokenStream> {
             }
         }
     })
+}
+
+/// Refuses a field whose type holds `f32` or `f64` (alone, or inside a
+/// tuple, an array, a reference or a generic argument such as `Vec<f64>`),
+/// naming the field: a float has no canonical encoding.
+fn refuse_floats(input: &DeriveInput) -> syn::Result<()> {
+    let name = &input.ident;
+    // Each struct or variant, named as the message names it, with its fields.
+    let owners: Vec<(String, &Fields)> = match &input.data {
+        Data::Struct(data) => vec![(name.to_string(), &data.fields)],
+        Data::Enum(data) => data
+            .variants
+            .iter()
+            .map(|variant| (format!("{name}::{}", variant.ident), &variant.fields))
+            .collect(),
+        Data::Union(_) => Vec::new(),
+    };
+    for (owner, fields) in owners {
+        for (index, field) in fields.iter().enumerate() {
+            let Some(float) = float_in(&field.ty) else {
+                continue;
+            };
+            let field_name = match &field.ident {
+                Some(ident) => format!("field `{ident}`"),
+                None => format!("field {index}"),
+            };
+            return Err(syn::Error::new_spanned(
+                &field.ty,
+                format!(
+                    "#[derive(Encode)]: {field_name} of `{owner}` holds `{float}`, which has no canonical encoding \
+                     (a state's bytes are its identity, but `NaN != NaN` with equal bits and \
+                     `0.0 == -0.0` with different ones); store an integer instead (a count of \
+                     cents or milliseconds) or an ordered type of your own that implements `Encode`"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The first floating point type (`f32` or `f64`) that `ty` holds, if any.
+fn float_in(ty: &syn::Type) -> Option<String> {
+    match ty {
+        syn::Type::Path(path) => path.path.segments.iter().find_map(|segment| {
+            if path.qself.is_none() && (segment.ident == "f32" || segment.ident == "f64") {
+                return Some(segment.ident.to_string());
+            }
+            match &segment.arguments {
+                syn::PathArguments::AngleBracketed(arguments) => {
+                    arguments.args.iter().find_map(|argument| match argument {
+                        syn::GenericArgument::Type(ty) => float_in(ty),
+                        _ => None,
+                    })
+                }
+                _ => None,
+            }
+        }),
+        syn::Type::Array(array) => float_in(&array.elem),
+        syn::Type::Slice(slice) => float_in(&slice.elem),
+        syn::Type::Reference(reference) => float_in(&reference.elem),
+        syn::Type::Paren(paren) => float_in(&paren.elem),
+        syn::Type::Group(group) => float_in(&group.elem),
+        syn::Type::Tuple(tuple) => tuple.elems.iter().find_map(float_in),
+        _ => None,
+    }
 }
 
 /// Adds `T: Encode` to the where clause for every type parameter `T`.
@@ -199,6 +267,52 @@ mod tests {
         expand(input)
             .expect_err("the derive must refuse this input")
             .to_string()
+    }
+
+    #[test]
+    fn a_float_field_is_refused_naming_the_field_and_the_type() {
+        let error = error_of(parse_quote!(
+            struct Account {
+                owner: u8,
+                balance: f64,
+            }
+        ));
+        assert!(
+            error.contains(
+                "field `balance` of `Account` holds `f64`, which has no canonical encoding"
+            ),
+            "{error}"
+        );
+        assert!(error.contains("store an integer instead"), "{error}");
+    }
+
+    #[test]
+    fn a_float_inside_another_type_or_a_variant_is_refused() {
+        let error = error_of(parse_quote!(
+            enum Reading {
+                None(u8),
+                Samples(u8, Vec<(u8, [core::primitive::f32; 2])>),
+            }
+        ));
+        assert!(
+            error.contains("field 1 of `Reading::Samples` holds `f32`"),
+            "{error}"
+        );
+        let error = error_of(parse_quote!(
+            struct Prices(std::collections::BTreeMap<u8, f64>);
+        ));
+        assert!(error.contains("field 0 of `Prices` holds `f64`"), "{error}");
+    }
+
+    #[test]
+    fn integer_fields_in_place_of_floats_are_accepted() {
+        assert!(expand(parse_quote!(
+            struct Fixed {
+                cents: i64,
+                parts: Vec<u32>,
+            }
+        ))
+        .is_ok());
     }
 
     #[test]

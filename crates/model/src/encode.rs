@@ -4,8 +4,11 @@
 //! their encodings are equal. Encodings are what the fingerprint is computed
 //! from, what the frontier stores and what crosses a process boundary or goes
 //! to disk, so they must not depend on addresses, hash seeds or insertion
-//! order. Collections are encoded in their iteration order, so use ordered
-//! ones (`BTreeSet`, sorted `Vec`, bit sets) for set-valued state.
+//! order. Sequences and ordered collections are encoded in their iteration
+//! order; `HashSet` and `HashMap` in ascending order of their keys'
+//! encodings, so equal sets have equal bytes whatever their hasher. Floating
+//! point numbers have no canonical encoding (`NaN != NaN`, `0.0 == -0.0`)
+//! and are refused at compile time.
 //!
 //! Decoding is total: bytes that no value encodes to (a truncated input, an
 //! enum tag that names no variant, a `bool` byte other than 0 or 1, an invalid
@@ -144,6 +147,52 @@ impl<'a> Decoder<'a> {
 /// assert_eq!(Jugs::decode_exact(&jugs.to_bytes()).unwrap(), jugs);
 /// assert!(Phase::decode_exact(&[7]).is_err());
 /// ```
+///
+/// Encodable types: the integers (`u8` to `u128`, `i8` to `i128`, `usize`),
+/// `bool`, `char`, `()`, `String`, `Vec`, `VecDeque`, arrays,
+/// tuples (up to 12), `Option`, `Result`, `Box`, `Arc`, `BTreeSet`,
+/// `BTreeMap`, `HashSet` and `HashMap` (any hasher: their items in ascending
+/// order of their keys' encodings), and types with `#[derive(Encode)]`.
+///
+/// ```
+/// use std::collections::{HashMap, HashSet};
+/// use cmc_model::Encode;
+///
+/// #[derive(Encode, Debug, PartialEq)]
+/// struct Bank { balances: HashMap<String, u32>, frozen: HashSet<u8> }
+///
+/// let bank = Bank {
+///     balances: HashMap::from([("alice".into(), 5), ("bob".into(), 3)]),
+///     frozen: HashSet::from([2, 1]),
+/// };
+/// assert_eq!(Bank::decode_exact(&bank.to_bytes()).unwrap(), bank);
+/// ```
+///
+/// Floating point numbers have no canonical encoding: `NaN != NaN` although
+/// their bits are equal, and `0.0 == -0.0` although theirs differ. The
+/// derive refuses a field that holds one, naming it; store an integer (a
+/// count of cents, of milliseconds) or an ordered type of your own instead:
+///
+/// ```compile_fail
+/// # use cmc_model::Encode;
+/// #[derive(Encode)]
+/// struct Account { balance: f64 } // error: field `balance` ... `f64` has no canonical encoding
+/// ```
+///
+/// Any other type that does not implement `Encode` is a compile error that
+/// lists the encodable types:
+///
+/// ```compile_fail
+/// # use cmc_model::Encode;
+/// #[derive(Encode)]
+/// struct Lease { until: std::time::Instant } // error: `Instant` has no canonical state encoding
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no canonical state encoding (it does not implement `cmc_model::Encode`)",
+    label = "not `Encode`",
+    note = "encodable: integers, `bool`, `char`, `()`, `String`, `Vec`, `VecDeque`, arrays, tuples, `Option`, `Result`, `Box`, `Arc`, `BTreeSet`, `BTreeMap`, `HashSet`, `HashMap`, and types with `#[derive(Encode)]` whose fields are encodable",
+    note = "floating point numbers are not (`NaN != NaN`, `0.0 == -0.0`): store an integer, such as a count of hundredths"
+)]
 pub trait Encode: Sized {
     /// Appends the canonical encoding of `self` to `out`.
     fn encode(&self, out: &mut Vec<u8>);

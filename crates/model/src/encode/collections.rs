@@ -1,9 +1,14 @@
-//! Encodings of sequences and ordered collections: a `u32` item count, then
-//! the items in iteration order. Sets and maps must decode in strictly
-//! ascending order, as they encode: bytes listing items out of order or
-//! twice encode no set, and are refused rather than read as another one.
+//! Encodings of sequences, sets and maps: a `u32` item count, then the
+//! items. Sequences and ordered collections list their items in iteration
+//! order; hash collections, whose iteration order depends on the hasher's
+//! seed and the insertion history, list theirs in ascending order of their
+//! keys' encodings, so equal sets and maps have equal bytes. Sets and maps
+//! must decode in strictly ascending order, as they encode: bytes listing
+//! items out of order or twice encode no set, and are refused rather than
+//! read as another one.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::hash::{BuildHasher, Hash};
 
 use super::{DecodeError, Decoder, Encode};
 
@@ -131,6 +136,110 @@ impl<K: Encode + Ord, V: Encode> Encode for BTreeMap<K, V> {
     }
 }
 
+/// Encodes the `len` entries of a hash collection in ascending order of
+/// their keys' encodings: each entry (`encode_entry`, which writes its key
+/// first and returns the key's length) is written to one scratch buffer, and
+/// the entries are then copied out in order.
+fn encode_by_key_bytes<E>(
+    len: usize,
+    entries: impl Iterator<Item = E>,
+    encode_entry: impl Fn(E, &mut Vec<u8>) -> usize,
+    out: &mut Vec<u8>,
+) {
+    encode_len(len, out);
+    let mut scratch = Vec::new();
+    // (start of the entry, end of its key, end of the entry) in `scratch`.
+    let mut spans: Vec<(usize, usize, usize)> = Vec::with_capacity(len);
+    for entry in entries {
+        let start = scratch.len();
+        let key_len = encode_entry(entry, &mut scratch);
+        spans.push((start, start + key_len, scratch.len()));
+    }
+    spans.sort_unstable_by(|a, b| scratch[a.0..a.1].cmp(&scratch[b.0..b.1]));
+    for (start, _, end) in spans {
+        out.extend_from_slice(&scratch[start..end]);
+    }
+}
+
+/// Decodes `len` entries written by [`encode_by_key_bytes`] with
+/// `decode_entry` (which reads the key first and returns the offset where the
+/// key ended), refusing an entry whose key bytes are not greater than the
+/// previous entry's.
+fn decode_by_key_bytes<I, C: FromIterator<I>>(
+    decoder: &mut Decoder<'_>,
+    mut decode_entry: impl FnMut(&mut Decoder<'_>) -> Result<(I, usize), DecodeError>,
+) -> Result<C, DecodeError> {
+    let len = decode_len(decoder)?;
+    let bytes = decoder.bytes;
+    let mut previous: Option<&[u8]> = None;
+    let mut items = Vec::new();
+    for _ in 0..len {
+        let start = decoder.offset();
+        let (item, key_end) = decode_entry(decoder)?;
+        let key = &bytes[start..key_end];
+        if previous.is_some_and(|previous| previous >= key) {
+            return Err(DecodeError::Invalid {
+                offset: start,
+                what: "hash set or map keys are not in strictly ascending order of their encodings"
+                    .into(),
+            });
+        }
+        previous = Some(key);
+        items.push(item);
+    }
+    Ok(items.into_iter().collect())
+}
+
+/// A `HashSet` encodes as the sequence of its items in ascending order of
+/// their encodings, whatever the hasher or the order of insertion.
+impl<T: Encode + Eq + Hash, S: BuildHasher + Default> Encode for HashSet<T, S> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        encode_by_key_bytes(
+            self.len(),
+            self.iter(),
+            |item, out| {
+                let start = out.len();
+                item.encode(out);
+                out.len() - start
+            },
+            out,
+        );
+    }
+    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        decode_by_key_bytes(decoder, |decoder| {
+            let item = T::decode(decoder)?;
+            Ok((item, decoder.offset()))
+        })
+    }
+}
+
+/// A `HashMap` encodes as the sequence of its `(key, value)` entries in
+/// ascending order of their keys' encodings, whatever the hasher or the
+/// order of insertion.
+impl<K: Encode + Eq + Hash, V: Encode, S: BuildHasher + Default> Encode for HashMap<K, V, S> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        encode_by_key_bytes(
+            self.len(),
+            self.iter(),
+            |(key, value), out| {
+                let start = out.len();
+                key.encode(out);
+                let key_len = out.len() - start;
+                value.encode(out);
+                key_len
+            },
+            out,
+        );
+    }
+    fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
+        decode_by_key_bytes(decoder, |decoder| {
+            let key = K::decode(decoder)?;
+            let key_end = decoder.offset();
+            Ok(((key, V::decode(decoder)?), key_end))
+        })
+    }
+}
+
 impl Encode for String {
     fn encode(&self, out: &mut Vec<u8>) {
         encode_len(self.len(), out);
@@ -241,6 +350,75 @@ mod tests {
             BTreeMap::<u8, u8>::decode_exact(&ordered).unwrap(),
             BTreeMap::from([(1, 9), (2, 0)])
         );
+    }
+
+    #[test]
+    fn hash_collections_round_trip() {
+        round_trip(HashSet::from([3u16, 1, 2, 300]));
+        round_trip(HashSet::<String>::new());
+        round_trip(HashMap::from([(2u8, "b".to_string()), (1, "a".into())]));
+        round_trip(HashMap::from([
+            ("k".to_string(), vec![1u8]),
+            ("".into(), vec![]),
+        ]));
+    }
+
+    /// A hasher whose seed is fixed by the test: two of them with other seeds
+    /// iterate the same set in other orders.
+    #[derive(Default, Clone)]
+    struct Seeded<const SEED: u64>;
+
+    impl<const SEED: u64> BuildHasher for Seeded<SEED> {
+        type Hasher = std::hash::DefaultHasher;
+        fn build_hasher(&self) -> Self::Hasher {
+            let mut hasher = std::hash::DefaultHasher::new();
+            SEED.hash(&mut hasher);
+            hasher
+        }
+    }
+
+    #[test]
+    fn equal_hash_sets_and_maps_have_equal_bytes_whatever_their_order() {
+        let items: Vec<u32> = (0..200).map(|i| i * 7919 % 1000).collect();
+        let forward: HashSet<u32, Seeded<1>> = items.iter().copied().collect();
+        let backward: HashSet<u32, Seeded<2>> = items.iter().rev().copied().collect();
+        let forward_order: Vec<u32> = forward.iter().copied().collect();
+        let backward_order: Vec<u32> = backward.iter().copied().collect();
+        assert_ne!(
+            forward_order, backward_order,
+            "the two sets iterate in other orders"
+        );
+        assert_eq!(forward.to_bytes(), backward.to_bytes());
+
+        let map_a: HashMap<u32, u8, Seeded<3>> = items.iter().map(|&i| (i, i as u8)).collect();
+        let map_b: HashMap<u32, u8, Seeded<4>> =
+            items.iter().rev().map(|&i| (i, i as u8)).collect();
+        assert_eq!(map_a.to_bytes(), map_b.to_bytes());
+    }
+
+    #[test]
+    fn hash_collections_encode_in_ascending_order_of_their_key_bytes() {
+        // 256 is [0, 1] and 1 is [1, 0] in little-endian bytes: 256 first.
+        let set = HashSet::<u16>::from([1, 256]);
+        assert_eq!(set.to_bytes(), vec![256u16, 1].to_bytes());
+        let map = HashMap::<u16, bool>::from([(1, true), (256, false)]);
+        assert_eq!(map.to_bytes(), vec![(256u16, false), (1, true)].to_bytes());
+    }
+
+    #[test]
+    fn a_hash_set_or_map_out_of_order_or_repeated_is_invalid() {
+        let unordered = vec![1u16, 256].to_bytes();
+        assert_eq!(
+            HashSet::<u16>::decode_exact(&unordered),
+            Err(DecodeError::Invalid {
+                offset: 6,
+                what: "hash set or map keys are not in strictly ascending order of their encodings"
+                    .into()
+            })
+        );
+        assert!(HashSet::<u8>::decode_exact(&vec![1u8, 1].to_bytes()).is_err());
+        let repeated_key = vec![(1u8, 0u8), (1, 1)].to_bytes();
+        assert!(HashMap::<u8, u8>::decode_exact(&repeated_key).is_err());
     }
 
     #[test]
