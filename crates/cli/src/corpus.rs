@@ -73,8 +73,7 @@ impl PinVerdict {
 pub fn command(args: CorpusArgs) -> Result<Status, String> {
     let dir = &args.dir;
     let manifest_path = dir.join(MANIFEST);
-    let text = std::fs::read_to_string(&manifest_path)
-        .map_err(|problem| format!("cannot read {}: {problem}", manifest_path.display()))?;
+    let text = crate::inputs::read_text_input(&manifest_path, "corpus manifest")?;
     let manifest: Manifest = toml::from_str(&text)
         .map_err(|problem| format!("{}: {problem}", manifest_path.display()))?;
     if manifest.pin.is_empty() {

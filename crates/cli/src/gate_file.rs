@@ -363,9 +363,7 @@ impl GateFile {
     /// commands write their libraries (both made absolute from the current
     /// folder). Errors name the file and the line.
     pub fn load(path: &Path, evidence: &Path) -> Result<GateFile, String> {
-        let text = std::fs::read_to_string(path).map_err(|problem| {
-            format!("cannot read the gate file {}: {problem}", path.display())
-        })?;
+        let text = crate::inputs::read_text_input(path, "gate file")?;
         let dir = absolute(path)
             .parent()
             .map(Path::to_path_buf)

@@ -5,24 +5,27 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use cmc_world::core::input_file::read_text_file;
+
 use crate::args::CheckArgs;
 
 /// Largest replay file read, in bytes.
 pub const REPLAY_FILE_MAX_BYTES: u64 = 64 << 20;
+/// Largest gate file, corpus manifest or hostfile read, in bytes.
+pub const TEXT_INPUT_MAX_BYTES: u64 = 16 << 20;
 
-/// The text of the replay file at `path`: a regular file (a FIFO, device or
-/// directory is refused without being opened) of at most
-/// [`REPLAY_FILE_MAX_BYTES`], in UTF-8.
+/// The text of the input file at `path`, named `what` in messages: a
+/// regular file (a FIFO, device or directory is refused without being read)
+/// of at most [`TEXT_INPUT_MAX_BYTES`], in UTF-8. Every text file the
+/// command line reads comes through here or [`read_replay_file`].
+pub fn read_text_input(path: &Path, what: &str) -> Result<String, String> {
+    read_text_file(path, what, TEXT_INPUT_MAX_BYTES)
+}
+
+/// The text of the replay file at `path`: as [`read_text_input`], of at
+/// most [`REPLAY_FILE_MAX_BYTES`].
 pub fn read_replay_file(path: &Path) -> Result<String, String> {
-    let bytes =
-        cmc_world::core::input_file::read_regular_file(path, "replay file", REPLAY_FILE_MAX_BYTES)?;
-    String::from_utf8(bytes).map_err(|problem| {
-        format!(
-            "the replay file {} is not UTF-8 text (invalid byte at offset {})",
-            path.display(),
-            problem.utf8_error().valid_up_to()
-        )
-    })
+    read_text_file(path, "replay file", REPLAY_FILE_MAX_BYTES)
 }
 
 /// The files and directories a check reads: its core libraries, the

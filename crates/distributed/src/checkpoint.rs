@@ -3,10 +3,12 @@
 //! level to be expanded, and each process records them in a manifest.
 //!
 //! Process `I` keeps its checkpoint in `DIR/process-I/`: `manifest.json`
-//! (format, the run's identity, this process's place in the cluster, the
-//! run's counters at the level, and the length and XXH3-128 checksum of
-//! every worker file), written last, and one `worker-W.bin` per worker of
-//! the process. A new checkpoint is written to `DIR/process-I.level-D/`,
+//! (format, the run's identity, a checksum of the executable that wrote it,
+//! this process's place in the cluster, the run's counters at the level, and
+//! the length and XXH3-128 checksum of every worker file), written last and
+//! sealed as the native engine's manifest is ([`cmc_search::sealed`]: its
+//! last line is the checksum of the lines before it), and one
+//! `worker-W.bin` per worker of the process. A new checkpoint is written to `DIR/process-I.level-D/`,
 //! then swapped in by renames (the previous one is `DIR/process-I.old/`
 //! between the two renames, and is used if a kill fell there). The run
 //! holds an exclusive lock on `DIR/process-I.lock` for its whole life.
@@ -39,6 +41,8 @@ const WORKER_MAGIC: &[u8; 8] = b"CMCTWK01";
 const MANIFEST: &str = "manifest.json";
 /// Largest manifest read.
 const MANIFEST_MAX_BYTES: u64 = 16 << 20;
+/// Largest worker file read (a larger one is not one this build wrote).
+const WORKER_FILE_MAX_BYTES: u64 = 1 << 40;
 /// Bytes of a shard entry in a worker file: fingerprint, parent, step, level.
 const ENTRY_BYTES: usize = 16 + 16 + 4 + 4;
 
@@ -68,6 +72,9 @@ struct WorkerFile {
 pub(crate) struct CheckpointOf {
     /// The run's identity (see [`crate::identity`]).
     pub identity: String,
+    /// XXH3-128 of the executable that runs it (a rebuilt model is
+    /// another model).
+    pub build: String,
     /// The model's name and parameters, to rebuild it on resume.
     pub model: String,
     pub params: Vec<(String, String)>,
@@ -154,17 +161,19 @@ fn read_manifest(current: &Path) -> Result<(PathBuf, Manifest), DistributedError
     };
     let path = dir.join(MANIFEST);
     let failed = |what: String| DistributedError::Checkpoint(problem(&path, what));
-    let file = fs::File::open(&path).map_err(|error| {
-        failed(format!(
-            "cannot be read ({error}); was it written by --checkpoint with --engine timely, for this --process?"
-        ))
+    let text = cmc_store::input_file::read_text_file(&path, "manifest", MANIFEST_MAX_BYTES)
+        .map_err(|error| {
+            failed(format!(
+                "{error}; was it written by --checkpoint with --engine timely, for this --process?"
+            ))
+        })?;
+    let body = cmc_search::sealed::unseal(&text).ok_or_else(|| {
+        failed(
+            "its contents do not match its checksum line (the file was changed or is damaged); the checkpoint cannot be resumed"
+                .into(),
+        )
     })?;
-    let mut text = String::new();
-    use std::io::Read;
-    file.take(MANIFEST_MAX_BYTES)
-        .read_to_string(&mut text)
-        .map_err(|error| failed(error.to_string()))?;
-    let manifest: Manifest = serde_json::from_str(&text)
+    let manifest: Manifest = serde_json::from_str(body)
         .map_err(|error| failed(format!("is not a timely checkpoint manifest ({error})")))?;
     if manifest.format != FORMAT {
         return Err(failed(format!(
@@ -252,6 +261,12 @@ impl Checkpoints {
                 this.threads
             )));
         }
+        if saved.build != this.build {
+            return Err(failed(format!(
+                "was written by another build of cmc or of the model (executable checksum {}; this is {}); resume with the executable that wrote it",
+                saved.build, this.build
+            )));
+        }
         if saved.identity != this.identity {
             return Err(failed(format!(
                 "is of `{}`, but this run is `{}`; resume with the model, parameters and options it was saved with",
@@ -267,8 +282,12 @@ impl Checkpoints {
                 .find(|file| file.worker == worker)
                 .ok_or_else(|| failed(format!("lists no file for worker {worker}")))?;
             let path = dir.join(worker_name(worker));
-            let bytes = fs::read(&path)
-                .map_err(|error| DistributedError::Checkpoint(problem(&path, error)))?;
+            let bytes = cmc_store::input_file::read_regular_file(
+                &path,
+                "checkpoint worker file",
+                listed.bytes.min(WORKER_FILE_MAX_BYTES),
+            )
+            .map_err(DistributedError::Checkpoint)?;
             if bytes.len() as u64 != listed.bytes || checksum(&bytes) != listed.xxh3_128 {
                 return Err(DistributedError::Checkpoint(problem(
                     &path,
@@ -280,6 +299,7 @@ impl Checkpoints {
                     .map_err(|what| DistributedError::Checkpoint(problem(&path, what)))?,
             );
         }
+        check_counts(&manifest, &parts).map_err(failed)?;
         Ok((manifest.counters, parts))
     }
 
@@ -350,7 +370,7 @@ impl Checkpoints {
             serde_json::to_string_pretty(&manifest).map_err(|error| problem(&path, error))?;
         fs::File::create(&path)
             .and_then(|mut file| {
-                file.write_all(text.as_bytes())?;
+                file.write_all(cmc_search::sealed::seal(&text).as_bytes())?;
                 file.sync_all()
             })
             .map_err(|error| problem(&path, error))?;
@@ -372,6 +392,30 @@ impl Checkpoints {
         };
         swap().map_err(|error| problem(&self.current, error))
     }
+}
+
+/// Fails if the worker files loaded do not hold what the counters say: in a
+/// run of one process they hold every state found and the whole level; in a
+/// cluster, at most that.
+fn check_counts(manifest: &Manifest, parts: &[WorkerPart]) -> Result<(), String> {
+    let stored: u64 = parts.iter().map(|part| part.shard.len() as u64).sum();
+    let level: u64 = parts.iter().map(|part| part.level.len() as u64).sum();
+    let counters = &manifest.counters;
+    let whole = manifest.of.processes == 1;
+    let fits = |held: u64, said: u64| if whole { held == said } else { held <= said };
+    if !fits(stored, counters.distinct_states) || !fits(level, counters.level_states) {
+        return Err(format!(
+            "its worker files hold {stored} states and {level} to expand, but the manifest says {} and {}",
+            counters.distinct_states, counters.level_states
+        ));
+    }
+    if counters.states_generated < counters.distinct_states {
+        return Err(format!(
+            "says {} states were generated but {} distinct ones found",
+            counters.states_generated, counters.distinct_states
+        ));
+    }
+    Ok(())
 }
 
 /// A worker file: magic, worker index, counters, the shard's entries, the
@@ -485,6 +529,7 @@ mod tests {
     fn place(identity: &str, processes: usize) -> CheckpointOf {
         CheckpointOf {
             identity: identity.into(),
+            build: "build".into(),
             model: "m".into(),
             params: vec![("RM".to_string(), "3".to_string())],
             process: 1,
@@ -593,6 +638,69 @@ mod tests {
         assert!(!current.with_extension("old").exists());
         let (loaded, _) = checkpoints(dir.path(), "run", true).load().unwrap();
         assert_eq!(loaded.depth, 3);
+    }
+
+    /// A saved checkpoint of process 1 of 2 in `dir`, as [`save`] and
+    /// `commit` leave it.
+    fn saved(dir: &Path) {
+        let saving = checkpoints(dir, "run", false);
+        save(&saving, &part(), 2);
+        saving.commit(&counters()).unwrap();
+    }
+
+    #[test]
+    fn an_edited_manifest_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        saved(dir.path());
+        let path = dir.path().join("process-1").join(MANIFEST);
+        let text = fs::read_to_string(&path).unwrap();
+        for (from, to) in [
+            ("\"states_generated\": 6", "\"states_generated\": 7"),
+            ("\"3\"", "\"4\""),
+        ] {
+            assert!(text.contains(from), "{text}");
+            fs::write(&path, text.replace(from, to)).unwrap();
+            let error = checkpoints(dir.path(), "run", true).load().unwrap_err();
+            assert!(error.to_string().contains("checksum line"), "{error}");
+        }
+    }
+
+    #[test]
+    fn a_checkpoint_of_another_executable_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        saved(dir.path());
+        let mut other = place("run", 2);
+        other.build = "another build".into();
+        let error = Checkpoints::new(dir.path(), other, true, false)
+            .unwrap()
+            .load()
+            .unwrap_err();
+        assert!(error.to_string().contains("another build"), "{error}");
+    }
+
+    #[test]
+    fn resealed_counters_that_disagree_with_the_worker_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let saving = Checkpoints::new(dir.path(), place("run", 1), false, false).unwrap();
+        save(&saving, &part(), 2);
+        let mut wrong = counters();
+        wrong.distinct_states = 5;
+        saving.commit(&wrong).unwrap();
+        drop(saving);
+        let loading = Checkpoints::new(dir.path(), place("run", 1), true, false).unwrap();
+        let error = loading.load().unwrap_err();
+        assert!(error.to_string().contains("hold 1 states"), "{error}");
+    }
+
+    #[test]
+    fn a_worker_file_that_is_a_device_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        saved(dir.path());
+        let path = dir.path().join("process-1").join("worker-1.bin");
+        fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        let error = checkpoints(dir.path(), "run", true).load().unwrap_err();
+        assert!(error.to_string().contains("is a device"), "{error}");
     }
 
     #[test]

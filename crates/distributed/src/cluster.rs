@@ -16,6 +16,8 @@ use crate::DistributedError;
 
 /// First bytes of the handshake: "this is a cmc distributed search".
 const MAGIC: &[u8; 8] = b"CMCDIST2";
+/// Largest hostfile read, in bytes.
+const HOSTFILE_MAX_BYTES: u64 = 1 << 20;
 /// Longest identity text a peer may send.
 const IDENTITY_MAX_BYTES: u32 = 1 << 16;
 /// Pause between two attempts to connect to a peer not yet listening.
@@ -77,12 +79,8 @@ impl Cluster {
         process: usize,
         connect_timeout: Duration,
     ) -> Result<Cluster, DistributedError> {
-        let text = std::fs::read_to_string(path).map_err(|problem| {
-            DistributedError::Setup(format!(
-                "cannot read the hostfile {}: {problem}",
-                path.display()
-            ))
-        })?;
+        let text = cmc_store::input_file::read_text_file(path, "hostfile", HOSTFILE_MAX_BYTES)
+            .map_err(DistributedError::Setup)?;
         let addresses: Vec<String> = text
             .lines()
             .map(str::trim)

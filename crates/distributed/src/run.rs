@@ -176,6 +176,7 @@ fn checkpointing<M: Model>(
         .collect();
     let of = CheckpointOf {
         identity: identity(model, options),
+        build: cmc_search::sealed::executable_checksum().map_err(DistributedError::Checkpoint)?,
         model: model.name(),
         params,
         process,

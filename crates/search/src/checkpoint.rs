@@ -32,7 +32,7 @@
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use cmc_model::Model;
 use cmc_store::{
@@ -40,6 +40,7 @@ use cmc_store::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::sealed::{executable_checksum, seal, unseal};
 use crate::SearchOptions;
 
 /// Version of the checkpoint format this build reads and writes.
@@ -121,19 +122,6 @@ impl RunIdentity {
     }
 }
 
-/// XXH3-128 of the running executable's contents, computed once.
-fn executable_checksum() -> Result<String, String> {
-    static CHECKSUM: OnceLock<Result<String, String>> = OnceLock::new();
-    CHECKSUM
-        .get_or_init(|| {
-            fs::File::open("/proc/self/exe")
-                .and_then(|mut file| guarded::digest(&mut file))
-                .map(|(checksum, _)| format!("{checksum:032x}"))
-                .map_err(|problem| format!("cannot read this executable to checksum it: {problem}"))
-        })
-        .clone()
-}
-
 /// The counters of a checkpointed search.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub(crate) struct Counters {
@@ -168,24 +156,6 @@ struct Manifest {
     files: Vec<FileChecksum>,
     /// [`TraceLog::digest_blocks`] of blocks `0..counters.trace_next_block`.
     trace_log_xxh3_128: String,
-}
-
-/// The line that closes a manifest, before its checksum.
-const SEAL: &str = "xxh3-128 ";
-
-/// `body` followed by a line with its checksum.
-fn seal(body: &str) -> String {
-    format!(
-        "{body}\n{SEAL}{:032x}\n",
-        xxhash_rust::xxh3::xxh3_128(body.as_bytes())
-    )
-}
-
-/// The body of a sealed text, if its checksum line matches it.
-fn unseal(text: &str) -> Option<&str> {
-    let (body, last) = text.strip_suffix('\n')?.rsplit_once('\n')?;
-    let recorded = u128::from_str_radix(last.strip_prefix(SEAL)?, 16).ok()?;
-    (recorded == xxhash_rust::xxh3::xxh3_128(body.as_bytes())).then_some(body)
 }
 
 /// The latest complete checkpoint in `dir` and its manifest, checked against its
@@ -513,19 +483,5 @@ impl CheckpointDir {
     pub fn model_of(dir: &Path) -> Result<(String, Vec<(String, String)>), String> {
         let (_, manifest) = read_manifest(dir)?;
         Ok((manifest.identity.model, manifest.identity.params))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_sealed_text_unseals_only_unchanged() {
-        let sealed = seal("{\n  \"depth\": 7\n}");
-        assert_eq!(unseal(&sealed), Some("{\n  \"depth\": 7\n}"));
-        assert_eq!(unseal(&sealed.replace('7', "8")), None);
-        assert_eq!(unseal(&sealed[..sealed.len() - 2]), None);
-        assert_eq!(unseal(""), None);
     }
 }

@@ -56,6 +56,7 @@ mod replay;
 mod replay_file;
 mod report;
 mod round_trip;
+pub mod sealed;
 mod simulate;
 mod swarm;
 mod time_limit;

@@ -9,24 +9,22 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// Opens `path` with `options`, refusing a symbolic link as the last
-/// component (`O_NOFOLLOW`) with an error that names the file.
+/// component (`O_NOFOLLOW`) and anything but a regular file (see
+/// [`crate::input_file::open_regular`]) with an error that names the file.
 fn open_with(options: &mut OpenOptions, path: &Path) -> io::Result<File> {
-    options
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(|error| {
-            if error.raw_os_error() == Some(libc::ELOOP) {
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!(
-                        "{} is a symbolic link; cmc does not follow links here",
-                        path.display()
-                    ),
-                )
-            } else {
-                io::Error::new(error.kind(), format!("{}: {error}", path.display()))
-            }
-        })
+    crate::input_file::open_regular(options.custom_flags(libc::O_NOFOLLOW), path).map_err(|error| {
+        if error.raw_os_error() == Some(libc::ELOOP) {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is a symbolic link; cmc does not follow links here",
+                    path.display()
+                ),
+            )
+        } else {
+            error
+        }
+    })
 }
 
 /// Creates (or truncates) `path` for writing; a symbolic link is refused.
@@ -148,6 +146,22 @@ mod tests {
         assert_eq!(std::fs::read(&target).unwrap(), b"contents");
         assert!(!is_dir(&dir.path().join("missing")).unwrap());
         assert!(is_dir(dir.path()).unwrap());
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("manifest");
+        let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo on a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        for error in [
+            open(&fifo).unwrap_err(),
+            open_rw(&fifo, false).unwrap_err(),
+            digest_file(&fifo).unwrap_err(),
+        ] {
+            assert!(error.to_string().contains("is a FIFO"), "{error}");
+        }
     }
 
     #[test]

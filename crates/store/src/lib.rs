@@ -14,6 +14,7 @@ mod disk_fingerprint_set;
 mod fingerprint_table;
 mod frontier;
 pub mod guarded;
+pub mod input_file;
 mod insert_room;
 mod mapped_words;
 mod run_filter;
