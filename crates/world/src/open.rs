@@ -16,6 +16,7 @@ use crate::core::loader::CCore;
 use crate::core::property_table::CProperty;
 use crate::core::Core;
 use crate::cores;
+use crate::heap::{c_adapter, HeapCore};
 use crate::properties::c_properties::attach;
 use crate::world::spec::{WorldSpec, NODES_MAX};
 use crate::world::World;
@@ -134,14 +135,23 @@ fn open_core(name: &str) -> Result<Opened, String> {
     let bytes = read_regular_file(&path, "core library", CORE_LIBRARY_MAX_BYTES)?;
     let absolute =
         std::path::absolute(&path).map_err(|problem| format!("core library {name}: {problem}"))?;
+    let recorded = vec![
+        ModelParam::new("core", absolute.display().to_string()),
+        ModelParam::new(CORE_DIGEST_PARAM, digest(&bytes)),
+    ];
+    // A library exporting `cmc_heap_core_entry` is a heap-state adapter.
+    if let Some((adapter, properties)) = c_adapter::load(&absolute).map_err(|e| e.to_string())? {
+        return Ok(Opened {
+            core: Arc::new(HeapCore::new(adapter)),
+            recorded,
+            properties,
+        });
+    }
     let core = CCore::load(&absolute).map_err(|e| e.to_string())?;
     Ok(Opened {
         properties: core.properties().to_vec(),
         core: Arc::new(core),
-        recorded: vec![
-            ModelParam::new("core", absolute.display().to_string()),
-            ModelParam::new(CORE_DIGEST_PARAM, digest(&bytes)),
-        ],
+        recorded,
     })
 }
 

@@ -125,7 +125,7 @@ impl CCore {
 
     /// The properties `library` declares with `CMC_PROPERTIES`, if it exports
     /// [`PROPERTIES_SYMBOL`] (none otherwise).
-    fn load_properties(
+    pub(crate) fn load_properties(
         library: &Arc<libloading::Library>,
         shown: &str,
     ) -> Result<Vec<CProperty>, LoadError> {

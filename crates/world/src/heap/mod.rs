@@ -63,8 +63,10 @@
 //! # Ok::<(), cmc_world::world::spec::SpecError>(())
 //! ```
 
+pub mod c_adapter;
 mod heap_core;
 pub mod journal;
+pub mod libc_calls;
 
 pub use heap_core::HeapCore;
 
