@@ -134,12 +134,7 @@ impl<M: Model> Campaign<'_, M> {
         let workers = options.workers.max(1);
         let next_walk = AtomicU64::new(0);
         let first_failure = AtomicU64::new(u64::MAX);
-        let interrupted = || {
-            options
-                .interrupt
-                .as_ref()
-                .is_some_and(|flag| flag.load(Ordering::Relaxed))
-        };
+        let interrupted = || crate::options::stop_asked(options);
         let fault_kinds: Vec<_> = self
             .model
             .action_kinds()
@@ -172,10 +167,6 @@ impl<M: Model> Campaign<'_, M> {
                             }
                             let walk = next_walk.fetch_add(1, Ordering::Relaxed);
                             if walk >= self.walks || walk > first_failure.load(Ordering::Relaxed) {
-                                break;
-                            }
-                            if crate::options::stop_asked(options) {
-                                interrupted.store(true, Ordering::Relaxed);
                                 break;
                             }
                             let mut rng = walk_rng(self.seed, walk);
