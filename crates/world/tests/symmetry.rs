@@ -75,6 +75,54 @@ fn same_verdicts_with_and_without_symmetry() {
     }
 }
 
+/// The C reqack (`cores/reqack/reqack.c`, which declares its sender's
+/// `acked` with `CMC_ID_FIELDS`) gives the verdicts of the Rust one with
+/// symmetry on and off, on fewer states.
+#[test]
+fn the_c_reqack_gets_the_same_verdicts_with_and_without_symmetry() {
+    let cases: [(&str, &[&str], Option<&str>); 3] = [
+        ("libreqack.so", &["requests=2", "drops=1"], None),
+        (
+            "libreqack_bug1.so",
+            &["requests=1", "crashes=1", "restarts=1", "crash_nodes=0"],
+            Some("AtMostOneReply"),
+        ),
+        ("libreqack_bug2.so", CRASH_RECEIVERS, Some("AckedIsDurable")),
+    ];
+    for (library, params, expected) in cases {
+        let run = |symmetry: bool| {
+            let core = cmc_world::CCore::load(&common::fixture(library)).unwrap();
+            let mut spec = WorldSpec::new(Arc::new(core), 3).unwrap();
+            spec.set_all(params).unwrap();
+            spec.set("symmetry", if symmetry { "1,2" } else { "off" })
+                .unwrap();
+            let world = World::new(spec).with_properties(reqack::properties());
+            let checker = Checker::new(world).workers(1).check_deadlock(false);
+            let outcome = checker.run();
+            assert_eq!(checker.model().fault(), None, "{library}");
+            let length = outcome.counterexample.as_ref().map(|trace| trace.len());
+            (outcome.verdict, length, outcome.stats.distinct_states)
+        };
+        let (off, off_length, off_states) = run(false);
+        let (on, on_length, on_states) = run(true);
+        match expected {
+            None => assert_eq!(off, Verdict::Pass, "{library}"),
+            Some(name) => assert!(
+                matches!(&off, Verdict::Violated { property, .. } if property == name),
+                "{library}: {off:?}"
+            ),
+        }
+        assert_eq!((off, off_length), (on, on_length), "{library}");
+        println!("{library} {params:?}: {off_states} states without symmetry, {on_states} with");
+        if expected.is_none() {
+            assert!(
+                on_states * 3 < off_states * 2,
+                "{on_states} vs {off_states}"
+            );
+        }
+    }
+}
+
 #[test]
 fn symmetry_refuses_nodes_that_differ() {
     let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 3).unwrap();
