@@ -120,7 +120,9 @@ typedef void (*cmc_describe_state_fn)(const cmc_config *config, const void *dura
 /* Optional: writes a description of a message into buf (at most cap bytes, NUL-terminated). */
 typedef void (*cmc_describe_message_fn)(const cmc_config *config, const uint8_t *msg,
                                         uint32_t len, char *buf, size_t cap);
-/* Optional (symmetry, reserved): renames nodes in a state by `perm[old] = new`. */
+/* Optional (symmetry, see "Symmetry" below): renames the node ids a state holds by
+ * `perm[old] = new` (perm has config->nodes entries), in place, keeping the state canonical.
+ * For layouts CMC_ID_FIELDS cannot describe; it runs after the declared fields are renamed. */
 typedef void (*cmc_permute_fn)(const cmc_config *config, void *durable, void *volatile_part,
                                const uint32_t *perm);
 
@@ -188,6 +190,94 @@ static inline int cmc_set_timer_at(cmc_outputs *out, uint32_t id, uint64_t deadl
 static inline int cmc_choose(cmc_outputs *out, uint32_t id, uint8_t k) {
     return cmc_emit(out, CMC_OUT_CHOOSE, 0, id, &k, 1);
 }
+
+/*
+ * Symmetry.
+ *
+ * With `symmetry=1,2` the checker treats nodes 1 and 2 as interchangeable and keeps one
+ * state of each set of states that differ only by renaming them (up to 6x fewer states on
+ * 3 nodes). That needs every node id the core stores renamed with its node: declare where
+ * they are, once per library, as offsets and widths:
+ *
+ *     CMC_ID_FIELDS(
+ *         CMC_ID_VALUE(CMC_ID_DURABLE, offsetof(struct durable, voted_for), 4, 1),  // id + 1; 0: none
+ *         CMC_ID_BITSET(CMC_ID_VOLATILE, offsetof(struct volatile_part, votes), 4), // bit per node
+ *         CMC_ID_INDEX(CMC_ID_VOLATILE, offsetof(struct volatile_part, match_index), 8, 5),
+ *         CMC_ID_MESSAGE_VALUE(offsetof(struct msg, candidate), 4, 0,               // in messages
+ *                              offsetof(struct msg, type), MSG_VOTE_REQUEST)        // of this type
+ *     )
+ *
+ * Kinds: a VALUE holds one id plus a bias (1 when 0 means "none"; a value outside
+ * bias..bias+nodes-1 is not an id and stays); a BITSET holds bit n for node n (give it a bit
+ * for every node); an INDEX is an array with one entry per node (`count` entries of `width`
+ * bytes), whose entries move with their nodes. Fields are little-endian, 1, 2, 4 or 8 bytes
+ * wide; a message field applies to every message long enough, or only to those whose byte at
+ * `tag_offset` is `tag`. Pending persists of the durable part are renamed with their node.
+ * For what fields cannot say (ids kept sorted), set the descriptor's `permute` hook for the
+ * state and the table's `permute_message` hook for messages (CMC_ID_FIELDS_WITH_HOOK).
+ *
+ * The checker verifies the claim: it takes steps again from the renamed state (every step
+ * with --check-determinism, a sample otherwise) and refuses, as NOT A SYMMETRY, nodes that
+ * do not behave alike or ids the declaration misses. Sound only when the core's behaviour
+ * does not depend on which of the interchangeable ids it has.
+ */
+
+/* Name of the optional exported table: `const cmc_id_field_table *cmc_id_fields_entry(void)`. */
+#define CMC_ID_FIELDS_SYMBOL "cmc_id_fields_entry"
+
+enum cmc_id_part { CMC_ID_DURABLE = 1, CMC_ID_VOLATILE = 2, CMC_ID_MESSAGE = 3 };
+enum cmc_id_kind { CMC_ID_KIND_VALUE = 1, CMC_ID_KIND_BITSET = 2, CMC_ID_KIND_INDEX = 3 };
+
+/* One field holding node ids: use the macros below. */
+typedef struct cmc_id_field {
+    uint32_t part;                     /* enum cmc_id_part */
+    uint32_t kind;                     /* enum cmc_id_kind */
+    uint32_t offset;                   /* byte offset in the part */
+    uint32_t width;                    /* bytes of one value, set or entry: 1, 2, 4 or 8 */
+    uint32_t count;                    /* consecutive values or sets; INDEX: entries (>= nodes) */
+    uint32_t bias;                     /* VALUE: the field holds id + bias */
+    int32_t tag_offset;                /* CMC_ID_MESSAGE: -1, or the offset of the type byte */
+    uint32_t tag;                      /* ... that must equal this */
+} cmc_id_field;
+
+/* Optional: renames the node ids in a message (`len` bytes) by `perm[old] = new`, in place. */
+typedef void (*cmc_permute_message_fn)(const cmc_config *config, uint8_t *msg, uint32_t len,
+                                       const uint32_t *perm);
+
+/* What CMC_ID_FIELDS_SYMBOL returns. */
+typedef struct cmc_id_field_table {
+    uint32_t abi_version;              /* CMC_ABI_VERSION */
+    uint32_t count;
+    const cmc_id_field *items;
+    cmc_permute_message_fn permute_message; /* optional, may be NULL */
+} cmc_id_field_table;
+
+#define CMC_ID_VALUE(part, offset, width, bias) \
+    {(part), CMC_ID_KIND_VALUE, (offset), (width), 1, (bias), -1, 0}
+#define CMC_ID_VALUES(part, offset, width, bias, count) \
+    {(part), CMC_ID_KIND_VALUE, (offset), (width), (count), (bias), -1, 0}
+#define CMC_ID_BITSET(part, offset, width) \
+    {(part), CMC_ID_KIND_BITSET, (offset), (width), 1, 0, -1, 0}
+#define CMC_ID_INDEX(part, offset, width, count) \
+    {(part), CMC_ID_KIND_INDEX, (offset), (width), (count), 0, -1, 0}
+#define CMC_ID_MESSAGE_VALUE(offset, width, bias, tag_offset, tag) \
+    {CMC_ID_MESSAGE, CMC_ID_KIND_VALUE, (offset), (width), 1, (bias), (tag_offset), (tag)}
+#define CMC_ID_MESSAGE_BITSET(offset, width, tag_offset, tag) \
+    {CMC_ID_MESSAGE, CMC_ID_KIND_BITSET, (offset), (width), 1, 0, (tag_offset), (tag)}
+
+/* Defines the library's id-field table, with a message hook (or NULL), from the macros above. */
+#define CMC_ID_FIELDS_WITH_HOOK(hook, ...)                                           \
+    static const cmc_id_field cmc_id_field_items_[] = {__VA_ARGS__};                \
+    const cmc_id_field_table *cmc_id_fields_entry(void);                             \
+    const cmc_id_field_table *cmc_id_fields_entry(void) {                            \
+        static const cmc_id_field_table table = {                                    \
+            CMC_ABI_VERSION,                                                         \
+            (uint32_t)(sizeof cmc_id_field_items_ / sizeof cmc_id_field_items_[0]),  \
+            cmc_id_field_items_, (hook)};                                            \
+        return &table;                                                               \
+    }
+/* Defines the library's id-field table from the macros above. */
+#define CMC_ID_FIELDS(...) CMC_ID_FIELDS_WITH_HOOK(NULL, __VA_ARGS__)
 
 /*
  * Properties in C.

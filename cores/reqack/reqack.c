@@ -182,3 +182,7 @@ static const cmc_core reqack_core = {
 };
 
 const cmc_core *cmc_core_entry(void) { return &reqack_core; }
+
+/* Node ids in the state, for symmetry reduction (`symmetry=1,2`: the receivers are
+ * interchangeable): the sender's `acked`, a bit per receiver. Messages carry none. */
+CMC_ID_FIELDS(CMC_ID_BITSET(CMC_ID_VOLATILE, offsetof(struct reqack_volatile, acked), 4))

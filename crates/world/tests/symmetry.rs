@@ -75,6 +75,54 @@ fn same_verdicts_with_and_without_symmetry() {
     }
 }
 
+/// The C reqack (`cores/reqack/reqack.c`, which declares its sender's
+/// `acked` with `CMC_ID_FIELDS`) gives the verdicts of the Rust one with
+/// symmetry on and off, on fewer states.
+#[test]
+fn the_c_reqack_gets_the_same_verdicts_with_and_without_symmetry() {
+    let cases: [(&str, &[&str], Option<&str>); 3] = [
+        ("libreqack.so", &["requests=2", "drops=1"], None),
+        (
+            "libreqack_bug1.so",
+            &["requests=1", "crashes=1", "restarts=1", "crash_nodes=0"],
+            Some("AtMostOneReply"),
+        ),
+        ("libreqack_bug2.so", CRASH_RECEIVERS, Some("AckedIsDurable")),
+    ];
+    for (library, params, expected) in cases {
+        let run = |symmetry: bool| {
+            let core = cmc_world::CCore::load(&common::fixture(library)).unwrap();
+            let mut spec = WorldSpec::new(Arc::new(core), 3).unwrap();
+            spec.set_all(params).unwrap();
+            spec.set("symmetry", if symmetry { "1,2" } else { "off" })
+                .unwrap();
+            let world = World::new(spec).with_properties(reqack::properties());
+            let checker = Checker::new(world).workers(1).check_deadlock(false);
+            let outcome = checker.run();
+            assert_eq!(checker.model().fault(), None, "{library}");
+            let length = outcome.counterexample.as_ref().map(|trace| trace.len());
+            (outcome.verdict, length, outcome.stats.distinct_states)
+        };
+        let (off, off_length, off_states) = run(false);
+        let (on, on_length, on_states) = run(true);
+        match expected {
+            None => assert_eq!(off, Verdict::Pass, "{library}"),
+            Some(name) => assert!(
+                matches!(&off, Verdict::Violated { property, .. } if property == name),
+                "{library}: {off:?}"
+            ),
+        }
+        assert_eq!((off, off_length), (on, on_length), "{library}");
+        println!("{library} {params:?}: {off_states} states without symmetry, {on_states} with");
+        if expected.is_none() {
+            assert!(
+                on_states * 3 < off_states * 2,
+                "{on_states} vs {off_states}"
+            );
+        }
+    }
+}
+
 #[test]
 fn symmetry_refuses_nodes_that_differ() {
     let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 3).unwrap();
@@ -327,4 +375,119 @@ fn a_pending_persist_is_renamed_with_its_node() {
     assert_eq!((off_fault, on_fault), (None, None));
     assert_eq!((&off, &on), (&Verdict::Pass, &Verdict::Pass));
     assert!(on_states < off_states, "{on_states} < {off_states}");
+}
+
+mod common;
+
+/// `cores/test/votes.c` checked on 3 interchangeable nodes: a C core that
+/// declares its node ids (a durable vote, a bit set of votes, an array by
+/// node, an id in messages) with `CMC_ID_FIELDS`.
+mod c_votes {
+    use super::*;
+    use cmc_model::Property;
+    use cmc_world::world::state::WorldState;
+    use cmc_world::CCore;
+
+    /// Node `n`'s volatile part: the votes it got, and whom it heard.
+    fn volatile(world: &World, state: &WorldState, node: usize) -> (u32, Vec<u8>) {
+        let view = world.inspect(state).node(node);
+        let votes = u32::from_le_bytes(view.volatile[..4].try_into().unwrap());
+        (votes, view.volatile[4..].to_vec())
+    }
+
+    /// A vote comes from a node that heard the candidate's request.
+    fn votes_are_heard() -> Property<World> {
+        Property::always("VotesAreHeard", |world: &World, state: &WorldState| {
+            (0..3).all(|candidate| {
+                let (votes, _) = volatile(world, state, candidate);
+                (0..3).all(|voter| {
+                    votes & (1 << voter) == 0 || volatile(world, state, voter).1[candidate] == 1
+                })
+            })
+        })
+    }
+
+    /// The votes a node got never go away (a step property).
+    fn votes_grow() -> Property<World> {
+        Property::step(
+            "VotesGrow",
+            |world: &World, pre: &WorldState, _, post: &WorldState| {
+                (0..3).all(|node| {
+                    let (before, after) =
+                        (volatile(world, pre, node).0, volatile(world, post, node).0);
+                    before & !after == 0
+                })
+            },
+        )
+    }
+
+    /// The outcome of checking `library` with symmetry of all 3 nodes on
+    /// or off.
+    pub fn check(library: &str, symmetry: bool) -> (Verdict, Option<cmc_world::Fault>, u64) {
+        let core = CCore::load(&common::fixture(library)).unwrap();
+        assert!(
+            core.id_fields().is_some(),
+            "{library} declares its id fields"
+        );
+        let mut spec = WorldSpec::new(Arc::new(core), 3).unwrap();
+        spec.set("clients", "0,1,2").unwrap();
+        spec.set("symmetry", if symmetry { "0,1,2" } else { "off" })
+            .unwrap();
+        spec.check_determinism = true;
+        let properties = vec![cores::votes_for_itself(), votes_are_heard(), votes_grow()];
+        let world = World::new(spec).with_properties(properties);
+        let checker = Checker::new(world)
+            .workers(1)
+            .check_deadlock(false)
+            .check_determinism(true);
+        let outcome = checker.run();
+        (
+            outcome.verdict,
+            checker.model().fault(),
+            outcome.stats.distinct_states,
+        )
+    }
+}
+
+/// A C core that declares where it holds node ids gets the same verdicts
+/// with symmetry as without, on fewer states: the control passes and the
+/// planted bug is caught by the same property.
+#[test]
+fn a_c_core_declaring_its_id_fields_gets_the_same_verdicts_on_fewer_states() {
+    for (library, expected) in [
+        ("libvotes.so", None),
+        ("libvotes_bug1.so", Some("VotesAreHeard")),
+    ] {
+        let (off, off_fault, off_states) = c_votes::check(library, false);
+        let (on, on_fault, on_states) = c_votes::check(library, true);
+        assert_eq!((&off_fault, &on_fault), (&None, &None), "{library}");
+        match expected {
+            None => assert_eq!(off, Verdict::Pass, "{library}"),
+            Some(name) => assert!(
+                matches!(&off, Verdict::Violated { property, .. } if property == name),
+                "{library}: {off:?}"
+            ),
+        }
+        assert_eq!(off, on, "{library}");
+        println!("{library}: {off_states} states without symmetry, {on_states} with");
+        if expected.is_none() {
+            assert!(on_states * 3 < off_states, "{on_states} vs {off_states}");
+        }
+    }
+}
+
+/// A declaration that misses ids (those in messages, or an array by node)
+/// is refused as NOT A SYMMETRY, never a pass.
+#[test]
+fn a_c_core_whose_declaration_misses_ids_is_refused() {
+    for library in ["libvotes_forget_message.so", "libvotes_forget_index.so"] {
+        let (verdict, fault, _) = c_votes::check(library, true);
+        let fault = fault.unwrap_or_else(|| panic!("{library}: {verdict:?}"));
+        assert_eq!(
+            fault.kind.headline(),
+            "NOT A SYMMETRY",
+            "{library}: {fault}"
+        );
+        assert!(matches!(verdict, Verdict::Error { .. }), "{library}");
+    }
 }

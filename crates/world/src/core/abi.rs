@@ -529,8 +529,10 @@ pub type DescribeMessageFn = unsafe extern "C" fn(
     buf: *mut c_char,
     cap: usize,
 );
-/// `cmc_permute_fn` (reserved for symmetry reduction; not called yet):
-/// renames the node ids a state holds by `perm` (`perm[old] = new`).
+/// `cmc_permute_fn` (optional, for symmetry reduction): renames the node
+/// ids a state holds by `perm` (`perm[old] = new`), after the fields the
+/// library declares with `CMC_ID_FIELDS` are renamed
+/// ([`crate::core::id_fields`]).
 /// [`export_core!`](crate::export_core) leaves it null.
 ///
 /// ```
@@ -591,7 +593,7 @@ pub struct CoreDescriptor {
     pub describe_state: Option<DescribeStateFn>,
     /// Optional message description.
     pub describe_message: Option<DescribeMessageFn>,
-    /// Optional node renaming (reserved).
+    /// Optional node renaming (see [`PermuteFn`]).
     pub permute: Option<PermuteFn>,
 }
 

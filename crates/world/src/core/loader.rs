@@ -12,6 +12,9 @@ use crate::core::abi::{
     Config, CoreDescriptor, CoreError, EntryFn, Event, Outputs, ABI_VERSION, ENTRY_SYMBOL,
     STATE_MAX,
 };
+use crate::core::id_fields::{
+    read_table as read_id_fields, IdFields, IdFieldsEntryFn, PermuteMessageFn, ID_FIELDS_SYMBOL,
+};
 use crate::core::property_table::{read_table, CProperty, PropertiesEntryFn, PROPERTIES_SYMBOL};
 use crate::core::Core;
 use crate::run::recorder::{recorded, Call};
@@ -63,6 +66,9 @@ pub struct CCore {
     name: String,
     origin: String,
     properties: Vec<CProperty>,
+    /// Where its state and messages hold node ids (`CMC_ID_FIELDS`), and
+    /// its hook for messages, if it declares them.
+    id_fields: Option<(IdFields, Option<PermuteMessageFn>)>,
     _library: Option<Arc<libloading::Library>>,
 }
 
@@ -120,7 +126,39 @@ impl CCore {
             CCore::from_descriptor(descriptor, &shown.to_string(), Some(library.clone()))
         }?;
         core.properties = CCore::load_properties(&library, &shown.to_string())?;
+        core.id_fields = core.load_id_fields(&library, &shown.to_string())?;
         Ok(core)
+    }
+
+    /// The id fields `library` declares with `CMC_ID_FIELDS`, if it exports
+    /// [`ID_FIELDS_SYMBOL`] (none otherwise), checked against the core's
+    /// sizes.
+    #[allow(clippy::type_complexity)]
+    fn load_id_fields(
+        &self,
+        library: &libloading::Library,
+        shown: &str,
+    ) -> Result<Option<(IdFields, Option<PermuteMessageFn>)>, LoadError> {
+        // SAFETY: the symbol's type is fixed by include/cmc.h.
+        let Ok(entry) = (unsafe { library.get::<IdFieldsEntryFn>(ID_FIELDS_SYMBOL.as_bytes()) })
+        else {
+            return Ok(None);
+        };
+        let entry: IdFieldsEntryFn = *entry;
+        let table = recorded(
+            Call::Load,
+            || format!("the id fields of {shown} (its `{ID_FIELDS_SYMBOL}`)"),
+            // SAFETY: as for the core's entry point.
+            || unsafe { entry() },
+        );
+        let sizes = (self.durable_size(), self.volatile_size());
+        // SAFETY: the table comes from the entry point; the library stays loaded.
+        unsafe { read_id_fields(table, shown, sizes) }.map(Some)
+    }
+
+    /// The id fields the core's library declares (`CMC_ID_FIELDS`), if any.
+    pub fn id_fields(&self) -> Option<&IdFields> {
+        self.id_fields.as_ref().map(|(fields, _)| fields)
     }
 
     /// The properties `library` declares with `CMC_PROPERTIES`, if it exports
@@ -211,6 +249,7 @@ impl CCore {
             name,
             origin: origin.to_string(),
             properties: Vec::new(),
+            id_fields: None,
             _library: library,
         })
     }
@@ -304,20 +343,54 @@ impl Core for CCore {
         volatile: &mut [u8],
         perm: &[u32],
     ) -> bool {
-        let Some(permute) = self.descriptor.permute else {
+        if self.id_fields.is_none() && self.descriptor.permute.is_none() {
             return false;
-        };
-        // SAFETY: as in step: the parts have the sizes the core declared, and
-        // `perm` has one entry per node (`config.nodes`).
-        unsafe {
-            permute(
-                config,
-                durable.as_mut_ptr().cast(),
-                volatile.as_mut_ptr().cast(),
-                perm.as_ptr(),
-            )
-        };
+        }
+        if let Some(fields) = self.id_fields() {
+            fields.permute_state(durable, volatile, perm);
+        }
+        if let Some(permute) = self.descriptor.permute {
+            // SAFETY: as in step: the parts have the sizes the core declared,
+            // and `perm` has one entry per node (`config.nodes`). Called
+            // within the step whose successor it renames, so under its record.
+            unsafe {
+                permute(
+                    config,
+                    durable.as_mut_ptr().cast(),
+                    volatile.as_mut_ptr().cast(),
+                    perm.as_ptr(),
+                )
+            };
+        }
         true
+    }
+
+    /// The ids the id fields hold, when the core renames by its fields
+    /// alone; every id when it has a `permute` hook (which may rename
+    /// anything).
+    fn node_ids(&self, _config: &Config, durable: &[u8], volatile: &[u8]) -> u64 {
+        match (self.id_fields(), self.descriptor.permute) {
+            (Some(fields), None) => fields.node_ids(durable, volatile),
+            _ => u64::MAX,
+        }
+    }
+
+    fn permute_message(&self, config: &Config, message: &mut [u8], perm: &[u32]) {
+        let Some((fields, hook)) = &self.id_fields else {
+            return;
+        };
+        fields.permute_message(message, perm);
+        if let Some(permute) = hook {
+            // SAFETY: `message` holds `len` bytes; `perm` one entry per node.
+            unsafe {
+                permute(
+                    config,
+                    message.as_mut_ptr(),
+                    message.len() as u32,
+                    perm.as_ptr(),
+                )
+            };
+        }
     }
 
     fn describe_message(&self, config: &Config, message: &[u8]) -> Option<String> {

@@ -9,6 +9,7 @@ pub mod export;
 pub mod fault;
 pub mod helpers;
 pub mod hex;
+pub mod id_fields;
 pub use cmc_store::input_file;
 pub mod loader;
 pub mod property_table;

@@ -70,8 +70,9 @@ pub(crate) fn check_step(
     let index = 1 + (steps % (symmetry.len() as u64 - 1)) as usize;
     let perm = symmetry.perm(index);
     let image = renamed(&world.env, state, perm);
-    let broken = |why: String| Fault {
-        kind: FaultKind::NotSymmetric(format!(
+    let broken =
+        |why: String| Fault {
+            kind: FaultKind::NotSymmetric(format!(
             "symmetry={}: {} do not behave alike: {why}; symmetry reduction would merge states \
              that differ. The steps of core `{}` depend on which of these ids a node has, or \
              its permute (or id descriptor) misses ids: drop symmetry= or fix the core",
@@ -79,10 +80,10 @@ pub(crate) fn check_step(
             moved_nodes(perm),
             world.spec().core_of(world.spec().symmetric_nodes[0] as usize).name(),
         )),
-        action: world.format_action(action),
-        event: String::new(),
-        pre_state: state.to_bytes(),
-    };
+            action: world.format_action(action),
+            event: String::new(),
+            pre_state: state.to_bytes(),
+        };
     let Some(image_action) = rename_action(world, action, perm, &image) else {
         return Err(broken(format!(
             "{} is enabled in the pre-state below, but its renaming is not enabled in the \

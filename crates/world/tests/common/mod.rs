@@ -91,6 +91,22 @@ const FIXTURES: &[(&str, &str, &[&str])] = &[
         &["-O2", "-c", "-DNONDET_STATIC"],
     ),
     ("libdice.so", "test/dice.c", &["-O2", "-shared"]),
+    ("libvotes.so", "test/votes.c", &["-O2", "-shared"]),
+    (
+        "libvotes_bug1.so",
+        "test/votes.c",
+        &["-O2", "-shared", "-DCMC_BUG=1"],
+    ),
+    (
+        "libvotes_forget_message.so",
+        "test/votes.c",
+        &["-O2", "-shared", "-DFORGET_MESSAGE"],
+    ),
+    (
+        "libvotes_forget_index.so",
+        "test/votes.c",
+        &["-O2", "-shared", "-DFORGET_INDEX"],
+    ),
     (
         "libdice_links.so",
         "test/dice.c",
