@@ -110,6 +110,24 @@ pub enum Ended {
         /// Where, from the flight recorder.
         slot: Option<SlotRecord>,
     },
+    /// It died, hung or exited without its message, and the flight recorder
+    /// that would say where was overwritten (core code wrote into it): the
+    /// place is unknown.
+    Unplaced {
+        /// How it ended.
+        kind: FaultKind,
+        /// What of the recorder was found overwritten.
+        damage: String,
+    },
+}
+
+/// How a child that ended by `kind` died, with the core call the flight
+/// recorder places it in, if the recorder is intact.
+fn death(kind: FaultKind, recorder: &Recorder, slot: impl FnOnce() -> Option<SlotRecord>) -> Ended {
+    match recorder.check_integrity() {
+        Ok(()) => Ended::Died { kind, slot: slot() },
+        Err(damage) => Ended::Unplaced { kind, damage },
+    }
 }
 
 /// How to supervise a child (see also the module's example).
@@ -243,10 +261,13 @@ pub fn supervise(
             } else if now - seen.1 > call_timeout {
                 let _ = process.kill();
                 let _ = process.wait();
-                return Ok(Ended::Died {
-                    kind: FaultKind::Hang(call_timeout.as_millis() as u64),
-                    slot: Some(record),
-                });
+                let kind = FaultKind::Hang(call_timeout.as_millis() as u64);
+                // Read again now that nothing writes it.
+                let again = recorder
+                    .read()
+                    .into_iter()
+                    .find(|r| r.index == record.index);
+                return Ok(death(kind, &recorder, || again));
             }
         }
     };
@@ -254,10 +275,7 @@ pub fn supervise(
     let message = Message::decode_frame(&received, nonce);
     Ok(match (message, status.success()) {
         (Some(message), true) => Ended::Message(message),
-        _ => Ended::Died {
-            kind: death_kind(status),
-            slot: recorder.faulting_call(),
-        },
+        _ => death(death_kind(status), &recorder, || recorder.faulting_call()),
     })
 }
 
@@ -416,7 +434,9 @@ pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i3
             eprintln!("cmc: error: the checking process sent an unexpected message: {other:?}");
             return 2;
         }
-        Ok(Ended::Died { kind, .. }) if stopped_by_interrupt(supervision, &kind) => {
+        Ok(Ended::Died { kind, .. } | Ended::Unplaced { kind, .. })
+            if stopped_by_interrupt(supervision, &kind) =>
+        {
             println!(
                 "The search was interrupted: the checking process was stopped ({}) before \
                  it reported; nothing was concluded.",
@@ -428,6 +448,7 @@ pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i3
             return INTERRUPTED;
         }
         Ok(Ended::Died { kind, slot }) => fault_of_death(kind, slot),
+        Ok(Ended::Unplaced { kind, damage }) => (unplaced(kind, &damage), None),
     };
     let explained = question.map(|question| {
         rerun().and_then(|child| ask_explainer(child, &question, supervision.call_timeout))
@@ -482,6 +503,17 @@ fn stopped_by_interrupt(supervision: &Supervision<'_>, kind: &FaultKind) -> bool
             kind,
             FaultKind::Signal(libc::SIGTERM | libc::SIGINT | libc::SIGHUP)
         )
+}
+
+/// The fault of a child that died where the damaged flight recorder cannot say.
+fn unplaced(kind: FaultKind, damage: &str) -> Fault {
+    Fault::outside_step(
+        kind,
+        format!(
+            "at an unknown place: the flight recorder shared with the checking process was \
+             overwritten ({damage}), so it cannot say where (a wild write of core code?)"
+        ),
+    )
 }
 
 /// The fault a death stands for, and the step to explain if it was in one.
@@ -555,6 +587,10 @@ fn ask_explainer(
         Ended::Died { kind, slot } => Err(format!(
             "the core failed again while the path to the step was searched:\n{}",
             fault_of_death(kind, slot).0
+        )),
+        Ended::Unplaced { kind, damage } => Err(format!(
+            "the core failed again while the path to the step was searched:\n{}",
+            unplaced(kind, &damage)
         )),
     }
 }
