@@ -60,12 +60,18 @@ pub struct ValidateArgs {
     pub allow_duplicates: bool,
     /// Core parameters as for `cmc check` (CFG0=.. , roles=..).
     pub words: Vec<String>,
+    /// Longest a core's step may take before it is reported as hung.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
+    pub step_timeout: f64,
 }
 
 #[derive(Debug, Args)]
 pub struct CorpusArgs {
     /// The corpus directory: corpus.toml and the replay files it pins.
     pub dir: PathBuf,
+    /// Longest a core's step may take before it is reported as hung.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
+    pub step_timeout: f64,
 }
 
 #[derive(Debug, Args)]

@@ -76,13 +76,22 @@ pub enum Call {
     Describe = 3,
     /// A property written in C (see [`crate::properties::c_properties`]).
     Property = 4,
+    /// A step replaying a record of a product's glue log
+    /// (see [`crate::validate`]).
+    GlueStep = 5,
 }
 
 impl Call {
     fn from_raw(raw: u64) -> Option<Call> {
-        [Call::Step, Call::Load, Call::Describe, Call::Property]
-            .into_iter()
-            .find(|call| *call as u64 == raw)
+        [
+            Call::Step,
+            Call::Load,
+            Call::Describe,
+            Call::Property,
+            Call::GlueStep,
+        ]
+        .into_iter()
+        .find(|call| *call as u64 == raw)
     }
 }
 

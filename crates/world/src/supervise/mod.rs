@@ -401,6 +401,24 @@ pub fn explain(world: &World) -> ! {
 /// `supervision.interrupt` (set by SIGINT/SIGTERM) is forwarded to the child.
 /// See the module's example.
 pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i32 {
+    run_supervised(supervision, Some(replay_path))
+}
+
+/// The supervising side of a command that runs cores without searching
+/// (`cmc validate`, `cmc corpus`): re-runs this executable with the same
+/// arguments as a supervised child (whose role is
+/// [`Role::Check`](crate::run::child::Role::Check): it runs the command and
+/// [`finish`](crate::run::child::finish)es with its output), writes that
+/// output to standard output and returns its exit code. A core that
+/// crashes, hangs, exits or breaks its memory contract is printed to
+/// standard error as a fault with the call it was in, and the code is 2.
+pub fn command_supervised(supervision: &Supervision<'_>) -> i32 {
+    run_supervised(supervision, None)
+}
+
+/// [`check_supervised`], or with no `replay_path` [`command_supervised`]
+/// (no explainer: the child's arguments are not a search's).
+fn run_supervised(supervision: &Supervision<'_>, replay_path: Option<&Path>) -> i32 {
     let rerun = || -> Result<Command, String> {
         let exe = std::env::current_exe()
             .map_err(|e| format!("cannot find this executable to supervise it: {e}"))?;
@@ -423,7 +441,7 @@ pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i3
         }
         Ok(Ended::Message(Message::Fault { fault, action })) => {
             // A fault outside any step (e.g. in a property) has no step to replay.
-            let question = fault.in_step().then(|| Question {
+            let question = (fault.in_step() && replay_path.is_some()).then(|| Question {
                 pre_state: fault.pre_state.clone(),
                 action,
                 event: None,
@@ -447,7 +465,10 @@ pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i3
             );
             return INTERRUPTED;
         }
-        Ok(Ended::Died { kind, slot }) => fault_of_death(kind, slot),
+        Ok(Ended::Died { kind, slot }) => {
+            let (fault, question) = fault_of_death(kind, slot);
+            (fault, question.filter(|_| replay_path.is_some()))
+        }
         Ok(Ended::Unplaced { kind, damage }) => (unplaced(kind, &damage), None),
     };
     let explained = question.map(|question| {
@@ -470,6 +491,7 @@ pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i3
             eprintln!("  no replay file: {problem}")
         }
         Some(Ok((_, _, Ok(text)))) => {
+            let replay_path = replay_path.expect("only a check's fault is explained");
             let steps = ReplayFile::parse(&text).map_or(0, |file| file.actions.len());
             match std::fs::write(replay_path, text) {
                 Ok(()) => eprintln!(
@@ -546,6 +568,7 @@ fn fault_of_death(kind: FaultKind, slot: Option<SlotRecord>) -> (Fault, Option<Q
             let context = match slot.call {
                 Some(Call::Load) => format!("while loading {}", slot.text),
                 Some(Call::Property) => format!("while checking {}", slot.text),
+                Some(Call::GlueStep) => format!("while replaying {}", slot.text),
                 _ => format!("while describing {}", slot.text),
             };
             (Fault::outside_step(kind, context), None)
