@@ -310,7 +310,7 @@ fn walk_length(text: &str) -> Result<u64, String> {
 }
 
 /// Parses a number of seconds from a millisecond to a year.
-fn seconds(text: &str) -> Result<f64, String> {
+pub(crate) fn seconds(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(value) if SECONDS_RANGE.contains(&value) => Ok(value),
         _ => Err(format!(

@@ -509,6 +509,18 @@ fn run_supervised(supervision: &Supervision<'_>, replay_path: Option<&Path>) -> 
     2
 }
 
+/// The fault a child that ended as `ended` stands for, placed by the flight
+/// recorder (for a supervisor that serves rather than checks, such as
+/// `cmc explore`); `None` when it sent a message other than a fault.
+pub fn fault_of(ended: Ended) -> Option<Fault> {
+    match ended {
+        Ended::Message(Message::Fault { fault, .. }) => Some(fault),
+        Ended::Message(_) => None,
+        Ended::Died { kind, slot } => Some(fault_of_death(kind, slot).0),
+        Ended::Unplaced { kind, damage } => Some(unplaced(kind, &damage)),
+    }
+}
+
 /// The exit code of an interrupted run.
 const INTERRUPTED: i32 = 3;
 
