@@ -11,6 +11,8 @@
  *   LOOP_IN_ENTRY     cmc_core_entry never returns
  *   EXIT_IN_DESCRIBE  never replies (a deadlock) and exit(0)s in describe_state
  *   PAST_VOLATILE     writes 8 bytes past the end of the volatile part
+ *   WILD_WRITE=n      writes one byte n bytes past the end of the volatile
+ *                     part (n < 0: before it)
  *   INTO_DURABLE      writes into the (const) durable part
  *   INTO_EVENT        writes into the (const) event
  *   PRINTS            printf()s to standard output in every step
@@ -77,6 +79,8 @@ static int step(const cmc_config *c, const void *d, void *v, const cmc_event *e,
     forge_frame();
 #elif defined(PAST_VOLATILE)
     memset((char *)v + sizeof(volatile_state), 0, 8);
+#elif defined(WILD_WRITE)
+    *((volatile char *)v + sizeof(volatile_state) + (WILD_WRITE)) = 1;
 #elif defined(INTO_DURABLE)
     *(uint32_t *)d = 0xdead;
 #elif defined(INTO_EVENT)

@@ -83,6 +83,15 @@ static int writes(const cmc_world_view *w) {
 }
 #endif
 
+#ifdef WRITES_FAR
+/* Writes one byte WRITES_FAR bytes past the end of its node-view array. */
+static int writes_far(const cmc_world_view *w) {
+    volatile char *past = (char *)(w->node + w->nodes) + (WRITES_FAR);
+    *past = 1;
+    return 1;
+}
+#endif
+
 #ifdef HANGS
 static int hangs(const cmc_world_view *w) {
     volatile uint32_t spin = w->issued;
@@ -106,6 +115,8 @@ static int never(const cmc_world_view *w) { return w == NULL; }
 #define EXTRA , CMC_INVARIANT("Writes", writes)
 #elif defined(HANGS)
 #define EXTRA , CMC_INVARIANT("Hangs", hangs)
+#elif defined(WRITES_FAR)
+#define EXTRA , CMC_INVARIANT("WritesFar", writes_far)
 #elif defined(REPEATED)
 #define EXTRA , CMC_INVARIANT("StoredOnlyIssued", stored_only_issued)
 #elif defined(BUILTIN_NAME)

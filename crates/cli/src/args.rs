@@ -61,12 +61,18 @@ pub struct ValidateArgs {
     pub allow_duplicates: bool,
     /// Core parameters as for `cmc check` (cfg0=.. to cfg7=.., roles=..).
     pub words: Vec<String>,
+    /// Longest a core's step may take before it is reported as hung.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
+    pub step_timeout: f64,
 }
 
 #[derive(Debug, Args)]
 pub struct CorpusArgs {
     /// The corpus directory: corpus.toml and the replay files it pins.
     pub dir: PathBuf,
+    /// Longest a core's step may take before it is reported as hung.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
+    pub step_timeout: f64,
 }
 
 #[derive(Debug, Args)]
@@ -311,7 +317,7 @@ fn walk_length(text: &str) -> Result<u64, String> {
 }
 
 /// Parses a number of seconds from a millisecond to a year.
-fn seconds(text: &str) -> Result<f64, String> {
+pub(crate) fn seconds(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(value) if SECONDS_RANGE.contains(&value) => Ok(value),
         _ => Err(format!(

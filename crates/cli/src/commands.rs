@@ -52,6 +52,40 @@ pub fn run(cli: Cli) -> Result<Status, String> {
     }
 }
 
+/// Runs `command`, which runs cores in this process, as `check` runs a
+/// World: in a supervised child (this program started again with the same
+/// arguments) that appends what goes to standard output to the `String` it
+/// is given and sends it with its exit code; a core that crashes, exits,
+/// breaks its memory contract or runs longer than `step_timeout` seconds
+/// in one call is a named fault (exit 2).
+pub(crate) fn run_supervised(
+    step_timeout: f64,
+    command: impl FnOnce(&mut String) -> Result<Status, String>,
+) -> Result<Status, String> {
+    match cmc_world::run::child::child_from_env()? {
+        Some(Role::Check) => {
+            let mut out = String::new();
+            let code = match command(&mut out) {
+                Ok(status) => crate::exit_code(status),
+                Err(message) => {
+                    eprintln!("{}: error: {message}", registry::program());
+                    crate::EXIT_USAGE
+                }
+            };
+            cmc_world::run::child::finish(i32::from(code), out.as_bytes())
+        }
+        Some(Role::Explain) => Err("this command has no step to explain".into()),
+        None => {
+            let supervision = supervise::Supervision {
+                call_timeout: positive_seconds(step_timeout, "--step-timeout")?,
+                threads: 1,
+                interrupt: None,
+            };
+            Ok(Status::Exit(supervise::command_supervised(&supervision)))
+        }
+    }
+}
+
 fn positive_seconds(value: f64, flag: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(value).map_err(|_| format!("{flag} takes a number of seconds"))
 }

@@ -69,9 +69,16 @@ impl PinVerdict {
     }
 }
 
-/// Runs the corpus in `args.dir`.
+/// Runs the corpus in `args.dir`, in a supervised child (a core that
+/// crashes, hangs or exits while a trace is replayed is a named fault,
+/// exit 2).
 pub fn command(args: CorpusArgs) -> Result<Status, String> {
-    let dir = &args.dir;
+    crate::commands::run_supervised(args.step_timeout, |out| run_corpus(&args.dir, out))
+}
+
+/// Runs the corpus in `dir`, appending its lines to `out`.
+fn run_corpus(dir: &Path, out: &mut String) -> Result<Status, String> {
+    use std::fmt::Write;
     let manifest_path = dir.join(MANIFEST);
     let text = crate::inputs::read_text_input(&manifest_path, "corpus manifest")?;
     let manifest: Manifest = toml::from_str(&text)
@@ -82,9 +89,9 @@ pub fn command(args: CorpusArgs) -> Result<Status, String> {
             manifest_path.display()
         ));
     }
-    let _exit_guard = cmc_world::run::exit_guard::ExitGuard::new();
     let mut failed = 0usize;
-    println!(
+    let _ = writeln!(
+        out,
         "corpus {}: {} pinned trace{}",
         dir.display(),
         manifest.pin.len(),
@@ -95,20 +102,24 @@ pub fn command(args: CorpusArgs) -> Result<Status, String> {
         if verdict != PinVerdict::Reproduces {
             failed += 1;
         }
-        println!("{} {}: {detail}", verdict.word(), pin.trace.display());
+        let _ = writeln!(out, "{} {}: {detail}", verdict.word(), pin.trace.display());
     }
     let pinned: BTreeSet<PathBuf> = manifest.pin.iter().map(|p| dir.join(&p.trace)).collect();
     for unpinned in unpinned_traces(dir, &pinned)? {
-        println!(
+        let _ = writeln!(
+            out,
             "note: {} is in the corpus directory but no [[pin]] names it: it is not checked",
             unpinned.display()
         );
     }
     if failed == 0 {
-        println!("corpus: every pin reproduces on its buggy build and passes on its fixed one");
+        let _ = writeln!(
+            out,
+            "corpus: every pin reproduces on its buggy build and passes on its fixed one"
+        );
         Ok(Status::Pass)
     } else {
-        println!("corpus: {failed} pin(s) stale or regressed");
+        let _ = writeln!(out, "corpus: {failed} pin(s) stale or regressed");
         Ok(Status::Fail)
     }
 }

@@ -24,34 +24,111 @@ pub struct ExploreArgs {
     /// The port to listen on, on 127.0.0.1 only (0: a free port).
     #[arg(long, default_value_t = 3000)]
     pub port: u16,
+    /// Longest a core's call may take before it is reported as hung (with
+    /// --core); the explorer is then started again.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = crate::args::seconds)]
+    pub step_timeout: f64,
 }
 
 /// Serves the explorer until the process is stopped; `Err` if the model
-/// cannot be built or the port cannot be listened on.
+/// cannot be built or the port cannot be listened on. With cores, the
+/// explorer runs in a supervised child, started again after a core fault.
 pub fn command(args: ExploreArgs) -> Result<Status, String> {
-    // A core that calls exit() ends cmc with a clear message, as in `cmc replay`.
-    let _exit_guard = cmc_world::run::exit_guard::ExitGuard::new();
-    let server = if args.cores.is_empty() {
-        let (name, words) = args
-            .words
-            .split_first()
-            .ok_or("name a model to explore (see `cmc list`), or give cores with --core PATH")?;
-        crate::registry::explore(name, &crate::registry::parse_params(words)?, args.port)?
-    } else {
-        let world = cmc_world::build_model(&cmc_world::WorldArgs {
-            cores: args.cores,
-            nodes: args.nodes,
-            params: args.words,
-            check_determinism: false,
-        })?;
-        cmc_explore::Server::bind(world, args.port)?
+    if !args.cores.is_empty() {
+        return explore_cores(args);
+    }
+    let (name, words) = args
+        .words
+        .split_first()
+        .ok_or("name a model to explore (see `cmc list`), or give cores with --core PATH")?;
+    let server = crate::registry::explore(name, &crate::registry::parse_params(words)?, args.port)?;
+    announce(&server.url());
+    server.run()
+}
+
+/// Prints the explorer's URL on standard output.
+fn announce(url: &str) {
+    use std::io::Write;
+    let program = crate::registry::program();
+    println!("{program} explore: serving {url} (Ctrl-C to stop)");
+    let _ = std::io::stdout().flush();
+}
+
+/// Explores a World of cores. The supervisor (this process, which runs no
+/// core code) listens on the port and starts the explorer, this program
+/// again with the same arguments, as a supervised child serving on that
+/// socket. A core that crashes, hangs (`--step-timeout`) or exits inside a
+/// call is printed as a named fault, and the explorer is started again on
+/// the same socket: the request that ran the call gets no answer, every
+/// other is served. A fault outside a step, a description or a property
+/// (e.g. while loading the cores) ends `cmc explore` with exit 2.
+fn explore_cores(args: ExploreArgs) -> Result<Status, String> {
+    use cmc_world::run::child::{child_from_env, input_fd, Role};
+    use cmc_world::run::recorder::Call;
+    use cmc_world::supervise::{self, Ended, Supervision};
+    use std::os::fd::{AsRawFd, FromRawFd};
+    match child_from_env()? {
+        Some(Role::Check) => {
+            let served = (|| {
+                let fd = input_fd().ok_or("the explorer was given no socket to serve on")?;
+                // SAFETY: the supervisor handed this child the listening socket for its sole use.
+                let listener = unsafe { std::net::TcpListener::from_raw_fd(fd) };
+                // A fault a step reports is shown on its page, as without supervision.
+                cmc_world::run::child::keep_faults_in_process();
+                let world = cmc_world::build_model(&cmc_world::WorldArgs {
+                    cores: args.cores,
+                    nodes: args.nodes,
+                    params: args.words,
+                    check_determinism: false,
+                })?;
+                cmc_explore::Server::on_listener(world, listener).map(|server| server.run())
+            })();
+            let Err(problem): Result<std::convert::Infallible, String> = served;
+            eprintln!("{}: error: {problem}", crate::registry::program());
+            cmc_world::run::child::finish(i32::from(crate::EXIT_USAGE), b"")
+        }
+        Some(Role::Explain) => return Err("the explorer has no step to explain".into()),
+        None => {}
+    }
+    let call_timeout = std::time::Duration::try_from_secs_f64(args.step_timeout)
+        .map_err(|_| "--step-timeout takes a number of seconds".to_string())?;
+    let listener = cmc_explore::listen(args.port)?;
+    let address = listener
+        .local_addr()
+        .map_err(|problem| format!("cannot read the listening address: {problem}"))?;
+    announce(&format!("http://{address}/"));
+    let supervision = Supervision {
+        call_timeout,
+        // The accepting thread, one per connection, and a few more.
+        threads: 32,
+        interrupt: None,
     };
     let program = crate::registry::program();
-    println!(
-        "{program} explore: serving {} (Ctrl-C to stop)",
-        server.url()
-    );
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
-    server.run()
+    loop {
+        let exe = std::env::current_exe()
+            .map_err(|e| format!("cannot find this executable to supervise it: {e}"))?;
+        let mut child = std::process::Command::new(exe);
+        child.args(std::env::args_os().skip(1));
+        let ended = supervise::supervise(child, "check", &supervision, &[listener.as_raw_fd()])?;
+        let in_core_call = matches!(
+            &ended,
+            Ended::Died { slot: Some(slot), .. }
+                if matches!(slot.call, Some(Call::Step | Call::Describe | Call::Property))
+        );
+        match (supervise::fault_of(ended), in_core_call) {
+            (Some(fault), true) => {
+                eprint!("{fault}");
+                eprintln!(
+                    "{program} explore: the explorer was started again on {address} (the \
+                     request that ran this core call got no answer)"
+                );
+            }
+            (Some(fault), false) => {
+                eprint!("{fault}");
+                return Ok(Status::Exit(i32::from(crate::EXIT_USAGE)));
+            }
+            // The child's own error, already on standard error.
+            (None, _) => return Ok(Status::Exit(i32::from(crate::EXIT_USAGE))),
+        }
+    }
 }

@@ -12,11 +12,16 @@ use crate::commands::Status;
 /// Largest glue log read.
 const GLUE_LOG_MAX_BYTES: u64 = 1 << 30;
 
-/// Runs the command: `Pass` for a valid log, `Fail` with the first bad
-/// record, `Err` for a log or core that cannot be read.
+/// Runs the command in a supervised child (a core that crashes, hangs or
+/// exits is a named fault, exit 2): `Pass` for a valid log, `Fail` with
+/// the first bad record, `Err` for a log or core that cannot be read.
 pub fn command(args: ValidateArgs) -> Result<Status, String> {
-    // The cores' steps run in this process, as in `cmc replay`.
-    let _exit_guard = cmc_world::run::exit_guard::ExitGuard::new();
+    crate::commands::run_supervised(args.step_timeout, |out| validate_log(args, out))
+}
+
+/// Validates the log, appending the verdict's lines to `out`.
+fn validate_log(args: ValidateArgs, out: &mut String) -> Result<Status, String> {
+    use std::fmt::Write;
     let bytes = read_regular_file(&args.log, "glue log", GLUE_LOG_MAX_BYTES)?;
     let text = String::from_utf8(bytes)
         .map_err(|_| format!("glue log {}: not UTF-8 text", args.log.display()))?;
@@ -34,7 +39,8 @@ pub fn command(args: ValidateArgs) -> Result<Status, String> {
     let log = args.log.display();
     match validate(world.spec(), &records, options) {
         Ok(summary) => {
-            println!(
+            let _ = writeln!(
+                out,
                 "glue log {log}: valid. {} events replayed through the cores, {} outputs \
                  carried out as the steps returned them, {} crash(es); at the end {} message(s) \
                  in flight and {} persist(s) unflushed.",
@@ -48,11 +54,12 @@ pub fn command(args: ValidateArgs) -> Result<Status, String> {
         }
         Err(mismatch) => {
             let line = text.lines().nth(mismatch.line - 1).unwrap_or_default();
-            println!(
+            let _ = writeln!(
+                out,
                 "glue log {log}: INVALID at line {}: {}",
                 mismatch.line, mismatch.message
             );
-            println!("  {}: {}", mismatch.line, line.trim());
+            let _ = writeln!(out, "  {}: {}", mismatch.line, line.trim());
             Ok(Status::Fail)
         }
     }

@@ -116,6 +116,25 @@ fn a_c_property_that_writes_to_its_view_is_a_core_fault() {
     );
 }
 
+/// A write far past the node-view array (12 KiB to 64 MiB) reaches no
+/// memory of the checker: the view is in a mapping of its own between
+/// large inaccessible regions, so the write faults (or changes the view).
+#[test]
+fn a_c_property_that_writes_far_past_its_view_is_a_core_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    for offset in ["12288", "1048576", "67108864"] {
+        let core = core_with_properties(dir.path(), Some(&format!("WRITES_FAR={offset}")));
+        let (code, stdout, stderr) = check(&core, dir.path());
+        assert_eq!(code, Some(2), "{offset}: {stdout}{stderr}");
+        assert_eq!(stdout, "", "a fault gives no verdict");
+        assert!(
+            (stderr.contains("CORE CRASHED") || stderr.contains("CORE MEMORY VIOLATION"))
+                && stderr.contains("while checking property WritesFar"),
+            "{offset}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn a_c_property_that_hangs_is_a_core_fault() {
     let dir = tempfile::tempdir().unwrap();

@@ -177,6 +177,23 @@ fn writes_out_of_bounds_or_into_read_only_buffers_are_faults() {
     }
 }
 
+/// A write far out of bounds (12 KiB to 64 MiB either side of the
+/// buffers) reaches no memory of the checker: each thread's buffers are in
+/// a mapping of their own between inaccessible regions of 1 GiB, so the
+/// write kills the step, which is reported with its trace.
+#[test]
+fn wild_writes_far_from_the_buffers_are_caught_in_their_step() {
+    let dir = tempfile::tempdir().unwrap();
+    for offset in ["12288", "1048576", "67108864", "-16384", "-1048576"] {
+        let stderr = core_fault(&format!("WILD_WRITE={offset}"), dir.path());
+        assert!(
+            stderr.contains("CORE CRASHED: the core died with signal 11 (SIGSEGV) inside a step"),
+            "{offset}: {stderr}"
+        );
+        assert!(stderr.contains("action: CLIENT r0 -> n0"), "{stderr}");
+    }
+}
+
 #[test]
 fn a_core_that_prints_never_reaches_standard_output() {
     let dir = tempfile::tempdir().unwrap();

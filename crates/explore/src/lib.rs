@@ -26,6 +26,13 @@ use cmc_search::AnyModel;
 
 pub use models::explorable;
 
+/// A socket listening on `127.0.0.1:port` (`0`: a free port), as
+/// [`Server::bind`] makes it.
+pub fn listen(port: u16) -> Result<TcpListener, String> {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, port))
+        .map_err(|problem| format!("cannot listen on 127.0.0.1:{port}: {problem}"))
+}
+
 /// An explorer bound to a loopback port, ready to serve.
 pub struct Server {
     listener: TcpListener,
@@ -51,9 +58,21 @@ impl Server {
         )
     }
 
+    /// Serves `model` on `listener`, a loopback socket bound already (by a
+    /// supervisor that starts the explorer again after a core fault, on the
+    /// same port: [`listen`]); `Err` if the model cannot be explored.
+    pub fn on_listener(model: Box<dyn AnyModel>, listener: TcpListener) -> Result<Server, String> {
+        Server::serve_explorable(explorable(model)?, listener)
+    }
+
     fn bind_explorable(model: Box<dyn explorer::Explorable>, port: u16) -> Result<Server, String> {
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port))
-            .map_err(|problem| format!("cannot listen on 127.0.0.1:{port}: {problem}"))?;
+        Server::serve_explorable(model, listen(port)?)
+    }
+
+    fn serve_explorable(
+        model: Box<dyn explorer::Explorable>,
+        listener: TcpListener,
+    ) -> Result<Server, String> {
         let address = listener
             .local_addr()
             .map_err(|problem| format!("cannot read the listening address: {problem}"))?;

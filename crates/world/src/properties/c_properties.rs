@@ -66,6 +66,7 @@ use crate::core::fault::{Fault, FaultKind};
 use crate::core::property_table::{
     CProperty, CPropertyKind, GhostView, NodeView, PacketView, Predicate, WorldView,
 };
+use crate::run::guarded::GuardedRegion;
 use crate::run::recorder::{recorded, Call};
 use crate::world::state::{GhostKind, WorldState};
 use crate::World;
@@ -73,6 +74,13 @@ use crate::World;
 /// A World state laid out as a `cmc_world_view`, in memory kept from call
 /// to call ([`VIEWS`]): a property may be checked on every state the search
 /// finds, or every step it takes.
+///
+/// The view is built in scratch vectors, then copied, header first, into
+/// a [`GuardedRegion`]: the only memory a predicate is handed is in a
+/// mapping of its own with inaccessible regions of
+/// [`GUARD`](crate::run::guarded::GUARD) bytes on both sides, so a write
+/// past any of its arrays either changes the region (compared after each
+/// call) or faults, and never reaches the checker's other memory.
 #[derive(Default)]
 struct OwnedView {
     bytes: Vec<u8>,
@@ -80,41 +88,31 @@ struct OwnedView {
     net: Vec<PacketView>,
     ghost: Vec<GhostView>,
     cut: Vec<u8>,
-    header: Option<WorldView>,
+    /// Where the view is handed to the predicate: the header at its start.
+    region: Option<GuardedRegion>,
 }
+
+/// Alignment of each array in the region.
+const VIEW_ALIGN: usize = 16;
+
+/// What fills a view region's bytes that no array uses.
+const VIEW_FILL: u8 = 0xcb;
 
 impl OwnedView {
     /// Makes `self` the view of `state`, read through [`World::inspect`].
     fn fill(&mut self, world: &World, state: &WorldState) {
-        let OwnedView {
-            bytes,
-            nodes,
-            net,
-            ghost,
-            cut,
-            header,
-        } = self;
         let inspect = world.inspect(state);
-        bytes.clear();
+        self.bytes.clear();
+        self.nodes.clear();
         for node in 0..inspect.nodes() {
             let view = inspect.node(node);
-            bytes.extend_from_slice(view.durable);
-            bytes.extend_from_slice(view.volatile);
-        }
-        // The node views point into `bytes`, complete by now.
-        nodes.clear();
-        let mut at = 0;
-        for node in 0..inspect.nodes() {
-            let view = inspect.node(node);
-            let (durable, volatile) = (view.durable.len(), view.volatile.len());
             let env = view.env;
-            nodes.push(NodeView {
-                // SAFETY: `at + durable + volatile <= bytes.len()`.
-                durable: unsafe { bytes.as_ptr().add(at) },
-                // SAFETY: as above.
-                volatile_part: unsafe { bytes.as_ptr().add(at + durable) },
-                durable_size: durable as u32,
-                volatile_size: volatile as u32,
+            // The pointers are set once the region's layout is known.
+            self.nodes.push(NodeView {
+                durable: std::ptr::null(),
+                volatile_part: std::ptr::null(),
+                durable_size: view.durable.len() as u32,
+                volatile_size: view.volatile.len() as u32,
                 crashed: env.crashed as u32,
                 clock: env.clock,
                 timers: env.timers,
@@ -122,12 +120,13 @@ impl OwnedView {
                 unflushed: env.persists.len() as u32,
                 reserved: 0,
             });
-            at += durable + volatile;
+            self.bytes.extend_from_slice(view.durable);
+            self.bytes.extend_from_slice(view.volatile);
         }
-        net.clear();
+        self.net.clear();
         // Each view's payload written in its place (see `Network::refs`).
         for packet in state.net.refs() {
-            net.push(PacketView {
+            self.net.push(PacketView {
                 src: packet.src as u32,
                 dst: packet.dst as u32,
                 len: packet.msg.len() as u32,
@@ -136,101 +135,108 @@ impl OwnedView {
                 reserved: 0,
                 payload: [0; PAYLOAD_MAX],
             });
-            let view = net.last_mut().expect("a view was pushed");
+            let view = self.net.last_mut().expect("a view was pushed");
             view.payload[..packet.msg.len()].copy_from_slice(packet.msg);
         }
-        ghost.clear();
-        ghost.extend(inspect.ghost().iter().map(|entry| GhostView {
-            kind: match entry.kind {
-                GhostKind::Invoke => 1,
-                GhostKind::Reply => 2,
-                GhostKind::LocalFail => 3,
-                GhostKind::Retry => 4,
-            },
-            request: entry.request,
-            node: entry.node as u32,
-            len: entry.payload.as_bytes().len() as u32,
-            payload: *entry.payload.zero_padded(),
-        }));
-        let count = nodes.len();
-        cut.clear();
-        cut.resize(count * count, 0);
+        self.ghost.clear();
+        self.ghost
+            .extend(inspect.ghost().iter().map(|entry| GhostView {
+                kind: match entry.kind {
+                    GhostKind::Invoke => 1,
+                    GhostKind::Reply => 2,
+                    GhostKind::LocalFail => 3,
+                    GhostKind::Retry => 4,
+                },
+                request: entry.request,
+                node: entry.node as u32,
+                len: entry.payload.as_bytes().len() as u32,
+                payload: *entry.payload.zero_padded(),
+            }));
+        let count = self.nodes.len();
+        self.cut.clear();
+        self.cut.resize(count * count, 0);
         let mut links_down = 0u64;
         for &(src, dst) in &state.cut_links {
-            cut[src as usize * count + dst as usize] = 1;
+            self.cut[src as usize * count + dst as usize] = 1;
             let (low, high) = (src.min(dst) as u32, src.max(dst) as u32);
             if high < 8 {
                 links_down |= 1 << (low * 8 + high);
             }
         }
-        *header = Some(WorldView {
+        self.lay_out(WorldView {
             nodes: count as u32,
-            packets: net.len() as u32,
-            ghost_len: ghost.len() as u32,
+            packets: self.net.len() as u32,
+            ghost_len: self.ghost.len() as u32,
             issued: state.issued as u32,
             links_down,
-            node: nodes.as_ptr(),
-            net: net.as_ptr(),
-            ghost: ghost.as_ptr(),
-            cut: cut.as_ptr(),
+            node: std::ptr::null(),
+            net: std::ptr::null(),
+            ghost: std::ptr::null(),
+            cut: std::ptr::null(),
         });
     }
 
-    /// Appends to `out` every byte the view exposes, pointers included:
-    /// the same before and after a call unless the property wrote to its
-    /// view.
-    fn append_snapshot(&self, out: &mut Vec<u8>) {
-        for part in self.parts() {
-            out.extend_from_slice(part);
+    /// Copies the header and the arrays into the region (a larger one if
+    /// they do not fit), pointing the header and the node views at their
+    /// places there.
+    fn lay_out(&mut self, mut header: WorldView) {
+        let sizes = [
+            std::mem::size_of::<WorldView>(),
+            std::mem::size_of_val(self.nodes.as_slice()),
+            std::mem::size_of_val(self.net.as_slice()),
+            std::mem::size_of_val(self.ghost.as_slice()),
+            self.cut.len(),
+            self.bytes.len(),
+        ];
+        let mut offsets = [0usize; 6];
+        let mut end = 0usize;
+        for (offset, size) in offsets.iter_mut().zip(sizes) {
+            *offset = end.next_multiple_of(VIEW_ALIGN);
+            end = *offset + size;
+        }
+        if self.region.as_ref().is_none_or(|region| region.len() < end) {
+            let len = end.max(self.region.as_ref().map_or(0, |r| 2 * r.len()));
+            self.region = Some(GuardedRegion::new(len, VIEW_FILL));
+        }
+        let base = self.region.as_ref().expect("a region was made").as_ptr();
+        let at = |index: usize| base.wrapping_add(offsets[index]);
+        let mut node_bytes = at(5);
+        for node in &mut self.nodes {
+            node.durable = node_bytes;
+            node_bytes = node_bytes.wrapping_add(node.durable_size as usize);
+            node.volatile_part = node_bytes;
+            node_bytes = node_bytes.wrapping_add(node.volatile_size as usize);
+        }
+        header.node = at(1).cast();
+        header.net = at(2).cast();
+        header.ghost = at(3).cast();
+        header.cut = at(4);
+        // SAFETY: each part fits at its offset inside the region (`end`
+        // bytes at most), aligned to 16, at least each type's alignment;
+        // the parts do not overlap, and nothing else refers to the region.
+        unsafe {
+            at(0).cast::<WorldView>().write(header);
+            std::ptr::copy_nonoverlapping(self.nodes.as_ptr(), at(1).cast(), self.nodes.len());
+            std::ptr::copy_nonoverlapping(self.net.as_ptr(), at(2).cast(), self.net.len());
+            std::ptr::copy_nonoverlapping(self.ghost.as_ptr(), at(3).cast(), self.ghost.len());
+            std::ptr::copy_nonoverlapping(self.cut.as_ptr(), at(4), self.cut.len());
+            std::ptr::copy_nonoverlapping(self.bytes.as_ptr(), at(5), self.bytes.len());
         }
     }
 
-    /// Whether the view's bytes are `snapshot`, what
-    /// [`append_snapshot`](Self::append_snapshot) wrote (compared in place).
-    fn is(&self, snapshot: &[u8]) -> bool {
-        let mut rest = snapshot;
-        for part in self.parts() {
-            match rest.split_at_checked(part.len()) {
-                Some((head, tail)) if head == part => rest = tail,
-                _ => return false,
-            }
-        }
-        rest.is_empty()
-    }
-
-    /// The view's memory, part by part.
-    fn parts(&self) -> [&[u8]; 6] {
-        // SAFETY: NodeView is repr(C) plain data with no padding (two
-        // pointers, then eight u32), readable as bytes.
-        let nodes = unsafe {
-            std::slice::from_raw_parts(
-                self.nodes.as_ptr().cast::<u8>(),
-                std::mem::size_of_val(self.nodes.as_slice()),
-            )
-        };
-        // SAFETY: WorldView is repr(C) with no padding (four u32, a u64,
-        // four pointers).
-        let header = self.header.as_ref().map_or(&[][..], |header| unsafe {
-            std::slice::from_raw_parts(
-                (header as *const WorldView).cast::<u8>(),
-                std::mem::size_of::<WorldView>(),
-            )
-        });
-        [
-            &self.bytes,
-            nodes,
-            bytemuck::cast_slice(&self.net),
-            bytemuck::cast_slice(&self.ghost),
-            &self.cut,
-            header,
-        ]
+    /// Every byte of the region the view is in: the same before and after
+    /// a call unless the property wrote to it.
+    fn memory(&self) -> &[u8] {
+        self.region.as_ref().map_or(&[], GuardedRegion::bytes)
     }
 
     /// The view, once [`filled`](Self::fill).
     fn as_ptr(&self) -> *const WorldView {
-        self.header
+        self.region
             .as_ref()
             .expect("a view is filled before it is read")
+            .as_ptr()
+            .cast()
     }
 }
 
@@ -243,7 +249,7 @@ struct ShownState {
     view: OwnedView,
     /// The World's [`World::id`] and the state the view shows.
     shows: Option<(u64, WorldState)>,
-    /// The view's bytes as filled ([`OwnedView::append_snapshot`]).
+    /// The view's memory as filled ([`OwnedView::memory`]).
     filled: Vec<u8>,
 }
 
@@ -273,13 +279,13 @@ impl ShownState {
         self.shows = None;
         self.view.fill(world, state);
         self.filled.clear();
-        self.view.append_snapshot(&mut self.filled);
+        self.filled.extend_from_slice(self.view.memory());
     }
 
     /// Whether the view holds the bytes it was filled with. A view found
     /// changed is forgotten.
     fn intact(&mut self) -> bool {
-        let intact = self.view.is(&self.filled);
+        let intact = self.view.memory() == self.filled.as_slice();
         if !intact {
             self.shows = None;
         }

@@ -221,9 +221,10 @@ struct ChildSide {
 
 static CHILD: OnceLock<ChildSide> = OnceLock::new();
 
-/// The input the supervisor handed this child (the explainer's question),
-/// if any.
-pub(crate) fn input_fd() -> Option<RawFd> {
+/// The descriptor the supervisor handed this child beyond its channel and
+/// flight recorder (the explainer's question, the explorer's listening
+/// socket: [`supervise`](crate::supervise::supervise)'s `inherit`), if any.
+pub fn input_fd() -> Option<RawFd> {
     CHILD.get()?.input
 }
 
@@ -316,6 +317,23 @@ fn name_the_culprit_on_death() {
 /// Whether this process is a supervised child (see [`child_from_env`]).
 pub fn is_child() -> bool {
     CHILD.get().is_some()
+}
+
+/// Set by [`keep_faults_in_process`].
+static FAULTS_KEPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes a World of this supervised child keep a fault it detects itself
+/// (an error code, a bad output, a memory violation) as it does outside
+/// supervision, to be shown (`cmc explore`), instead of ending the child
+/// with it. Crashes, hangs and exits are still the supervisor's.
+pub fn keep_faults_in_process() {
+    FAULTS_KEPT.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Whether a fault a World detects ends this process (a supervised child
+/// that did not [keep faults in process](keep_faults_in_process)).
+pub(crate) fn ends_at_fault() -> bool {
+    is_child() && !FAULTS_KEPT.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 /// Sends `message` to the supervisor and ends the process at once (no exit

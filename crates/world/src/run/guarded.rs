@@ -3,13 +3,16 @@
 //!
 //! Every buffer handed to a core (its configuration, the event, the durable
 //! and the volatile part; the outputs, emptied) is put in a per-thread arena
-//! where it sits between canary bytes, with an inaccessible page before the
-//! first and after the last. After the step, [`step`] checks that every canary is
-//! intact and that the read-only buffers (configuration, event, durable part)
-//! are unchanged: a core that writes out of bounds, or into what it may only
-//! read, is reported where it did it. A wild write far out of bounds hits a
-//! guard page and kills the process inside the step (reported by the
-//! supervisor as a crash in that step).
+//! where it sits between canary bytes, in a mapping of its own between two
+//! inaccessible regions of [`GUARD`] bytes each ([`GuardedRegion`], also
+//! used for the view of a C property). After the step, [`step`] checks that
+//! every canary is intact and that the read-only buffers (configuration,
+//! event, durable part) are unchanged: a core that writes out of bounds, or
+//! into what it may only read, is reported where it did it. A wild write
+//! farther out of bounds, up to [`GUARD`] bytes before the first buffer or
+//! after the last, hits a guard region and kills the process inside the step
+//! (reported by the supervisor as a crash in that step): no other memory of
+//! the checker lies that close.
 
 use std::cell::RefCell;
 
@@ -84,12 +87,89 @@ impl Layout {
     }
 }
 
-/// One mapping: a guard page, the usable memory, a guard page.
+/// Bytes of inaccessible memory on each side of every [`GuardedRegion`]:
+/// a write by core code up to this far before or after the memory it was
+/// handed faults at once. Address space only: no memory backs them.
+pub const GUARD: usize = 1 << 30;
+
+/// Read-write memory in a mapping of its own, between two inaccessible
+/// regions of [`GUARD`] bytes: no other mapping of the process is within
+/// [`GUARD`] bytes of it.
+pub(crate) struct GuardedRegion {
+    usable: *mut u8,
+    len: usize,
+}
+
+impl GuardedRegion {
+    /// A region of at least `len` bytes (whole pages), every byte `fill`.
+    /// Panics if the address space or memory is exhausted.
+    pub(crate) fn new(len: usize, fill: u8) -> GuardedRegion {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let len = len.max(1).div_ceil(page) * page;
+        let total = len + 2 * GUARD;
+        // SAFETY: a fresh anonymous mapping, reserved only (PROT_NONE,
+        // MAP_NORESERVE: no memory is committed); the result is checked.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                total,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        assert!(
+            base != libc::MAP_FAILED,
+            "cannot reserve {total} bytes of address space for guarded memory: {}",
+            std::io::Error::last_os_error()
+        );
+        let usable = base.cast::<u8>().wrapping_add(GUARD);
+        // SAFETY: the range lies inside the mapping just made.
+        let status =
+            unsafe { libc::mprotect(usable.cast(), len, libc::PROT_READ | libc::PROT_WRITE) };
+        assert!(
+            status == 0,
+            "cannot make guarded memory writable: {}",
+            std::io::Error::last_os_error()
+        );
+        // SAFETY: the usable memory is mapped read-write.
+        unsafe { std::ptr::write_bytes(usable, fill, len) };
+        GuardedRegion { usable, len }
+    }
+
+    /// The first usable byte.
+    pub(crate) fn as_ptr(&self) -> *mut u8 {
+        self.usable
+    }
+
+    /// Usable bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The usable bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        // SAFETY: the usable memory is mapped read-write for `len` bytes.
+        unsafe { std::slice::from_raw_parts(self.usable, self.len) }
+    }
+}
+
+impl Drop for GuardedRegion {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly the mapping made in `new`.
+        unsafe { libc::munmap(self.usable.wrapping_sub(GUARD).cast(), self.len + 2 * GUARD) };
+    }
+}
+
+/// One [`GuardedRegion`] holding a step's buffers.
 struct Arena {
     base: *mut u8,
-    page: usize,
     layout: Layout,
     key: (usize, usize),
+    /// Owns the memory at `base`.
+    _region: GuardedRegion,
 }
 
 impl Arena {
@@ -97,44 +177,13 @@ impl Arena {
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
         let layout = Layout::new(durable, volatile, page);
-        let total = layout.usable + 2 * page;
-        // SAFETY: a fresh anonymous mapping; the result is checked.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                total,
-                libc::PROT_NONE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert!(
-            base != libc::MAP_FAILED,
-            "cannot map {total} bytes for a core's buffers: {}",
-            std::io::Error::last_os_error()
-        );
-        let usable = base.cast::<u8>().wrapping_add(page);
-        // SAFETY: the range lies inside the mapping just made.
-        let status = unsafe {
-            libc::mprotect(
-                usable.cast(),
-                layout.usable,
-                libc::PROT_READ | libc::PROT_WRITE,
-            )
-        };
-        assert!(
-            status == 0,
-            "cannot make a core's buffers writable: {}",
-            std::io::Error::last_os_error()
-        );
-        // SAFETY: the usable memory is mapped read-write.
-        unsafe { std::ptr::write_bytes(usable, PATTERN, layout.usable) };
+        let region = GuardedRegion::new(layout.usable, PATTERN);
+        debug_assert_eq!(region.len(), layout.usable);
         Arena {
-            base: usable,
-            page,
+            base: region.as_ptr(),
             layout,
             key: (durable, volatile),
+            _region: region,
         }
     }
 
@@ -227,18 +276,6 @@ impl Arena {
             unsafe { std::ptr::write_bytes(self.base.add(start), PATTERN, end - start) };
         }
         Some(text)
-    }
-}
-
-impl Drop for Arena {
-    fn drop(&mut self) {
-        // SAFETY: unmapping exactly the mapping made in `new`.
-        unsafe {
-            libc::munmap(
-                self.base.wrapping_sub(self.page).cast(),
-                self.layout.usable + 2 * self.page,
-            )
-        };
     }
 }
 

@@ -7,6 +7,6 @@
 
 pub mod child;
 pub mod exit_guard;
-mod guarded;
+pub(crate) mod guarded;
 pub mod recorder;
 pub mod step;

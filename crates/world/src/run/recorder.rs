@@ -9,8 +9,16 @@
 //!
 //! Layout: a 64-byte header (magic, version, slot count, slot size, the
 //! culprit: the slot of the thread that took the process down), then one
-//! slot per thread: a 128-byte head (`call`, `calls`, the lengths, the event),
-//! the action bytes (or the call's text), the state bytes.
+//! slot per thread: a 192-byte head (`call`, `calls`, the lengths, the
+//! event, two checksums), the action bytes (or the call's text), the state
+//! bytes.
+//!
+//! The memory is shared with the supervised process, so core code can
+//! overwrite it (a wild write). Each slot is sealed: every time a thread
+//! writes its slot it stores an XXH3 checksum of the head and the action
+//! or text, and, with each pre-state it records, one of the state; the
+//! supervisor [checks](Recorder::check_integrity) the header and every
+//! used slot against them before it believes what they say.
 
 use std::cell::Cell;
 use std::fs::File;
@@ -20,15 +28,24 @@ use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
+use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
+
 use crate::core::abi::Event;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"CMCFLREC");
-const VERSION: u64 = 2;
+const VERSION: u64 = 3;
 const HEADER: usize = 64;
 /// Header word: 1 + the slot of the thread that ended the process (0: unknown).
 const CULPRIT: usize = 32;
-const SLOT_HEAD: usize = 128;
+const SLOT_HEAD: usize = 192;
 const EVENT_AT: usize = 32;
+/// Head bytes covered by the head's checksum, with the action or text.
+const SEALED_HEAD: usize = EVENT_AT + std::mem::size_of::<Event>();
+/// The checksum of the head (its first [`SEALED_HEAD`] bytes) and the
+/// action or text.
+const HEAD_SUM: usize = 128;
+/// The checksum of the recorded pre-state.
+const STATE_SUM: usize = 136;
 /// In the lengths word: the head holds a call's text, not a step's action.
 const TEXT_FLAG: u64 = 1 << 48;
 const TEXT_MAX: usize = 512;
@@ -59,13 +76,22 @@ pub enum Call {
     Describe = 3,
     /// A property written in C (see [`crate::properties::c_properties`]).
     Property = 4,
+    /// A step replaying a record of a product's glue log
+    /// (see [`crate::validate`]).
+    GlueStep = 5,
 }
 
 impl Call {
     fn from_raw(raw: u64) -> Option<Call> {
-        [Call::Step, Call::Load, Call::Describe, Call::Property]
-            .into_iter()
-            .find(|call| *call as u64 == raw)
+        [
+            Call::Step,
+            Call::Load,
+            Call::Describe,
+            Call::Property,
+            Call::GlueStep,
+        ]
+        .into_iter()
+        .find(|call| *call as u64 == raw)
     }
 }
 
@@ -338,6 +364,27 @@ impl Recorder {
     fn mark(&self, slot: usize, call: Call) {
         self.word(slot + 24).store(0, Ordering::Relaxed);
         self.word(slot).store(call as u64, Ordering::Release);
+        self.seal(slot);
+    }
+
+    /// The checksum of the head and the action or text of `slot`, as they are.
+    fn head_sum(&self, slot: usize) -> u64 {
+        let lengths = self.word(slot + 16).load(Ordering::Acquire);
+        let text_len = ((lengths >> 32) as u16 as usize).min(TEXT_MAX);
+        // SAFETY: both ranges lie inside the slot.
+        let (head, text) = unsafe {
+            (
+                std::slice::from_raw_parts(self.map.as_ptr().add(slot), SEALED_HEAD),
+                std::slice::from_raw_parts(self.map.as_ptr().add(slot + SLOT_HEAD), text_len),
+            )
+        };
+        xxh3_64_with_seed(text, xxh3_64(head))
+    }
+
+    /// Stores the checksum of `slot`'s head as it is now.
+    fn seal(&self, slot: usize) {
+        self.word(slot + HEAD_SUM)
+            .store(self.head_sum(slot), Ordering::Release);
     }
 
     /// Records that this thread begins a step from encoded `state` with
@@ -359,7 +406,10 @@ impl Recorder {
         let state_len = if state.len() > STATE_MAX {
             u32::MAX
         } else {
-            self.write(slot + SLOT_HEAD + TEXT_MAX, state, STATE_MAX)
+            let len = self.write(slot + SLOT_HEAD + TEXT_MAX, state, STATE_MAX);
+            self.word(slot + STATE_SUM)
+                .store(xxh3_64(state), Ordering::Relaxed);
+            len
         };
         self.record_step(slot, state_len, action);
         let stamp = next_stamp();
@@ -423,10 +473,11 @@ impl Recorder {
         self.write(
             slot + EVENT_AT,
             bytemuck::bytes_of(event),
-            SLOT_HEAD - EVENT_AT,
+            SEALED_HEAD - EVENT_AT,
         );
         self.word(slot + 24)
             .store(1 << 32 | node as u64, Ordering::Release);
+        self.seal(slot);
     }
 
     /// Records that this thread's current core call returned.
@@ -438,6 +489,7 @@ impl Recorder {
         if let Some(slot) = self.slot_offset().filter(|_| outermost) {
             self.word(slot).store(0, Ordering::Relaxed);
             self.word(slot + 8).fetch_add(1, Ordering::Release);
+            self.seal(slot);
         }
     }
 
@@ -463,6 +515,65 @@ impl Recorder {
             .find(|record| record.index + 1 == culprit)
             .or_else(|| records.iter().find(in_call))
             .cloned()
+    }
+
+    /// Whether the header and every used slot hold what this recorder's
+    /// threads wrote there (their checksums match): `Err` names the first
+    /// damage, from a write of core code into this shared memory. Meant for
+    /// a supervisor once its child has ended (a living child's slots change
+    /// under the check).
+    ///
+    /// ```
+    /// use cmc_world::run::recorder::Recorder;
+    ///
+    /// let recorder = Recorder::create(1)?;
+    /// recorder.begin_step(b"pre-state", b"action");
+    /// assert_eq!(recorder.check_integrity(), Ok(()));
+    /// recorder.end();
+    /// assert_eq!(recorder.check_integrity(), Ok(()));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn check_integrity(&self) -> Result<(), String> {
+        let header = [
+            (0, MAGIC),
+            (8, VERSION),
+            (16, self.slots as u64),
+            (24, SLOT_SIZE as u64),
+        ];
+        if header
+            .iter()
+            .any(|&(at, value)| self.word(at).load(Ordering::Acquire) != value)
+            || self.word(CULPRIT).load(Ordering::Acquire) > self.slots as u64
+        {
+            return Err("its header was overwritten".into());
+        }
+        for index in 0..self.slots {
+            let slot = HEADER + index * SLOT_SIZE;
+            let used = self.word(slot + 8).load(Ordering::Acquire) > 0
+                || self.word(slot).load(Ordering::Acquire) != 0;
+            if !used {
+                continue;
+            }
+            if self.word(slot + HEAD_SUM).load(Ordering::Acquire) != self.head_sum(slot) {
+                return Err(format!(
+                    "slot {index} (a thread's current call) was overwritten"
+                ));
+            }
+            let lengths = self.word(slot + 16).load(Ordering::Acquire);
+            let (state_len, is_step) = (lengths as u32, lengths & TEXT_FLAG == 0);
+            if is_step && state_len != u32::MAX && state_len > 0 {
+                let state = self.bytes(
+                    slot + SLOT_HEAD + TEXT_MAX,
+                    (state_len as usize).min(STATE_MAX),
+                );
+                if self.word(slot + STATE_SUM).load(Ordering::Acquire) != xxh3_64(&state) {
+                    return Err(format!(
+                        "slot {index} (a thread's pre-state) was overwritten"
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Reads every slot that was used.
@@ -563,3 +674,42 @@ pub fn recorded<T, S: AsRef<str>>(
 // SAFETY: the mapping is shared memory; each thread writes only its own slot
 // and the header is written once before the recorder is shared.
 unsafe impl Sync for Recorder {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Changes one byte of `recorder`'s memory, as a wild write would.
+    fn scribble(recorder: &Recorder, offset: usize) {
+        // SAFETY: in bounds of the mapping; no other thread uses it.
+        unsafe { *recorder.map.as_mut_ptr().add(offset) ^= 0x40 };
+    }
+
+    #[test]
+    fn a_write_anywhere_into_a_used_slot_or_the_header_is_detected() {
+        let slot = HEADER;
+        let places = [
+            ("header", 16),
+            ("call", slot),
+            ("lengths", slot + 16),
+            ("event", slot + EVENT_AT + 4),
+            ("action", slot + SLOT_HEAD + 2),
+            ("pre-state", slot + SLOT_HEAD + TEXT_MAX + 5),
+        ];
+        for (what, offset) in places {
+            let recorder = Recorder::create(2).unwrap();
+            recorder.begin_step(b"the pre-state", b"an action");
+            recorder.note_event(
+                1,
+                &Event::new(crate::core::abi::EventKind::Tick, 0, 0, &[], 4),
+            );
+            assert_eq!(recorder.check_integrity(), Ok(()), "{what}");
+            scribble(&recorder, offset);
+            assert!(
+                recorder.check_integrity().is_err(),
+                "a write into the {what} is missed"
+            );
+            recorder.end();
+        }
+    }
+}

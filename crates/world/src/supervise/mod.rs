@@ -110,6 +110,24 @@ pub enum Ended {
         /// Where, from the flight recorder.
         slot: Option<SlotRecord>,
     },
+    /// It died, hung or exited without its message, and the flight recorder
+    /// that would say where was overwritten (core code wrote into it): the
+    /// place is unknown.
+    Unplaced {
+        /// How it ended.
+        kind: FaultKind,
+        /// What of the recorder was found overwritten.
+        damage: String,
+    },
+}
+
+/// How a child that ended by `kind` died, with the core call the flight
+/// recorder places it in, if the recorder is intact.
+fn death(kind: FaultKind, recorder: &Recorder, slot: impl FnOnce() -> Option<SlotRecord>) -> Ended {
+    match recorder.check_integrity() {
+        Ok(()) => Ended::Died { kind, slot: slot() },
+        Err(damage) => Ended::Unplaced { kind, damage },
+    }
 }
 
 /// How to supervise a child (see also the module's example).
@@ -243,10 +261,13 @@ pub fn supervise(
             } else if now - seen.1 > call_timeout {
                 let _ = process.kill();
                 let _ = process.wait();
-                return Ok(Ended::Died {
-                    kind: FaultKind::Hang(call_timeout.as_millis() as u64),
-                    slot: Some(record),
-                });
+                let kind = FaultKind::Hang(call_timeout.as_millis() as u64);
+                // Read again now that nothing writes it.
+                let again = recorder
+                    .read()
+                    .into_iter()
+                    .find(|r| r.index == record.index);
+                return Ok(death(kind, &recorder, || again));
             }
         }
     };
@@ -254,10 +275,7 @@ pub fn supervise(
     let message = Message::decode_frame(&received, nonce);
     Ok(match (message, status.success()) {
         (Some(message), true) => Ended::Message(message),
-        _ => Ended::Died {
-            kind: death_kind(status),
-            slot: recorder.faulting_call(),
-        },
+        _ => death(death_kind(status), &recorder, || recorder.faulting_call()),
     })
 }
 
@@ -383,6 +401,24 @@ pub fn explain(world: &World) -> ! {
 /// `supervision.interrupt` (set by SIGINT/SIGTERM) is forwarded to the child.
 /// See the module's example.
 pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i32 {
+    run_supervised(supervision, Some(replay_path))
+}
+
+/// The supervising side of a command that runs cores without searching
+/// (`cmc validate`, `cmc corpus`): re-runs this executable with the same
+/// arguments as a supervised child (whose role is
+/// [`Role::Check`](crate::run::child::Role::Check): it runs the command and
+/// [`finish`](crate::run::child::finish)es with its output), writes that
+/// output to standard output and returns its exit code. A core that
+/// crashes, hangs, exits or breaks its memory contract is printed to
+/// standard error as a fault with the call it was in, and the code is 2.
+pub fn command_supervised(supervision: &Supervision<'_>) -> i32 {
+    run_supervised(supervision, None)
+}
+
+/// [`check_supervised`], or with no `replay_path` [`command_supervised`]
+/// (no explainer: the child's arguments are not a search's).
+fn run_supervised(supervision: &Supervision<'_>, replay_path: Option<&Path>) -> i32 {
     let rerun = || -> Result<Command, String> {
         let exe = std::env::current_exe()
             .map_err(|e| format!("cannot find this executable to supervise it: {e}"))?;
@@ -405,7 +441,7 @@ pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i3
         }
         Ok(Ended::Message(Message::Fault { fault, action })) => {
             // A fault outside any step (e.g. in a property) has no step to replay.
-            let question = fault.in_step().then(|| Question {
+            let question = (fault.in_step() && replay_path.is_some()).then(|| Question {
                 pre_state: fault.pre_state.clone(),
                 action,
                 event: None,
@@ -416,7 +452,9 @@ pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i3
             eprintln!("cmc: error: the checking process sent an unexpected message: {other:?}");
             return 2;
         }
-        Ok(Ended::Died { kind, .. }) if stopped_by_interrupt(supervision, &kind) => {
+        Ok(Ended::Died { kind, .. } | Ended::Unplaced { kind, .. })
+            if stopped_by_interrupt(supervision, &kind) =>
+        {
             println!(
                 "The search was interrupted: the checking process was stopped ({}) before \
                  it reported; nothing was concluded.",
@@ -427,7 +465,11 @@ pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i3
             );
             return INTERRUPTED;
         }
-        Ok(Ended::Died { kind, slot }) => fault_of_death(kind, slot),
+        Ok(Ended::Died { kind, slot }) => {
+            let (fault, question) = fault_of_death(kind, slot);
+            (fault, question.filter(|_| replay_path.is_some()))
+        }
+        Ok(Ended::Unplaced { kind, damage }) => (unplaced(kind, &damage), None),
     };
     let explained = question.map(|question| {
         rerun().and_then(|child| ask_explainer(child, &question, supervision.call_timeout))
@@ -449,6 +491,7 @@ pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i3
             eprintln!("  no replay file: {problem}")
         }
         Some(Ok((_, _, Ok(text)))) => {
+            let replay_path = replay_path.expect("only a check's fault is explained");
             let steps = ReplayFile::parse(&text).map_or(0, |file| file.actions.len());
             match std::fs::write(replay_path, text) {
                 Ok(()) => eprintln!(
@@ -464,6 +507,18 @@ pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i3
         }
     }
     2
+}
+
+/// The fault a child that ended as `ended` stands for, placed by the flight
+/// recorder (for a supervisor that serves rather than checks, such as
+/// `cmc explore`); `None` when it sent a message other than a fault.
+pub fn fault_of(ended: Ended) -> Option<Fault> {
+    match ended {
+        Ended::Message(Message::Fault { fault, .. }) => Some(fault),
+        Ended::Message(_) => None,
+        Ended::Died { kind, slot } => Some(fault_of_death(kind, slot).0),
+        Ended::Unplaced { kind, damage } => Some(unplaced(kind, &damage)),
+    }
 }
 
 /// The exit code of an interrupted run.
@@ -482,6 +537,17 @@ fn stopped_by_interrupt(supervision: &Supervision<'_>, kind: &FaultKind) -> bool
             kind,
             FaultKind::Signal(libc::SIGTERM | libc::SIGINT | libc::SIGHUP)
         )
+}
+
+/// The fault of a child that died where the damaged flight recorder cannot say.
+fn unplaced(kind: FaultKind, damage: &str) -> Fault {
+    Fault::outside_step(
+        kind,
+        format!(
+            "at an unknown place: the flight recorder shared with the checking process was \
+             overwritten ({damage}), so it cannot say where (a wild write of core code?)"
+        ),
+    )
 }
 
 /// The fault a death stands for, and the step to explain if it was in one.
@@ -514,6 +580,7 @@ fn fault_of_death(kind: FaultKind, slot: Option<SlotRecord>) -> (Fault, Option<Q
             let context = match slot.call {
                 Some(Call::Load) => format!("while loading {}", slot.text),
                 Some(Call::Property) => format!("while checking {}", slot.text),
+                Some(Call::GlueStep) => format!("while replaying {}", slot.text),
                 _ => format!("while describing {}", slot.text),
             };
             (Fault::outside_step(kind, context), None)
@@ -555,6 +622,10 @@ fn ask_explainer(
         Ended::Died { kind, slot } => Err(format!(
             "the core failed again while the path to the step was searched:\n{}",
             fault_of_death(kind, slot).0
+        )),
+        Ended::Unplaced { kind, damage } => Err(format!(
+            "the core failed again while the path to the step was searched:\n{}",
+            unplaced(kind, &damage)
         )),
     }
 }

@@ -421,14 +421,11 @@ impl<'s> Glue<'s> {
             params: self.spec.core_params,
         };
         let mut out = Outputs::default();
-        crate::run::step::run(
-            core,
-            &config,
-            &mut self.nodes[node as usize].state,
-            event,
-            &mut out,
-            false,
-        )
+        let state = &mut self.nodes[node as usize].state;
+        let what = || format!("line {line} of the glue log (node {node}'s step)");
+        crate::run::recorder::recorded(crate::run::recorder::Call::GlueStep, what, || {
+            crate::run::step::run(core, &config, state, event, &mut out, false)
+        })
         .map_err(|failure| {
             format!(
                 "node {node}'s core fails on this event: {}",

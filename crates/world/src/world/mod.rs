@@ -325,7 +325,7 @@ impl World {
     /// Records `fault` (of the step of `action`), or in a supervised child
     /// sends it to the supervisor and ends the process.
     fn report(&self, fault: Fault, action: Option<&Action>) {
-        if crate::run::child::is_child() {
+        if crate::run::child::ends_at_fault() {
             let action = action.map(Encode::to_bytes).unwrap_or_default();
             crate::run::child::report_fault(&fault, &action);
         }
