@@ -8,7 +8,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// cmc: a model checker for implementation code.
 ///
 /// Exit codes: 0 every property holds; 1 a property failed; 2 bad usage,
-/// bad input, a faulty core, or a search that could not be completed;
+/// bad input, a faulty core, or a search that could not be completed (one
+/// that reached its --time-limit included);
 /// 3 interrupted (resumable with --resume when --checkpoint was given).
 #[derive(Debug, Parser)]
 #[command(name = "cmc", version, about, long_about = None)]
@@ -137,6 +138,12 @@ pub struct CheckArgs {
     /// Continue the search checkpointed in DIR (the model comes from there).
     #[arg(long, value_name = "DIR", conflicts_with_all = ["checkpoint", "cores"])]
     pub resume: Option<PathBuf>,
+    /// Stop the search after SECS seconds (at its next state boundary, with a
+    /// checkpoint if --checkpoint is given): reported as bounded by time,
+    /// with how far it got, exit code 2 (a violation found before is reported
+    /// as usual).
+    #[arg(long, value_name = "SECS", value_parser = seconds)]
+    pub time_limit: Option<f64>,
     /// Breadth-first search (the default): exact counts, shortest counterexample.
     #[arg(long, group = "strategy")]
     pub bfs: bool,

@@ -25,6 +25,9 @@ pub enum Status {
     Fail,
     /// The search was interrupted (and checkpointed, if asked).
     Interrupted,
+    /// The search reached its time limit before it ended (and was
+    /// checkpointed, if asked).
+    TimeLimit,
     /// A supervised child decided the exit code itself.
     Exit(i32),
 }
@@ -109,6 +112,10 @@ fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
         ProgressArg::Plain => ProgressMode::Plain,
         ProgressArg::Off => ProgressMode::Off,
     };
+    options.time_limit = args
+        .time_limit
+        .map(|limit| positive_seconds(limit, "--time-limit"))
+        .transpose()?;
     let interval = positive_seconds(args.checkpoint_every, "--checkpoint-every")?;
     options.checkpoint = match (&args.checkpoint, &args.resume) {
         (Some(dir), _) | (None, Some(dir)) => Some(CheckpointOptions {
@@ -340,6 +347,11 @@ fn check_here(
             render_report(&report, args.json, None, with_header, out);
             html_report_if_asked(args, &report)?;
             return Ok(Status::Interrupted);
+        }
+        "time-limit" => {
+            render_report(&report, args.json, None, with_header, out);
+            html_report_if_asked(args, &report)?;
+            return Ok(Status::TimeLimit);
         }
         _ => {}
     }

@@ -194,7 +194,9 @@ pub fn check(
         format!("the timely engine checks the registered models and Worlds of cores; `{name}` is neither (use --engine native)")
     })?;
     let report = run(model, options, cluster.as_ref())?;
-    if let (Some(checkpoint), "interrupted") = (&options.checkpoint, report.verdict.as_str()) {
+    if let (Some(checkpoint), "interrupted" | "time-limit") =
+        (&options.checkpoint, report.verdict.as_str())
+    {
         eprintln!("{}", engine.resume_hint(&checkpoint.dir, options.workers));
     }
     Ok(report)
@@ -205,8 +207,11 @@ fn run<M: Model + Send + 'static>(
     options: &SearchOptions,
     cluster: Option<&cmc_distributed::Cluster>,
 ) -> Result<Report, String> {
-    let run = cmc_distributed::check(Arc::clone(&model), options, cluster)
-        .map_err(|problem| problem.to_string())?;
+    let (run, expired) = cmc_search::within_time_limit(options, |options| {
+        cmc_distributed::check(Arc::clone(&model), options, cluster)
+    });
+    let mut run = run.map_err(|problem| problem.to_string())?;
+    run.outcome = run.outcome.after_time_limit(expired);
     let exchange = run.exchange;
     let generated = run.outcome.stats.states_generated.max(1) as f64;
     eprintln!(

@@ -1,12 +1,16 @@
 //! `cmc gate`: runs a gate file's variants and judges each one.
 //!
 //! Every variant is checked by a child `cmc check --core ... --json
-//! --check-determinism` of this same executable, under the variant's
-//! wall-clock timeout; the child supervises C cores itself (crashes and hung
-//! steps), so the gate only reads its JSON report and exit code. A control
-//! must pass; a planted bug must violate exactly its expected property within
-//! its depth and state budgets. Anything else (a build that fails, a timeout,
-//! a faulty core, a nondeterministic step, a wrong property) is a hole.
+//! --check-determinism` of this same executable, with the search the
+//! variant names and the time its timeout leaves as its `--time-limit` (so
+//! that a variant out of time says how far it got; a child that does not
+//! stop shortly after is killed); the child supervises C cores itself
+//! (crashes and hung steps), so the gate only reads its JSON report and exit
+//! code. A control must pass after a complete search (or one cut only by
+//! its own depth bound); a planted bug must violate exactly its expected
+//! property within its depth and state budgets. Anything else (a build that
+//! fails, a timeout, a faulty core, a nondeterministic step, a wrong
+//! property) is a hole.
 //!
 //! The evidence folder keeps, per variant, the child's JSON report
 //! (`CORE-VARIANT.json`), its messages (`.log`), the replay file of a
@@ -22,6 +26,10 @@ use std::time::{Duration, Instant};
 use crate::args::GateArgs;
 use crate::commands::Status;
 use crate::gate_file::{GateFile, Source, Variant};
+
+/// How long past its time limit a child may take to stop and report before
+/// it is killed (a step that hangs, a report that is slow to write).
+const GRACE: Duration = Duration::from_secs(3);
 
 /// The gate file `cmc gate` runs when none is named: the reference cores'
 /// gate in this source tree, if it is there.
@@ -99,10 +107,12 @@ pub struct Line {
     pub expect: String,
     /// The verdict.
     pub verdict: Verdict,
-    /// Counterexample length for a violation, BFS depth reached otherwise.
+    /// Counterexample length for a violation, depth reached otherwise.
     pub depth: u64,
     /// Distinct states explored.
     pub states: u64,
+    /// Random walks run, for a search by walks.
+    pub walks: Option<u64>,
     /// Wall time of the variant (build and check).
     pub wall: Duration,
 }
@@ -121,8 +131,11 @@ impl Line {
             Verdict::Timeout => "TIMEOUT".to_string(),
             Verdict::Hole(why) => format!("HOLE ({why})"),
         };
+        let walks = self
+            .walks
+            .map_or_else(String::new, |walks| format!(" walks={walks}"));
         format!(
-            "{:<16} {:<8} {:<26} {:<8} depth={:<3} states={:<9} time={:.2}s",
+            "{:<16} {:<8} {:<26} {:<8} depth={:<3} states={:<9} time={:.2}s{walks}",
             self.core,
             self.variant,
             self.expect,
@@ -165,6 +178,7 @@ pub fn run(file: &GateFile, options: &Options) -> Result<Vec<Line>, String> {
             verdict: Verdict::Pass,
             depth: 0,
             states: 0,
+            walks: None,
             wall: Duration::ZERO,
         };
         let deadline = started + variant.timeout;
@@ -261,6 +275,13 @@ struct Report {
     depth: u64,
     states: u64,
     counterexample_length: Option<u64>,
+    /// Whether the search explored every reachable state.
+    complete: bool,
+    /// What kept the search short of every reachable state, as the report
+    /// words it.
+    bound: Option<String>,
+    /// Random walks run.
+    walks: Option<u64>,
 }
 
 /// Runs the child check of `variant` and reads its JSON report.
@@ -280,6 +301,10 @@ fn check(
             .map_err(|problem| Verdict::Hole(format!("cannot write {}: {problem}", path.display())))
     };
     let (json, log) = (create(&json_path)?, create(&log_path)?);
+    let time_left = deadline.saturating_duration_since(Instant::now());
+    if time_left.is_zero() {
+        return Err(Verdict::Timeout);
+    }
     let mut child = Command::new(exe);
     child
         .current_dir(&file.dir)
@@ -293,14 +318,14 @@ fn check(
         .arg("--workers")
         .arg(options.workers.to_string())
         .arg("--replay-out")
-        .arg(&trace_path);
+        .arg(&trace_path)
+        .arg("--time-limit")
+        .arg(format!("{:.3}", time_left.as_secs_f64().clamp(0.001, 31_536_000.0)))
+        .args(variant.search.check_args(variant.max_depth));
     if !variant.deadlock {
         child.arg("--no-deadlock");
     }
-    if let Some(depth) = variant.max_depth {
-        child.arg("--max-depth").arg(depth.to_string());
-    }
-    let status = run_until(child, Some(json), log, deadline)?;
+    let status = run_until(child, Some(json), log, deadline + GRACE)?;
     let text = std::fs::read_to_string(&json_path).unwrap_or_default();
     match serde_json::from_str::<serde_json::Value>(&text) {
         Ok(value) => Ok(read_report(&value)),
@@ -320,6 +345,9 @@ fn read_report(value: &serde_json::Value) -> Report {
         depth: value["depth"].as_u64().unwrap_or(0),
         states: value["distinct_states"].as_u64().unwrap_or(0),
         counterexample_length: value["counterexample"]["length"].as_u64(),
+        complete: value["complete"].as_bool().unwrap_or(false),
+        bound: text("bound"),
+        walks: value["walks"]["walks"].as_u64(),
     }
 }
 
@@ -375,15 +403,29 @@ fn run_until(
     }
 }
 
+/// Whether a control's passing search covered what the gate asked of it:
+/// every reachable state, or every state within its own depth bound (and
+/// nothing else, such as a state budget, cut it short).
+fn control_search_complete(variant: &Variant, report: &Report) -> bool {
+    let asked = cmc_search::SearchOptions {
+        max_depth: variant.max_depth,
+        ..cmc_search::SearchOptions::default()
+    }
+    .bound();
+    report.complete || (asked.is_some() && report.bound == asked)
+}
+
 /// Sets `line`'s verdict and counts from the child's `report`.
 fn judge(variant: &Variant, report: &Report, line: &mut Line) {
     line.states = report.states;
+    line.walks = report.walks;
     line.depth = report.counterexample_length.unwrap_or(report.depth);
     let over_budget = |line: &Line| {
         variant.max_states.is_some_and(|max| line.states > max)
             || variant.max_depth.is_some_and(|max| line.depth > max)
     };
     line.verdict = match (&variant.expect, report.verdict.as_str()) {
+        (_, "time-limit") => Verdict::Timeout,
         (_, "error") => Verdict::Hole(format!(
             "error: {}",
             report.message.as_deref().unwrap_or("the search failed")
@@ -391,6 +433,10 @@ fn judge(variant: &Variant, report: &Report, line: &mut Line) {
         (None, "pass") if over_budget(line) => {
             Verdict::Hole("passed beyond its state budget".into())
         }
+        (None, "pass") if !control_search_complete(variant, report) => Verdict::Hole(format!(
+            "the control's search was not complete ({})",
+            report.bound.as_deref().unwrap_or("cut short")
+        )),
         (None, "pass") => Verdict::Pass,
         (None, other) => Verdict::Hole(format!("control ended {}", describe(report, other))),
         (Some(expect), "violated") if report.property.as_deref() == Some(expect) => {
@@ -412,5 +458,106 @@ fn describe(report: &Report, verdict: &str) -> String {
             Some(message) => format!("{other}: {message}"),
             None => other.to_string(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate_file::Search;
+
+    fn control(max_depth: Option<u64>) -> Variant {
+        Variant {
+            core: "c".into(),
+            variant: "control".into(),
+            expect: None,
+            summary: None,
+            source: Source::Rust("rust:reqack".into()),
+            nodes: 2,
+            params: Vec::new(),
+            deadlock: true,
+            max_depth,
+            max_states: None,
+            timeout: Duration::from_secs(60),
+            search: Search::Bfs,
+        }
+    }
+
+    fn passing(complete: bool, bound: Option<&str>) -> Report {
+        Report {
+            verdict: "pass".into(),
+            depth: 7,
+            states: 100,
+            complete,
+            bound: bound.map(str::to_string),
+            ..Report::default()
+        }
+    }
+
+    fn verdict(variant: &Variant, report: &Report) -> Verdict {
+        let mut line = Line {
+            core: variant.core.clone(),
+            variant: variant.variant.clone(),
+            expect: "-".into(),
+            verdict: Verdict::Pass,
+            depth: 0,
+            states: 0,
+            walks: None,
+            wall: Duration::ZERO,
+        };
+        judge(variant, report, &mut line);
+        line.verdict
+    }
+
+    #[test]
+    fn a_control_passes_after_a_complete_search_or_one_cut_by_its_own_depth() {
+        assert_eq!(verdict(&control(None), &passing(true, None)), Verdict::Pass);
+        assert_eq!(
+            verdict(&control(Some(16)), &passing(false, Some("depth 16"))),
+            Verdict::Pass
+        );
+    }
+
+    #[test]
+    fn a_control_cut_short_by_anything_else_is_a_hole() {
+        for (max_depth, bound) in [
+            (None, "5 distinct states"),
+            (Some(16), "depth 16, 5 distinct states"),
+            (Some(16), "depth 3"),
+            (None, "1000 random walks of at most 100 steps"),
+        ] {
+            let judged = verdict(&control(max_depth), &passing(false, Some(bound)));
+            assert!(
+                matches!(&judged, Verdict::Hole(why) if why.contains("not complete")),
+                "{bound}: {judged:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_variant_out_of_time_is_a_timeout_that_says_how_far_it_got() {
+        let report = Report {
+            verdict: "time-limit".into(),
+            depth: 19,
+            states: 64_000,
+            walks: Some(1200),
+            ..Report::default()
+        };
+        let mut line = Line {
+            core: "raft".into(),
+            variant: "bug1".into(),
+            expect: "P".into(),
+            verdict: Verdict::Pass,
+            depth: 0,
+            states: 0,
+            walks: None,
+            wall: Duration::from_secs(1),
+        };
+        judge(&control(None), &report, &mut line);
+        assert_eq!(line.verdict, Verdict::Timeout);
+        let text = line.render();
+        for part in ["TIMEOUT", "depth=19", "states=64000", "walks=1200"] {
+            assert!(text.contains(part), "{text}");
+        }
     }
 }

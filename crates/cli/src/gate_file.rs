@@ -27,7 +27,23 @@
 //! max_depth = 30           # deepest counterexample accepted (the search's bound)
 //! max_states = 1000000     # most distinct states the search may explore
 //! # build / library / rust may be given here too, for this bug only.
+//! # How to search for it (default: breadth-first to max_depth), one of:
+//! # search = { strategy = "dfs" }                       (depth-first to max_depth)
+//! # search = { strategy = "walks", walks = 100000, walk_length = 60, seed = 7, swarm = true }
+//! # search = { strategy = "frontier-walks", depth = 12, walk_length = 40, rounds = 4, seed = 7 }
+//! # search = { strategy = "walks-from", trace = "prefix.cmc-trace", walks = 1000, walk_length = 40, seed = 7 }
 //! ```
+//!
+//! `params` are World parameters (`NAME=VALUE`) only: the gate chooses the
+//! search's options itself, so that a control is judged on a search it
+//! knows the bounds of. A control is always searched breadth-first, and
+//! passes only when that search was complete, or cut only by its own
+//! `max_depth`. A bug's `search` names how the bug is found: random walks
+//! (`walks`: `walks` walks of at most `walk_length` steps from `seed`,
+//! `swarm` to draw fault densities per walk), walks from the frontier of a
+//! breadth-first search to `depth` (`rounds` walks from each of its states),
+//! or walks from the end of a replay file (`trace`, relative to the gate
+//! file); a bug caught only by walks is gated by walks, with its seed pinned.
 //!
 //! In `build` and `library`, `{bug}` is the variant's bug number (0 for the
 //! control); in `build`, `{library}` is the path the command must write the
@@ -91,6 +107,93 @@ pub struct Variant {
     pub max_states: Option<u64>,
     /// Wall-clock limit of the variant: its build and its check.
     pub timeout: Duration,
+    /// How the variant is searched (a control: always breadth-first).
+    pub search: Search,
+}
+
+/// How a variant is searched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Search {
+    /// Breadth-first, to the variant's `max_depth` if it has one.
+    Bfs,
+    /// Depth-first, to the variant's `max_depth`.
+    Dfs,
+    /// Random walks from the initial states, or from the last state of
+    /// `from` (a replay file) when it is given.
+    Walks {
+        walks: u64,
+        walk_length: u64,
+        seed: u64,
+        swarm: bool,
+        from: Option<PathBuf>,
+    },
+    /// Breadth-first to `depth`, then `rounds` random walks of at most
+    /// `walk_length` steps from each state of its last level.
+    FrontierWalks {
+        depth: u64,
+        walk_length: u64,
+        rounds: u64,
+        seed: u64,
+        swarm: bool,
+    },
+}
+
+impl Search {
+    /// The `cmc check` options of this search of a variant whose depth
+    /// bound is `max_depth`.
+    pub fn check_args(&self, max_depth: Option<u64>) -> Vec<String> {
+        let depth = |depth: Option<u64>| {
+            depth
+                .map(|depth| vec!["--max-depth".to_string(), depth.to_string()])
+                .unwrap_or_default()
+        };
+        let swarm = |swarm: bool| swarm.then(|| "--swarm".to_string());
+        match self {
+            Search::Bfs => depth(max_depth),
+            Search::Dfs => [vec!["--dfs".to_string()], depth(max_depth)].concat(),
+            Search::Walks {
+                walks,
+                walk_length,
+                seed,
+                swarm: walk_swarm,
+                from,
+            } => {
+                let mut args = vec![
+                    "--simulate".to_string(),
+                    "--walks".into(),
+                    walks.to_string(),
+                    "--walk-length".into(),
+                    walk_length.to_string(),
+                    "--seed".into(),
+                    seed.to_string(),
+                ];
+                args.extend(swarm(*walk_swarm));
+                if let Some(from) = from {
+                    args.extend(["--walks-from".into(), from.display().to_string()]);
+                }
+                args
+            }
+            Search::FrontierWalks {
+                depth: bfs_depth,
+                walk_length,
+                rounds,
+                seed,
+                swarm: walk_swarm,
+            } => {
+                let mut args = depth(Some(*bfs_depth));
+                args.extend([
+                    "--frontier-walks".into(),
+                    walk_length.to_string(),
+                    "--frontier-rounds".into(),
+                    rounds.to_string(),
+                    "--seed".into(),
+                    seed.to_string(),
+                ]);
+                args.extend(swarm(*walk_swarm));
+                args
+            }
+        }
+    }
 }
 
 /// A parsed gate file: its variants in order, controls first in each configuration.
@@ -140,6 +243,107 @@ struct RawBug {
     build: Option<String>,
     library: Option<String>,
     rust: Option<String>,
+    search: Option<RawSearch>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSearch {
+    strategy: String,
+    walks: Option<u64>,
+    walk_length: Option<u64>,
+    seed: Option<u64>,
+    #[serde(default)]
+    swarm: bool,
+    depth: Option<u64>,
+    rounds: Option<u64>,
+    trace: Option<String>,
+}
+
+impl RawSearch {
+    /// The search this table names; `dir` is the gate file's folder.
+    fn resolve(&self, dir: &Path) -> Result<Search, String> {
+        let allowed: &[&str] = match self.strategy.as_str() {
+            "bfs" | "dfs" => &[],
+            "walks" => &["walks", "walk_length", "seed", "swarm"],
+            "frontier-walks" => &["depth", "walk_length", "rounds", "seed", "swarm"],
+            "walks-from" => &["trace", "walks", "walk_length", "seed", "swarm"],
+            other => {
+                return Err(format!(
+                    "search: unknown strategy `{other}` (bfs, dfs, walks, frontier-walks or walks-from)"
+                ))
+            }
+        };
+        let given = [
+            ("walks", self.walks.is_some()),
+            ("walk_length", self.walk_length.is_some()),
+            ("seed", self.seed.is_some()),
+            ("swarm", self.swarm),
+            ("depth", self.depth.is_some()),
+            ("rounds", self.rounds.is_some()),
+            ("trace", self.trace.is_some()),
+        ];
+        if let Some((key, _)) = given
+            .iter()
+            .find(|(key, given)| *given && !allowed.contains(key))
+        {
+            return Err(format!(
+                "search: `{key}` does not go with strategy `{}`",
+                self.strategy
+            ));
+        }
+        let positive = |key: &str, value: Option<u64>| match value {
+            Some(0) => Err(format!("search: {key} must be at least 1")),
+            Some(value) => Ok(value),
+            None => Err(format!(
+                "search: strategy `{}` needs `{key}`",
+                self.strategy
+            )),
+        };
+        // A pinned seed: a walk that finds the bug today finds it tomorrow.
+        let seed = || {
+            self.seed.ok_or_else(|| {
+                format!(
+                    "search: strategy `{}` needs `seed` (pinned, so the walks are the same every run)",
+                    self.strategy
+                )
+            })
+        };
+        Ok(match self.strategy.as_str() {
+            "bfs" => Search::Bfs,
+            "dfs" => Search::Dfs,
+            "frontier-walks" => Search::FrontierWalks {
+                depth: positive("depth", self.depth)?,
+                walk_length: positive("walk_length", self.walk_length)?,
+                rounds: self.rounds.map_or(Ok(1), |r| positive("rounds", Some(r)))?,
+                seed: seed()?,
+                swarm: self.swarm,
+            },
+            _ => Search::Walks {
+                walks: positive("walks", self.walks)?,
+                walk_length: positive("walk_length", self.walk_length)?,
+                seed: seed()?,
+                swarm: self.swarm,
+                from: match &self.trace {
+                    Some(trace) => Some(dir.join(trace)),
+                    None if self.strategy == "walks-from" => {
+                        return Err("search: strategy `walks-from` needs `trace`".into())
+                    }
+                    None => None,
+                },
+            },
+        })
+    }
+}
+
+/// Whether `param` is a World parameter, `NAME=VALUE` with a name of
+/// letters, digits and `_` (not a command-line option such as
+/// `--max-states=5`, which would change the search the gate judges).
+fn world_param(param: &str) -> bool {
+    param.split_once('=').is_some_and(|(name, _)| {
+        name.starts_with(|c: char| c.is_ascii_alphabetic())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 /// The `build`, `library` and `rust` keys of a core or a bug.
@@ -204,6 +408,11 @@ impl GateFile {
             if core.nodes == 0 {
                 return Err(in_core("nodes must be at least 1".into()));
             }
+            if let Some(param) = core.params.iter().find(|param| !world_param(param)) {
+                return Err(in_core(format!(
+                    "params are World parameters (NAME=VALUE, e.g. \"requests=2\"); `{param}` is not one (the gate chooses the search's options itself)"
+                )));
+            }
             if core.max_depth == Some(0) {
                 return Err(in_core(
                     "max_depth must be at least 1 (initial states are depth 1)".into(),
@@ -231,6 +440,7 @@ impl GateFile {
                         max_depth: core.max_depth,
                         max_states: core.max_states,
                         timeout,
+                        search: Search::Bfs,
                     })
                 };
             variants.push(variant("control".into(), 0, &RawSource::default()).map_err(in_core)?);
@@ -264,6 +474,9 @@ impl GateFile {
                 planted.summary = bug.summary.clone();
                 planted.max_depth = Some(bug.max_depth);
                 planted.max_states = Some(bug.max_states);
+                if let Some(search) = &bug.search {
+                    planted.search = search.resolve(dir).map_err(in_bug)?;
+                }
                 variants.push(planted);
             }
         }
@@ -460,10 +673,88 @@ mod tests {
             ("[[core]]\nname = \"a\"\nnodes = 2\nbuild = \"cc x.c\"\n", "{library}"),
             ("timeout = -1\n[[core]]\nname = \"a\"\nnodes = 2\nrust = \"x\"\n", "timeout"),
             ("", "no [[core]]"),
+            (
+                "[[core]]\nname = \"a\"\nnodes = 2\nrust = \"x\"\nsearch = { strategy = \"dfs\" }\n",
+                "search",
+            ),
         ];
         for (text, expected) in cases {
             let error = parse(text).unwrap_err();
             assert!(error.contains(expected), "{text:?}: {error}");
+        }
+    }
+
+    #[test]
+    fn params_are_world_parameters_only() {
+        for option in ["--max-states=5", "--max-depth=2", "-x=1", "requests", "=2"] {
+            let text = format!(
+                "[[core]]\nname = \"a\"\nnodes = 2\nrust = \"x\"\nparams = [\"requests=1\", \"{option}\"]\n"
+            );
+            let error = parse(&text).unwrap_err();
+            assert!(
+                error.contains("line 2") && error.contains("World parameters") && error.contains(option),
+                "{option}: {error}"
+            );
+        }
+        let file = parse(
+            "[[core]]\nname = \"a\"\nnodes = 2\nrust = \"x\"\nparams = [\"crash_nodes=0,1\", \"CFG0=3\"]\n",
+        )
+        .unwrap();
+        assert_eq!(file.variants[0].params, ["crash_nodes=0,1", "CFG0=3"]);
+    }
+
+    fn bug_searched_by(search: &str) -> Result<Variant, String> {
+        parse(&format!(
+            "[[core]]\nname = \"a\"\nnodes = 2\nrust = \"x\"\nmax_depth = 5\n\
+             [[core.bug]]\nbug = 1\nexpect = \"P\"\nmax_depth = 40\nmax_states = 9\nsearch = {search}\n"
+        ))
+        .map(|file| file.variants[1].clone())
+    }
+
+    #[test]
+    fn a_bug_names_its_search_and_the_gate_passes_it_on() {
+        let args = |search: &str| {
+            let bug = bug_searched_by(search).unwrap();
+            bug.search.check_args(bug.max_depth).join(" ")
+        };
+        assert_eq!(args("{ strategy = \"bfs\" }"), "--max-depth 40");
+        assert_eq!(args("{ strategy = \"dfs\" }"), "--dfs --max-depth 40");
+        assert_eq!(
+            args("{ strategy = \"walks\", walks = 500, walk_length = 60, seed = 7, swarm = true }"),
+            "--simulate --walks 500 --walk-length 60 --seed 7 --swarm"
+        );
+        assert_eq!(
+            args("{ strategy = \"frontier-walks\", depth = 12, walk_length = 30, rounds = 4, seed = 3 }"),
+            "--max-depth 12 --frontier-walks 30 --frontier-rounds 4 --seed 3"
+        );
+        assert_eq!(
+            args("{ strategy = \"walks-from\", trace = \"p.cmc-trace\", walks = 9, walk_length = 5, seed = 1 }"),
+            "--simulate --walks 9 --walk-length 5 --seed 1 --walks-from /gates/p.cmc-trace"
+        );
+        // The control of the same core is searched breadth-first, to its own depth.
+        let file = parse(
+            "[[core]]\nname = \"a\"\nnodes = 2\nrust = \"x\"\nmax_depth = 5\n\
+             [[core.bug]]\nbug = 1\nexpect = \"P\"\nmax_depth = 40\nmax_states = 9\nsearch = { strategy = \"dfs\" }\n",
+        )
+        .unwrap();
+        let control = &file.variants[0];
+        assert_eq!(control.search.check_args(control.max_depth).join(" "), "--max-depth 5");
+    }
+
+    #[test]
+    fn a_search_missing_what_it_needs_is_refused() {
+        for (search, expected) in [
+            ("{ strategy = \"walks\", walks = 5, walk_length = 6 }", "needs `seed`"),
+            ("{ strategy = \"walks\", walk_length = 6, seed = 1 }", "needs `walks`"),
+            ("{ strategy = \"walks\", walks = 0, walk_length = 6, seed = 1 }", "at least 1"),
+            ("{ strategy = \"walks-from\", walks = 5, walk_length = 6, seed = 1 }", "needs `trace`"),
+            ("{ strategy = \"dfs\", seed = 1 }", "`seed` does not go with"),
+            ("{ strategy = \"sideways\" }", "unknown strategy"),
+            ("{ strategy = \"dfs\", colour = 1 }", "colour"),
+        ] {
+            let error = bug_searched_by(search).unwrap_err();
+            assert!(error.contains(expected), "{search}: {error}");
+            assert!(error.contains("bug 1") || error.contains("colour"), "{search}: {error}");
         }
     }
 }

@@ -5,7 +5,8 @@
 //! [`run`] parses the arguments, runs the command and returns the exit code:
 //! 0 every property holds, 1 a property failed (a violation, or a witness
 //! never reached), 2 bad usage, bad input, a faulty core, or a search that
-//! could not be completed, 3 interrupted.
+//! could not be completed (one that reached its `--time-limit` included),
+//! 3 interrupted.
 
 pub mod args;
 mod catalog;
@@ -32,6 +33,8 @@ pub const EXIT_PASS: u8 = 0;
 pub const EXIT_FAIL: u8 = 1;
 /// Exit code: bad usage or bad input.
 pub const EXIT_USAGE: u8 = 2;
+/// Exit code: the search could not be completed (it reached its time limit).
+pub const EXIT_INCOMPLETE: u8 = 2;
 /// Exit code: the search was interrupted.
 pub const EXIT_INTERRUPTED: u8 = 3;
 
@@ -94,6 +97,7 @@ fn exit_code(status: commands::Status) -> u8 {
         commands::Status::Pass => EXIT_PASS,
         commands::Status::Fail => EXIT_FAIL,
         commands::Status::Interrupted => EXIT_INTERRUPTED,
+        commands::Status::TimeLimit => EXIT_INCOMPLETE,
         commands::Status::Exit(code) => u8::try_from(code).unwrap_or(EXIT_USAGE),
     }
 }

@@ -305,3 +305,31 @@ fn a_malformed_gate_file_is_an_error_with_its_line() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(text(&missing).1.contains("cannot read the gate file"));
 }
+
+#[test]
+fn a_bug_found_by_random_walks_is_gated_by_walks_with_their_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let walks = reqack_bug(2, 100_000)
+        + "search = { strategy = \"walks\", walks = 2000, walk_length = 20, seed = 7 }\n";
+    let (code, stdout, stderr) = gate(dir.path(), &reqack_gate("rust = \"reqack\"", &[walks]));
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let caught = line(&stdout, "reqack", "bug2");
+    assert!(caught.contains(" CAUGHT ") && caught.contains(" walks="), "{caught}");
+    let report = std::fs::read_to_string(dir.path().join("evidence/reqack-bug2.json")).unwrap();
+    assert!(report.contains("\"strategy\": \"simulate\""), "{report}");
+    assert!(report.contains("seed=7"), "{report}");
+}
+
+#[test]
+fn a_command_line_option_in_params_is_refused_not_run() {
+    // A control bounded to 5 states would "pass" on a buggy core.
+    let dir = tempfile::tempdir().unwrap();
+    let file = "[[core]]\nname = \"x\"\nrust = \"reqack-bug2\"\nnodes = 2\nparams = [\"requests=2\", \"--max-states=5\"]\n";
+    let (code, stdout, stderr) = gate(dir.path(), file);
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("line 2") && stderr.contains("`--max-states=5` is not one"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("PASS"), "{stdout}");
+}

@@ -4,7 +4,8 @@
 //!   shared library;
 //! - [`paxos`]: single-decree Paxos with register clients, in Rust;
 //! - [`primary_backup`]: a primary-backup log with view change, in Rust;
-//! - [`abd`]: a replicated read/write register (multi-writer ABD), in Rust.
+//! - [`abd`]: a replicated read/write register (multi-writer ABD), in Rust;
+//! - [`raft`]: Raft's leader election and log replication, in Rust.
 //!
 //! The planted-bug gate of these cores is the gate file `gate.toml` next to
 //! this crate's manifest (`cmc gate crates/protocols/gate.toml`): each
@@ -15,6 +16,7 @@ pub mod abd;
 mod node_parts;
 pub mod paxos;
 pub mod primary_backup;
+pub mod raft;
 pub mod two_phase;
 mod variants;
 mod wire;
@@ -50,6 +52,7 @@ pub const RUST_CORES: &[(&str, u32)] = &[
     ("paxos", paxos::BUGS),
     ("primary_backup", primary_backup::BUGS),
     ("abd", abd::BUGS),
+    ("raft", raft::BUGS),
 ];
 
 /// The name a Rust core variant goes by in replay files and `--core`:
@@ -72,6 +75,7 @@ pub fn rust_core(name: &str) -> Option<Arc<dyn Core>> {
         "paxos" => paxos::properties::core(bug),
         "primary_backup" => primary_backup::core(bug),
         "abd" => abd::core(bug),
+        "raft" => raft::core(bug),
         _ => None,
     }
 }
@@ -112,6 +116,8 @@ pub fn equip(world: cmc_world::World) -> Equipped {
         Equipped::Known(world.with_properties(paxos::properties::properties()))
     } else if runs("primary_backup", primary_backup::core(0)) {
         Equipped::Known(world.with_properties(primary_backup::properties()))
+    } else if runs("raft", raft::core(0)) {
+        Equipped::Known(world.with_properties(raft::properties()))
     } else if runs("abd", abd::core(0)) {
         Equipped::Known(abd::equip(world))
     } else if runs("two_phase", None) {

@@ -134,6 +134,13 @@ impl<M: Model> Checker<M> {
         self
     }
 
+    /// Stops the search once it has run for `limit` (saving a checkpoint if
+    /// configured); the verdict is then [`Verdict::TimeLimit`].
+    pub fn time_limit(mut self, limit: std::time::Duration) -> Checker<M> {
+        self.options.time_limit = Some(limit);
+        self
+    }
+
     /// Keeps the visited set's fingerprints in a bounded table in front of
     /// sorted runs on disk (log-structured, a filter per run), so that it
     /// can outgrow memory.
@@ -175,7 +182,10 @@ impl<M: Model> Checker<M> {
 /// outcome is then an error that says what happened.
 pub(crate) fn search<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
     let searched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        search_strategy(model, options)
+        let (outcome, expired) = crate::within_time_limit(options, |options| {
+            search_strategy(model, options)
+        });
+        outcome.after_time_limit(expired)
     }));
     let mut outcome = searched.unwrap_or_else(|payload| Outcome {
         verdict: Verdict::Error {

@@ -13,7 +13,10 @@ use cmc_store::{TraceId, TraceLog};
 use crate::expand::{Expander, Scratch, SearchError, ViolationSite};
 use crate::progress::Progress;
 use crate::properties::PropertySet;
-use crate::{Outcome, SearchOptions, Stats};
+use crate::{Outcome, SearchOptions, Stats, Verdict};
+
+/// States expanded between two looks at the interrupt flag.
+const INTERRUPT_CHECK_EVERY: u64 = 64;
 
 /// Runs a depth-first search of `model`.
 pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) -> Outcome<M> {
@@ -26,6 +29,7 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) 
         ..Stats::default()
     };
     let mut stack: Vec<(M::State, TraceId, u64)> = Vec::new();
+    let mut interrupted = false;
     let result = (|| -> Result<Option<ViolationSite>, SearchError> {
         let mut scratch = Scratch::new(log);
         crate::bfs::visit_initial_states(
@@ -37,7 +41,16 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) 
             &mut |id, _, state| stack.push((state.clone(), id, 1)),
         )?;
         stack.reverse(); // expand the first initial state first
+        let mut expanded: u64 = 0;
         while scratch.violation.is_none() {
+            expanded += 1;
+            if expanded.is_multiple_of(INTERRUPT_CHECK_EVERY)
+                && !stack.is_empty()
+                && crate::options::stop_asked(options)
+            {
+                interrupted = true;
+                break;
+            }
             let Some((state, trace_id, depth)) = stack.pop() else {
                 break;
             };
@@ -102,7 +115,14 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) 
     drop(progress);
     stats.distinct_states = table.len();
     stats.table_bytes = table.memory_bytes() as u64;
-    let outcome = crate::outcome::conclude(model, &properties, log, stats, result);
+    let outcome = match result {
+        Ok(None) if interrupted => Outcome {
+            verdict: Verdict::Interrupted { checkpoint: None },
+            stats,
+            counterexample: None,
+        },
+        result => crate::outcome::conclude(model, &properties, log, stats, result),
+    };
     Outcome {
         stats: Stats {
             wall: started.elapsed(),

@@ -58,6 +58,7 @@ mod report;
 mod round_trip;
 mod simulate;
 mod swarm;
+mod time_limit;
 
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../../../README.md")]
@@ -83,6 +84,7 @@ pub use options::{
 pub use outcome::{Outcome, Stats, Verdict, ViolationKind, WalkStats};
 pub use properties::{Failure, PropertySet};
 pub use render::run_header;
+pub use time_limit::within_time_limit;
 pub use replay::replay;
 pub use replay_file::{
     escape, unescape, ReplayError, ReplayFile, REPLAY_FORMAT_VERSION, REPLAY_LINE_MAX_BYTES,

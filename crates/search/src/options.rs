@@ -97,6 +97,10 @@ pub struct SearchOptions {
     /// When this flag becomes true (e.g. from a SIGINT handler), the search
     /// stops at the next state boundary, saving a checkpoint if configured.
     pub interrupt: Option<Arc<AtomicBool>>,
+    /// Longest the search may run: past it, the search stops at its next
+    /// state boundary as if interrupted (saving a checkpoint if configured)
+    /// and reports [`crate::Verdict::TimeLimit`] (`None`: no limit).
+    pub time_limit: Option<Duration>,
     /// Whether every successor is computed twice and the two encodings
     /// compared, so that a model whose steps depend on anything but the state
     /// is reported as non-deterministic at the step that showed it; and
@@ -156,6 +160,7 @@ impl Default for SearchOptions {
             keep_trace: true,
             checkpoint: None,
             interrupt: None,
+            time_limit: None,
             swarm: false,
             coverage: false,
             frontier_walks: None,
@@ -340,4 +345,12 @@ impl SearchOptions {
             Strategy::Simulate { .. } => "simulate",
         }
     }
+}
+
+/// Whether the search's interrupt flag (a signal, a time limit) asks it to stop.
+pub(crate) fn stop_asked(options: &SearchOptions) -> bool {
+    options
+        .interrupt
+        .as_deref()
+        .is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed))
 }

@@ -53,6 +53,13 @@ pub enum Verdict {
         /// Where the checkpoint was saved, if the search had one.
         checkpoint: Option<std::path::PathBuf>,
     },
+    /// The search reached its time limit ([`crate::SearchOptions::time_limit`])
+    /// before it ended, without a violation in what it explored: nothing is
+    /// concluded; its statistics say how far it got.
+    TimeLimit {
+        /// Where the checkpoint was saved, if the search had one.
+        checkpoint: Option<std::path::PathBuf>,
+    },
     /// The search could not be carried out (disk full, a state that does not
     /// decode, a non-deterministic model, ...); nothing is concluded.
     Error {
@@ -67,13 +74,15 @@ impl Verdict {
         matches!(self, Verdict::Pass)
     }
 
-    /// `"pass"`, `"violated"`, `"vacuous"`, `"interrupted"` or `"error"`.
+    /// `"pass"`, `"violated"`, `"vacuous"`, `"interrupted"`, `"time-limit"`
+    /// or `"error"`.
     pub fn as_str(&self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
             Verdict::Violated { .. } => "violated",
             Verdict::Vacuous { .. } => "vacuous",
             Verdict::Interrupted { .. } => "interrupted",
+            Verdict::TimeLimit { .. } => "time-limit",
             Verdict::Error { .. } => "error",
         }
     }

@@ -94,6 +94,13 @@ impl Report {
                     self.unreached_witnesses.join(", ")
                 );
             }
+            "time-limit" => {
+                let _ = writeln!(
+                    text,
+                    "Bounded by time: {}. The search was not complete; no violation was found in what it explored.",
+                    self.message.as_deref().unwrap_or("the time limit was reached")
+                );
+            }
             "interrupted" => {
                 let _ = writeln!(
                     text,

@@ -207,7 +207,7 @@ pub struct Report {
     /// What kept the search short of every reachable state (random walks, a
     /// depth bound), if anything did.
     pub bound: Option<String>,
-    /// `pass`, `violated`, `vacuous`, `interrupted` or `error`.
+    /// `pass`, `violated`, `vacuous`, `interrupted`, `time-limit` or `error`.
     pub verdict: String,
     /// The violated property, if any.
     pub property: Option<String>,
@@ -215,7 +215,8 @@ pub struct Report {
     pub violation_kind: Option<String>,
     /// For `vacuous`: the witnesses never reached.
     pub unreached_witnesses: Vec<String>,
-    /// For `error`: what went wrong; for `interrupted`: how to resume.
+    /// For `error`: what went wrong; for `interrupted` and `time-limit`: how
+    /// to resume.
     pub message: Option<String>,
     /// Distinct states found.
     pub distinct_states: u64,
@@ -291,6 +292,10 @@ impl Report {
                 Verdict::Interrupted { checkpoint: None } => {
                     Some("no checkpoint was saved (use --checkpoint DIR)".into())
                 }
+                Verdict::TimeLimit { checkpoint } => Some(crate::time_limit::message(
+                    options.time_limit,
+                    checkpoint.as_deref(),
+                )),
                 _ => None,
             },
             distinct_states: stats.distinct_states,

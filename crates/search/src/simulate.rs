@@ -67,6 +67,8 @@ pub(crate) struct CampaignEnd<M: Model> {
     /// Counts per action kind.
     pub tally: KindTally,
     pub failed: Option<FailedWalk<M>>,
+    /// Whether the interrupt flag stopped the campaign before its last walk.
+    pub interrupted: bool,
 }
 
 /// A campaign of random walks.
@@ -131,6 +133,7 @@ impl<M: Model> Campaign<'_, M> {
         let workers = options.workers.max(1);
         let next_walk = AtomicU64::new(0);
         let first_failure = AtomicU64::new(u64::MAX);
+        let interrupted = AtomicBool::new(false);
         let fault_kinds: Vec<_> = self
             .model
             .action_kinds()
@@ -160,6 +163,10 @@ impl<M: Model> Campaign<'_, M> {
                         loop {
                             let walk = next_walk.fetch_add(1, Ordering::Relaxed);
                             if walk >= self.walks || walk > first_failure.load(Ordering::Relaxed) {
+                                break;
+                            }
+                            if crate::options::stop_asked(options) {
+                                interrupted.store(true, Ordering::Relaxed);
                                 break;
                             }
                             let mut rng = walk_rng(self.seed, walk);
@@ -224,6 +231,7 @@ impl<M: Model> Campaign<'_, M> {
             generated: 0,
             tally: KindTally::default(),
             failed: None,
+            interrupted: interrupted.load(Ordering::Relaxed),
         };
         for worker in yields {
             let stats = &mut end.stats;
@@ -399,6 +407,13 @@ pub(crate) fn walk_outcome<M: Model>(
     };
     stats.walks = Some(WalkStats { kinds, ..end.stats });
     let Some(walk) = end.failed else {
+        if end.interrupted {
+            return Outcome {
+                verdict: Verdict::Interrupted { checkpoint: None },
+                stats,
+                counterexample: None,
+            };
+        }
         return Outcome::without_violation(properties.unreached_witnesses(), stats);
     };
     match prefix(walk.start) {
