@@ -160,6 +160,7 @@ typedef struct node {
     uint8_t ops;
     cr_held hold[CR_HELD_MAX];
     uint8_t held;
+    cr_op cause; /* the AppendEntries being handled: its term, prev index, commit */
     pending_send sends[SENDS_MAX];
     uint8_t n_sends;
     cr_entry applied_log[CR_INDEX_MAX + 1];
@@ -350,7 +351,7 @@ static int write_header(node *n) {
     }
     if (cmc_persist(n->out, 0, header, sizeof header) != 0) return fail(n, CR_ERR_CAPACITY);
     n->header_write = &n->out->items[n->out->count - 1];
-    return push_op(n, (cr_op){CR_OP_HEADER, 0, 0, 0}, NULL);
+    return push_op(n, (cr_op){.kind = CR_OP_HEADER}, NULL);
 }
 
 /* Writes log slots [first, first + count) of the issued durable part. */
@@ -448,7 +449,11 @@ static int io_append(struct raft_io *io, struct raft_io_append *req, const struc
     req->cb = cb;
     n->issued_last = (uint8_t)(first + count - 1);
     if (write_slots(n, first, count) != 0) return RAFT_IOERR;
-    return push_op(n, (cr_op){CR_OP_APPEND, (uint8_t)first, (uint8_t)count, 0}, req);
+    cr_op op = n->cause;
+    op.kind = CR_OP_APPEND;
+    op.first = (uint8_t)first;
+    op.count = (uint8_t)count;
+    return push_op(n, op, req);
 }
 
 static int io_truncate(struct raft_io *io, raft_index index) {
@@ -459,7 +464,7 @@ static int io_truncate(struct raft_io *io, raft_index index) {
     memset(&n->issued.log[index - 2], 0, count * sizeof(cr_entry));
     n->issued_last = (uint8_t)(index - 1);
     if (write_slots(n, (unsigned)index, count) != 0) return RAFT_IOERR;
-    return push_op(n, (cr_op){CR_OP_TRUNCATE, (uint8_t)index, (uint8_t)count, 0}, NULL);
+    return push_op(n, (cr_op){.kind = CR_OP_TRUNCATE, .first = (uint8_t)index, .count = (uint8_t)count}, NULL);
 }
 
 static int io_snapshot_put(struct raft_io *io, unsigned trailing, struct raft_io_snapshot_put *req,
@@ -609,10 +614,15 @@ static int cr_step(void *opaque, const cmc_config *config, const cmc_event *e, c
         case CMC_EV_RECV: {
             struct raft_message m;
             int rv = decode(n, e->src, e->payload, e->len, &m);
-            if (rv != 0)
+            if (rv != 0) {
                 fail(n, rv);
-            else
+            } else {
+                if (m.type == RAFT_IO_APPEND_ENTRIES)
+                    n->cause = (cr_op){.cause_term = e->payload[1], .cause_prev = e->payload[2],
+                                       .cause_commit = e->payload[4]};
                 n->recv(&n->io, &m);
+                n->cause = (cr_op){0};
+            }
             break;
         }
         case CMC_EV_FLUSHED:

@@ -48,10 +48,16 @@ typedef struct cr_durable {
 
 /* A storage write issued and not yet flushed. */
 typedef struct cr_op {
-    uint8_t kind; /* CR_OP_* */
+    uint8_t kind;  /* CR_OP_* */
     uint8_t first; /* first index written (append, truncate) */
     uint8_t count; /* entries written (append) or cleared (truncate) */
-    uint8_t reserved;
+    /* A follower's append: the AppendEntries that asked for it (its term,
+     * previous index and leader commit), which the library consults when the
+     * append completes. Zero otherwise. */
+    uint8_t cause_term;
+    uint8_t cause_prev;
+    uint8_t cause_commit;
+    uint8_t reserved[2];
 } cr_op;
 
 enum { CR_OP_NONE = 0, CR_OP_HEADER = 1, CR_OP_APPEND = 2, CR_OP_TRUNCATE = 3 };
