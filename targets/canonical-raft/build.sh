@@ -11,4 +11,6 @@ mkdir -p "$out"
 flags=(-std=c11 -Wall -Wextra -Werror -O2)
 cc "${flags[@]}" -fPIC -shared -I"$here/../../include" "$here/raft_core.c" "$here/raft_props.c" -lraft \
   -o "$out/libcanonical_raft.so"
-cc "${flags[@]}" "$here/fixture/figure8.c" -lraft -o "$out/figure8"
+for scenario in figure8 heartbeat; do
+  cc "${flags[@]}" "$here/fixture/$scenario.c" -lraft -o "$out/$scenario"
+done

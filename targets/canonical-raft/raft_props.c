@@ -95,6 +95,19 @@ static int committed_entries_survive(const cmc_world_view *w) {
     return 1;
 }
 
+/* A leader moves its commit index only onto an entry of its own term: an
+ * entry of an earlier term is committed only together with a later one of
+ * the leader's term, never by counting the servers that store it (Raft,
+ * section 5.4.2 and its Figure 8). */
+static int leader_commits_own_term(const cmc_world_view *pre, const cmc_world_view *post) {
+    for (uint32_t i = 0; i < post->nodes; i++) {
+        const cr_view *before = view_of(pre, i), *after = view_of(post, i);
+        if (!before || !after || after->role != CR_LEADER || after->commit <= before->commit) continue;
+        if (after->commit > CR_INDEX_MAX || after->log[after->commit].term != after->term) return 0;
+    }
+    return 1;
+}
+
 /* Witness: a client's command is committed. */
 static int command_committed(const cmc_world_view *w) {
     for (uint32_t k = 0; k < w->nodes; k++) {
@@ -110,4 +123,5 @@ CMC_PROPERTIES(CMC_INVARIANT("ElectionSafety", election_safety), CMC_INVARIANT("
                CMC_INVARIANT("LeaderCompleteness", leader_completeness),
                CMC_INVARIANT("StateMachineSafety", state_machine_safety),
                CMC_INVARIANT("CommittedEntriesSurvive", committed_entries_survive),
+               CMC_ACTION_PROP("LeaderCommitsOwnTerm", leader_commits_own_term),
                CMC_WITNESS("CommandCommitted", command_committed))
