@@ -10,11 +10,14 @@ use cmc_world::{build_world, WorldArgs};
 pub fn adapter(name: &str, flags: &[&str]) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let target = root.join("targets/canonical-raft");
-    let out = std::env::temp_dir().join(format!("cmc-canonical-raft-{name}-{}", std::process::id()));
+    let out =
+        std::env::temp_dir().join(format!("cmc-canonical-raft-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&out).expect("temporary folder");
     let library = out.join("libcanonical_raft.so");
     let status = Command::new("cc")
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC", "-shared"])
+        .args([
+            "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC", "-shared",
+        ])
         .arg(format!("-I{}", root.join("include").display()))
         .args(flags)
         .arg(target.join("raft_core.c"))
@@ -24,7 +27,10 @@ pub fn adapter(name: &str, flags: &[&str]) -> PathBuf {
         .arg(&library)
         .status()
         .expect("cc runs (scripts/setup.sh installs it)");
-    assert!(status.success(), "the adapter builds against libraft-dev (scripts/setup.sh installs it)");
+    assert!(
+        status.success(),
+        "the adapter builds against libraft-dev (scripts/setup.sh installs it)"
+    );
     library
 }
 
@@ -38,4 +44,3 @@ pub fn world(library: &Path, params: &[&str]) -> cmc_world::World {
     })
     .expect("the adapter loads as a heap-state core")
 }
-
