@@ -14,7 +14,8 @@
  *            (a node that is not the leader ignores it);
  *   FLUSHED  the oldest storage write is durable: an append's callback runs
  *            once its entries are, and messages held back for a term or vote
- *            write are sent once it is.
+ *            write are sent once it is (those over a step's outputs at a
+ *            WAKE the step asks for).
  *
  * Storage: append and truncate are PERSISTs of the durable log's slots,
  * completed only by the World's FLUSHED (a crash loses what was issued and
@@ -544,6 +545,20 @@ static void *cr_start(const cmc_config *config, const void *durable, cmc_outputs
     return n;
 }
 
+/* Sends the messages held back, once no term or vote write is pending: as
+ * many as this step's outputs can take, the rest at a WAKE it asks for. */
+static void release_held(node *n) {
+    if (header_pending(n) || n->held == 0) return;
+    unsigned room = CMC_OUTPUTS_MAX - n->out->count;
+    unsigned sent = n->held < room ? n->held : room > 0 ? room - 1 : 0;
+    for (unsigned i = 0; i < sent; i++)
+        if (cmc_send(n->out, n->hold[i].dst, n->hold[i].bytes, n->hold[i].len) != 0) fail(n, CR_ERR_CAPACITY);
+    memmove(&n->hold[0], &n->hold[sent], (n->held - sent) * sizeof n->hold[0]);
+    n->held = (uint8_t)(n->held - sent);
+    memset(&n->hold[n->held], 0, sent * sizeof n->hold[0]);
+    if (n->held > 0 && cmc_wake(n->out, 0) != 0) fail(n, CR_ERR_CAPACITY);
+}
+
 /* The flush of the oldest write: an append completes once all of it is durable. */
 static void flushed(node *n) {
     if (n->ops == 0) {
@@ -558,12 +573,7 @@ static void flushed(node *n) {
     n->op[n->ops] = (cr_op){0};
     n->append_req[n->ops] = NULL;
     if (op.kind == CR_OP_APPEND) req->cb(req, 0);
-    if (!header_pending(n)) {
-        for (unsigned i = 0; i < n->held; i++)
-            if (cmc_send(n->out, n->hold[i].dst, n->hold[i].bytes, n->hold[i].len) != 0) fail(n, CR_ERR_CAPACITY);
-        memset(n->hold, 0, sizeof n->hold);
-        n->held = 0;
-    }
+    release_held(n);
 }
 
 static void apply_cb(struct raft_apply *req, int status, void *result) {
@@ -630,6 +640,9 @@ static int cr_step(void *opaque, const cmc_config *config, const cmc_event *e, c
             break;
         case CMC_EV_CLIENT:
             client(n, e);
+            break;
+        case CMC_EV_WAKE:
+            release_held(n);
             break;
         default:
             break;

@@ -20,7 +20,7 @@
 /* Storage writes issued and not yet flushed, per node. */
 #define CR_OPS_MAX 12u
 /* Messages held back until a term or vote write is durable, per node. */
-#define CR_HELD_MAX 12u
+#define CR_HELD_MAX 24u
 /* Bytes of the longest encoded message. */
 #define CR_MESSAGE_MAX 32u
 
