@@ -426,12 +426,21 @@ static int io_send(struct raft_io *io, struct raft_io_send *req, const struct ra
         return fail(n, CR_ERR_CAPACITY);
     uint32_t dst = (uint32_t)m->server_id - 1;
     if (header_pending(n)) {
-        if (n->held == CR_HELD_MAX) return fail(n, CR_ERR_CAPACITY);
-        cr_held *h = &n->hold[n->held++];
-        memset(h, 0, sizeof *h);
-        h->dst = (uint8_t)dst;
-        h->len = (uint8_t)len;
-        memcpy(h->bytes, bytes, len);
+        cr_held *h = NULL;
+        for (unsigned i = 0; i < n->held && h == NULL; i++)
+            if (n->hold[i].dst == dst && n->hold[i].len == len && memcmp(n->hold[i].bytes, bytes, len) == 0)
+                h = &n->hold[i];
+        if (h != NULL) {
+            h->copies = 2;
+        } else {
+            if (n->held == CR_HELD_MAX) return fail(n, CR_ERR_CAPACITY);
+            h = &n->hold[n->held++];
+            memset(h, 0, sizeof *h);
+            h->dst = (uint8_t)dst;
+            h->len = (uint8_t)len;
+            h->copies = 1;
+            memcpy(h->bytes, bytes, len);
+        }
     } else if (cmc_send(n->out, dst, bytes, len) != 0) {
         return fail(n, CR_ERR_CAPACITY);
     }
@@ -549,10 +558,13 @@ static void *cr_start(const cmc_config *config, const void *durable, cmc_outputs
  * many as this step's outputs can take, the rest at a WAKE it asks for. */
 static void release_held(node *n) {
     if (header_pending(n) || n->held == 0) return;
-    unsigned room = CMC_OUTPUTS_MAX - n->out->count;
-    unsigned sent = n->held < room ? n->held : room > 0 ? room - 1 : 0;
+    unsigned room = CMC_OUTPUTS_MAX - n->out->count, sent = 0, outputs = 0;
+    /* Whole entries only, leaving one output for the WAKE if some remain. */
+    while (sent < n->held && outputs + n->hold[sent].copies + (sent + 1 < n->held) <= room)
+        outputs += n->hold[sent++].copies;
     for (unsigned i = 0; i < sent; i++)
-        if (cmc_send(n->out, n->hold[i].dst, n->hold[i].bytes, n->hold[i].len) != 0) fail(n, CR_ERR_CAPACITY);
+        for (unsigned c = 0; c < n->hold[i].copies; c++)
+            if (cmc_send(n->out, n->hold[i].dst, n->hold[i].bytes, n->hold[i].len) != 0) fail(n, CR_ERR_CAPACITY);
     memmove(&n->hold[0], &n->hold[sent], (n->held - sent) * sizeof n->hold[0]);
     n->held = (uint8_t)(n->held - sent);
     memset(&n->hold[n->held], 0, sent * sizeof n->hold[0]);

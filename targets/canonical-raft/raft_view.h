@@ -62,10 +62,14 @@ typedef struct cr_op {
 
 enum { CR_OP_NONE = 0, CR_OP_HEADER = 1, CR_OP_APPEND = 2, CR_OP_TRUNCATE = 3 };
 
-/* A message held back until the term and vote it depends on are durable. */
+/* A message held back until the term and vote it depends on are durable.
+ * Identical messages to one node are held once, with their copies counted
+ * up to 2 ("more than one"): the network holds surplus copies the same way
+ * (net_bound=1), and it is unordered, so their order does not matter. */
 typedef struct cr_held {
     uint8_t dst;
     uint8_t len;
+    uint8_t copies;
     uint8_t bytes[CR_MESSAGE_MAX];
 } cr_held;
 
