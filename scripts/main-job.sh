@@ -17,7 +17,12 @@
 #  6. A C team's own core through cmc only (examples/c-lease, no Rust code
 #     of theirs): the lease library built with cc, its control checked, and
 #     its gate file (every planted bug caught), evidence kept.
-#  7. A user's own front end (examples/rust-user, `mycheck`): its Rust model
+#  7. A real C library checked unchanged (targets/canonical-raft: Debian's
+#     libraft.so.2 0.15.0 through its heap-state adapter): a configuration
+#     without the bugs' preconditions passes its gate; Figure 8 is found by
+#     walks with a pinned seed and replayed; the library's own fixture fails
+#     the same scenarios without cmc.
+#  8. A user's own front end (examples/rust-user, `mycheck`): its Rust model
 #     passes, its planted bug is found, written as a replay file and replayed
 #     by mycheck; its Rust core passes in process and exported as a shared
 #     library loaded by cmc; its gate file has no holes.
@@ -71,6 +76,8 @@ cc -std=c11 -Wall -Wextra -Werror -O2 -fPIC -shared -Iinclude "$lease/lease.c" "
 $cmc check --core "$out/liblease.so" --nodes 3 requests=2 clients=1,2 ticks=13 skew=1 cfg1=1 --no-deadlock
 rm -rf target/gate-evidence-c-lease
 $cmc gate "$lease/gate.toml" --evidence target/gate-evidence-c-lease
+rm -rf target/gate-evidence-canonical-raft
+CMC_EVIDENCE=target/gate-evidence-canonical-raft bash targets/canonical-raft/check.sh "$cmc"
 cargo build --release -p cmc-example-rust-user
 mycheck=target/release/mycheck
 $mycheck list

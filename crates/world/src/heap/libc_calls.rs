@@ -15,7 +15,6 @@
 //! answered with zero and reported as a fault naming the function.
 
 use std::cell::Cell;
-use std::collections::HashSet;
 use std::ffi::{c_int, c_long, c_uint, c_void, CStr};
 use std::sync::Mutex;
 
@@ -165,8 +164,8 @@ fn replacement(name: &str) -> Option<usize> {
     })
 }
 
-/// Libraries already redirected in this process.
-static REDIRECTED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+/// Serialises the rewriting of GOT entries.
+static REDIRECTING: Mutex<()> = Mutex::new(());
 
 /// Where a loaded library is: its file, load address and RELRO range.
 struct Loaded {
@@ -177,15 +176,13 @@ struct Loaded {
 
 /// Redirects the libc calls of the loaded library `soname` (e.g.
 /// `libraft.so.2`, matched against the end of the loaded objects' paths) to
-/// this module. Idempotent per library; `Err` says why it cannot be done.
+/// this module; `Err` says why it cannot be done. Done at every load of an
+/// adapter: a library unloaded with its last adapter and loaded again has a
+/// fresh GOT.
 pub fn redirect(soname: &str) -> Result<(), String> {
-    let mut done = REDIRECTED
+    let _serialised = REDIRECTING
         .lock()
         .unwrap_or_else(|poison| poison.into_inner());
-    let done = done.get_or_insert_with(HashSet::new);
-    if done.contains(soname) {
-        return Ok(());
-    }
     let loaded = find_loaded(soname).ok_or_else(|| {
         format!(
             "the checked library {soname} is not loaded in this process: link the adapter \
@@ -219,7 +216,6 @@ pub fn redirect(soname: &str) -> Result<(), String> {
         // aligned word the dynamic loader writes the same way.
         unsafe { write_slot(slot, target, loaded.relro) }?;
     }
-    done.insert(soname.to_string());
     Ok(())
 }
 

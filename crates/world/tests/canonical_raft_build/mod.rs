@@ -1,0 +1,46 @@
+//! Building the canonical/raft adapter (targets/canonical-raft) for the
+//! tests, and its World: shared by the test binaries that check it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cmc_world::{build_world, WorldArgs};
+
+/// Builds the adapter with `flags` into a fresh folder; its library's path.
+pub fn adapter(name: &str, flags: &[&str]) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let target = root.join("targets/canonical-raft");
+    let out =
+        std::env::temp_dir().join(format!("cmc-canonical-raft-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&out).expect("temporary folder");
+    let library = out.join("libcanonical_raft.so");
+    let status = Command::new("cc")
+        .args([
+            "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC", "-shared",
+        ])
+        .arg(format!("-I{}", root.join("include").display()))
+        .args(flags)
+        .arg(target.join("raft_core.c"))
+        .arg(target.join("raft_props.c"))
+        .arg("-lraft")
+        .arg("-o")
+        .arg(&library)
+        .status()
+        .expect("cc runs (scripts/setup.sh installs it)");
+    assert!(
+        status.success(),
+        "the adapter builds against libraft-dev (scripts/setup.sh installs it)"
+    );
+    library
+}
+
+/// The World of 3 nodes running the adapter at `library`, with `params`.
+pub fn world(library: &Path, params: &[&str]) -> cmc_world::World {
+    build_world(&WorldArgs {
+        cores: vec![library.display().to_string()],
+        nodes: 3,
+        params: params.iter().map(|p| p.to_string()).collect(),
+        ..WorldArgs::default()
+    })
+    .expect("the adapter loads as a heap-state core")
+}
