@@ -75,7 +75,7 @@ run() {
         fi
     done
     failed=$(for t in $failed; do [[ " $unstable " == *" $t "* ]] || echo "$t"; done | xargs)
-    tests=$( (grep -oE 'finished in [0-9.]+s' "$log" || true) | grep -oE '[0-9.]+' | awk '{s+=$1} END {print s+0}')
+    tests=$( (grep -oE 'finished in [0-9.]+s' "$log" | grep -oE '[0-9.]+' || true) | awk '{s+=$1} END {print s+0}')
     printf '%-14s %-5s passed %s, failed [%s], non-deterministic [%s], executions %s, tests %.2f s, cargo %.1f s\n' \
         "$(basename "$dir")" "$tool" "$passed" "$failed" "${unstable# }" "$executions" "$tests" \
         "$(awk "BEGIN {print $end - $start}")"
