@@ -5,3 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cargo test --workspace --release
+# Real crates' loom suites, unchanged from the registry, on cmc (crates/loom).
+bash scripts/loom-suites.sh

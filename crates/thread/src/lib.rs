@@ -54,6 +54,7 @@
 pub mod cell;
 mod explore;
 pub mod fs;
+pub mod hint;
 pub mod lincheck;
 pub mod net;
 pub mod random;

@@ -451,6 +451,26 @@ impl<T: 'static> LocalKey<T> {
     }
 }
 
+impl<T: 'static> LocalKey<T> {
+    /// [`LocalKey::with`], as a `Result`: the value is reachable as long as its thread runs
+    /// (a destructor of another thread-local of the same thread is not told apart).
+    pub fn try_with<F: FnOnce(&T) -> R, R>(&'static self, f: F) -> Result<R, AccessError> {
+        Ok(self.with(f))
+    }
+}
+
+/// The error of [`LocalKey::try_with`] (std's `AccessError` cannot be built outside std).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AccessError;
+
+impl std::fmt::Display for AccessError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("already destroyed")
+    }
+}
+
+impl std::error::Error for AccessError {}
+
 impl<T: 'static> std::fmt::Debug for LocalKey<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("LocalKey { .. }")

@@ -344,6 +344,7 @@ impl Driver {
         for (slot, bounds) in self.coroutines.iter_mut().zip(&self.bounds) {
             let Some(mut co) = slot.take() else { continue };
             if co.started() && !co.done() {
+                self.ctx.state.borrow_mut().active = bounds.thread;
                 overflow::set_running(Some(*bounds));
                 let _ = co.resume(());
                 overflow::set_running(None);

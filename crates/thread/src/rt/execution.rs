@@ -31,6 +31,8 @@ pub struct VThread {
     pub name: Option<std::sync::Arc<str>>,
     /// The stack size asked for with `thread::Builder::stack_size`.
     pub stack_size: Option<usize>,
+    /// Steps executed when `pending` was announced (see [`ExecState::enabled_mask`]).
+    pub announced_at: usize,
 }
 
 /// A user closure queued for spawning as a new virtual thread.
@@ -144,6 +146,7 @@ impl ExecState {
             name: None,
             stack_size: None,
             pending: Some((Op::Start, created)),
+            announced_at: self.trace.len(),
             finished: false,
             yielder: std::ptr::null(),
             spin: SpinState::default(),
@@ -203,11 +206,29 @@ impl ExecState {
         }
     }
 
-    /// The mask of enabled threads.
+    /// The mask of enabled threads. A thread that announced a yield point (`yield_now`,
+    /// `spin_loop`, `sleep`) and has seen no other thread's step since gives way: it is left
+    /// out while any thread that does not give way is enabled (fair scheduling, as loom's:
+    /// a loop that yields until another thread acts cannot run forever ahead of it).
     pub fn enabled_mask(&self) -> u64 {
-        (0..self.threads.len())
-            .filter(|&t| self.is_enabled(t))
-            .fold(0, |m, t| m | 1 << t)
+        let (mut enabled, mut giving_way) = (0u64, 0u64);
+        for (t, th) in self.threads.iter().enumerate() {
+            if self.is_enabled(t) {
+                enabled |= 1 << t;
+                if self.gives_way(th) {
+                    giving_way |= 1 << t;
+                }
+            }
+        }
+        match enabled & !giving_way {
+            0 => enabled,
+            others => others,
+        }
+    }
+
+    /// Whether `th` announced a yield point and no step ran since.
+    fn gives_way(&self, th: &VThread) -> bool {
+        th.pending.is_some_and(|(op, _)| op.is_yield()) && th.announced_at == self.trace.len()
     }
 
     /// Whether every thread finished.

@@ -164,6 +164,7 @@ pub fn schedule(op: Op, location: &'static Location<'static>) {
             return;
         }
         st.threads[me].pending = Some((op, location));
+        st.threads[me].announced_at = st.trace.len();
         st.threads[me].yielder
     };
     // SAFETY: the yielder belongs to the running coroutine, which is suspended here and

@@ -145,7 +145,7 @@ impl Op {
         match *self {
             Op::Start | Op::Spawn(_) | Op::Join(_) | Op::Yield | Op::Sleep => [None, None],
             Op::Atomic(o, kind) => [Some((o, kind.access())), None],
-            Op::SeqCst(o, kind, order) => [Some((o, kind.access())), Some((order, Write))],
+            Op::SeqCst(o, kind, order) => [Some((o, kind.access())), Some((order, Read))],
             Op::Fence(order) => [Some((order, Write)), None],
             Op::OnceGet(o) => [Some((o, Read)), None],
             Op::CondWait(cv, m) => [Some((cv, Write)), Some((m, Write))],

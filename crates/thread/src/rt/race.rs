@@ -34,13 +34,17 @@ pub struct CellHistory {
 impl ExecState {
     /// Records an access of the active thread to cell `obj` (a write when `write`). Returns
     /// the data-race failure when an earlier conflicting access by another thread does not
-    /// happen before it.
+    /// happen before it. Destructors run while the execution is torn down are not checked
+    /// (the execution already stopped, and a failure could not unwind out of them).
     pub fn cell_access(
         &mut self,
         obj: ObjId,
         write: bool,
         location: &'static Location<'static>,
     ) -> Result<(), Stop> {
+        if self.aborting {
+            return Ok(());
+        }
         let me = self.active;
         let now = &self.threads[me].clock.now.clock;
         let access = CellAccess {

@@ -38,9 +38,11 @@ impl SpinState {
         self.reset();
     }
 
-    /// Records that another thread wrote `obj`; unblocks this thread if it was spinning on it.
+    /// Records that another thread wrote `obj`: if this thread read it since its last
+    /// progress, what its loop reads may have changed, so its streak starts again (and it is
+    /// unblocked if it was spinning).
     pub fn on_foreign_write(&mut self, obj: ObjId) {
-        if self.blocked && self.reads.iter().any(|(o, _)| *o == obj) {
+        if self.reads.iter().any(|(o, _)| *o == obj) {
             self.reset();
         }
     }

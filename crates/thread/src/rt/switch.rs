@@ -43,11 +43,10 @@ impl ExecState {
             return;
         }
         let th = &self.threads[from];
-        let reason = if enabled & (1 << from) != 0 {
-            match th.pending {
-                Some((op, _)) if op.is_yield() => SwitchReason::Yielded(op),
-                _ => SwitchReason::Preempted,
-            }
+        let reason = if let Some((op, _)) = th.pending.filter(|(op, _)| op.is_yield()) {
+            SwitchReason::Yielded(op)
+        } else if enabled & (1 << from) != 0 {
+            SwitchReason::Preempted
         } else if let (true, Some(o)) = (th.spin.blocked(), th.spin.locations().next()) {
             SwitchReason::Spinning(o)
         } else {

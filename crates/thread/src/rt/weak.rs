@@ -14,15 +14,22 @@
 //! store it read). Read-modify-writes read the latest store (atomicity), go last, and
 //! continue its release sequence.
 //!
-//! `SeqCst` operations stay never stale: a `SeqCst` load reads the latest store, a `SeqCst`
-//! store goes last, and every `SeqCst` operation and `fence(SeqCst)` exchanges views with
-//! one global `SeqCst` view (it takes what earlier ones passed on, then passes on what it
-//! knows); they are steps of one object, the `SeqCst` order, so DPOR orders them.
+//! `SeqCst` accesses are not fences (RC11 / C++20): one global `SeqCst` view records, per
+//! atomic, the latest store a `SeqCst` write (store or read-modify-write) or a
+//! `fence(SeqCst)` passed on. A `SeqCst` store goes last in modification order and raises
+//! the global view of its atomic to itself; a `SeqCst` load reads a store at or after both
+//! its thread's view and the global view of that atomic (a choice, like a relaxed load's),
+//! then acquires; neither takes the rest of the global view, so a `SeqCst` access followed
+//! by a weaker access to another atomic orders nothing (store buffering with mixed orders
+//! reaches `0, 0`). `fence(SeqCst)` exchanges whole views with the global view. All of them
+//! are steps of one object, the `SeqCst` order: accesses read it, fences write it, so DPOR
+//! orders every fence against every `SeqCst` access (accesses to one atomic are ordered by
+//! the atomic itself).
 //!
 //! Under-approximation (no outcome the model forbids is produced; these allowed ones are
 //! not): no load reads a store that has not executed yet (load buffering, LB); a failed
-//! `compare_exchange` reads the latest store; a `SeqCst` load reads the latest store even
-//! where the model would let it read an older one; at most 12 stores fit between two
+//! `compare_exchange` reads the latest store; a `SeqCst` store goes last in modification
+//! order even where the model would let a later weaker store precede it; at most 12 stores fit between two
 //! adjacent ones (timestamps are halved). A thread that keeps re-reading a stale value is
 //! made to see the latest store once the spin detector would have blocked it (eventual
 //! visibility).
@@ -72,8 +79,8 @@ pub struct WeakMemory {
     pub on: bool,
     /// Per object id: its stores in modification order (created at its first access).
     histories: Vec<Option<Vec<Message>>>,
-    /// What `SeqCst` operations passed on to each other (views only: the `SeqCst` order
-    /// creates no happens-before).
+    /// Per atomic, the latest store `SeqCst` writes and fences passed on (views only: the
+    /// `SeqCst` order creates no happens-before).
     sc_view: VClock,
     /// The object standing for the `SeqCst` order, registered at its first use.
     sc_order: Option<ObjId>,
@@ -137,17 +144,31 @@ impl ExecState {
         if !self.weak.on {
             return 1;
         }
-        let Some((Op::Atomic(o, kind), _)) = self.threads[t].pending else {
-            return 1;
+        let (o, kind, sc) = match self.threads[t].pending {
+            Some((Op::Atomic(o, kind), _)) => (o, kind, false),
+            Some((Op::SeqCst(o, kind, _), _)) => (o, kind, true),
+            _ => return 1,
         };
         let Some(history) = self.weak.history(o) else {
             return 1;
         };
-        let view = view_of(self, t).get(o);
-        match kind {
-            AtomicKind::Load => (history.len() - known(history, view)) as u32,
-            AtomicKind::Store => slots(history, view).count() as u32,
+        match (kind, sc) {
+            (AtomicKind::Load, _) => {
+                (history.len() - known(history, self.load_floor(t, o, sc))) as u32
+            }
+            (AtomicKind::Store, false) => slots(history, view_of(self, t).get(o)).count() as u32,
             _ => 1,
+        }
+    }
+
+    /// The oldest store thread `t` may read from `o`, as a timestamp: what its view knows,
+    /// and for a `SeqCst` load also what the global `SeqCst` view knows of `o`.
+    fn load_floor(&self, t: ThreadId, o: ObjId, sc: bool) -> u32 {
+        let view = view_of(self, t).get(o);
+        if sc {
+            view.max(self.weak.sc_view.get(o))
+        } else {
+            view
         }
     }
 
@@ -180,23 +201,14 @@ impl ExecState {
     /// view and happens-before, and returns the store's bits.
     pub fn weak_load(&mut self, o: ObjId, order: Ordering) -> u64 {
         let t = self.active;
-        let sc = order == Ordering::SeqCst;
-        if sc {
-            self.threads[t].clock.now.view.join(&self.weak.sc_view);
-        }
+        let floor = self.load_floor(t, o, order == Ordering::SeqCst);
         let history = self.weak.history(o).expect("weak_init ran first");
         let last = history.len() - 1;
-        let index = if sc {
-            last
-        } else {
-            last - (self.weak.stale as usize).min(last)
-        };
+        let oldest = known(history, floor);
+        let index = last - (self.weak.stale as usize).min(last - oldest);
         let message = history[index].clone();
         self.threads[t].clock.now.view.raise(o, message.ts);
         self.atomic_sync(o, AtomicKind::Load, order, false, Some(&message.released));
-        if sc {
-            self.weak.sc_view.join(&self.threads[t].clock.now.view);
-        }
         message.bits
     }
 
@@ -215,9 +227,6 @@ impl ExecState {
     ) -> Result<(), super::Stop> {
         let t = self.active;
         let sc = order == Ordering::SeqCst;
-        if sc {
-            self.threads[t].clock.now.view.join(&self.weak.sc_view);
-        }
         let view = self.threads[t].clock.now.view.get(o);
         let history = self.weak.history(o).expect("weak_init ran first");
         let last = history.len() - 1;
@@ -259,8 +268,8 @@ impl ExecState {
         } else {
             self.atomic_sync(o, kind, order, false, None);
         }
-        if sc {
-            self.weak.sc_view.join(&self.threads[t].clock.now.view);
+        if let (true, Some(_)) = (sc, written) {
+            self.weak.sc_view.raise(o, ts);
         }
         Ok(())
     }

@@ -60,6 +60,31 @@ impl<T> Arc<T> {
         arc
     }
 
+    /// The pointer to the value, keeping this reference alive until [`Arc::from_raw`] takes
+    /// it back (not a switch point: the count does not change).
+    pub fn into_raw(this: Self) -> *const T {
+        let this = std::mem::ManuallyDrop::new(this);
+        // SAFETY: `this` is never dropped, so its `inner` is moved out exactly once.
+        let inner = unsafe { std::ptr::read(&this.inner) };
+        let raw = std::sync::Arc::into_raw(inner);
+        // SAFETY: `raw` points to a live `Inner<T>`.
+        unsafe { std::ptr::addr_of!((*raw).data) }
+    }
+
+    /// Takes back a reference given away by [`Arc::into_raw`].
+    ///
+    /// # Safety
+    /// `ptr` must come from `Arc::<T>::into_raw` and be taken back once.
+    pub unsafe fn from_raw(ptr: *const T) -> Self {
+        let offset = std::mem::offset_of!(Inner<T>, data);
+        // SAFETY: `ptr` points `offset` bytes into the `Inner<T>` that `into_raw` released.
+        let inner = unsafe { ptr.byte_sub(offset) }.cast::<Inner<T>>();
+        Arc {
+            // SAFETY: as above; the reference `into_raw` kept alive is handed back.
+            inner: unsafe { std::sync::Arc::from_raw(inner) },
+        }
+    }
+
     /// Returns the value if this is the only reference, otherwise `Err(this)` (a switch point).
     #[track_caller]
     pub fn try_unwrap(this: Self) -> Result<T, Self> {

@@ -1,0 +1,22 @@
+//! The value behind [`lazy_static!`](crate::lazy_static): cmc's `LazyLock`, initialised
+//! again in every execution.
+
+use cmc_thread::sync::LazyLock;
+
+/// A lazily initialised static.
+pub struct Lazy<T: 'static>(LazyLock<T>);
+
+impl<T: 'static> Lazy<T> {
+    #[doc(hidden)]
+    pub const fn new(init: fn() -> T) -> Self {
+        Lazy(LazyLock::new(init))
+    }
+}
+
+impl<T: 'static> std::ops::Deref for Lazy<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}

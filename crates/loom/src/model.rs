@@ -1,0 +1,117 @@
+//! `loom::model` and `loom::model::Builder` on cmc's checker.
+
+use cmc_thread::{Checker, Mode};
+use std::time::Duration;
+
+/// Explores every execution of `f` (DPOR, weak memory); panics with the report of the
+/// first failure, or when the exploration was cut by a budget before it was complete.
+pub fn model<F: Fn() + Sync + Send + 'static>(f: F) {
+    Builder::new().check(f)
+}
+
+/// loom's model configuration; each field is mapped to cmc's checker (see [`Builder::check`]).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Builder {
+    /// loom's thread bound: not enforced (cmc allows 64 threads per execution).
+    pub max_threads: usize,
+    /// Steps per execution before the execution fails (cmc's `max_steps`).
+    pub max_branches: usize,
+    /// Executions before the exploration stops (reported as cut, a failure).
+    pub max_permutations: Option<usize>,
+    /// Wall-time limit: cmc has none; the exploration runs to completion or budget.
+    pub max_duration: Option<Duration>,
+    /// Preemption bound: cmc's bounded mode with this many preemptions, instead of DPOR.
+    pub preemption_bound: Option<usize>,
+    /// Checkpoints are not supported (ignored).
+    pub checkpoint_file: Option<std::path::PathBuf>,
+    /// Checkpoints are not supported (ignored).
+    pub checkpoint_interval: usize,
+    /// loom's location tracking: cmc always records locations.
+    pub location: bool,
+    /// loom's logging: cmc prints the failing interleaving.
+    pub log: bool,
+    /// loom's explicit exploration (`explore`/`skip_branch`): not supported (ignored).
+    pub expect_explicit_explore: bool,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn env<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+impl Builder {
+    /// The defaults, with loom's environment variables (`LOOM_MAX_PREEMPTIONS`,
+    /// `LOOM_MAX_BRANCHES`, `LOOM_MAX_PERMUTATIONS`).
+    pub fn new() -> Self {
+        Builder {
+            max_threads: crate::MAX_THREADS,
+            max_branches: env("LOOM_MAX_BRANCHES").unwrap_or(10_000),
+            max_permutations: env("LOOM_MAX_PERMUTATIONS"),
+            max_duration: None,
+            preemption_bound: env("LOOM_MAX_PREEMPTIONS"),
+            checkpoint_file: None,
+            checkpoint_interval: 20_000,
+            location: false,
+            log: false,
+            expect_explicit_explore: false,
+        }
+    }
+
+    /// Ignored: checkpoints are not supported.
+    pub fn checkpoint_file(&mut self, file: &str) -> &mut Self {
+        self.checkpoint_file = Some(file.into());
+        self
+    }
+
+    /// The checker these settings describe.
+    fn checker(&self) -> Checker {
+        let mode = match self.preemption_bound {
+            Some(n) => Mode::Bounded {
+                max_preemptions: n as u32,
+            },
+            None => Mode::Dpor,
+        };
+        Checker::new()
+            .mode(mode)
+            .weak_memory(true)
+            .max_steps(self.max_branches)
+            .max_executions(self.max_permutations.unwrap_or(1_000_000) as u64)
+    }
+
+    /// Explores `f`; panics with cmc's report on a failure, or when the budget cut the
+    /// exploration short (nothing is claimed about the executions not run).
+    pub fn check<F: Fn() + Sync + Send + 'static>(&self, f: F) {
+        match self.checker().check(f) {
+            Ok(stats) if stats.complete => record(stats.executions),
+            Ok(stats) => panic!(
+                "cmc: exploration cut by its budget after {} executions (not complete)",
+                stats.executions
+            ),
+            Err(failure) => {
+                record(failure.executions);
+                panic!("{failure}")
+            }
+        }
+    }
+}
+
+/// Appends `executions` to the file named by `CMC_LOOM_STATS`, if set (one line per
+/// model, so that a script can total a suite's executions).
+fn record(executions: u64) {
+    use std::io::Write;
+    if let Some(path) = std::env::var_os("CMC_LOOM_STATS") {
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = writeln!(f, "{executions}");
+        }
+    }
+}

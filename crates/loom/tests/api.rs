@@ -1,0 +1,109 @@
+//! loom's API as a loom suite uses it, on cmc: passing models pass, and a racy one fails
+//! with cmc's report.
+
+use loom::cell::UnsafeCell;
+use loom::sync::atomic::{AtomicUsize, Ordering::*};
+use loom::sync::{Arc, Notify};
+use loom::thread;
+use std::future::poll_fn;
+use std::task::Poll;
+
+#[test]
+fn notify_wakes_a_waiter() {
+    loom::model(|| {
+        let notify = Arc::new(Notify::new());
+        let flag = Arc::new(AtomicUsize::new(0));
+        let t = {
+            let (notify, flag) = (notify.clone(), flag.clone());
+            thread::spawn(move || {
+                flag.store(1, Release);
+                notify.notify();
+            })
+        };
+        notify.wait();
+        assert_eq!(flag.load(Acquire), 1);
+        t.join().unwrap();
+    });
+}
+
+#[test]
+fn block_on_parks_until_woken() {
+    loom::model(|| {
+        let waker = Arc::new(loom::future::AtomicWaker::new());
+        let done = Arc::new(AtomicUsize::new(0));
+        let t = {
+            let (waker, done) = (waker.clone(), done.clone());
+            thread::spawn(move || {
+                done.store(1, Release);
+                waker.wake();
+            })
+        };
+        loom::future::block_on(poll_fn(|cx| {
+            waker.register_by_ref(cx.waker());
+            match done.load(Acquire) {
+                1 => Poll::Ready(()),
+                _ => Poll::Pending,
+            }
+        }));
+        t.join().unwrap();
+    });
+}
+
+loom::lazy_static! {
+    static ref COUNT: AtomicUsize = AtomicUsize::new(0);
+}
+
+loom::thread_local! {
+    static LOCAL: std::cell::Cell<usize> = std::cell::Cell::new(0);
+}
+
+#[test]
+fn statics_and_thread_locals_are_per_execution() {
+    loom::model(|| {
+        assert_eq!(COUNT.fetch_add(1, SeqCst), 0);
+        LOCAL.try_with(|l| l.set(l.get() + 1)).unwrap();
+        assert_eq!(LOCAL.with(|l| l.get()), 1);
+    });
+}
+
+#[test]
+fn arc_through_a_raw_pointer() {
+    loom::model(|| {
+        let a = Arc::new(5);
+        let raw = Arc::into_raw(a.clone());
+        // SAFETY: `raw` comes from `into_raw` and is taken back once.
+        let b = unsafe { Arc::from_raw(raw) };
+        assert_eq!(*b, 5);
+        assert_eq!(Arc::strong_count(&a), 2);
+    });
+}
+
+#[test]
+#[should_panic(expected = "data race")]
+fn an_unsynchronised_write_is_a_data_race() {
+    loom::model(|| {
+        let cell = Arc::new(UnsafeCell::new(0));
+        let t = {
+            let cell = cell.clone();
+            thread::spawn(move || cell.with_mut(|p| unsafe { *p = 1 }))
+        };
+        cell.with(|p| unsafe { *p });
+        t.join().unwrap();
+    });
+}
+
+#[test]
+#[should_panic(expected = "not complete")]
+fn a_cut_exploration_is_not_a_pass() {
+    let mut builder = loom::model::Builder::new();
+    builder.max_permutations = Some(1);
+    builder.check(|| {
+        let n = Arc::new(AtomicUsize::new(0));
+        let t = {
+            let n = n.clone();
+            thread::spawn(move || n.fetch_add(1, SeqCst))
+        };
+        n.fetch_add(1, SeqCst);
+        t.join().unwrap();
+    });
+}

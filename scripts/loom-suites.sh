@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Runs real crates' loom test suites, unchanged, from the crate registry on cmc
+# (crates/loom, package `loom`, through `--config patch.crates-io.loom.path`),
+# and with `--compare` also on the registry's loom in the same run.
+#
+# oneshot: the loom suite of 0.1.11 (which added `poll_then_drop_receiver_during_send`
+# with the fix of the race it catches) against the library of 0.1.10 (must fail that
+# test, and only that one) and of 0.1.11 (must pass). Exit status 0 only when every
+# expectation holds. Builds go to target/loom-suites (kept between runs).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+compare=false
+[[ ${1:-} == --compare ]] && compare=true
+work=${TMPDIR:-/tmp}/cmc-loom-suites
+export CARGO_TARGET_DIR=$root/target/loom-suites
+
+# The unpacked registry source of crate $1 at version $2, fetched with a throwaway
+# manifest (semver-compatible versions cannot share one).
+registry_src() {
+    local fetch=$work/fetch-$1-$2
+    mkdir -p "$fetch/src"
+    touch "$fetch/src/lib.rs"
+    printf '[package]\nname = "fetch"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\n%s = "=%s"\n[workspace]\n' \
+        "$1" "$2" >"$fetch/Cargo.toml"
+    cargo fetch --quiet --manifest-path "$fetch/Cargo.toml"
+    ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"$1-$2" | head -n 1
+}
+
+# Copies crate $1 version $2 to $work/$1-$2 with the tests of version $3, standalone.
+prepare() {
+    local dir=$work/$1-$2
+    rm -rf "$dir"
+    cp -r "$(registry_src "$1" "$2")" "$dir"
+    chmod -R u+w "$dir"
+    rm -rf "$dir/tests"
+    cp -r "$(registry_src "$1" "$3")/tests" "$dir/tests"
+    printf '\n[workspace]\n' >>"$dir/Cargo.toml"
+    cp "$dir/Cargo.lock" "$dir/Cargo.lock.registry"
+}
+
+failures=0
+# Runs crate dir $1's loom suite (cfg flags $2, cargo arguments $5) on `cmc` or `loom`
+# ($3); checks that the failing tests are exactly $4 (space-separated, may be empty).
+run() {
+    local dir=$1 cfg=$2 tool=$3 expected=$4 args=$5 patch=() log start end failed
+    [[ $tool == cmc ]] && patch=(--config "patch.crates-io.loom.path=\"$root/crates/loom\"")
+    log=$work/$(basename "$dir")-$tool.log
+    # The crate's own lock file, with loom moved to the patch for cmc.
+    cp "$dir/Cargo.lock.registry" "$dir/Cargo.lock"
+    if [[ $tool == cmc ]]; then
+        cargo update --quiet --manifest-path "$dir/Cargo.toml" "${patch[@]}" -p loom
+    fi
+    rm -f "$log.executions"
+    start=$(date +%s.%N)
+    RUSTFLAGS="$cfg" CMC_LOOM_STATS=$log.executions cargo test --release --manifest-path "$dir/Cargo.toml" \
+        "${patch[@]}" $args --no-fail-fast >"$log" 2>&1 || true
+    end=$(date +%s.%N)
+    failed=$(grep -E '^test .* \.\.\. FAILED$' "$log" | awk '{print $2}' | sort | xargs || true)
+    passed=$(grep -cE '^test .* \.\.\. ok$' "$log" || true)
+    # A test that aborts the process (loom: a panic while unwinding) has no result line.
+    if grep -q 'SIGABRT' "$log"; then
+        for t in $(grep -oE "^thread '[^']+' \([0-9]+\) panicked" "$log" | cut -d"'" -f2 | sort -u); do
+            grep -qE "^test $t \.\.\. " "$log" || failed=$(echo "$failed $t" | xargs -n1 | sort -u | xargs)
+        done
+    fi
+    executions=$(awk '{s+=$1} END {print s+0}' "$log.executions" 2>/dev/null || echo 0)
+    # A model whose runs depend on something outside the checker (oneshot's
+    # recv_timeout reads std::time::Instant under loom), as cmc or loom report it, is
+    # listed apart, not counted against the expectation.
+    unstable=""
+    for t in $failed; do
+        if sed -n "/^---- $t stdout ----/,/^----/p" "$log" | grep -q 'cmc: non-determinism' ||
+            grep -A1 "^thread '$t'" "$log" | grep -q 'Is the model fully deterministic'; then
+            unstable="$unstable $t"
+        fi
+    done
+    failed=$(for t in $failed; do [[ " $unstable " == *" $t "* ]] || echo "$t"; done | xargs)
+    tests=$( (grep -oE 'finished in [0-9.]+s' "$log" | grep -oE '[0-9.]+' || true) | awk '{s+=$1} END {print s+0}')
+    printf '%-14s %-5s passed %s, failed [%s], non-deterministic [%s], executions %s, tests %.2f s, cargo %.1f s\n' \
+        "$(basename "$dir")" "$tool" "$passed" "$failed" "${unstable# }" "$executions" "$tests" \
+        "$(awk "BEGIN {print $end - $start}")"
+    if [[ $failed != "$expected" ]] || ! grep -qE '^test result|SIGABRT' "$log"; then
+        echo "  expected failures [$expected], got [$failed]; log: $log"
+        failures=$((failures + 1))
+    fi
+}
+
+prepare oneshot 0.1.10 0.1.11
+prepare oneshot 0.1.11 0.1.11
+for tool in cmc $($compare && echo loom); do
+    oneshot=(--cfg oneshot_loom)
+    run "$work/oneshot-0.1.10" "${oneshot[*]}" "$tool" "poll_then_drop_receiver_during_send" "--features loom --test loom"
+    run "$work/oneshot-0.1.11" "${oneshot[*]}" "$tool" "" "--features loom --test loom"
+done
+exit $((failures > 0))
