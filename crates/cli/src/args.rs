@@ -195,6 +195,13 @@ pub struct CheckArgs {
     /// to 1/2) from its seed, instead of choosing uniformly among enabled actions.
     #[arg(long)]
     pub swarm: bool,
+    /// Each random walk (--simulate, --frontier-walks) draws a weight for
+    /// every action kind, the protocol's own included (from 1/256 to 1; a
+    /// fault kind left out one time in three), and chooses among enabled
+    /// actions in proportion: walks that hold one kind of step back for long
+    /// stretches, as deep bugs need.
+    #[arg(long)]
+    pub swarm_kinds: bool,
     /// Random walks start from the last state of this replay file (replayed
     /// first; a failing walk's trace includes it), not from an initial state.
     #[arg(long, value_name = "FILE", requires = "simulate")]

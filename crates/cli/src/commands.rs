@@ -107,7 +107,14 @@ fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
                 .into(),
         );
     }
+    if args.swarm_kinds && !args.simulate && args.frontier_walks.is_none() {
+        return Err(
+            "--swarm-kinds draws action-kind weights for random walks: add --simulate or --frontier-walks"
+                .into(),
+        );
+    }
     options.swarm = args.swarm;
+    options.swarm_kinds = args.swarm_kinds;
     options.coverage = args.coverage;
     options.frontier_walks = args.frontier_walks.map(|walk_length| FrontierWalks {
         walk_length,

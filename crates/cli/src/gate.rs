@@ -321,7 +321,10 @@ fn check(
         .arg("--replay-out")
         .arg(&trace_path)
         .arg("--time-limit")
-        .arg(format!("{:.3}", time_left.as_secs_f64().clamp(0.001, 31_536_000.0)))
+        .arg(format!(
+            "{:.3}",
+            time_left.as_secs_f64().clamp(0.001, 31_536_000.0)
+        ))
         .args(variant.search.check_args(variant.max_depth));
     if !variant.deadlock {
         child.arg("--no-deadlock");

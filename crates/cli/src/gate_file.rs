@@ -30,6 +30,7 @@
 //! # How to search for it (default: breadth-first to max_depth), one of:
 //! # search = { strategy = "dfs" }                       (depth-first to max_depth)
 //! # search = { strategy = "walks", walks = 100000, walk_length = 60, seed = 7, swarm = true }
+//! #   (swarm_kinds = true: each walk weighs every action kind, see `cmc check --swarm-kinds`)
 //! # search = { strategy = "frontier-walks", depth = 12, walk_length = 40, rounds = 4, seed = 7 }
 //! # search = { strategy = "walks-from", trace = "prefix.cmc-trace", walks = 1000, walk_length = 40, seed = 7 }
 //! ```
@@ -125,6 +126,7 @@ pub enum Search {
         walk_length: u64,
         seed: u64,
         swarm: bool,
+        swarm_kinds: bool,
         from: Option<PathBuf>,
     },
     /// Breadth-first to `depth`, then `rounds` random walks of at most
@@ -135,6 +137,7 @@ pub enum Search {
         rounds: u64,
         seed: u64,
         swarm: bool,
+        swarm_kinds: bool,
     },
 }
 
@@ -147,7 +150,12 @@ impl Search {
                 .map(|depth| vec!["--max-depth".to_string(), depth.to_string()])
                 .unwrap_or_default()
         };
-        let swarm = |swarm: bool| swarm.then(|| "--swarm".to_string());
+        let swarm = |swarm: bool, kinds: bool| {
+            [swarm.then_some("--swarm"), kinds.then_some("--swarm-kinds")]
+                .into_iter()
+                .flatten()
+                .map(str::to_string)
+        };
         match self {
             Search::Bfs => depth(max_depth),
             Search::Dfs => [vec!["--dfs".to_string()], depth(max_depth)].concat(),
@@ -156,6 +164,7 @@ impl Search {
                 walk_length,
                 seed,
                 swarm: walk_swarm,
+                swarm_kinds,
                 from,
             } => {
                 let mut args = vec![
@@ -167,7 +176,7 @@ impl Search {
                     "--seed".into(),
                     seed.to_string(),
                 ];
-                args.extend(swarm(*walk_swarm));
+                args.extend(swarm(*walk_swarm, *swarm_kinds));
                 if let Some(from) = from {
                     args.extend(["--walks-from".into(), from.display().to_string()]);
                 }
@@ -179,6 +188,7 @@ impl Search {
                 rounds,
                 seed,
                 swarm: walk_swarm,
+                swarm_kinds,
             } => {
                 let mut args = depth(Some(*bfs_depth));
                 args.extend([
@@ -189,7 +199,7 @@ impl Search {
                     "--seed".into(),
                     seed.to_string(),
                 ]);
-                args.extend(swarm(*walk_swarm));
+                args.extend(swarm(*walk_swarm, *swarm_kinds));
                 args
             }
         }
@@ -255,6 +265,8 @@ struct RawSearch {
     seed: Option<u64>,
     #[serde(default)]
     swarm: bool,
+    #[serde(default)]
+    swarm_kinds: bool,
     depth: Option<u64>,
     rounds: Option<u64>,
     trace: Option<String>,
@@ -265,9 +277,9 @@ impl RawSearch {
     fn resolve(&self, dir: &Path) -> Result<Search, String> {
         let allowed: &[&str] = match self.strategy.as_str() {
             "bfs" | "dfs" => &[],
-            "walks" => &["walks", "walk_length", "seed", "swarm"],
-            "frontier-walks" => &["depth", "walk_length", "rounds", "seed", "swarm"],
-            "walks-from" => &["trace", "walks", "walk_length", "seed", "swarm"],
+            "walks" => &["walks", "walk_length", "seed", "swarm", "swarm_kinds"],
+            "frontier-walks" => &["depth", "walk_length", "rounds", "seed", "swarm", "swarm_kinds"],
+            "walks-from" => &["trace", "walks", "walk_length", "seed", "swarm", "swarm_kinds"],
             other => {
                 return Err(format!(
                     "search: unknown strategy `{other}` (bfs, dfs, walks, frontier-walks or walks-from)"
@@ -279,6 +291,7 @@ impl RawSearch {
             ("walk_length", self.walk_length.is_some()),
             ("seed", self.seed.is_some()),
             ("swarm", self.swarm),
+            ("swarm_kinds", self.swarm_kinds),
             ("depth", self.depth.is_some()),
             ("rounds", self.rounds.is_some()),
             ("trace", self.trace.is_some()),
@@ -318,12 +331,14 @@ impl RawSearch {
                 rounds: self.rounds.map_or(Ok(1), |r| positive("rounds", Some(r)))?,
                 seed: seed()?,
                 swarm: self.swarm,
+                swarm_kinds: self.swarm_kinds,
             },
             _ => Search::Walks {
                 walks: positive("walks", self.walks)?,
                 walk_length: positive("walk_length", self.walk_length)?,
                 seed: seed()?,
                 swarm: self.swarm,
+                swarm_kinds: self.swarm_kinds,
                 from: match &self.trace {
                     Some(trace) => Some(dir.join(trace)),
                     None if self.strategy == "walks-from" => {
@@ -690,7 +705,9 @@ mod tests {
             );
             let error = parse(&text).unwrap_err();
             assert!(
-                error.contains("line 2") && error.contains("World parameters") && error.contains(option),
+                error.contains("line 2")
+                    && error.contains("World parameters")
+                    && error.contains(option),
                 "{option}: {error}"
             );
         }
@@ -722,6 +739,10 @@ mod tests {
             "--simulate --walks 500 --walk-length 60 --seed 7 --swarm"
         );
         assert_eq!(
+            args("{ strategy = \"walks\", walks = 5, walk_length = 6, seed = 7, swarm_kinds = true }"),
+            "--simulate --walks 5 --walk-length 6 --seed 7 --swarm-kinds"
+        );
+        assert_eq!(
             args("{ strategy = \"frontier-walks\", depth = 12, walk_length = 30, rounds = 4, seed = 3 }"),
             "--max-depth 12 --frontier-walks 30 --frontier-rounds 4 --seed 3"
         );
@@ -736,23 +757,44 @@ mod tests {
         )
         .unwrap();
         let control = &file.variants[0];
-        assert_eq!(control.search.check_args(control.max_depth).join(" "), "--max-depth 5");
+        assert_eq!(
+            control.search.check_args(control.max_depth).join(" "),
+            "--max-depth 5"
+        );
     }
 
     #[test]
     fn a_search_missing_what_it_needs_is_refused() {
         for (search, expected) in [
-            ("{ strategy = \"walks\", walks = 5, walk_length = 6 }", "needs `seed`"),
-            ("{ strategy = \"walks\", walk_length = 6, seed = 1 }", "needs `walks`"),
-            ("{ strategy = \"walks\", walks = 0, walk_length = 6, seed = 1 }", "at least 1"),
-            ("{ strategy = \"walks-from\", walks = 5, walk_length = 6, seed = 1 }", "needs `trace`"),
-            ("{ strategy = \"dfs\", seed = 1 }", "`seed` does not go with"),
+            (
+                "{ strategy = \"walks\", walks = 5, walk_length = 6 }",
+                "needs `seed`",
+            ),
+            (
+                "{ strategy = \"walks\", walk_length = 6, seed = 1 }",
+                "needs `walks`",
+            ),
+            (
+                "{ strategy = \"walks\", walks = 0, walk_length = 6, seed = 1 }",
+                "at least 1",
+            ),
+            (
+                "{ strategy = \"walks-from\", walks = 5, walk_length = 6, seed = 1 }",
+                "needs `trace`",
+            ),
+            (
+                "{ strategy = \"dfs\", seed = 1 }",
+                "`seed` does not go with",
+            ),
             ("{ strategy = \"sideways\" }", "unknown strategy"),
             ("{ strategy = \"dfs\", colour = 1 }", "colour"),
         ] {
             let error = bug_searched_by(search).unwrap_err();
             assert!(error.contains(expected), "{search}: {error}");
-            assert!(error.contains("bug 1") || error.contains("colour"), "{search}: {error}");
+            assert!(
+                error.contains("bug 1") || error.contains("colour"),
+                "{search}: {error}"
+            );
         }
     }
 }

@@ -314,7 +314,10 @@ fn a_bug_found_by_random_walks_is_gated_by_walks_with_their_seed() {
     let (code, stdout, stderr) = gate(dir.path(), &reqack_gate("rust = \"reqack\"", &[walks]));
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     let caught = line(&stdout, "reqack", "bug2");
-    assert!(caught.contains(" CAUGHT ") && caught.contains(" walks="), "{caught}");
+    assert!(
+        caught.contains(" CAUGHT ") && caught.contains(" walks="),
+        "{caught}"
+    );
     let report = std::fs::read_to_string(dir.path().join("evidence/reqack-bug2.json")).unwrap();
     assert!(report.contains("\"strategy\": \"simulate\""), "{report}");
     assert!(report.contains("seed=7"), "{report}");

@@ -182,9 +182,8 @@ impl<M: Model> Checker<M> {
 /// outcome is then an error that says what happened.
 pub(crate) fn search<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
     let searched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let (outcome, expired) = crate::within_time_limit(options, |options| {
-            search_strategy(model, options)
-        });
+        let (outcome, expired) =
+            crate::within_time_limit(options, |options| search_strategy(model, options));
         outcome.after_time_limit(expired)
     }));
     let mut outcome = searched.unwrap_or_else(|payload| Outcome {

@@ -47,6 +47,7 @@ mod disk_batch;
 mod dot;
 mod expand;
 mod html;
+mod kind_mix;
 mod options;
 mod outcome;
 mod progress;
@@ -85,7 +86,6 @@ pub use options::{
 pub use outcome::{Outcome, Stats, Verdict, ViolationKind, WalkStats};
 pub use properties::{Failure, PropertySet};
 pub use render::run_header;
-pub use time_limit::within_time_limit;
 pub use replay::replay;
 pub use replay_file::{
     escape, unescape, ReplayError, ReplayFile, REPLAY_FORMAT_VERSION, REPLAY_LINE_MAX_BYTES,
@@ -94,3 +94,4 @@ pub use report::{
     CounterexampleReport, CoverageReport, FieldChangeReport, KindCoverageReport, Report,
     StepReport, WalksReport,
 };
+pub use time_limit::within_time_limit;

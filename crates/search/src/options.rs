@@ -109,6 +109,10 @@ pub struct SearchOptions {
     pub check_determinism: bool,
     /// Random walks draw their own fault densities ([`crate::swarm`]).
     pub swarm: bool,
+    /// Random walks draw their own weight for every action kind and choose
+    /// among enabled actions in proportion to them (`kind_mix`); with
+    /// `swarm` too, these weights decide.
+    pub swarm_kinds: bool,
     /// Count, per action kind, how often it was enabled and taken.
     pub coverage: bool,
     /// After a breadth-first search stopped by `max_depth` without a
@@ -162,6 +166,7 @@ impl Default for SearchOptions {
             interrupt: None,
             time_limit: None,
             swarm: false,
+            swarm_kinds: false,
             coverage: false,
             frontier_walks: None,
             walks_from: None,
@@ -279,6 +284,9 @@ impl SearchOptions {
         }
         if self.swarm {
             settings.push("swarm".into());
+        }
+        if self.swarm_kinds {
+            settings.push("swarm-kinds".into());
         }
         if let Some(from) = &self.walks_from {
             settings.push(format!("walks-from={}", from.label));

@@ -22,6 +22,7 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
 use crate::coverage::KindTally;
+use crate::kind_mix::{shape, KindMix};
 use crate::progress::Progress;
 use crate::properties::{Failure, PropertySet};
 use crate::swarm::FaultMix;
@@ -142,6 +143,7 @@ impl<M: Model> Campaign<'_, M> {
             .filter(|kind| kind.fault)
             .map(|kind| kind.name)
             .collect();
+
         let yields: Vec<WorkerYield<M>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers)
                 .map(|_| {
@@ -290,10 +292,11 @@ impl<M: Model> Walker<'_, M> {
         let campaign = self.campaign;
         let (model, properties) = (campaign.model, campaign.properties);
         let options = campaign.options;
-        let keep_kinds = options.swarm || options.coverage;
+        let keep_kinds = options.swarm || options.swarm_kinds || options.coverage;
         let mut mix = options
             .swarm
             .then(|| FaultMix::draw(self.fault_kinds.iter().cloned(), rng));
+        let mut weights = options.swarm_kinds.then(KindMix::default);
         self.generated += 1;
         self.note_distinct(&state);
         let mut end = WalkEnd {
@@ -332,22 +335,31 @@ impl<M: Model> Walker<'_, M> {
                 if self.candidates.is_empty() {
                     break None;
                 }
-                let at = match &mut mix {
-                    None => rng.gen_range(0..self.candidates.len()),
-                    Some(mix) => {
-                        self.kinds.clear();
-                        self.kinds.extend(self.candidates.iter().map(|c| {
-                            let kind = c.kind.as_ref().expect("swarm keeps kinds");
-                            (kind.name.clone(), kind.fault)
-                        }));
-                        let kinds: Vec<(&str, bool)> =
-                            self.kinds.iter().map(|(n, f)| (n.as_ref(), *f)).collect();
-                        match mix.choose(&kinds, rng) {
-                            Some(at) => at,
-                            None => {
-                                end.stopped_by_mix = true;
-                                return (steps, end);
-                            }
+                let at = if mix.is_none() && weights.is_none() {
+                    rng.gen_range(0..self.candidates.len())
+                } else {
+                    self.kinds.clear();
+                    self.kinds.extend(self.candidates.iter().map(|c| {
+                        let kind = c.kind.as_ref().expect("a mix keeps kinds");
+                        let name = match weights {
+                            // Kind-weighted walks weigh each action's shape.
+                            Some(_) => shape(&model.format_action(&c.action)).into(),
+                            None => kind.name.clone(),
+                        };
+                        (name, kind.fault)
+                    }));
+                    let kinds: Vec<(&str, bool)> =
+                        self.kinds.iter().map(|(n, f)| (n.as_ref(), *f)).collect();
+                    let chosen = match (&mut weights, &mut mix) {
+                        (Some(weights), _) => weights.choose(&kinds, rng),
+                        (None, Some(mix)) => mix.choose(&kinds, rng),
+                        (None, None) => unreachable!("one mix is drawn"),
+                    };
+                    match chosen {
+                        Some(at) => at,
+                        None => {
+                            end.stopped_by_mix = true;
+                            return (steps, end);
                         }
                     }
                 };

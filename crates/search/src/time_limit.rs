@@ -44,7 +44,10 @@ pub fn within_time_limit<T>(
     let result = std::thread::scope(|scope| {
         let watcher = scope.spawn(|| {
             while !finished.load(Ordering::Acquire) {
-                if user.as_deref().is_some_and(|flag| flag.load(Ordering::Relaxed)) {
+                if user
+                    .as_deref()
+                    .is_some_and(|flag| flag.load(Ordering::Relaxed))
+                {
                     stop.store(true, Ordering::Relaxed);
                     return;
                 }
@@ -83,7 +86,9 @@ impl<M: Model> Outcome<M> {
 /// What a report says of a search stopped by its time limit of `limit`,
 /// with its checkpoint if one was saved.
 pub(crate) fn message(limit: Option<Duration>, checkpoint: Option<&std::path::Path>) -> String {
-    let limit = limit.map_or_else(String::new, |limit| format!(" of {} s", limit.as_secs_f64()));
+    let limit = limit.map_or_else(String::new, |limit| {
+        format!(" of {} s", limit.as_secs_f64())
+    });
     match checkpoint {
         Some(dir) => format!(
             "the time limit{limit} was reached; checkpoint saved in {}; resume with: cmc check --resume {}",

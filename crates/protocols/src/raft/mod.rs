@@ -1,8 +1,10 @@
 //! A Raft core (leader election and log replication), in Rust.
 //!
-//! `n` servers (3 by default) replicate a log of at most [`LOG_MAX`] entries;
-//! terms are bounded by `cfg0` (default [`TERMS_DEFAULT`]) so that the state
-//! space is finite. The durable record is Raft's persistent state: the
+//! `n` servers (at most [`NODES_MAX`]) replicate a log of at most [`LOG_MAX`]
+//! entries; terms are bounded by `cfg0` (default [`TERMS_DEFAULT`]) so that
+//! the state space is finite, and `cfg1`, when not 0, is the set of servers
+//! (bit per node) whose election timer may start an election (the others
+//! only vote and follow). The durable record is Raft's persistent state: the
 //! current term, the vote of that term and the log (entry = request id + 1
 //! and the term it was appended in). Every message a node sends in answer
 //! to one it received (a vote, an acknowledgement) leaves only once the
@@ -290,6 +292,7 @@ impl<const BUG: u32> Raft<BUG> {
             v.current.voted_for = 0;
         }
         if v.role == role::LEADER {
+            // Only a server that may stand becomes leader.
             out.set_timer(TIMER_ELECTION)?;
         }
         v.role = role::FOLLOWER;
@@ -297,7 +300,11 @@ impl<const BUG: u32> Raft<BUG> {
         Ok(())
     }
 
-    fn become_leader(config: &Config, v: &mut Volatile, out: &mut Outputs) -> Result<(), CoreError> {
+    fn become_leader(
+        config: &Config,
+        v: &mut Volatile,
+        out: &mut Outputs,
+    ) -> Result<(), CoreError> {
         v.role = role::LEADER;
         v.votes = 0;
         v.matched = [0; NODES_MAX];
@@ -463,13 +470,16 @@ impl<const BUG: u32> TypedCore for Raft<BUG> {
             0 => TERMS_DEFAULT,
             terms => terms as u32,
         };
+        let may_stand = config.params[1] == 0 || config.params[1] & (1 << config.node) != 0;
         match event.kind() {
             Some(EventKind::Start) => {
                 *v = Volatile {
                     current: *d,
                     ..Volatile::default()
                 };
-                out.set_timer(TIMER_ELECTION)?;
+                if may_stand {
+                    out.set_timer(TIMER_ELECTION)?;
+                }
             }
             Some(EventKind::Client) => {
                 let full = v.current.len as usize >= LOG_MAX;
@@ -486,7 +496,8 @@ impl<const BUG: u32> TypedCore for Raft<BUG> {
                 Self::replicate(config, v, out)?;
             }
             Some(EventKind::Timer)
-                if v.role != role::LEADER
+                if may_stand
+                    && v.role != role::LEADER
                     && v.current.term < terms
                     && !v.after_flush.is_full() =>
             {
