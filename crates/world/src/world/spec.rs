@@ -251,7 +251,7 @@ pub const PARAM_HELP: &str = "\
 net=unordered|dup|fifo   network semantics (default unordered)
 net_bound=K              copies of a message counted exactly; more are an untracked surplus (1 to 255, default 1)
 link_bound=K             FIFO: runs of different messages queued per link; more is a capacity fault (1 to 255, default 2)
-drops=K dups=K crashes=K restarts=K partitions=K ticks=K local_fails=K   fault budgets (default 0)
+drops=K dups=K crashes=K restarts=K partitions=K ticks=K local_fails=K   fault budgets (default 0; a pair's cut and its heal each spend one of partitions)
 oneway_cuts=K            budget of one-way link changes: cut or heal src->dst only (default 0)
 isolations=K             budget of ISOLATE n: every link to and from n cut at once (default 0)
 splits=K                 budget of SPLIT: every link between two groups of nodes cut at once (default 0)
