@@ -8,10 +8,10 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Output, Stdio};
+use std::time::Duration;
 
-use common::{cmc, cmc_command, cmc_exiting, cmc_within, compile_c, mkfifo, spawn_cmc, text};
+use common::{cmc, cmc_command, cmc_exiting, cmc_within, compile_c, mkfifo, text};
 
 /// Asserts exit code 2 with a one-line error that contains `needle`.
 fn assert_refused(output: &Output, args: &[&str], needle: &str) {
