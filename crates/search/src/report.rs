@@ -215,6 +215,9 @@ pub struct Report {
     pub violation_kind: Option<String>,
     /// For `vacuous`: the witnesses never reached.
     pub unreached_witnesses: Vec<String>,
+    /// Every property the run checked, as `KIND NAME` (e.g. `always
+    /// TypeOK`), so that a property set that failed to attach shows.
+    pub properties: Vec<String>,
     /// For `error`: what went wrong; for `interrupted`: how to resume.
     pub message: Option<String>,
     /// Distinct states found.
@@ -275,6 +278,11 @@ impl Report {
             verdict: outcome.verdict.as_str().into(),
             property: property.clone(),
             violation_kind,
+            properties: model
+                .properties()
+                .iter()
+                .map(|property| format!("{} {}", property.kind_name(), property.name))
+                .collect(),
             unreached_witnesses: match &outcome.verdict {
                 Verdict::Vacuous { properties } => properties.clone(),
                 _ => Vec::new(),
