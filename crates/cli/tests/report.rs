@@ -446,3 +446,15 @@ fn a_world_check_writes_its_graph_from_the_supervised_child() {
     let nodes = dot.matches("[label=").count() - edges(&dot).len();
     assert!(nodes as u64 >= json["distinct_states"].as_u64().unwrap());
 }
+
+/// With `--json`, a run that ends in error still prints a JSON report: the
+/// error object, with the exit code of an error.
+#[test]
+fn a_run_error_is_a_json_object_under_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["check", "two-phase", "RM=7", "--max-memory", "1M"];
+    let json = json_run(&args, dir.path(), 2);
+    assert_eq!(json["verdict"], "error", "{json}");
+    let message = json["message"].as_str().unwrap();
+    assert!(message.contains("memory budget"), "{message}");
+}
