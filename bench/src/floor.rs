@@ -121,7 +121,7 @@ pub fn new_encodings() -> impl FnMut(&[u8]) -> bool {
         VisitedSet::Memory(FingerprintTable::with_capacity(checker_initial_capacity()));
     move |bytes| {
         visited
-            .make_room(None, 1)
+            .make_room(None, cmc_store::Wanted::exactly(1))
             .expect("an in-memory set without a budget always grows");
         visited.insert(Fingerprint::of_bytes(bytes)) == Some(Insertion::New)
     }

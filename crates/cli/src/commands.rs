@@ -424,16 +424,21 @@ fn check_here(
                 .into(),
         );
     }
-    let (report, model) = if native {
+    let (mut report, model) = if native {
         (model.check(&options), Some(model))
     } else {
         let report = crate::distributed::check(&args.engine, model, &options)?;
         (report, None)
     };
+    report.name_program(&registry::program());
     match report.verdict.as_str() {
         "error" => {
             // The search's own error is the one to report; the page is extra.
             let _ = html_report_if_asked(args, &report);
+            if args.json {
+                // A reader of the JSON gets the error as JSON too.
+                render_report(&report, true, None, with_header, out);
+            }
             return Err(report
                 .message
                 .clone()

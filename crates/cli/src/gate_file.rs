@@ -58,6 +58,8 @@ use toml::Spanned;
 
 /// Seconds a variant may run when the file does not say.
 pub const DEFAULT_TIMEOUT_SECS: f64 = 600.0;
+/// Longest timeout a gate file may set: a week, in seconds.
+pub const MAX_TIMEOUT_SECS: f64 = 7.0 * 24.0 * 3600.0;
 
 /// How to get one variant of a core.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -567,8 +569,10 @@ impl RawSource {
 fn seconds(value: f64, key: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(value)
         .ok()
-        .filter(|duration| !duration.is_zero())
-        .ok_or_else(|| format!("{key} must be a positive number of seconds"))
+        .filter(|duration| !duration.is_zero() && duration.as_secs_f64() <= MAX_TIMEOUT_SECS)
+        .ok_or_else(|| {
+            format!("{key} must be a positive number of seconds, at most {MAX_TIMEOUT_SECS}")
+        })
 }
 
 /// The 1-based line of byte `offset` in `text`.
@@ -685,6 +689,10 @@ mod tests {
             ),
             ("[[core]]\nname = \"a\"\nnodes = 2\nbuild = \"cc x.c\"\n", "{library}"),
             ("timeout = -1\n[[core]]\nname = \"a\"\nnodes = 2\nrust = \"x\"\n", "timeout"),
+            (
+                "timeout = 1e19\n[[core]]\nname = \"a\"\nnodes = 2\nrust = \"x\"\n",
+                "timeout must be a positive number of seconds, at most",
+            ),
             ("", "no [[core]]"),
             (
                 "[[core]]\nname = \"a\"\nnodes = 2\nrust = \"x\"\nsearch = { strategy = \"dfs\" }\n",

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use common::{cmc, spawn_cmc, text};
+use common::{cmc, cmc_within, mkfifo, spawn_cmc, text};
 
 /// The arguments of `cmc check` on `model` (its name and parameters) with
 /// checkpoints in `name`.
@@ -127,6 +127,62 @@ fn an_edited_counter_is_refused() {
     assert_ne!(edited, original, "the counter is in the manifest");
     std::fs::write(&manifest, edited).unwrap();
     assert_refused(&resume(dir.path(), "ckpt"), "ckpt/checkpoint/manifest");
+}
+
+#[test]
+fn resealed_counters_out_of_range_are_refused_at_once() {
+    for (from, to) in [
+        (
+            "\"table_capacity\": ",
+            "\"table_capacity\": 4611686018427387904",
+        ),
+        ("\"wall_seconds\": ", "\"wall_seconds\": -5"),
+        (
+            "\"trace_next_block\": ",
+            "\"trace_next_block\": 4611686018427387904",
+        ),
+        ("\"states_generated\": ", "\"states_generated\": 0"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        checkpointed(dir.path(), "ckpt", &["two-phase", "RM=4"]);
+        let manifest = dir.path().join("ckpt/checkpoint/manifest");
+        let sealed = std::fs::read_to_string(&manifest).unwrap();
+        let body = cmc_search::sealed::unseal(&sealed).expect("sealed");
+        let line = body
+            .lines()
+            .find(|line| line.trim_start().starts_with(from));
+        let line = line.unwrap_or_else(|| panic!("{from} in {body}"));
+        let comma = if line.ends_with(',') { "," } else { "" };
+        let edited = body.replace(line, &format!("    {to}{comma}"));
+        std::fs::write(&manifest, cmc_search::sealed::seal(&edited)).unwrap();
+        let args = ["check", "--resume", "ckpt", "--progress", "off"];
+        let output = cmc_within(&args, dir.path(), Duration::from_secs(20));
+        assert_refused(&output, "ckpt/");
+        assert!(
+            !text(&output).1.contains("panicked"),
+            "{to}: {:?}",
+            text(&output)
+        );
+    }
+}
+
+#[test]
+fn a_checkpoint_file_that_is_a_fifo_is_refused_at_once() {
+    for file in ["checkpoint/manifest", "checkpoint/table.bin", "trace.log"] {
+        let dir = tempfile::tempdir().unwrap();
+        checkpointed(dir.path(), "ckpt", &["two-phase", "RM=3"]);
+        let path = dir.path().join("ckpt").join(file);
+        std::fs::remove_file(&path).unwrap();
+        mkfifo(&path);
+        let args = ["check", "--resume", "ckpt", "--progress", "off"];
+        let output = cmc_within(&args, dir.path(), Duration::from_secs(20));
+        assert_refused(&output, &format!("ckpt/{file}"));
+        assert!(
+            text(&output).1.contains("FIFO"),
+            "{file}: {:?}",
+            text(&output)
+        );
+    }
 }
 
 #[test]

@@ -8,25 +8,10 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Output, Stdio};
+use std::time::Duration;
 
-use common::{cmc, cmc_command, cmc_exiting, compile_c, spawn_cmc, text};
-
-/// Runs `cmc args` in `dir`, failing the test if it runs longer than `limit`.
-fn cmc_within(args: &[&str], dir: &Path, limit: Duration) -> Output {
-    let mut child = spawn_cmc(args, dir);
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("cmc {args:?} still runs after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    child.wait_with_output().unwrap()
-}
+use common::{cmc, cmc_command, cmc_exiting, cmc_within, compile_c, mkfifo, text};
 
 /// Asserts exit code 2 with a one-line error that contains `needle`.
 fn assert_refused(output: &Output, args: &[&str], needle: &str) {
@@ -35,11 +20,6 @@ fn assert_refused(output: &Output, args: &[&str], needle: &str) {
     assert!(stderr.contains(needle), "{args:?}: {stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
     assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-}
-
-fn make_fifo(path: &Path) {
-    let status = Command::new("mkfifo").arg(path).status().unwrap();
-    assert!(status.success());
 }
 
 #[test]
@@ -72,10 +52,38 @@ fn numbers_out_of_range_are_refused_before_anything_is_allocated() {
     }
 }
 
+/// A two-process timely run whose hostfile is a FIFO, or `/dev/zero`.
+const TIMELY_HOSTFILE_FIFO: [&str; 9] = [
+    "check",
+    "two-phase",
+    "--engine",
+    "timely",
+    "--processes",
+    "2",
+    "--process",
+    "0",
+    "--hostfile=fifo",
+];
+const TIMELY_HOSTFILE_ZERO: [&str; 9] = [
+    "check",
+    "two-phase",
+    "--engine",
+    "timely",
+    "--processes",
+    "2",
+    "--process",
+    "0",
+    "--hostfile=/dev/zero",
+];
+
 #[test]
 fn files_that_are_not_regular_files_are_refused_without_hanging() {
     let dir = tempfile::tempdir().unwrap();
-    make_fifo(&dir.path().join("fifo"));
+    mkfifo(&dir.path().join("fifo"));
+    std::fs::create_dir(dir.path().join("fifo-corpus")).unwrap();
+    mkfifo(&dir.path().join("fifo-corpus/corpus.toml"));
+    std::fs::create_dir(dir.path().join("zero-corpus")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero-corpus/corpus.toml")).unwrap();
     std::fs::create_dir(dir.path().join("folder")).unwrap();
     let cases: &[(&[&str], &str)] = &[
         (&["replay", "fifo"], "is a FIFO"),
@@ -86,6 +94,12 @@ fn files_that_are_not_regular_files_are_refused_without_hanging() {
         (&["check", "--core", "fifo"], "is a FIFO"),
         (&["check", "--core", "/dev/zero"], "is a device"),
         (&["check", "--core", "folder"], "is a directory"),
+        (&["gate", "fifo"], "is a FIFO"),
+        (&["gate", "/dev/zero"], "is a device"),
+        (&["corpus", "fifo-corpus"], "is a FIFO"),
+        (&["corpus", "zero-corpus"], "is a device"),
+        (&TIMELY_HOSTFILE_FIFO, "is a FIFO"),
+        (&TIMELY_HOSTFILE_ZERO, "is a device"),
     ];
     for (args, needle) in cases {
         let output = cmc_within(args, dir.path(), Duration::from_secs(20));

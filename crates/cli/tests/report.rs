@@ -60,6 +60,58 @@ fn a_passing_run_reports_its_verdict_and_counts() {
     assert!(!page.contains("id=\"counterexample\""));
 }
 
+/// A passing run names every property it checked, in its text, JSON and
+/// HTML reports: a property set that failed to attach cannot look like a pass.
+#[test]
+fn a_passing_run_lists_the_properties_it_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["check", "two-phase", "RM=3", "--report", "pass.html"];
+    let json = json_run(&args, dir.path(), 0);
+    let checked = ["always TCConsistent", "always TPTypeOK"];
+    for property in checked {
+        assert!(
+            json["properties"]
+                .as_array()
+                .unwrap()
+                .contains(&property.into()),
+            "{json}"
+        );
+    }
+    let page = std::fs::read_to_string(dir.path().join("pass.html")).unwrap();
+    for property in checked {
+        let row =
+            format!("<td class=\"mono\">{property}</td><td>held in every reachable state</td>");
+        assert!(page.contains(&row), "{row}");
+    }
+    let (stdout, _) = cmc_exiting(&["check", "two-phase", "RM=3"], dir.path(), 0);
+    assert!(
+        stdout.contains("Properties checked: always TPTypeOK, always TCConsistent."),
+        "{stdout}"
+    );
+}
+
+/// A replayed trace is a trace, not a search: its reports never claim
+/// every reachable state, even for a trace of one state.
+#[test]
+fn a_replayed_trace_never_reads_as_a_complete_search() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("one.cmc-trace"),
+        "cmc-replay 2\nmodel die-hard\nparam INVARIANTS=TypeOK\ninit 0\nend\n",
+    )
+    .unwrap();
+    let (stdout, _) = cmc_exiting(
+        &["replay", "one.cmc-trace", "--report", "one.html"],
+        dir.path(),
+        0,
+    );
+    assert!(!stdout.contains("Model checking completed"), "{stdout}");
+    assert!(stdout.contains("Replay completed"), "{stdout}");
+    let page = std::fs::read_to_string(dir.path().join("one.html")).unwrap();
+    assert!(!page.contains("every reachable state"), "{page}");
+    assert!(page.contains("a replayed trace"), "{page}");
+}
+
 #[test]
 fn a_violation_shows_every_step_and_its_changes() {
     let dir = tempfile::tempdir().unwrap();
@@ -393,4 +445,16 @@ fn a_world_check_writes_its_graph_from_the_supervised_child() {
     // The check stopped at the violation; the graph holds every reachable state.
     let nodes = dot.matches("[label=").count() - edges(&dot).len();
     assert!(nodes as u64 >= json["distinct_states"].as_u64().unwrap());
+}
+
+/// With `--json`, a run that ends in error still prints a JSON report: the
+/// error object, with the exit code of an error.
+#[test]
+fn a_run_error_is_a_json_object_under_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["check", "two-phase", "RM=7", "--max-memory", "1M"];
+    let json = json_run(&args, dir.path(), 2);
+    assert_eq!(json["verdict"], "error", "{json}");
+    let message = json["message"].as_str().unwrap();
+    assert!(message.contains("memory budget"), "{message}");
 }

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use cmc_model::{Encode, Model};
 use cmc_store::{
     DiskFingerprintSet, FingerprintTable, Frontier, InsertRoom, LevelBuilder, RoomError, Segment,
-    TraceLog, VisitedSet,
+    TraceLog, VisitedSet, Wanted,
 };
 
 use crate::checkpoint::{CheckpointDir, Counters};
@@ -307,7 +307,7 @@ pub(crate) fn visit_initial_states<M: Model>(
     model.init_states(&mut initial);
     let mut states = initial.into_iter().enumerate().peekable();
     while states.peek().is_some() {
-        make_room(table, options, 0)?;
+        make_room(table, options, Wanted::default())?;
         let batch = usize::try_from(table.insert_room()).unwrap_or(usize::MAX);
         let expander = Expander::new(model, properties, table, options);
         for (index, state) in states.by_ref().take(batch) {
@@ -478,7 +478,7 @@ impl<M: Model> Search<'_, M> {
         at: &mut Position,
         checkpoint_deadline: Option<Instant>,
         interrupt: Option<&AtomicBool>,
-    ) -> Result<(Vec<Segment>, u64), SearchError> {
+    ) -> Result<(Vec<Segment>, Wanted), SearchError> {
         let pause = AtomicBool::new(false);
         let room = InsertRoom::new(at.table.insert_room());
         let cursor = AtomicUsize::new(0);
@@ -535,7 +535,7 @@ impl<M: Model> Search<'_, M> {
 pub(crate) fn make_room(
     table: &mut VisitedSet,
     options: &SearchOptions,
-    wanted: u64,
+    wanted: Wanted,
 ) -> Result<(), SearchError> {
     table
         .make_room(options.table_memory_budget_bytes(), wanted)
@@ -546,6 +546,11 @@ pub(crate) fn make_room(
             } => SearchError::MemoryBudget {
                 needed_bytes,
                 budget_bytes,
+                advice: if options.fingerprints_on_disk {
+                    "raise --max-memory (the fingerprint table must hold one state's new successors)"
+                } else {
+                    "raise --max-memory or keep fingerprints on disk (--disk-fingerprints)"
+                },
             },
             RoomError::Io(problem) => SearchError::TraceIo(problem),
         })
@@ -704,5 +709,37 @@ impl<M: Model> Share<'_, M> {
         worker.tally = std::mem::take(&mut scratch.tally);
         worker.error = result.err();
         worker
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A table that cannot hold one state's successors within the budget is
+    /// an error whose advice names only options not already given.
+    #[test]
+    fn the_memory_budget_advice_names_only_options_not_given() {
+        let dir = tempfile::tempdir().unwrap();
+        for (on_disk, advice) in [
+            (
+                false,
+                "raise --max-memory or keep fingerprints on disk (--disk-fingerprints)",
+            ),
+            (
+                true,
+                "raise --max-memory (the fingerprint table must hold one state's new successors)",
+            ),
+        ] {
+            let options = SearchOptions {
+                max_memory_bytes: Some(64 << 10),
+                fingerprints_on_disk: on_disk,
+                trace_dir: Some(dir.path().to_path_buf()),
+                ..SearchOptions::default()
+            };
+            let mut table = new_visited_set(&options);
+            let error = make_room(&mut table, &options, Wanted::exactly(1 << 20)).unwrap_err();
+            assert!(error.to_string().ends_with(advice), "{error}");
+        }
     }
 }

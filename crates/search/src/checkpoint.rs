@@ -33,6 +33,7 @@ use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use cmc_model::Model;
 use cmc_store::{
@@ -210,6 +211,52 @@ fn read_manifest(dir: &Path) -> Result<(PathBuf, Manifest), String> {
     Ok((found, manifest))
 }
 
+/// Fails unless every counter of a checkpoint is one a run could have
+/// written, before any is used: the table's capacity fits this machine's
+/// memory and holds the states counted, the wall time is a finite number of
+/// seconds, and the counts agree with each other. (The trace log's position
+/// is checked against the log's length when it is reopened; the states
+/// counted, against the table's file once loaded.)
+fn check_counters(counters: &Counters) -> Result<(), String> {
+    let slots_max = physical_memory_bytes() / cmc_store::FingerprintTable::bytes_for(1) as u64;
+    let capacity = counters.table_capacity as u64;
+    if capacity < counters.distinct_states || capacity > slots_max {
+        return Err(format!(
+            "its table capacity {capacity} is not between the {} states it holds and the {slots_max} slots this machine's memory holds; the checkpoint cannot be resumed",
+            counters.distinct_states
+        ));
+    }
+    if Duration::try_from_secs_f64(counters.wall_seconds).is_err() {
+        return Err(format!(
+            "its wall time {} is not a number of seconds; the checkpoint cannot be resumed",
+            counters.wall_seconds
+        ));
+    }
+    if counters.states_generated < counters.distinct_states
+        || counters.depth > counters.distinct_states
+    {
+        return Err(format!(
+            "its counts do not fit together (depth {}, {} states generated, {} distinct); the checkpoint cannot be resumed",
+            counters.depth, counters.states_generated, counters.distinct_states
+        ));
+    }
+    Ok(())
+}
+
+/// Bytes of this machine's memory.
+fn physical_memory_bytes() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    u64::try_from(pages)
+        .unwrap_or(0)
+        .saturating_mul(u64::try_from(page).unwrap_or(0))
+}
+
 /// What a checkpoint restores.
 pub(crate) struct Restored {
     pub counters: Counters,
@@ -301,6 +348,7 @@ impl CheckpointDir {
             }
         }
         let counters = manifest.counters;
+        check_counters(&counters).map_err(|problem| at(&manifest_path, problem))?;
         let trace_path = taken.trace_log_path();
         let log = TraceLog::reopen(&trace_path, counters.trace_next_block)
             .map_err(|e| at(&trace_path, e))?;

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use cmc_model::{Encode, Model};
-use cmc_store::{TraceId, TraceLog};
+use cmc_store::{TraceId, TraceLog, Wanted};
 
 use crate::expand::{Expander, Scratch, SearchError, ViolationSite};
 use crate::progress::Progress;
@@ -63,7 +63,7 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) 
             let state_bytes = state.to_bytes();
             let mut wanted = 0;
             loop {
-                crate::bfs::make_room(&mut table, options, wanted)?;
+                crate::bfs::make_room(&mut table, options, Wanted::exactly(wanted))?;
                 let room = table.insert_room();
                 let expander = Expander::new(model, &properties, &table, options);
                 let first_child = stack.len();

@@ -51,10 +51,12 @@ pub(crate) enum SearchError {
     TableFull { capacity: usize },
     #[error("cannot write the search's files (trace log or frontier spill): {0} (is the disk full? choose another place with --trace-dir)")]
     TraceIo(#[from] io::Error),
-    #[error("the fingerprint table needs {needed_bytes} bytes, more than the memory budget allows ({budget_bytes} bytes of --max-memory); raise --max-memory or keep fingerprints on disk (--disk-fingerprints)")]
+    #[error("the fingerprint table needs {needed_bytes} bytes, more than the memory budget allows ({budget_bytes} bytes of --max-memory); {advice}")]
     MemoryBudget {
         needed_bytes: u64,
         budget_bytes: u64,
+        /// What the user can do, naming only options not already given.
+        advice: &'static str,
     },
     #[error("cannot save a checkpoint: {0} (is the disk full?)")]
     Checkpoint(io::Error),

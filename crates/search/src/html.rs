@@ -117,7 +117,9 @@ impl Report {
             ("verdict", self.verdict.clone()),
             (
                 "explored",
-                if self.complete {
+                if self.strategy == "replay" {
+                    "a replayed trace".into()
+                } else if self.complete {
                     "complete: every reachable state".into()
                 } else {
                     format!(
@@ -153,9 +155,9 @@ impl Report {
         page.push_str("</table>\n");
     }
 
-    /// The properties the report names and what became of them. A report
-    /// only names the violated property and the witnesses never reached;
-    /// every other property held (within the bound, if the run had one).
+    /// Every property checked and what became of them: the violated one,
+    /// the witnesses never reached, and every other one held (within the
+    /// bound, if the run had one).
     fn html_properties(&self, page: &mut String) {
         page.push_str("<h2>Properties</h2>\n<table id=\"properties\">\n");
         page.push_str("<tr><th>property</th><th>verdict</th></tr>\n");
@@ -170,20 +172,42 @@ impl Report {
         for witness in &self.unreached_witnesses {
             let _ = writeln!(
                 page,
-                "<tr><td class=\"mono\">{}</td><td class=\"fail\">never reached</td></tr>",
-                escape_html(witness)
+                "<tr><td class=\"mono\">{}</td><td class=\"fail\">never reached{}</td></tr>",
+                escape_html(witness),
+                if self.complete {
+                    ""
+                } else {
+                    " within the bound"
+                }
             );
         }
         let others = match self.verdict.as_str() {
+            "pass" if self.strategy == "replay" => "held along the trace",
             "pass" if self.complete => "held in every reachable state",
             "pass" => "held within the bound",
             "violated" => "not checked past the violation",
             _ => "not established",
         };
-        let _ = writeln!(
-            page,
-            "<tr><td>every other property</td><td>{others}</td></tr>"
-        );
+        let named = |checked: &str| {
+            let name = checked.split_once(' ').map_or(checked, |(_, name)| name);
+            self.property.as_deref() == Some(name)
+                || self
+                    .unreached_witnesses
+                    .iter()
+                    .any(|witness| witness == name)
+        };
+        for checked in self.properties.iter().filter(|checked| !named(checked)) {
+            let _ = writeln!(
+                page,
+                "<tr><td class=\"mono\">{}</td><td>{others}</td></tr>",
+                escape_html(checked)
+            );
+        }
+        if self.properties.is_empty() {
+            page.push_str(
+                "<tr><td>none</td><td class=\"fail\">no property was checked</td></tr>\n",
+            );
+        }
         page.push_str("</table>\n");
     }
 }

@@ -69,6 +69,12 @@ impl Report {
     pub fn render_outcome(&self) -> String {
         let mut text = String::new();
         match self.verdict.as_str() {
+            "pass" if self.strategy == "replay" => {
+                let _ = writeln!(
+                    text,
+                    "Replay completed: no property is violated along the trace."
+                );
+            }
             "pass" if self.complete => {
                 let _ = writeln!(text, "Model checking completed. No error has been found.");
             }
@@ -88,9 +94,14 @@ impl Report {
                 };
             }
             "vacuous" => {
+                let within = match (self.complete, &self.bound) {
+                    (true, _) => String::new(),
+                    (false, Some(bound)) => format!(" within the bound ({bound})"),
+                    (false, None) => " within this run's limits".into(),
+                };
                 let _ = writeln!(
                     text,
-                    "Error: the search ended without ever reaching {}: properties that rely on it were checked vacuously.",
+                    "Error: the search ended without ever reaching {}{within}: properties that rely on it were checked vacuously.",
                     self.unreached_witnesses.join(", ")
                 );
             }
@@ -115,6 +126,12 @@ impl Report {
                     self.message.as_deref().unwrap_or("unknown cause")
                 );
             }
+        }
+        if self.verdict == "pass" {
+            let _ = match self.properties.as_slice() {
+                [] => writeln!(text, "No property was checked."),
+                checked => writeln!(text, "Properties checked: {}.", checked.join(", ")),
+            };
         }
         if let Some(counterexample) = &self.counterexample {
             render_counterexample(&mut text, counterexample);

@@ -215,6 +215,9 @@ pub struct Report {
     pub violation_kind: Option<String>,
     /// For `vacuous`: the witnesses never reached.
     pub unreached_witnesses: Vec<String>,
+    /// Every property the run checked, as `KIND NAME` (e.g. `always
+    /// TypeOK`), so that a property set that failed to attach shows.
+    pub properties: Vec<String>,
     /// For `error`: what went wrong; for `interrupted` and `time-limit`: how
     /// to resume.
     pub message: Option<String>,
@@ -254,9 +257,30 @@ pub struct Report {
     /// The replay file of the counterexample, as text.
     #[serde(skip)]
     pub replay_file: Option<ReplayFile>,
+    /// For `interrupted`: the checkpoint saved, if any.
+    #[serde(skip)]
+    pub checkpoint: Option<std::path::PathBuf>,
+}
+
+/// How to resume an interrupted run from its checkpoint `dir`, in the
+/// front end `program`.
+fn resume_message(program: &str, dir: &std::path::Path) -> String {
+    format!(
+        "checkpoint saved in {}; resume with: {program} check --resume {}",
+        dir.display(),
+        dir.display()
+    )
 }
 
 impl Report {
+    /// Names `program` (the front end running, e.g. a user's own) in the
+    /// advice the report gives, such as how to resume.
+    pub fn name_program(&mut self, program: &str) {
+        if let Some(dir) = &self.checkpoint {
+            self.message = Some(resume_message(program, dir));
+        }
+    }
+
     /// The report of `outcome`, a search of `model` run with `options`.
     pub fn new<M: Model>(model: &M, options: &SearchOptions, outcome: &Outcome<M>) -> Report {
         let stats = &outcome.stats;
@@ -276,6 +300,11 @@ impl Report {
             verdict: outcome.verdict.as_str().into(),
             property: property.clone(),
             violation_kind,
+            properties: model
+                .properties()
+                .iter()
+                .map(|property| format!("{} {}", property.kind_name(), property.name))
+                .collect(),
             unreached_witnesses: match &outcome.verdict {
                 Verdict::Vacuous { properties } => properties.clone(),
                 _ => Vec::new(),
@@ -284,11 +313,7 @@ impl Report {
                 Verdict::Error { message } => Some(message.clone()),
                 Verdict::Interrupted {
                     checkpoint: Some(dir),
-                } => Some(format!(
-                    "checkpoint saved in {}; resume with: cmc check --resume {}",
-                    dir.display(),
-                    dir.display()
-                )),
+                } => Some(resume_message("cmc", dir)),
                 Verdict::Interrupted { checkpoint: None } => {
                     Some("no checkpoint was saved (use --checkpoint DIR)".into())
                 }
@@ -321,6 +346,10 @@ impl Report {
             },
             walks: stats.walks.as_ref().map(WalksReport::new),
             coverage: stats.coverage.as_ref().map(CoverageReport::new),
+            checkpoint: match &outcome.verdict {
+                Verdict::Interrupted { checkpoint } => checkpoint.clone(),
+                _ => None,
+            },
             replay_file: outcome.counterexample.as_ref().map(|c| ReplayFile {
                 settings: replay_settings(options, stats.walks.as_ref()),
                 ..ReplayFile::from_counterexample(model, c, property.as_deref())

@@ -82,3 +82,30 @@ fn quotes_in_names_and_labels_stay_inside_dot_strings() {
         cmc_search::DotError::TooManyStates { max_states: 3 }
     );
 }
+
+/// The advice to resume an interrupted run names the front end running it
+/// (a user's own program), not `cmc`.
+#[test]
+fn an_interrupted_run_says_how_to_resume_in_the_program_running_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let checkpoint = dir.path().join("ckpt");
+    let mut report = Hostile.check(&SearchOptions {
+        workers: 1,
+        checkpoint: Some(cmc_search::CheckpointOptions {
+            dir: checkpoint.clone(),
+            interval: std::time::Duration::from_secs(3600),
+            resume: false,
+            overwrite: false,
+        }),
+        interrupt: Some(std::sync::Arc::new(true.into())),
+        ..SearchOptions::default()
+    });
+    assert_eq!(report.verdict, "interrupted", "{:?}", report.message);
+    report.name_program("mycheck");
+    let expected = format!(
+        "resume with: mycheck check --resume {}",
+        checkpoint.display()
+    );
+    let message = report.message.unwrap();
+    assert!(message.ends_with(&expected), "{message}");
+}

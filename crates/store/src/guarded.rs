@@ -5,14 +5,13 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// Opens `path` with `options`, refusing a symbolic link as the last
 /// component (`O_NOFOLLOW`) and anything but a regular file (see
 /// [`crate::input_file::open_regular`]) with an error that names the file.
 fn open_with(options: &mut OpenOptions, path: &Path) -> io::Result<File> {
-    crate::input_file::open_regular(options.custom_flags(libc::O_NOFOLLOW), path).map_err(|error| {
+    crate::input_file::open_regular(options, path, libc::O_NOFOLLOW).map_err(|error| {
         if error.raw_os_error() == Some(libc::ELOOP) {
             io::Error::new(
                 io::ErrorKind::InvalidInput,

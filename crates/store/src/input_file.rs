@@ -26,14 +26,16 @@ fn not_regular(kind: std::fs::FileType) -> Option<&'static str> {
     }
 }
 
-/// Opens `path` with `options` (plus `O_NONBLOCK`, so that opening a FIFO
-/// cannot wait for a writer) and refuses, naming the file, anything that is
-/// not a regular file once open. Errors name the path.
-pub fn open_regular(options: &mut OpenOptions, path: &Path) -> io::Result<File> {
+/// Opens `path` with `options` and the `open(2)` flags `flags` (plus
+/// `O_NONBLOCK`, so that opening a FIFO cannot wait for a writer) and
+/// refuses, naming the file, anything that is not a regular file once open.
+/// Errors name the path, except `ELOOP` (a link refused by `O_NOFOLLOW`),
+/// left as the system gave it.
+pub fn open_regular(options: &mut OpenOptions, path: &Path, flags: i32) -> io::Result<File> {
     let named =
         |error: io::Error| io::Error::new(error.kind(), format!("{}: {error}", path.display()));
     let file = options
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(flags | libc::O_NONBLOCK)
         .open(path)
         .map_err(|error| {
             if error.raw_os_error() == Some(libc::ELOOP) {
@@ -78,7 +80,7 @@ fn open(path: &Path, what: &str) -> Result<File, String> {
         ));
     }
     // The path may have been replaced since: the open file is checked again.
-    open_regular(OpenOptions::new().read(true), path)
+    open_regular(OpenOptions::new().read(true), path, 0)
         .map_err(|problem| format!("cannot read the {what} {}: {problem}", path.display()))
 }
 

@@ -7,6 +7,27 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// updates than one per state).
 const CLAIM_BLOCK: u64 = 4096;
 
+/// Room for inserts the visited set must make before refused work can go on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Wanted {
+    /// What must fit for the work to go on (the largest claim refused).
+    pub least: u64,
+    /// What should fit so that the work goes on without pausing again: the
+    /// least plus a block for every worker (so that it still fits when the
+    /// others have taken their blocks first).
+    pub preferred: u64,
+}
+
+impl Wanted {
+    /// Exactly `inserts`, no more preferred.
+    pub fn exactly(inserts: u64) -> Wanted {
+        Wanted {
+            least: inserts,
+            preferred: inserts,
+        }
+    }
+}
+
 /// The inserts the visited set can take until its owner makes room
 /// ([`VisitedSet::insert_room`](crate::VisitedSet::insert_room) at the
 /// start of a pass), shared out among workers through [`WorkerRoom`]s.
@@ -42,14 +63,18 @@ impl InsertRoom {
             .is_ok()
     }
 
-    /// The room the owner must make before the refused work can go on: 0
-    /// if no claim was refused, else the largest refused claim plus a block
-    /// for every worker (so that it still fits when the others have taken
-    /// their blocks first).
-    pub fn wanted(&self) -> u64 {
+    /// The room the owner must make before the refused work can go on:
+    /// none if no claim was refused, else at least the largest refused
+    /// claim (a room that holds it lets the first worker to claim it go on,
+    /// whatever the others hold), preferably that plus a block for every
+    /// worker.
+    pub fn wanted(&self) -> Wanted {
         match self.refused.load(Ordering::Relaxed) {
-            0 => 0,
-            refused => refused + CLAIM_BLOCK * self.workers.load(Ordering::Relaxed),
+            0 => Wanted::default(),
+            refused => Wanted {
+                least: refused,
+                preferred: refused + CLAIM_BLOCK * self.workers.load(Ordering::Relaxed),
+            },
         }
     }
 
@@ -121,11 +146,15 @@ mod tests {
         second.settle(5000);
         // first holds 4095 of its block, 904 are left shared: 4999 at most.
         assert!(!first.claim(5000));
-        assert_eq!(room.wanted(), 5000 + 2 * CLAIM_BLOCK);
+        let wanted = Wanted {
+            least: 5000,
+            preferred: 5000 + 2 * CLAIM_BLOCK,
+        };
+        assert_eq!(room.wanted(), wanted);
         assert!(first.claim(4999));
         first.settle(4999);
         assert!(!second.claim(1));
-        assert_eq!(room.wanted(), 5000 + 2 * CLAIM_BLOCK);
+        assert_eq!(room.wanted(), wanted);
     }
 
     #[test]
@@ -136,6 +165,6 @@ mod tests {
             assert!(worker.claim(50));
             worker.settle(0);
         }
-        assert_eq!(room.wanted(), 0);
+        assert_eq!(room.wanted(), Wanted::default());
     }
 }

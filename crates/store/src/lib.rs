@@ -25,7 +25,7 @@ mod visited_set;
 pub use disk_fingerprint_set::DiskFingerprintSet;
 pub use fingerprint_table::{advise_huge_pages, FingerprintTable, Insertion};
 pub use frontier::{Frontier, FrontierEntry, LevelBuilder, Segment, SEGMENT_STATES_MAX};
-pub use insert_room::{InsertRoom, WorkerRoom};
+pub use insert_room::{InsertRoom, Wanted, WorkerRoom};
 pub use trace_log::{TraceId, TraceLog, TraceRecord, TraceWriter};
 pub use visited_set::{RoomError, VisitedSet};
 

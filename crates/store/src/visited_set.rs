@@ -5,7 +5,7 @@ use std::path::Path;
 
 use cmc_model::Fingerprint;
 
-use crate::{DiskFingerprintSet, FingerprintTable, Insertion};
+use crate::{DiskFingerprintSet, FingerprintTable, Insertion, Wanted};
 
 /// Fraction of an in-memory table's slots filled before it must grow.
 ///
@@ -197,19 +197,20 @@ impl VisitedSet {
     }
 
     /// Makes room, if needed, so that afterwards the table is below its pause
-    /// threshold and at least `wanted` inserts fit ([`insert_room`]): grows the
-    /// in-memory table (by at least a quarter, within `memory_budget_bytes`
-    /// when given), or flushes it to disk (growing the bounded table only when
-    /// `wanted` exceeds it, within the same budget). Does nothing when there
-    /// is room already.
+    /// threshold and at least `wanted.least` inserts fit ([`insert_room`]),
+    /// `wanted.preferred` when the budget allows: grows the in-memory table
+    /// (by at least a quarter, within `memory_budget_bytes` when given), or
+    /// flushes it to disk (growing the bounded table only when
+    /// `wanted.least` exceeds it, within the same budget). Does nothing when
+    /// there is room already.
     ///
     /// [`insert_room`]: Self::insert_room
     pub fn make_room(
         &mut self,
         memory_budget_bytes: Option<u64>,
-        wanted: u64,
+        wanted: Wanted,
     ) -> Result<(), RoomError> {
-        if !self.needs_room() && self.insert_room() >= wanted {
+        if !self.needs_room() && self.insert_room() >= wanted.preferred {
             return Ok(());
         }
         match self {
@@ -217,11 +218,11 @@ impl VisitedSet {
                 let len = table.len();
                 let capacity = table.capacity();
                 // The least capacity that does the job, and the one preferred.
-                let least = slots_holding(len + wanted, HARD_LOAD)
+                let least = slots_holding(len + wanted.least, HARD_LOAD)
                     .max(slots_holding(len + 1, GROW_AT_LOAD))
                     .max(capacity + capacity / 16);
                 let preferred = grown_capacity(capacity)
-                    .max(slots_holding(len + wanted, GROW_AT_LOAD))
+                    .max(slots_holding(len + wanted.preferred, GROW_AT_LOAD))
                     .max(least);
                 let capacity = affordable_capacity(least, preferred, memory_budget_bytes)?;
                 table.grow(capacity);
@@ -232,9 +233,10 @@ impl VisitedSet {
                     set.flush().map_err(RoomError::Io)?;
                 }
                 let capacity = set.memory_capacity();
-                let least = slots_holding(wanted, HARD_LOAD);
+                let least = slots_holding(wanted.least, HARD_LOAD);
                 if least > capacity {
-                    set.grow_memory(affordable_capacity(least, least, memory_budget_bytes)?);
+                    let preferred = slots_holding(wanted.preferred, HARD_LOAD);
+                    set.grow_memory(affordable_capacity(least, preferred, memory_budget_bytes)?);
                 }
                 Ok(())
             }
@@ -247,5 +249,31 @@ impl VisitedSet {
             VisitedSet::Memory(table) => table.save(path),
             VisitedSet::Disk(set) => set.save(path),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With fingerprints on disk, the in-memory table need hold only the
+    /// least room wanted (one state's new successors), not the room a worker
+    /// block would prefer, when the budget allows no more.
+    #[test]
+    fn a_set_on_disk_within_a_small_budget_makes_the_least_room_wanted() {
+        let dir = tempfile::tempdir().unwrap();
+        const BUDGET: u64 = 32 << 10; // 2,048 slots
+        let mut set = VisitedSet::Disk(DiskFingerprintSet::new(2048, dir.path()));
+        let wanted = Wanted {
+            least: 64,
+            preferred: 64 + 4096,
+        };
+        set.make_room(Some(BUDGET), wanted).unwrap();
+        assert!(set.insert_room() >= 64);
+        let too_much = Wanted::exactly(4096);
+        assert!(matches!(
+            set.make_room(Some(BUDGET), too_much),
+            Err(RoomError::OverBudget { .. })
+        ));
     }
 }

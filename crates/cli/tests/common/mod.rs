@@ -29,6 +29,37 @@ pub fn spawn_cmc(args: &[&str], dir: &Path) -> Child {
     cmc_command(args, dir).spawn().expect("the cmc binary runs")
 }
 
+/// Runs `cmc args` in `dir`, failing the test (after killing it) if it has
+/// not ended within `limit`: a hang is a failure, not a wait.
+pub fn cmc_within(args: &[&str], dir: &Path, limit: std::time::Duration) -> Output {
+    let mut child = cmc_command(args, dir)
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("the cmc binary runs");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("waitable").is_none() {
+        if started.elapsed() > limit {
+            child.kill().expect("killable");
+            let output = child.wait_with_output().expect("waitable");
+            panic!(
+                "cmc {args:?} did not end within {limit:?}: {:?}",
+                text(&output)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("waitable")
+}
+
+/// Makes a FIFO at `path`.
+pub fn mkfifo(path: &Path) {
+    let made = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
 /// Standard output and standard error as text.
 pub fn text(output: &Output) -> (String, String) {
     (
