@@ -1,0 +1,158 @@
+//! A schedule of World actions, driven step by step, with every property
+//! checked in every state it reaches.
+//!
+//! [`ACCEPT_SYNC_SCHEDULE`] is the run of upstream pull request 112: server
+//! 3 leads the first round; server 1 accepts its entry, server 2 does not;
+//! server 1 takes over in a new round with server 2's promise; the
+//! `AcceptSync` it sends server 2 must start at server 2's own log end.
+
+use cmc_model::{Model, PropertyKind};
+use cmc_world::world::action::{Action, NetOp};
+use cmc_world::world::state::WorldState;
+use cmc_world::World;
+
+use crate::codec;
+
+/// One scheduled action; after each, every node flushes its writes.
+#[derive(Clone, Copy, Debug)]
+pub enum Step {
+    /// Deliver the message with this tag from `src` to `dst` (the first in
+    /// the network's order if several are in flight).
+    Deliver(u8, u8, u8),
+    /// A tick of a node's clock.
+    Tick(u8),
+    /// Client request `request` reaches `node`.
+    Client(u8, u8),
+}
+
+use codec::tag::*;
+use Step::*;
+
+/// The run of the `AcceptSync` bug, from the initial state.
+pub const ACCEPT_SYNC_SCHEDULE: &[Step] = &[
+    // Server 3 (n2) hears server 2 and leads round 0.3.
+    Deliver(2, 1, HB_REQUEST),
+    Deliver(1, 2, HB_REPLY),
+    Tick(2),
+    // Servers 1 and 2 promise and take the leader's (empty) log.
+    Deliver(2, 0, PREPARE),
+    Deliver(0, 2, PROMISE),
+    Deliver(2, 0, ACCEPT_SYNC),
+    Deliver(2, 1, PREPARE),
+    Deliver(1, 2, PROMISE),
+    Deliver(2, 1, ACCEPT_SYNC),
+    // Request 0 is accepted by server 1 only.
+    Client(0, 2),
+    Deliver(2, 0, ACCEPT_DECIDE),
+    // Three election rounds at server 1 (n0), hearing server 2: it follows
+    // 0.3, loses it, then leads round 1.1.
+    Deliver(0, 1, HB_REQUEST),
+    Deliver(1, 0, HB_REPLY),
+    Deliver(0, 2, HB_REQUEST),
+    Deliver(2, 0, HB_REPLY),
+    Tick(0),
+    Deliver(0, 1, HB_REQUEST),
+    Deliver(1, 0, HB_REPLY),
+    Tick(0),
+    Deliver(0, 1, HB_REQUEST),
+    Deliver(1, 0, HB_REPLY),
+    Tick(0),
+    // Server 2 promises in round 1.1 and is synchronised.
+    Deliver(0, 1, PREPARE),
+    Deliver(1, 0, PROMISE),
+    Deliver(0, 1, ACCEPT_SYNC),
+    Deliver(1, 0, ACCEPTED),
+    // Request 1 reaches the new leader and is replicated to server 2.
+    Client(1, 0),
+    Deliver(0, 1, ACCEPT_DECIDE),
+    Deliver(1, 0, ACCEPTED),
+    // The leader decides index 1 and tells server 2.
+    Deliver(0, 1, DECIDE),
+];
+
+/// The states the schedule reaches, each after its flushes; stops early at
+/// the first property violated, with its name. A step that is not enabled
+/// ends the run with an error naming it.
+pub fn drive(
+    world: &World,
+    schedule: &[Step],
+) -> Result<(Vec<WorldState>, Option<String>), String> {
+    let mut states = Vec::new();
+    world.init_states(&mut states);
+    let mut state = states.pop().ok_or("no initial state")?;
+    let mut reached = Vec::new();
+    state = flush_all(world, state)?;
+    for (index, step) in schedule.iter().enumerate() {
+        let mut actions = Vec::new();
+        world.actions(&state, &mut actions);
+        let action = actions
+            .iter()
+            .find(|action| matches(step, action))
+            .ok_or_else(|| {
+                let enabled: Vec<String> = actions.iter().map(|a| world.format_action(a)).collect();
+                format!(
+                    "step {index} ({step:?}) is not enabled; enabled: {}",
+                    enabled.join(", ")
+                )
+            })?;
+        state = world
+            .next_state(&state, action)
+            .ok_or_else(|| format!("step {index} ({step:?}) faulted"))?;
+        state = flush_all(world, state)?;
+        reached.push(state.clone());
+        if let Some(name) = violated(world, &state) {
+            return Ok((reached, Some(name)));
+        }
+    }
+    Ok((reached, None))
+}
+
+/// The first `always` property `state` violates.
+pub fn violated(world: &World, state: &WorldState) -> Option<String> {
+    world
+        .properties()
+        .into_iter()
+        .find_map(|property| match &property.kind {
+            PropertyKind::Always(holds) if !holds(world, state) => Some(property.name.clone()),
+            _ => None,
+        })
+}
+
+fn matches(step: &Step, action: &Action) -> bool {
+    match (*step, action) {
+        (
+            Deliver(src, dst, tag),
+            Action::Net {
+                op: NetOp::Deliver,
+                src: s,
+                dst: d,
+                msg,
+                ..
+            },
+        ) => (src, dst) == (*s, *d) && msg.as_bytes().first() == Some(&tag),
+        (Tick(node), Action::Tick { node: n }) => node == *n,
+        (
+            Client(request, node),
+            Action::Client {
+                request: r,
+                node: n,
+                ..
+            },
+        ) => (request, node) == (*r, *n),
+        _ => false,
+    }
+}
+
+fn flush_all(world: &World, mut state: WorldState) -> Result<WorldState, String> {
+    loop {
+        let mut actions = Vec::new();
+        world.actions(&state, &mut actions);
+        let Some(flush) = actions
+            .into_iter()
+            .find(|action| matches!(action, Action::Flush { .. }))
+        else {
+            return Ok(state);
+        };
+        state = world.next_state(&state, &flush).ok_or("a flush faulted")?;
+    }
+}
