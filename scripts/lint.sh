@@ -10,3 +10,4 @@ cargo clippy --workspace --all-targets -- -D warnings
 # A front end without cmc-cli's optional parts (docs/build-and-test-time.md).
 cargo clippy -p cmc-cli --no-default-features -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc -p cmc-world -p cmc-protocols --no-deps
+bash scripts/check-citations.sh
