@@ -2,7 +2,8 @@
 # The project's conventions, as CI checks them: rustfmt and clippy clean
 # (cmc-cli also without its default features), and the World and protocols
 # crates' rustdoc without a broken link (their examples run as doctests in
-# `cargo test`).
+# `cargo test`), and documents that cite only files that exist and no
+# tracker (scripts/check-citations.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
