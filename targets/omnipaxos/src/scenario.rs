@@ -57,7 +57,8 @@ pub const ACCEPT_SYNC_SCHEDULE: &[Step] = &[
     Deliver(0, 1, HB_REQUEST),
     Deliver(1, 0, HB_REPLY),
     Tick(0),
-    // Server 2 promises in round 1.1 and is synchronised.
+    // Server 2 promises in round 1.1; server 1 answers with an
+    // `AcceptSync` (`SYNC_SENT_STEPS` steps in: a search starts here).
     Deliver(0, 1, PREPARE),
     Deliver(1, 0, PROMISE),
     Deliver(0, 1, ACCEPT_SYNC),
@@ -69,6 +70,11 @@ pub const ACCEPT_SYNC_SCHEDULE: &[Step] = &[
     // The leader decides index 1 and tells server 2.
     Deliver(0, 1, DECIDE),
 ];
+
+/// How many steps of [`ACCEPT_SYNC_SCHEDULE`] bring server 1 to send
+/// server 2 its `AcceptSync`: from the state they reach, a breadth-first
+/// search finds the shortest way on to a violation.
+pub const SYNC_SENT_STEPS: usize = 24;
 
 /// The states the schedule reaches, each after its flushes; stops early at
 /// the first property violated, with its name. A step that is not enabled
