@@ -89,13 +89,21 @@ fn error(why: impl std::fmt::Display) -> CoreError {
     CoreError::Library(why.to_string())
 }
 
+/// The storage's entries from index `low` up to `high` (excluded).
+fn entries(store: &MemStorage, low: u64, high: u64) -> Result<Vec<Entry>, CoreError> {
+    if low >= high {
+        return Ok(Vec::new());
+    }
+    store
+        .entries(low, high, None, raft::GetEntriesContext::empty(false))
+        .map_err(error)
+}
+
 /// The storage's image: hard state, then the log from index 1.
 pub fn image(store: &MemStorage) -> Result<[u8; IMAGE_SIZE], CoreError> {
     let state = store.initial_state().map_err(error)?;
     let last = store.last_index().map_err(error)?;
-    let entries = store
-        .entries(1, last + 1, None, raft::GetEntriesContext::empty(false))
-        .map_err(error)?;
+    let entries = entries(store, 1, last + 1)?;
     if entries.len() > LOG_MAX {
         return Err(error(format!(
             "the adapter's storage layout holds {LOG_MAX} entries, not {}",
@@ -103,7 +111,9 @@ pub fn image(store: &MemStorage) -> Result<[u8; IMAGE_SIZE], CoreError> {
         )));
     }
     let hs = &state.hard_state;
-    let fit = |value: u64, what: &str| u8::try_from(value).map_err(|_| error(format!("{what} {value} is over 255")));
+    let fit = |value: u64, what: &str| {
+        u8::try_from(value).map_err(|_| error(format!("{what} {value} is over 255")))
+    };
     let mut image = [0; IMAGE_SIZE];
     image[..4].copy_from_slice(&[
         fit(hs.term, "term")?,
@@ -155,11 +165,11 @@ impl RaftAdapter {
             if node.pending & 1 << request == 0 {
                 continue;
             }
-            let store = node.raw.store();
-            let before = store
-                .entries(1, entry.index, None, raft::GetEntriesContext::empty(false))
-                .map_err(error)?;
-            let place = before.iter().filter(|e| codec::request_of(e).is_some()).count();
+            let before = entries(node.raw.store(), 1, entry.index)?;
+            let place = before
+                .iter()
+                .filter(|e| codec::request_of(e).is_some())
+                .count();
             out.reply(u32::from(request), &[place as u8])?;
             node.pending &= !(1 << request);
         }
@@ -275,7 +285,13 @@ impl HeapAdapter for RaftAdapter {
         Ok(node)
     }
 
-    fn step(&self, node: &mut Peer, config: &Config, event: &Event, out: &mut Outputs) -> Result<(), CoreError> {
+    fn step(
+        &self,
+        node: &mut Peer,
+        config: &Config,
+        event: &Event,
+        out: &mut Outputs,
+    ) -> Result<(), CoreError> {
         match event.kind() {
             Some(EventKind::Recv) => {
                 let message = codec::decode(event.payload(), peer(event.src), peer(config.node))
@@ -329,12 +345,22 @@ impl HeapAdapter for RaftAdapter {
                     None => format!("{}:-", e.term),
                 })
                 .collect();
-            format!("term {} vote {} commit {} log [{}]", hs.term, hs.vote, hs.commit, log.join(" "))
+            format!(
+                "term {} vote {} commit {} log [{}]",
+                hs.term,
+                hs.vote,
+                hs.commit,
+                log.join(" ")
+            )
         };
         Some(format!(
             "{}{} | leader {} | unflushed {} | durable: {}",
             describe(&view[view::DISK..view::LEADER]),
-            if view[view::LEADER] == 1 { " LEADER" } else { "" },
+            if view[view::LEADER] == 1 {
+                " LEADER"
+            } else {
+                ""
+            },
             view[view::LEADER_ID],
             view[view::UNFLUSHED],
             describe(durable)

@@ -22,5 +22,11 @@ fn from_the_second_election_a_search_finds_the_shortest_loss() {
     let start = std::time::Instant::now();
     let world = world.starting_at(states.last().unwrap().clone());
     let outcome = Checker::new(world).workers(1).run();
-    eprintln!("{:?} {:?} {:?} {:?}", outcome.verdict, outcome.stats, outcome.counterexample.as_ref().map(|c| c.len()), start.elapsed());
+    eprintln!(
+        "{:?} {:?} {:?} {:?}",
+        outcome.verdict,
+        outcome.stats,
+        outcome.counterexample.as_ref().map(|c| c.len()),
+        start.elapsed()
+    );
 }
