@@ -12,11 +12,14 @@
 //! even when the follower holds less of it (upstream pull request 112).
 //!
 //! ```
-//! use cmc_search::{Checker, Verdict};
+//! use cmc_target_omnipaxos::scenario::{drive, ACCEPT_SYNC_SCHEDULE};
 //! use cmc_target_omnipaxos::{world, BUG_CONFIGURATION};
 //!
-//! let outcome = Checker::new(world(&BUG_CONFIGURATION).unwrap()).workers(1).run();
-//! assert_eq!(outcome.verdict, Verdict::Pass, "the fixed release keeps every property");
+//! let world = world(&BUG_CONFIGURATION).unwrap();
+//! let (states, violated) = drive(&world, ACCEPT_SYNC_SCHEDULE).unwrap();
+//! assert_eq!(states.len(), ACCEPT_SYNC_SCHEDULE.len());
+//! // 0.2.1 keeps every property along the run where 0.2.0 breaks one.
+//! assert_eq!(violated, None);
 //! ```
 
 pub mod adapter;
@@ -40,9 +43,10 @@ use crate::storage::{decode_ballot, Disk};
 /// Servers in the checked clusters.
 pub const SERVERS: usize = 3;
 
-/// The configuration in which 0.2.0 loses a decided entry and 0.2.1 keeps
-/// every property: three servers, two client appends, four ticks of the
-/// servers' clocks (each an election round), no faults needed.
+/// The configuration of [`scenario::ACCEPT_SYNC_SCHEDULE`], in which 0.2.0
+/// decides different entries and 0.2.1 keeps every property: two client
+/// appends (at any server), four ticks of the servers' clocks (each an
+/// election round), no faults needed.
 pub const BUG_CONFIGURATION: [&str; 3] = ["requests=2", "ticks=4", "clients=0,1,2"];
 
 /// A new core over the adapter (a new journal: one per check).

@@ -57,7 +57,8 @@ pub const ACCEPT_SYNC_SCHEDULE: &[Step] = &[
     Deliver(0, 1, HB_REQUEST),
     Deliver(1, 0, HB_REPLY),
     Tick(0),
-    // Server 2 promises in round 1.1 and is synchronised.
+    // Server 2 promises in round 1.1; server 1 answers with an
+    // `AcceptSync` from index 1, beyond server 2's log.
     Deliver(0, 1, PREPARE),
     Deliver(1, 0, PROMISE),
     Deliver(0, 1, ACCEPT_SYNC),
@@ -65,10 +66,16 @@ pub const ACCEPT_SYNC_SCHEDULE: &[Step] = &[
     // Request 1 reaches the new leader and is replicated to server 2.
     Client(1, 0),
     Deliver(0, 1, ACCEPT_DECIDE),
+    // (`LATE_STEPS` steps in: a search starts here.)
     Deliver(1, 0, ACCEPTED),
     // The leader decides index 1 and tells server 2.
     Deliver(0, 1, DECIDE),
 ];
+
+/// How many steps of [`ACCEPT_SYNC_SCHEDULE`] put server 2's misplaced
+/// entry in place: from the state they reach, a breadth-first search finds
+/// the shortest way on to a violation.
+pub const LATE_STEPS: usize = 28;
 
 /// The states the schedule reaches, each after its flushes; stops early at
 /// the first property violated, with its name. A step that is not enabled

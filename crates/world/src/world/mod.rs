@@ -75,6 +75,9 @@ pub struct World {
     pub(crate) history_summary: Option<Arc<dyn HistorySummary>>,
     /// This World among all the process makes (see [`World::id`]).
     id: u64,
+    /// The state searches start from instead of the initial state (see
+    /// [`World::starting_at`]).
+    start: Option<WorldState>,
 }
 
 /// Worlds made so far by this process.
@@ -103,6 +106,7 @@ impl World {
             symmetry,
             history_summary: None,
             id: WORLDS_MADE.fetch_add(1, Ordering::Relaxed),
+            start: None,
         };
         match quiescence_steps {
             Some(steps) => {
@@ -159,6 +163,16 @@ impl World {
     /// ```
     pub fn with_property(mut self, property: Property<World>) -> World {
         self.properties.push(property);
+        self
+    }
+
+    /// This World, its searches starting from `state` (a state this World
+    /// reached, e.g. along a schedule of actions) instead of its initial
+    /// state: the shortest counterexample from there (builder style). A
+    /// heap-state core's state must have been reached through this World's
+    /// own cores, whose journal knows its nodes.
+    pub fn starting_at(mut self, state: WorldState) -> World {
+        self.start = Some(state);
         self
     }
 
@@ -494,6 +508,10 @@ impl Model for World {
     }
 
     fn init_states(&self, out: &mut Vec<WorldState>) {
+        if let Some(start) = &self.start {
+            out.push(start.clone());
+            return;
+        }
         let recorder = crate::run::recorder::installed();
         if let Some(recorder) = recorder {
             recorder.begin_step(&[], &[]);
