@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs real crates' loom test suites, unchanged, from the crate registry on cmc
 # (crates/loom, package `loom`, through `--config patch.crates-io.loom.path`),
-# and with `--compare` also on the registry's loom in the same run.
+# and with `--compare` also on the registry's loom in the same run. `--more` adds the
+# suites of concurrent-queue 2.5.0 and bytes 1.12.2 (expected to pass).
 #
 # oneshot: the loom suite of 0.1.11 (which added `poll_then_drop_receiver_during_send`
 # with the fix of the race it catches) against the library of 0.1.10 (must fail that
@@ -9,8 +10,14 @@
 # expectation holds. Builds go to target/loom-suites (kept between runs).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-compare=false
-[[ ${1:-} == --compare ]] && compare=true
+compare=false more=false
+for arg in "$@"; do
+    case $arg in
+    --compare) compare=true ;;
+    --more) more=true ;; # also the suites too slow to build for CI
+    *) echo "usage: $0 [--compare] [--more]" >&2 && exit 2 ;;
+    esac
+done
 work=${TMPDIR:-/tmp}/cmc-loom-suites
 export CARGO_TARGET_DIR=$root/target/loom-suites
 
@@ -35,6 +42,8 @@ prepare() {
     rm -rf "$dir/tests"
     cp -r "$(registry_src "$1" "$3")/tests" "$dir/tests"
     printf '\n[workspace]\n' >>"$dir/Cargo.toml"
+    # A crate published without a lock file gets one resolved now.
+    [[ -f $dir/Cargo.lock ]] || cargo generate-lockfile --quiet --manifest-path "$dir/Cargo.toml"
     cp "$dir/Cargo.lock" "$dir/Cargo.lock.registry"
 }
 
@@ -87,9 +96,17 @@ run() {
 
 prepare oneshot 0.1.10 0.1.11
 prepare oneshot 0.1.11 0.1.11
+if $more; then
+    prepare concurrent-queue 2.5.0 2.5.0
+    prepare bytes 1.12.2 1.12.2
+fi
 for tool in cmc $($compare && echo loom); do
     oneshot=(--cfg oneshot_loom)
     run "$work/oneshot-0.1.10" "${oneshot[*]}" "$tool" "poll_then_drop_receiver_during_send" "--features loom --test loom"
     run "$work/oneshot-0.1.11" "${oneshot[*]}" "$tool" "" "--features loom --test loom"
+    if $more; then
+        run "$work/concurrent-queue-2.5.0" "--cfg loom" "$tool" "" "--features loom --test loom"
+        run "$work/bytes-1.12.2" "--cfg loom" "$tool" "" "--lib"
+    fi
 done
 exit $((failures > 0))

@@ -107,3 +107,15 @@ fn a_cut_exploration_is_not_a_pass() {
         t.join().unwrap();
     });
 }
+
+#[test]
+fn loom_only_atomic_methods() {
+    loom::model(|| {
+        let mut n = AtomicUsize::new(1);
+        assert_eq!(n.compare_and_swap(1, 2, AcqRel), 1);
+        assert_eq!(n.compare_and_swap(1, 3, AcqRel), 2);
+        n.with_mut(|v| *v += 1);
+        // SAFETY: no other thread exists.
+        assert_eq!(unsafe { n.unsync_load() }, 3);
+    });
+}

@@ -35,14 +35,14 @@
 //! ## Memory model
 //! By default atomics are sequentially consistent whatever `Ordering` is passed: a load
 //! returns the latest store in the explored total order. `Checker::weak_memory(true)`
-//! explores the weak behaviours of the C++20 / Rust model with a view-based operational
-//! semantics (per-atomic modification orders, per-thread views, release/acquire, release
-//! sequences, fences; `SeqCst` operations never stale and totally ordered): a non-`SeqCst`
-//! load may read any store its thread's view allows and a non-`SeqCst` store may go to any
-//! allowed place in modification order, each such choice explored like a thread choice.
-//! It never produces an outcome the model forbids. Allowed outcomes it does not produce:
-//! load buffering (a load reading a store that executes later), a failed `compare_exchange`
-//! or a `SeqCst` load reading an older store than the latest. The `Ordering` also decides
+//! explores the weak behaviours of RC11 (C++20 with load buffering forbidden) with a
+//! view-based operational semantics (per-atomic modification orders, per-thread views,
+//! release/acquire, release sequences, fences; `SeqCst` accesses ordered among themselves
+//! but not fences): a load may read any store its thread's view allows and a non-`SeqCst`
+//! store may go to any allowed place in modification order, each such choice explored like
+//! a thread choice. It never produces an outcome the model forbids. Allowed outcomes it
+//! does not produce: a failed `compare_exchange` reading an older store than the latest, a
+//! `SeqCst` store placed before a later one. The `Ordering` also decides
 //! happens-before, which data-race detection on [`cell::UnsafeCell`] uses (in both modes):
 //! a relaxed flag does not publish the data it guards.
 //!

@@ -191,6 +191,35 @@ macro_rules! common_methods {
                 self.v.get_mut()
             }
 
+            /// loom's `with_mut`: runs `f` on the value through exclusive access (as
+            /// [`Self::get_mut`], not a step).
+            pub fn with_mut<R>(&mut self, f: impl FnOnce(&mut $t) -> R) -> R {
+                f(self.get_mut())
+            }
+
+            /// loom's `unsync_load`: the value of the last store executed, read without a step.
+            ///
+            /// # Safety
+            /// No store may run concurrently. Unlike loom, the checker does not verify
+            /// this (the read is not race-checked).
+            pub unsafe fn unsync_load(&self) -> $t {
+                self.v.load(Ordering::Relaxed)
+            }
+
+            /// The deprecated `compare_and_swap`: `compare_exchange` with the failure
+            /// ordering std derived from `order`; returns the value read.
+            #[track_caller]
+            pub fn compare_and_swap(&self, current: $t, new: $t, order: Ordering) -> $t {
+                let failure = match order {
+                    Ordering::AcqRel => Ordering::Acquire,
+                    Ordering::Release => Ordering::Relaxed,
+                    other => other,
+                };
+                match self.cas(current, new, order, failure, Location::caller()) {
+                    Ok(v) | Err(v) => v,
+                }
+            }
+
             /// Consumes the atomic and returns the value.
             pub fn into_inner(self) -> $t {
                 self.v.into_inner()
