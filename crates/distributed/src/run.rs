@@ -404,14 +404,27 @@ fn conclude<M: Model>(
     match ending.violation {
         Some(found) => {
             match Counterexample::from_path(model, &ending.path, found.step_action) {
-                Ok(counterexample) => Outcome {
-                    verdict: Verdict::Violated {
-                        property: found.name,
+                Ok(counterexample) => {
+                    // The violation is confirmed on its counterexample: a
+                    // property that changes its mind is a property error.
+                    let failure = cmc_search::Failure {
+                        rank: 0,
+                        name: found.name.clone(),
                         kind: found.kind.into(),
-                    },
-                    stats,
-                    counterexample: Some(counterexample),
-                },
+                    };
+                    let properties = cmc_search::PropertySet::new(model.properties());
+                    if let Err(message) = properties.confirm(model, &failure, Some(&counterexample)) {
+                        return failed(message, stats);
+                    }
+                    Outcome {
+                        verdict: Verdict::Violated {
+                            property: found.name,
+                            kind: failure.kind,
+                        },
+                        stats,
+                        counterexample: Some(counterexample),
+                    }
+                }
                 Err(problem) => failed(
                     format!(
                         "property {} failed, but its counterexample could not be rebuilt: the model is not deterministic: {problem} (last state {})",
