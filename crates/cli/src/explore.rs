@@ -15,7 +15,7 @@ pub struct ExploreArgs {
     /// NAME=VALUE; with --core, only World parameters (e.g. `requests=2 drops=1`).
     pub words: Vec<String>,
     /// A core to run on the World's nodes (a shared library, or rust:NAME);
-    /// repeat for several roles. Cores run in this process, as in `cmc replay`.
+    /// repeat for several roles. Cores run in a supervised child process.
     #[arg(long = "core", value_name = "PATH")]
     pub cores: Vec<String>,
     /// Number of World nodes (with --core), 1 to 64.

@@ -115,6 +115,16 @@ fn a_core_that_crashes_or_hangs_while_a_pinned_trace_is_replayed_is_a_named_faul
     }
 }
 
+/// Kills the process when dropped (a failing assertion leaves no server behind).
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `GET target` on 127.0.0.1:`port`: the status line, or why there is none
 /// (the connection closed without an answer, or no answer within 10 s).
 fn status_of(port: &str, target: &str) -> Result<String, String> {
@@ -160,9 +170,9 @@ fn a_core_that_hangs_under_the_explorer_is_named_and_the_explorer_goes_on() {
         "--step-timeout",
         "0.5",
     ];
-    let mut process = spawn_cmc(&args, dir.path());
+    let mut process = Running(spawn_cmc(&args, dir.path()));
     let mut line = String::new();
-    BufReader::new(process.stdout.take().unwrap())
+    BufReader::new(process.0.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
     let port = line
@@ -190,9 +200,16 @@ fn a_core_that_hangs_under_the_explorer_is_named_and_the_explorer_goes_on() {
     }
     assert!(started.elapsed() < Duration::from_secs(10));
     let other = status_of(&port, "/no-such-page");
-    process.kill().unwrap();
-    let output = process.wait_with_output().unwrap();
-    let (_, stderr) = text(&output);
+    process.0.kill().unwrap();
+    process.0.wait().unwrap();
+    let mut stderr = String::new();
+    process
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
     assert_eq!(other, Ok("HTTP/1.1 404 Not Found".to_string()), "{stderr}");
     assert!(
         stderr.contains("CORE HUNG: the core did not return within 500 ms inside a step"),
