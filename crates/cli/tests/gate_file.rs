@@ -108,6 +108,7 @@ fn every_planted_bug_of_the_reference_cores_is_in_the_reference_gate() {
         ("paxos", cmc_protocols::paxos::BUGS),
         ("primary_backup", cmc_protocols::primary_backup::BUGS),
         ("abd", cmc_protocols::abd::BUGS),
+        ("raft", cmc_protocols::raft::BUGS),
     ]
     .into_iter()
     .flat_map(|(core, bugs)| (1..=bugs).map(move |bug| (core.to_string(), bug)))

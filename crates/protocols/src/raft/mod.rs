@@ -554,3 +554,57 @@ impl<const BUG: u32> TypedCore for Raft<BUG> {
         helpers::describe_message::<Msg>(message)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log(entries: &[(u32, u32)]) -> Durable {
+        let mut log = Durable {
+            len: entries.len() as u32,
+            ..Durable::default()
+        };
+        for (at, &(value, term)) in entries.iter().enumerate() {
+            log.entries[at] = Entry { value, term };
+        }
+        log
+    }
+
+    #[test]
+    fn a_follower_drops_conflicting_entries_and_keeps_matching_ones() {
+        // A conflict at index 0 (term 2 against term 1): everything goes.
+        let mut mine = log(&[(2, 2), (3, 2)]);
+        Raft::<0>::adopt(&mut mine, &log(&[(1, 1)]));
+        assert_eq!(mine, log(&[(1, 1)]));
+        // A shorter, older Append of the same leader: the longer log stays.
+        let mut mine = log(&[(1, 1), (3, 3)]);
+        Raft::<0>::adopt(&mut mine, &log(&[(1, 1)]));
+        assert_eq!(mine, log(&[(1, 1), (3, 3)]));
+        // A longer one extends it.
+        let mut mine = log(&[(1, 1)]);
+        Raft::<0>::adopt(&mut mine, &log(&[(1, 1), (3, 3)]));
+        assert_eq!(mine, log(&[(1, 1), (3, 3)]));
+    }
+
+    #[test]
+    fn messages_decode_to_what_was_encoded() {
+        for msg in [
+            Msg::RequestVote {
+                term: 3,
+                last_term: 1,
+                len: 1,
+            },
+            Msg::Vote { term: 2 },
+            Msg::Append {
+                term: 4,
+                log: Durable {
+                    term: 4,
+                    ..log(&[(1, 1), (2, 4)])
+                },
+            },
+            Msg::Ack { term: 4, len: 2 },
+        ] {
+            assert_eq!(Msg::decode(msg.encode().as_bytes()), Some(msg));
+        }
+    }
+}
