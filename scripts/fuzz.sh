@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The long fuzzing run of the cmc front end (the CI test runs 10^4 inputs):
-# mutated replay files and command lines through `cmc_cli::run` in-process,
-# each of which must end with exit code 0, 1 or 2, without a panic or a hang.
+# mutated replay files, command lines, glue logs, gate files, corpus
+# manifests and checkpoint manifests through `cmc_cli::run` in-process, each
+# of which must end with exit code 0, 1 or 2, without a panic or a hang.
 #
 #   scripts/fuzz.sh [INPUTS] [SEED]     # default 1000000 inputs, seed 7
 #

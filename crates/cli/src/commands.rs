@@ -530,15 +530,12 @@ fn write_html_report(path: &Path, report: &Report, chart: Option<&str>) -> Resul
         .map_err(|problem| format!("cannot write the HTML report {}: {problem}", path.display()))
 }
 
-/// The comment that opens a replay file written by `program`.
-const WRITTEN_BY: &str = "# written by ";
-
 /// The program named by a replay file's opening comment (see
 /// [`write_replay_file`]), if it has one.
 fn written_by(text: &str) -> Option<&str> {
     text.lines()
         .take_while(|line| line.starts_with('#'))
-        .find_map(|line| line.strip_prefix(WRITTEN_BY))
+        .find_map(|line| line.strip_prefix(cmc_search::REPLAY_WRITTEN_BY))
         .and_then(|rest| rest.split_once(':'))
         .map(|(program, _)| program.trim())
 }
@@ -547,11 +544,7 @@ fn written_by(text: &str) -> Option<&str> {
 /// knows the file's model and cores), so that another program that does not
 /// can say which one does.
 fn write_replay_file(path: &Path, file: &ReplayFile) -> Result<(), String> {
-    let program = registry::program();
-    let text = format!(
-        "{WRITTEN_BY}{program}: run it again with `{program} replay FILE`\n{}",
-        file.to_text()
-    );
+    let text = file.to_text_written_by(&registry::program());
     std::fs::write(path, text)
         .map_err(|problem| format!("cannot write the replay file {}: {problem}", path.display()))
 }

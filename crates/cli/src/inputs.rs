@@ -29,22 +29,19 @@ pub fn read_replay_file(path: &Path) -> Result<String, String> {
 }
 
 /// The files and directories a check reads: its core libraries, the
-/// checkpoint, resume and trace directories, and the trace walks start from.
+/// checkpoint and resume directories, and the trace walks start from. (The
+/// trace directory holds only files the run names uniquely: an output may go
+/// inside it, as into the system's temporary folder.)
 pub fn check_inputs(args: &CheckArgs) -> Vec<PathBuf> {
     let libraries = args
         .cores
         .iter()
         .filter(|core| !core.starts_with("rust:"))
         .map(PathBuf::from);
-    let dirs = [
-        &args.checkpoint,
-        &args.resume,
-        &args.trace_dir,
-        &args.walks_from,
-    ]
-    .into_iter()
-    .flatten()
-    .cloned();
+    let dirs = [&args.checkpoint, &args.resume, &args.walks_from]
+        .into_iter()
+        .flatten()
+        .cloned();
     libraries.chain(dirs).collect()
 }
 

@@ -1,7 +1,10 @@
 //! Seeded mutation fuzzing of the `cmc` front end: replay files (written by
-//! bundled models and by Worlds of Rust cores) and command lines, mutated by
-//! truncation, byte flips, huge numbers, unknown keywords, long lines and
-//! invalid UTF-8. Every input must end with exit code 0, 1 or 2, without a
+//! bundled models and by Worlds of Rust cores), command lines, glue logs
+//! (`cmc validate`), gate files (`cmc gate`, parsed but never run: `--only`
+//! names no core), corpus manifests (`cmc corpus`) and checkpoint manifests
+//! (`cmc check --resume`, half of them re-sealed so that the edit reaches
+//! the checks behind the seal), mutated by truncation, byte flips, huge
+//! numbers, unknown keywords, long lines and invalid UTF-8. Every input must end with exit code 0, 1 or 2, without a
 //! panic (on any thread), a signal or a hang.
 //!
 //! Most inputs run in-process through [`cmc_cli::run`] (fast enough for
@@ -374,8 +377,8 @@ struct Figures {
 enum Input {
     #[default]
     None,
-    /// The bytes of a replay file given to `cmc replay`.
-    ReplayFile(Vec<u8>),
+    /// The bytes of an input file (named by its kind, e.g. "replay file").
+    File(&'static str, Vec<u8>),
     /// A command line.
     CommandLine(Vec<OsString>),
 }
@@ -405,8 +408,8 @@ impl Watchdog {
                 } else if last.1.elapsed() > limit {
                     let input = input.lock().unwrap_or_else(|p| p.into_inner());
                     let shown = match &*input {
-                        Input::ReplayFile(bytes) => {
-                            format!("cmc replay of {:?}", String::from_utf8_lossy(bytes))
+                        Input::File(kind, bytes) => {
+                            format!("the {kind} {:?}", String::from_utf8_lossy(bytes))
                         }
                         Input::CommandLine(args) => format!("{args:?}"),
                         Input::None => "none".into(),
@@ -463,22 +466,31 @@ fn fuzz_in_process(seed: u64, count: u64, dir: &Path) -> Figures {
     let mut rng = Pcg64::seed_from_u64(seed);
     let mut figures = Figures::default();
     let watchdog = Watchdog::start(Duration::from_secs(60));
+    let files = SeedFiles::new(dir);
     for index in 0..count {
-        // Half replay files, half command lines.
-        let args: Vec<OsString> = if index % 2 == 0 {
-            let bytes = mutate_replay_file(&mut rng, &seeds);
-            replace_file(&replay_path, &bytes);
-            let mut args = vec!["cmc".into(), "replay".into(), replay_path.clone().into()];
-            if rng.gen_bool(0.3) {
-                args.push("--json".into());
+        // A third replay files, a third command lines, a third the other files.
+        let args: Vec<OsString> = match index % 6 {
+            0 | 2 => {
+                let bytes = mutate_replay_file(&mut rng, &seeds);
+                replace_file(&replay_path, &bytes);
+                let mut args = vec!["cmc".into(), "replay".into(), replay_path.clone().into()];
+                if rng.gen_bool(0.3) {
+                    args.push("--json".into());
+                }
+                watchdog.starting(Input::File("replay file", bytes));
+                args
             }
-            watchdog.starting(Input::ReplayFile(bytes));
-            args
-        } else {
-            replace_file(&replay_path, seeds.choose(&mut rng).unwrap());
-            let args = mutate_command_line(&mut rng, &bases);
-            watchdog.starting(Input::CommandLine(args.clone()));
-            args
+            1 | 3 | 5 => {
+                replace_file(&replay_path, seeds.choose(&mut rng).unwrap());
+                let args = mutate_command_line(&mut rng, &bases);
+                watchdog.starting(Input::CommandLine(args.clone()));
+                args
+            }
+            _ => {
+                let (kind, bytes, args) = files.mutated(&mut rng, dir);
+                watchdog.starting(Input::File(kind, bytes));
+                args.iter().map(OsString::from).collect()
+            }
         };
         let panics_before = panics().lock().unwrap().len();
         let code = catch_unwind(AssertUnwindSafe(|| cmc_cli::run(args.clone())));
@@ -504,6 +516,106 @@ fn fuzz_in_process(seed: u64, count: u64, dir: &Path) -> Figures {
         }
     }
     figures
+}
+
+/// Node 0's first request under the reqack core, as a correct glue logs it.
+const GLUE_LOG: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../cores/reqack/first_request.gluelog"
+));
+
+/// A gate file of one Rust core and one planted bug.
+const GATE_FILE: &str = "timeout = 30\n\n[[core]]\nname = \"reqack\"\nrust = \"reqack\"\nnodes = 2\nparams = [\"requests=1\"]\n\n[[core.bug]]\nbug = 2\nexpect = \"Linearizable\"\nmax_depth = 12\nmax_states = 1000\n";
+
+/// A corpus that pins the seed replay files (see [`seed_replay_files`]).
+const CORPUS: &str = "[[pin]]\ntrace = \"seed0.cmc\"\nfixed = [\"INVARIANTS=TPTypeOK\"]\n\n[[pin]]\ntrace = \"seed1.cmc\"\nfixed = [\"INVARIANTS=TypeOK\"]\n";
+
+/// The seeds of the files other than replay files: a glue log, a gate file,
+/// a corpus manifest and the sealed manifest of a checkpoint saved in
+/// `DIR/ckpt-seed`.
+struct SeedFiles {
+    checkpoint_manifest: String,
+}
+
+impl SeedFiles {
+    fn new(dir: &Path) -> SeedFiles {
+        let args = [
+            "cmc",
+            "check",
+            "two-phase",
+            "RM=3",
+            "--checkpoint",
+            "ckpt-seed",
+        ];
+        assert_eq!(cmc_cli::run(args), 0);
+        let manifest = dir.join("ckpt-seed/checkpoint/manifest");
+        SeedFiles {
+            checkpoint_manifest: std::fs::read_to_string(manifest).unwrap(),
+        }
+    }
+
+    /// A mutated file of a kind drawn at random, written where its command
+    /// reads it: its kind, its bytes and the command line.
+    fn mutated(&self, rng: &mut Pcg64, dir: &Path) -> (&'static str, Vec<u8>, Vec<&'static str>) {
+        match rng.gen_range(0..4) {
+            0 => {
+                let bytes = mutate_replay_file(rng, &[GLUE_LOG.as_bytes().to_vec()]);
+                replace_file(&dir.join("glue.log"), &bytes);
+                let args = [
+                    "cmc",
+                    "validate",
+                    "glue.log",
+                    "--core",
+                    "rust:reqack",
+                    "--nodes",
+                    "2",
+                ];
+                ("glue log", bytes, args.to_vec())
+            }
+            1 => {
+                let bytes = mutate_replay_file(rng, &[GATE_FILE.as_bytes().to_vec()]);
+                replace_file(&dir.join("gate.toml"), &bytes);
+                let args = ["cmc", "gate", "gate.toml", "--only", "no-such-core"];
+                ("gate file", bytes, args.to_vec())
+            }
+            2 => {
+                let bytes = mutate_replay_file(rng, &[CORPUS.as_bytes().to_vec()]);
+                replace_file(&dir.join("corpus.toml"), &bytes);
+                ("corpus manifest", bytes, ["cmc", "corpus", "."].to_vec())
+            }
+            _ => {
+                let body = cmc_search::sealed::unseal(&self.checkpoint_manifest).unwrap();
+                let bytes = if rng.gen_bool(0.5) {
+                    let edited = mutate_replay_file(rng, &[body.as_bytes().to_vec()]);
+                    match String::from_utf8(edited) {
+                        Ok(text) => cmc_search::sealed::seal(&text).into_bytes(),
+                        Err(raw) => raw.into_bytes(),
+                    }
+                } else {
+                    mutate_replay_file(rng, &[self.checkpoint_manifest.as_bytes().to_vec()])
+                };
+                copy_dir(&dir.join("ckpt-seed"), &dir.join("ckpt-fuzz"));
+                replace_file(&dir.join("ckpt-fuzz/checkpoint/manifest"), &bytes);
+                let args = ["cmc", "check", "--resume", "ckpt-fuzz", "--progress", "off"];
+                ("checkpoint manifest", bytes, args.to_vec())
+            }
+        }
+    }
+}
+
+/// Replaces `to` with a copy of the directory tree `from`.
+fn copy_dir(from: &Path, to: &Path) {
+    let _ = std::fs::remove_dir_all(to);
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
 }
 
 /// Prepares the directory in-process runs work in (they write replay files

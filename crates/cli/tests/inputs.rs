@@ -120,10 +120,11 @@ fn a_replay_file_is_never_written_over_an_input() {
             "overwrite the input ckpt",
         ),
         (
-            &["--trace-dir", ".", "--replay-out", "x"],
-            "overwrite the input .",
+            &["--trace-dir", "spill", "--replay-out", "spill"],
+            "it exists and is not a regular file",
         ),
     ];
+    std::fs::create_dir(dir.path().join("spill")).unwrap();
     for (extra, needle) in cases {
         let args: Vec<&str> = violation.iter().chain(extra.iter()).copied().collect();
         let output = cmc_within(&args, dir.path(), Duration::from_secs(60));
@@ -157,6 +158,26 @@ fn a_replay_file_is_never_written_over_an_input() {
         .collect();
     assert_eq!(cmc(&args, dir.path()).status.code(), Some(1));
     assert_eq!(cmc(&args, dir.path()).status.code(), Some(1));
+}
+
+/// The trace directory holds only files the run names uniquely: a run from a
+/// folder inside the system's temporary folder may spill there.
+#[test]
+fn a_trace_dir_that_holds_the_working_folder_is_not_an_input_to_protect() {
+    let dir = tempfile::tempdir().unwrap();
+    let temp = std::env::temp_dir();
+    assert!(dir.path().starts_with(&temp), "{}", dir.path().display());
+    let args = [
+        "check",
+        "two-phase",
+        "RM=2",
+        "INVARIANTS=NoRMCommitted",
+        "--trace-dir",
+        temp.to_str().unwrap(),
+    ];
+    let output = cmc_within(&args, dir.path(), Duration::from_secs(60));
+    assert_eq!(output.status.code(), Some(1), "{:?}", text(&output));
+    assert!(dir.path().join("two-phase.cmc-trace").exists());
 }
 
 #[test]

@@ -174,6 +174,13 @@ fn a_replayed_trace_has_a_report_too() {
         dir.path(),
         1,
     );
+    // One comment says which program replays the file.
+    let file = std::fs::read_to_string(dir.path().join("dh.cmc-trace")).unwrap();
+    let comments: Vec<&str> = file.lines().filter(|line| line.starts_with('#')).collect();
+    assert_eq!(
+        comments,
+        ["# written by cmc: run it again with `cmc replay FILE`"]
+    );
     let replay = cmc(
         &["replay", "dh.cmc-trace", "--report", "replay.html"],
         dir.path(),

@@ -89,6 +89,7 @@ pub use render::run_header;
 pub use replay::replay;
 pub use replay_file::{
     escape, unescape, ReplayError, ReplayFile, REPLAY_FORMAT_VERSION, REPLAY_LINE_MAX_BYTES,
+    REPLAY_WRITTEN_BY,
 };
 pub use report::{
     CounterexampleReport, CoverageReport, FieldChangeReport, KindCoverageReport, Report,

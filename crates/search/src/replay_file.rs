@@ -25,6 +25,10 @@ use cmc_model::{Model, ModelParam};
 
 use crate::Counterexample;
 
+/// How the comment that opens a replay file starts: the program that wrote
+/// it follows, then `:`.
+pub const REPLAY_WRITTEN_BY: &str = "# written by ";
+
 /// The version of the format this build writes (it also reads version 1).
 pub const REPLAY_FORMAT_VERSION: u32 = 2;
 
@@ -166,12 +170,18 @@ impl ReplayFile {
         }
     }
 
-    /// The file's text.
+    /// The file's text, as `cmc` writes it.
     pub fn to_text(&self) -> String {
+        self.to_text_written_by("cmc")
+    }
+
+    /// The file's text, opened by one comment naming `program` (which knows
+    /// the file's model and cores) as the one that replays it.
+    pub fn to_text_written_by(&self, program: &str) -> String {
         let mut text = String::new();
         let _ = writeln!(
             text,
-            "# cmc replay file: run it again with `cmc replay FILE`"
+            "{REPLAY_WRITTEN_BY}{program}: run it again with `{program} replay FILE`"
         );
         let _ = writeln!(text, "cmc-replay {REPLAY_FORMAT_VERSION}");
         let _ = writeln!(text, "model {}", escape(&self.model));

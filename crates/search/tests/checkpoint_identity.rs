@@ -154,7 +154,11 @@ fn a_counter_that_disagrees_with_the_files_is_refused_even_resealed() {
     let dir = tempfile::tempdir().unwrap();
     interrupted_line(dir.path());
     forge_manifest(dir.path(), |manifest| {
-        manifest["counters"]["distinct_states"] = 1000.into();
+        // Counts that fit together, but not the table's file.
+        for counter in ["distinct_states", "states_generated"] {
+            let value = manifest["counters"][counter].as_u64().unwrap();
+            manifest["counters"][counter] = (value + 1).into();
+        }
     });
     let message = refusal(
         Checker::new(Line { length: 100 })
@@ -162,6 +166,22 @@ fn a_counter_that_disagrees_with_the_files_is_refused_even_resealed() {
             .run(),
     );
     assert!(message.contains("checkpoint/table.bin"), "{message}");
+}
+
+#[test]
+fn counters_that_do_not_fit_together_are_refused_even_resealed() {
+    let dir = tempfile::tempdir().unwrap();
+    interrupted_line(dir.path());
+    forge_manifest(dir.path(), |manifest| {
+        manifest["counters"]["distinct_states"] = 1000.into();
+    });
+    let message = refusal(
+        Checker::new(Line { length: 100 })
+            .resume(dir.path(), HOUR)
+            .run(),
+    );
+    assert!(message.contains("checkpoint/manifest"), "{message}");
+    assert!(message.contains("do not fit together"), "{message}");
 }
 
 #[test]

@@ -122,9 +122,7 @@ impl TraceLog {
     /// written after that are overwritten.
     pub fn reopen(path: &Path, next_block: u64) -> io::Result<TraceLog> {
         let file = crate::guarded::open_rw(path, false)?;
-        let needed = next_block
-            .checked_mul(RECORDS_PER_BLOCK * RECORD_BYTES)
-            .unwrap_or(u64::MAX);
+        let needed = next_block.saturating_mul(RECORDS_PER_BLOCK * RECORD_BYTES);
         if file.metadata()?.len() < needed.saturating_sub(RECORDS_PER_BLOCK * RECORD_BYTES) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,

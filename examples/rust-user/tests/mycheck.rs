@@ -96,6 +96,8 @@ fn the_model_is_checked_its_bug_found_and_replayed_by_the_users_binary() {
     let trace = dir.path().join("ring.cmc-trace");
     let text = std::fs::read_to_string(&trace).unwrap();
     assert!(text.starts_with("# written by mycheck:"), "{text}");
+    assert_eq!(text.matches("replay FILE").count(), 1, "{text}");
+    assert!(!text.contains("cmc replay"), "{text}");
     assert!(text.contains("param BUG=1"), "{text}");
 
     let replayed = mycheck(&["replay", "ring.cmc-trace"], dir.path());
