@@ -367,6 +367,27 @@ fn check_in_child(args: &CheckArgs) -> ! {
     cmc_world::run::child::finish(i32::from(code), out.as_bytes())
 }
 
+/// Whether this supervised child's standard error is the file or terminal
+/// where its supervisor prints the report (the supervisor's standard
+/// output), as when both go to one terminal. `false` when it cannot tell, so
+/// the report keeps its header.
+fn stderr_is_report_destination() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let file = |path: String| {
+        std::fs::metadata(path)
+            .ok()
+            .map(|meta| (meta.dev(), meta.ino()))
+    };
+    let supervisor = std::os::unix::process::parent_id();
+    match (
+        file("/proc/self/fd/2".into()),
+        file(format!("/proc/{supervisor}/fd/1")),
+    ) {
+        (Some(stderr), Some(report)) => stderr == report,
+        _ => false,
+    }
+}
+
 /// Where the replay file of a violation or fault goes.
 fn replay_path(args: &CheckArgs) -> PathBuf {
     args.replay_out.clone().unwrap_or_else(|| {
@@ -410,7 +431,9 @@ fn check_here(
             HeaderTo::Stderr => eprintln!("{header}"),
         }
     }
-    let with_header = header_to == HeaderTo::Stderr;
+    // A supervised child's report repeats the header it printed at the start,
+    // unless that line already went where the report goes.
+    let with_header = header_to == HeaderTo::Stderr && !stderr_is_report_destination();
     let native = args.engine.native()?;
     if !native && (args.coverage || args.frontier_walks.is_some()) {
         return Err(

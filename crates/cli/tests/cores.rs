@@ -152,3 +152,41 @@ fn abd_through_the_command_explores_the_states_of_its_rust_world() {
     assert_eq!(report["distinct_states"].as_u64(), Some(summarised));
     assert!(summarised < distinct(world().with_full_history()));
 }
+
+/// The header of a supervised World check reaches the reader once: the
+/// child prints it as the run starts, and the report leaves it out when
+/// both go to the same place; a report read alone still starts with it.
+#[test]
+fn a_supervised_check_prints_its_header_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "check",
+        "--core",
+        "rust:reqack",
+        "--nodes",
+        "2",
+        "requests=1",
+    ];
+    let header = "model world(reqack)";
+
+    let both = std::fs::File::create(dir.path().join("both.txt")).unwrap();
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_cmc"))
+        .args(args)
+        .current_dir(dir.path())
+        .stdout(both.try_clone().unwrap())
+        .stderr(both)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    let shown = std::fs::read_to_string(dir.path().join("both.txt")).unwrap();
+    assert_eq!(shown.matches(header).count(), 1, "{shown}");
+
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cmc"))
+        .args(args)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(report.starts_with(header), "{report}");
+    assert_eq!(report.matches(header).count(), 1, "{report}");
+}

@@ -55,16 +55,20 @@ fn panicky() -> StepCore<u32> {
     })
 }
 
+/// A Rust core's panic is a core fault at its step, like a C core's error:
+/// the action, the event and the pre-state, so the path there can be
+/// written as a replay file.
 #[test]
-fn a_panicking_core_fails_with_its_action_state_and_message() {
+fn a_panicking_core_is_a_core_fault_with_its_action_event_and_state() {
     let mut spec = WorldSpec::new(Arc::new(panicky()), 2).unwrap();
     spec.set_all(&["requests=1"]).unwrap();
     let outcome = Checker::new(World::new(spec)).workers(2).run();
     let message = error_message(&outcome.verdict);
     assert!(
-        message.contains("the model panicked taking action CLIENT r0 -> n0 from state [n0 = "),
+        message.contains("CORE ERROR: the core panicked: request 0 is not handled"),
         "{message}"
     );
-    assert!(message.ends_with(": request 0 is not handled"), "{message}");
-    assert!(!message.contains("Any"), "{message}");
+    assert!(message.contains("action: CLIENT r0 -> n0"), "{message}");
+    assert!(message.contains("event:  n0 CLIENT id=0"), "{message}");
+    assert!(message.contains("pre-state:\n    n0 = "), "{message}");
 }

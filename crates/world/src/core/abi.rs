@@ -322,9 +322,10 @@ pub enum CoreError {
     Code(i32),
     /// The step emitted more than [`OUTPUTS_MAX`] outputs or a payload over [`PAYLOAD_MAX`].
     OutputsFull,
-    /// A library under an adapter failed (a panic, a replay that did not
-    /// reproduce its view, equal views that behaved differently); the text
-    /// says what and where (module `heap`).
+    /// A failure the checker describes in words: a Rust core that panicked,
+    /// or a library under an adapter that failed (a panic, a replay that did
+    /// not reproduce its view, equal views that behaved differently: module
+    /// `heap`); the text says what and where.
     Library(String),
 }
 

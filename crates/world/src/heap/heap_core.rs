@@ -8,7 +8,7 @@ use crate::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 use crate::core::Core;
 use crate::heap::journal::{EntryId, Journal, Record};
 use crate::heap::HeapAdapter;
-use crate::run::step::under_determinism_gate;
+use crate::run::step::{panic_text, under_determinism_gate};
 
 /// Out of every this many steps from a view that two histories reach, one
 /// replays both and compares them (every one under the determinism gate).
@@ -213,13 +213,9 @@ impl<A: HeapAdapter> Core for HeapCore<A> {
 /// Runs a call into the library, a panic becoming [`CoreError::Library`].
 fn library<T>(doing: &str, call: impl FnOnce() -> Result<T, CoreError>) -> Result<T, CoreError> {
     catch_unwind(AssertUnwindSafe(call)).unwrap_or_else(|panic| {
-        let text = panic
-            .downcast_ref::<&str>()
-            .map(|text| text.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic without a message".into());
         Err(CoreError::Library(format!(
-            "the library panicked while {doing}: {text}"
+            "the library panicked while {doing}: {}",
+            panic_text(&*panic)
         )))
     })
 }

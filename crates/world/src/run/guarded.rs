@@ -342,7 +342,17 @@ pub(crate) fn step(
         // cycles), only the count and the refusals set to zero.
         out.clear();
         let (durable, volatile) = state.split_at_mut(core.durable_size());
-        return Ok(core.step(config, durable, volatile, event, out));
+        // A panic is the core's failure at this step, with its trace and
+        // replay file like any other, not the end of the search.
+        let step = || core.step(config, durable, volatile, event, out);
+        return Ok(
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(step)).unwrap_or_else(|panic| {
+                Err(CoreError::Library(format!(
+                    "the core panicked: {}",
+                    crate::run::step::panic_text(&*panic)
+                )))
+            }),
+        );
     }
     let key = (core.durable_size(), core.volatile_size());
     debug_assert_eq!(state.len(), key.0 + key.1);

@@ -138,6 +138,16 @@ pub fn run(
     validate(out)
 }
 
+/// The message a panic carried (`a panic without a message` if it was not
+/// text).
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|text| text.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
 /// Overwrites the stack below the caller with `pattern`, so that a core
 /// reading uninitialised locals sees different garbage in the two runs.
 #[inline(never)]
