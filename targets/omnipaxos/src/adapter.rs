@@ -122,14 +122,6 @@ impl OmniPaxosAdapter {
         }
         Ok(())
     }
-
-    fn fold_digest(node: &mut Server, event: &Event) {
-        let mut bytes = node.digest.to_le_bytes().to_vec();
-        bytes.extend_from_slice(&[event.kind as u8, event.src as u8]);
-        bytes.extend_from_slice(&event.id.to_le_bytes());
-        bytes.extend_from_slice(event.payload());
-        node.digest = xxh3_64(&bytes);
-    }
 }
 
 impl HeapAdapter for OmniPaxosAdapter {
@@ -224,7 +216,7 @@ impl HeapAdapter for OmniPaxosAdapter {
         }
         self.settle(node, out)?;
         if !(node.unflushed == 0 && is_heartbeat_request(event)) {
-            Self::fold_digest(node, event);
+            node.digest = cmc_world::heap::fold_event(node.digest, event);
         }
         Ok(())
     }

@@ -225,14 +225,6 @@ impl RaftAdapter {
         }
         Ok(())
     }
-
-    fn fold_digest(node: &mut Peer, event: &Event) {
-        let mut bytes = node.digest.to_le_bytes().to_vec();
-        bytes.extend_from_slice(&[event.kind as u8, event.src as u8]);
-        bytes.extend_from_slice(&event.id.to_le_bytes());
-        bytes.extend_from_slice(event.payload());
-        node.digest = xxh3_64(&bytes);
-    }
 }
 
 impl HeapAdapter for RaftAdapter {
@@ -321,7 +313,7 @@ impl HeapAdapter for RaftAdapter {
             }
             _ => return Ok(()),
         }
-        Self::fold_digest(node, event);
+        node.digest = cmc_world::heap::fold_event(node.digest, event);
         self.handle_readies(node, out)
     }
 

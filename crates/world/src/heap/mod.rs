@@ -125,3 +125,18 @@ pub trait HeapAdapter: Send + Sync {
         None
     }
 }
+
+/// `digest` with `event` folded in: for an adapter whose library hides part
+/// of its state from every getter, a digest of the node's events since its
+/// start, kept in the view, makes the view exact. Such a view merges only
+/// identical histories (since the node's last start), so it gives up most
+/// of what a view saves: keep it to the part of the events the getters
+/// cannot show.
+pub fn fold_event(digest: u64, event: &Event) -> u64 {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(&digest.to_le_bytes());
+    hasher.update(&[event.kind as u8, event.src as u8]);
+    hasher.update(&event.id.to_le_bytes());
+    hasher.update(event.payload());
+    hasher.digest()
+}
