@@ -9,11 +9,12 @@ mod canonical_raft_build;
 
 use std::path::Path;
 
-use canonical_raft_build::{adapter, world};
+use canonical_raft_build::{adapter, one_adapter_at_a_time, world};
 use cmc_search::{Checker, Verdict};
 
 #[test]
 fn three_nodes_with_one_timeout_pass_every_raft_property_exhaustively() {
+    let _alone = one_adapter_at_a_time();
     let library = adapter("pass", &[]);
     // One election timeout in all: one leader, one term change, one client
     // command replicated and committed (the witness CommandCommitted).
@@ -34,6 +35,7 @@ fn three_nodes_with_one_timeout_pass_every_raft_property_exhaustively() {
 
 #[test]
 fn figure_8_counterexample_shows_a_leader_committing_an_earlier_term_by_counting() {
+    let _alone = one_adapter_at_a_time();
     let library = adapter("figure8", &[]);
     let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../targets/canonical-raft/figure8.cmc-trace");

@@ -15,6 +15,7 @@ use cmc_search::{Checker, Verdict};
 fn clock_gettime_is_answered_when_declared_and_a_fault_naming_it_when_not() {
     // This binary's only test: set before any thread of it reads it.
     std::env::set_var("LIBRAFT_TRACE", "1");
+    let _alone = canonical_raft_build::one_adapter_at_a_time();
 
     let declared = canonical_raft_build::adapter("declared", &[]);
     let world = canonical_raft_build::world(&declared, &["ticks=1", "requests=1", "clients=0,1,2"]);

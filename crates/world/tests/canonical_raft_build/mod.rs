@@ -3,8 +3,20 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
 
 use cmc_world::{build_world, WorldArgs};
+
+/// Held by a test while it runs an adapter. libraft's allocator hook
+/// (`raft_heap_set`) is process-wide, and each adapter library installs its
+/// own: two adapter libraries stepping at once in one process (two tests of
+/// one binary) would allocate through each other's arenas.
+pub fn one_adapter_at_a_time() -> MutexGuard<'static, ()> {
+    static ADAPTER: Mutex<()> = Mutex::new(());
+    ADAPTER
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// Builds the adapter with `flags` into a fresh folder; its library's path.
 pub fn adapter(name: &str, flags: &[&str]) -> PathBuf {
