@@ -12,6 +12,11 @@ pub struct Server(Infallible);
 const UNAVAILABLE: &str =
     "this program was built without the web explorer (cmc-cli's `explore` feature)";
 
+/// Always refused: there is no explorer to listen for in this build.
+pub fn listen(_: u16) -> Result<std::net::TcpListener, String> {
+    Err(UNAVAILABLE.into())
+}
+
 impl Server {
     /// Always refused: there is no explorer in this build.
     pub fn bind<T>(_: T, _: u16) -> Result<Server, String> {
@@ -20,6 +25,11 @@ impl Server {
 
     /// Always refused: there is no explorer in this build.
     pub fn bind_model<T>(_: T, _: u16) -> Result<Server, String> {
+        Err(UNAVAILABLE.into())
+    }
+
+    /// Always refused: there is no explorer in this build.
+    pub fn on_listener<T>(_: T, _: std::net::TcpListener) -> Result<Server, String> {
         Err(UNAVAILABLE.into())
     }
 
