@@ -6,8 +6,8 @@
 //! asynchronous contract (see [`adapter`]). [`properties`] are the
 //! log-replication properties of `cmc-log-properties`.
 //!
-//! raft 0.5.0, whose `must_sync` ignored newly appended entries (upstream
-//! issue 128, fixed in 0.6.0), cannot be a dependency on this toolchain:
+//! raft 0.5.0, whose `must_sync` ignored newly appended entries (raft-rs
+//! #128 upstream, fixed in 0.6.0), cannot be a dependency on this toolchain:
 //! Cargo rejects its index entry ("version 0.5.0's index entry is
 //! invalid"). [`RaftAdapter::sync_ignores_entries`] plants the same mistake
 //! in the adapter's sync handling instead.

@@ -3,7 +3,7 @@
 //! without code of the core's own.
 //!
 //! A C core declares its fields with `CMC_ID_FIELDS` in `include/cmc.h`
-//! (read by [`read_table`]); a Rust core builds an [`IdFields`] and calls it
+//! (read by `read_table`); a Rust core builds an [`IdFields`] and calls it
 //! from its [`Core::permute`](crate::Core::permute),
 //! [`Core::node_ids`](crate::Core::node_ids) and
 //! [`Core::permute_message`](crate::Core::permute_message). Three kinds of

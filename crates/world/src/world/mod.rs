@@ -589,7 +589,7 @@ impl Model for World {
     }
 
     /// Under symmetry, a step property is given the step's successor under
-    /// the names of its pre-state (see [`World::unrenamed_successor`]), not
+    /// the names of its pre-state (see `World::unrenamed_successor`), not
     /// the canonical form the search stores.
     fn properties(&self) -> Vec<Property<World>> {
         if self.symmetry.is_none() {
