@@ -78,6 +78,9 @@ pub struct World {
     /// The state searches start from instead of the initial state (see
     /// [`World::starting_at`]).
     start: Option<WorldState>,
+    /// Steps whose symmetry was checked in the sample's first part (see
+    /// `symmetry_check`), counted over every thread.
+    pub(crate) symmetry_checks: std::sync::atomic::AtomicU64,
 }
 
 /// Worlds made so far by this process.
@@ -106,6 +109,7 @@ impl World {
             symmetry,
             history_summary: None,
             id: WORLDS_MADE.fetch_add(1, Ordering::Relaxed),
+            symmetry_checks: std::sync::atomic::AtomicU64::new(0),
             start: None,
         };
         match quiescence_steps {

@@ -14,12 +14,13 @@
 //! nodes and the step, never a pass.
 //!
 //! With `check-determinism` (which every gate run uses) every step is
-//! checked; otherwise the first [`FIRST_STEPS`] steps each thread takes in
-//! a World, then one in [`STEP_SAMPLE`]: that covers small Worlds whole and
+//! checked; otherwise the first [`FIRST_STEPS`] steps of a World (over all
+//! its threads), then one in [`STEP_SAMPLE`] of each thread's: that covers small Worlds whole and
 //! catches a core that breaks symmetry in a share of its steps in any long
 //! search, but may miss one that breaks it in a few deep steps only.
 
 use std::cell::Cell;
+use std::sync::atomic::Ordering;
 
 use cmc_model::{Encode, Model};
 
@@ -30,8 +31,8 @@ use crate::world::state::{Payload, WorldState};
 use crate::world::symmetry::{renamed, Symmetry};
 use crate::World;
 
-/// Without `check-determinism`, the first this many steps of each thread
-/// in a World are checked...
+/// Without `check-determinism`, the first this many steps of a World (over
+/// all its threads) are checked...
 pub(crate) const FIRST_STEPS: u64 = 4096;
 
 /// ... then one in this many.
@@ -61,8 +62,13 @@ pub(crate) fn check_step(
         steps.set((world.id(), count));
         count
     });
-    let checked =
-        world.spec().check_determinism || steps <= FIRST_STEPS || steps.is_multiple_of(STEP_SAMPLE);
+    // The first steps are counted over the World, not per thread: the
+    // search starts new worker threads at every level.
+    let first = || {
+        world.symmetry_checks.load(Ordering::Relaxed) < FIRST_STEPS
+            && world.symmetry_checks.fetch_add(1, Ordering::Relaxed) < FIRST_STEPS
+    };
+    let checked = world.spec().check_determinism || steps.is_multiple_of(STEP_SAMPLE) || first();
     if !checked {
         return Ok(());
     }
