@@ -1,6 +1,7 @@
-//! `--coverage` on the README's World example, in text and JSON, for BFS and
-//! random walks: every environment action kind with its counts, the kinds
-//! never taken, and a warning for a budgeted fault that never occurred.
+//! `--coverage` on the command reference's World example (`docs/cli.md`),
+//! in text and JSON, for BFS and random walks: every environment action
+//! kind with its counts, the kinds never taken, and a warning for a budgeted
+//! fault that never occurred.
 
 mod common;
 

@@ -1,9 +1,10 @@
 //! The documents match the tool: every `cmc` (and front-end `mycheck`)
 //! command line in the project's Markdown documents and in `cmc --help`
-//! parses as the command line it shows; the README's commands listed in
-//! [`RUN`] run with the exit code they are documented with; and the
-//! README's shown sessions (`$ cmc ...` followed by its output) print what
-//! they show (`tests/markdown/mod.rs` reads the blocks).
+//! parses as the command line it shows; the command reference's lines
+//! listed in [`RUN`] run with the exit code they are documented with; and
+//! the shown sessions (`$ cmc ...` followed by its output) of the README's
+//! tour and the command reference print what they show
+//! (`tests/markdown/mod.rs` reads the blocks).
 
 mod common;
 mod markdown;
@@ -115,8 +116,8 @@ fn every_command_line_quoted_in_the_help_parses() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-/// Command lines of README.md's `cmc` block that run here in seconds, with
-/// the exit code the README's "Exit codes" give them (in an empty directory,
+/// Command lines of the `cmc` block of `docs/cli.md` that run here in
+/// seconds, with the exit code its "Exit codes" give them (in an empty directory,
 /// in this order: the replay reads the trace the check before wrote). The
 /// others (checkpoints of big models, campaigns of a million walks, servers,
 /// files of your own) are held to the grammar only, above.
@@ -152,9 +153,9 @@ fn run_cmc(line: &str, dir: &Path) -> std::process::Output {
 }
 
 #[test]
-fn the_readme_commands_run_with_their_documented_exit_codes() {
-    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
-    let lines: Vec<String> = markdown::command_lines("README.md", &readme, "cmc")
+fn the_command_reference_runs_with_its_documented_exit_codes() {
+    let reference = std::fs::read_to_string(repository().join("docs/cli.md")).unwrap();
+    let lines: Vec<String> = markdown::command_lines("docs/cli.md", &reference, "cmc")
         .into_iter()
         .map(|(_, line)| line)
         .collect();
@@ -162,7 +163,7 @@ fn the_readme_commands_run_with_their_documented_exit_codes() {
     for (line, exit) in RUN {
         assert!(
             lines.iter().any(|shown| shown == line),
-            "`{line}` is no longer in README.md: update RUN"
+            "`{line}` is no longer in docs/cli.md: update RUN"
         );
         let output = run_cmc(line, dir.path());
         let (stdout, stderr) = text(&output);
@@ -179,16 +180,29 @@ fn varies(line: &str) -> bool {
     line.starts_with("Finished in ")
 }
 
+/// The documents that show `cmc` sessions (`$ cmc ...` followed by its
+/// output): the README's tour and the command reference.
+const SESSION_DOCUMENTS: &[&str] = &["README.md", "docs/cli.md"];
+
 #[test]
-fn the_readme_sessions_print_what_they_show() {
-    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
+fn the_shown_sessions_print_what_they_show() {
+    for document in SESSION_DOCUMENTS {
+        let sessions = check_sessions(document);
+        assert!(sessions >= 2, "{document}: {sessions} sessions found");
+    }
+}
+
+/// Runs every session shown in `document` in a fresh directory and checks
+/// its exit code and the lines it shows; returns how many it ran.
+fn check_sessions(document: &str) -> usize {
+    let markdown = std::fs::read_to_string(repository().join(document)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut sessions = 0;
-    for block in markdown::blocks(&readme) {
+    for block in markdown::blocks(&markdown) {
         if block.info != "text" {
             continue;
         }
-        for mut command in markdown::console_commands("README.md", &block) {
+        for mut command in markdown::console_commands(document, &block) {
             command.expected.retain(|line| !varies(line));
             let output = run_cmc(&command.text, dir.path());
             let (stdout, stderr) = text(&output);
@@ -211,5 +225,5 @@ fn the_readme_sessions_print_what_they_show() {
             sessions += 1;
         }
     }
-    assert!(sessions >= 2, "{sessions} sessions found");
+    sessions
 }

@@ -62,10 +62,10 @@ mod simulate;
 mod swarm;
 mod time_limit;
 
-/// The README's examples, compiled and run as doctests.
-#[doc = include_str!("../../../README.md")]
+/// The examples of `docs/rust-models.md`, compiled and run as doctests.
+#[doc = include_str!("../../../docs/rust-models.md")]
 #[cfg(doctest)]
-pub struct ReadmeDoctests;
+pub struct RustModelsDoctests;
 
 pub use any_model::AnyModel;
 pub use checker::Checker;

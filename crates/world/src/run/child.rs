@@ -26,8 +26,8 @@ const NONCE_LEN: usize = 16;
 /// its end-of-run frame: bytes that reach the channel by accident (a stray
 /// write of an old frame, another run's report) are never taken for the
 /// child's message. It is no secret from the child's own code, so it does
-/// not stop a core written to forge a frame (see the README's "What cmc
-/// guarantees").
+/// not stop a core written to forge a frame (see `docs/guarantees.md`, "The
+/// boundary").
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Nonce([u8; NONCE_LEN]);
 
