@@ -212,7 +212,8 @@ fn properties_never_decide_what_is_enabled() {
         "world/env.rs",
         "world/action.rs",
         "run/step.rs",
-        "world/state.rs",
+        "world/state/mod.rs",
+        "world/state/node.rs",
     ] {
         let text = std::fs::read_to_string(src.join(file)).unwrap();
         assert!(

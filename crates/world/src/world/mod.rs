@@ -4,7 +4,6 @@
 pub mod action;
 pub mod env;
 pub mod inspect;
-mod network;
 pub mod quiescence;
 pub mod spec;
 pub mod state;

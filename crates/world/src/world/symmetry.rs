@@ -17,8 +17,8 @@ use cmc_model::Encode;
 
 use crate::core::helpers::node_bit;
 use crate::world::env::Env;
-use crate::world::network::RenameScratch;
 use crate::world::spec::{NetSemantics, WorldSpec};
+use crate::world::state::RenameScratch;
 use crate::world::state::{NodeState, Payload, Persist, WorldState};
 
 /// The renamings of a World's interchangeable nodes.

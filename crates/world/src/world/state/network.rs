@@ -19,9 +19,9 @@ use std::ops::Range;
 
 use cmc_model::{DecodeError, Decoder, Encode};
 
+use super::{Packet, Payload};
 use crate::core::abi::PAYLOAD_MAX;
 use crate::world::action::Surplus;
-use crate::world::state::{Packet, Payload};
 
 /// Bytes of a record before its payload: source, destination, length.
 const HEAD: usize = 3;

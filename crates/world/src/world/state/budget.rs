@@ -1,0 +1,53 @@
+//! The fault budgets: how many of each environment fault a search may still
+//! inject.
+
+/// Index of each fault budget in [`WorldState::budgets`].
+///
+/// ```
+/// use std::sync::Arc;
+/// use cmc_model::Model;
+/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::world::action::Action;
+/// use cmc_world::world::state::Budget;
+/// use cmc_world::{World, WorldSpec};
+///
+/// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
+/// spec.set_all(&["crashes=1", "restarts=1"])?;
+/// let world = World::new(spec);
+/// let mut init = Vec::new();
+/// world.init_states(&mut init);
+/// assert_eq!(init[0].budget(Budget::Crashes), 1);
+/// let crash = Action::Crash { node: 0 };
+/// let crashed = world.next_state(&init[0], &crash).expect("enabled");
+/// assert_eq!(crashed.budget(Budget::Crashes), 0);
+/// assert_eq!(crashed.budget(Budget::Restarts), 1);
+/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budget {
+    /// DROP(m).
+    Drops,
+    /// DUP(m).
+    Dups,
+    /// CRASH(n).
+    Crashes,
+    /// RESTART(n).
+    Restarts,
+    /// LINKS(change).
+    Partitions,
+    /// TICK(n).
+    Ticks,
+    /// LOCAL_FAIL(r).
+    LocalFails,
+    /// LINK(src->dst): one direction of a link cut or healed.
+    OneWayCuts,
+    /// ISOLATE(n): every link to and from a node cut.
+    Isolations,
+    /// SPLIT(group): every link between two groups of nodes cut.
+    Splits,
+    /// RETRY(r): a client times out and sends its request again.
+    Retries,
+}
+
+/// Number of [`Budget`] kinds.
+pub const BUDGETS: usize = 11;
