@@ -24,6 +24,7 @@ use cmc_model::{DecodeError, Decoder, Encode};
 pub use budget::{Budget, BUDGETS};
 pub use ghost::{Ghost, GhostEntry, GhostKind};
 pub(crate) use network::RenameScratch;
+pub(crate) use network::Slot;
 pub use network::{Network, PacketRef, PacketRefs, Packets};
 pub use node::{Choice, Deadline, NodeState, Persist};
 pub use packet::Packet;
