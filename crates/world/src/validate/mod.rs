@@ -178,6 +178,44 @@ struct Node {
     choices: BTreeSet<u32>,
 }
 
+impl Node {
+    /// Whether node `node` (this one) may take an event of `kind` now: only
+    /// START when it is not running, anything else only when it is, and a
+    /// clock that only TICK moves, forward.
+    fn may_take(&mut self, node: u32, kind: EventKind, event: &Event) -> Result<(), String> {
+        if kind == EventKind::Start {
+            if self.running {
+                return Err(format!(
+                    "START to node {node}, which is running: a restart must follow a `crash` record"
+                ));
+            }
+            self.running = true;
+        } else if !self.running {
+            return Err(format!(
+                "{} to node {node}, which has not started (no START since it began or crashed)",
+                kind.name()
+            ));
+        }
+        if kind == EventKind::Tick {
+            if event.clock < self.clock {
+                return Err(format!(
+                    "TICK moves node {node}'s clock back from {} to {}",
+                    self.clock, event.clock
+                ));
+            }
+            self.clock = event.clock;
+        } else if event.clock != self.clock {
+            return Err(format!(
+                "{} carries clock {} but node {node}'s clock is {} (only TICK moves it)",
+                kind.name(),
+                event.clock,
+                self.clock
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Copies of one message (source, destination, bytes).
 #[derive(Default)]
 struct Copies {
@@ -287,35 +325,7 @@ impl<'s> Glue<'s> {
         let Some(kind) = event.kind() else {
             return Ok(());
         };
-        if kind == EventKind::Start {
-            if state.running {
-                return Err(format!(
-                    "START to node {node}, which is running: a restart must follow a `crash` record"
-                ));
-            }
-            state.running = true;
-        } else if !state.running {
-            return Err(format!(
-                "{} to node {node}, which has not started (no START since it began or crashed)",
-                kind.name()
-            ));
-        }
-        if kind == EventKind::Tick {
-            if event.clock < state.clock {
-                return Err(format!(
-                    "TICK moves node {node}'s clock back from {} to {}",
-                    state.clock, event.clock
-                ));
-            }
-            state.clock = event.clock;
-        } else if event.clock != state.clock {
-            return Err(format!(
-                "{} carries clock {} but node {node}'s clock is {} (only TICK moves it)",
-                kind.name(),
-                event.clock,
-                state.clock
-            ));
-        }
+        state.may_take(node, kind, event)?;
         match kind {
             EventKind::Recv => {
                 if event.src >= nodes {

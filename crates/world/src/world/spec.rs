@@ -417,143 +417,136 @@ impl WorldSpec {
                 earlier: earlier.value.clone(),
             });
         }
-        let bad = |why: String| SpecError::BadValue {
-            name: name.into(),
-            value: value.into(),
-            why,
-        };
-        let ranged = |min: u8, max: u8| -> Result<u8, SpecError> {
-            value
-                .parse::<u8>()
-                .ok()
-                .filter(|count| (min..=max).contains(count))
-                .ok_or_else(|| bad(format!("expected a count from {min} to {max}")))
-        };
-        let count = || ranged(0, u8::MAX);
-        let nodes = || -> Result<Vec<usize>, SpecError> {
-            value
-                .split(',')
-                .map(|item| {
-                    item.trim()
-                        .parse::<usize>()
-                        .map_err(|_| bad("expected numbers separated by commas".into()))
-                })
-                .collect()
-        };
+        let word = ParamValue { name, value };
         if let Some((_, kind)) = BUDGET_NAMES.iter().find(|(known, _)| *known == name) {
-            let budget = count()?;
-            let max = crate::world::env::SPLIT_NODES_MAX;
-            if *kind == Budget::Splits && budget > 0 && self.nodes() > max {
-                return Err(bad(format!(
-                    "a split is explored in every way to cut the nodes in two: at most {max} nodes, not {}",
-                    self.nodes()
-                )));
-            }
-            self.budgets[*kind as usize] = budget;
-        } else if name == "net" {
-            self.net = match value {
-                "unordered" => NetSemantics::Unordered,
-                "dup" | "duplicating" => NetSemantics::Duplicating,
-                "fifo" => NetSemantics::Fifo,
-                _ => return Err(bad("expected unordered, dup or fifo".into())),
-            };
-        } else if name == "net_bound" {
-            self.net_bound = ranged(1, u8::MAX)?;
-        } else if name == "link_bound" {
-            self.link_bound = ranged(1, u8::MAX)?;
-        } else if name == "skew" {
-            self.skew = Some(ranged(1, u8::MAX)?);
+            self.set_budget(*kind, &word)?;
         } else if name == "symmetry" {
-            self.symmetric_nodes = match value {
-                "off" => Vec::new(),
-                _ => value
-                    .split(',')
-                    .map(|node| node.trim().parse::<u8>())
-                    .collect::<Result<_, _>>()
-                    .map_err(|_| bad("expected off or node ids separated by commas".into()))?,
-            };
-            // Whether they are interchangeable is checked once every
-            // parameter is set (`set_all`, `build`): `clients=`,
-            // `crash_nodes=` or `roles=` may follow.
-            if let Some(node) = self
-                .symmetric_nodes
-                .iter()
-                .find(|n| **n as usize >= self.nodes())
-            {
-                let why = format!(
-                    "node {node} does not exist in a {}-node world",
-                    self.nodes()
-                );
-                self.symmetric_nodes.clear();
-                return Err(bad(why));
-            }
-        } else if name == "quiescence" {
-            let steps = value
-                .parse::<u32>()
-                .ok()
-                .filter(|steps| (1..=QUIESCENCE_STEPS_MAX).contains(steps))
-                .ok_or_else(|| {
-                    bad(format!(
-                        "expected a number of steps from 1 to {QUIESCENCE_STEPS_MAX}"
-                    ))
-                })?;
-            self.quiescence_steps = Some(steps);
-        } else if name == "requests" {
-            self.requests = ranged(0, REQUESTS_MAX)?;
-        } else if name == "workload" {
-            self.workload = Some(Workload::parse(value).map_err(bad)?);
-        } else if name == "local_fail_after_reply" || name == "spread" {
-            let on = match value {
-                "0" | "off" => false,
-                "1" | "on" => true,
-                _ => return Err(bad("expected 0 or 1".into())),
-            };
-            if name == "spread" {
-                self.spread = on;
-            } else {
-                self.local_fail_after_reply = on;
-            }
-        } else if name == "clients" || name == "crash_nodes" {
-            let list = nodes()?;
-            if let Some(node) = list.iter().find(|n| **n >= self.nodes()) {
-                return Err(bad(format!(
-                    "node {node} does not exist in a {}-node world",
-                    self.nodes()
-                )));
-            }
-            let list = list.into_iter().map(|n| n as u8).collect();
-            if name == "clients" {
-                self.client_nodes = list;
-            } else {
-                self.crash_nodes = list;
-            }
-        } else if name == "roles" {
-            let roles = nodes()?;
-            if roles.len() != self.nodes() {
-                return Err(bad(format!(
-                    "{} role(s) for a {}-node world (--nodes): give one core index per node",
-                    roles.len(),
-                    self.nodes()
-                )));
-            }
-            self.set_roles(roles)?;
+            self.set_symmetric_nodes(&word)?;
+        } else if name == "clients" || name == "crash_nodes" || name == "roles" {
+            self.set_node_list(&word)?;
         } else if let Some(index) = name
             .strip_prefix("cfg")
             .and_then(|i| i.parse::<usize>().ok())
         {
             if index >= PARAMS_MAX {
-                return Err(bad(format!(
-                    "core parameters are cfg0 to cfg{}",
-                    PARAMS_MAX - 1
-                )));
+                return Err(word.bad(format!("core parameters are cfg0 to cfg{}", PARAMS_MAX - 1)));
             }
             self.core_params[index] = value
                 .parse()
-                .map_err(|_| bad("expected an unsigned 64-bit number".into()))?;
+                .map_err(|_| word.bad("expected an unsigned 64-bit number".into()))?;
         } else {
-            return Err(SpecError::Unknown(name.into()));
+            self.set_setting(&word)?;
         }
         self.applied.push(ModelParam::new(name, value));
+        Ok(())
+    }
+
+    /// A fault budget (`drops=K`, ...): a count, `splits` within the
+    /// nodes a split can enumerate.
+    fn set_budget(&mut self, kind: Budget, word: &ParamValue<'_>) -> Result<(), SpecError> {
+        let budget = word.ranged(0, u8::MAX)?;
+        let max = crate::world::env::SPLIT_NODES_MAX;
+        if kind == Budget::Splits && budget > 0 && self.nodes() > max {
+            return Err(word.bad(format!(
+                "a split is explored in every way to cut the nodes in two: at most {max} nodes, not {}",
+                self.nodes()
+            )));
+        }
+        self.budgets[kind as usize] = budget;
+        Ok(())
+    }
+
+    /// The network, bounds, time, liveness and client settings.
+    fn set_setting(&mut self, word: &ParamValue<'_>) -> Result<(), SpecError> {
+        let value = word.value;
+        match word.name {
+            "net" => {
+                self.net = match value {
+                    "unordered" => NetSemantics::Unordered,
+                    "dup" | "duplicating" => NetSemantics::Duplicating,
+                    "fifo" => NetSemantics::Fifo,
+                    _ => return Err(word.bad("expected unordered, dup or fifo".into())),
+                }
+            }
+            "net_bound" => self.net_bound = word.ranged(1, u8::MAX)?,
+            "link_bound" => self.link_bound = word.ranged(1, u8::MAX)?,
+            "skew" => self.skew = Some(word.ranged(1, u8::MAX)?),
+            "quiescence" => {
+                let steps = value
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|steps| (1..=QUIESCENCE_STEPS_MAX).contains(steps))
+                    .ok_or_else(|| {
+                        word.bad(format!(
+                            "expected a number of steps from 1 to {QUIESCENCE_STEPS_MAX}"
+                        ))
+                    })?;
+                self.quiescence_steps = Some(steps);
+            }
+            "requests" => self.requests = word.ranged(0, REQUESTS_MAX)?,
+            "workload" => {
+                self.workload = Some(Workload::parse(value).map_err(|why| word.bad(why))?)
+            }
+            "spread" => self.spread = word.flag()?,
+            "local_fail_after_reply" => self.local_fail_after_reply = word.flag()?,
+            name => return Err(SpecError::Unknown(name.into())),
+        }
+        Ok(())
+    }
+
+    /// `symmetry=off` or the node ids declared interchangeable.
+    fn set_symmetric_nodes(&mut self, word: &ParamValue<'_>) -> Result<(), SpecError> {
+        self.symmetric_nodes = match word.value {
+            "off" => Vec::new(),
+            value => value
+                .split(',')
+                .map(|node| node.trim().parse::<u8>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| word.bad("expected off or node ids separated by commas".into()))?,
+        };
+        // Whether they are interchangeable is checked once every
+        // parameter is set (`set_all`, `build`): `clients=`,
+        // `crash_nodes=` or `roles=` may follow.
+        if let Some(node) = self
+            .symmetric_nodes
+            .iter()
+            .find(|n| **n as usize >= self.nodes())
+        {
+            let why = format!(
+                "node {node} does not exist in a {}-node world",
+                self.nodes()
+            );
+            self.symmetric_nodes.clear();
+            return Err(word.bad(why));
+        }
+        Ok(())
+    }
+
+    /// `clients=`, `crash_nodes=` (node ids) or `roles=` (a core index per node).
+    fn set_node_list(&mut self, word: &ParamValue<'_>) -> Result<(), SpecError> {
+        let list = word.numbers()?;
+        if word.name == "roles" {
+            if list.len() != self.nodes() {
+                return Err(word.bad(format!(
+                    "{} role(s) for a {}-node world (--nodes): give one core index per node",
+                    list.len(),
+                    self.nodes()
+                )));
+            }
+            return self.set_roles(list);
+        }
+        if let Some(node) = list.iter().find(|n| **n >= self.nodes()) {
+            return Err(word.bad(format!(
+                "node {node} does not exist in a {}-node world",
+                self.nodes()
+            )));
+        }
+        let list = list.into_iter().map(|n| n as u8).collect();
+        if word.name == "clients" {
+            self.client_nodes = list;
+        } else {
+            self.crash_nodes = list;
+        }
         Ok(())
     }
 
@@ -733,6 +726,53 @@ impl WorldSpecBuilder {
 fn node_list(nodes: &[u8]) -> String {
     let list: Vec<String> = nodes.iter().map(u8::to_string).collect();
     list.join(",")
+}
+
+/// One `NAME=VALUE` parameter being applied, and how its value is read.
+struct ParamValue<'a> {
+    name: &'a str,
+    value: &'a str,
+}
+
+impl ParamValue<'_> {
+    /// The error for this parameter's value, saying why.
+    fn bad(&self, why: String) -> SpecError {
+        SpecError::BadValue {
+            name: self.name.into(),
+            value: self.value.into(),
+            why,
+        }
+    }
+
+    /// The value as a count from `min` to `max`.
+    fn ranged(&self, min: u8, max: u8) -> Result<u8, SpecError> {
+        self.value
+            .parse::<u8>()
+            .ok()
+            .filter(|count| (min..=max).contains(count))
+            .ok_or_else(|| self.bad(format!("expected a count from {min} to {max}")))
+    }
+
+    /// The value as numbers separated by commas.
+    fn numbers(&self) -> Result<Vec<usize>, SpecError> {
+        self.value
+            .split(',')
+            .map(|item| {
+                item.trim()
+                    .parse::<usize>()
+                    .map_err(|_| self.bad("expected numbers separated by commas".into()))
+            })
+            .collect()
+    }
+
+    /// The value as a switch: `0`/`off` or `1`/`on`.
+    fn flag(&self) -> Result<bool, SpecError> {
+        match self.value {
+            "0" | "off" => Ok(false),
+            "1" | "on" => Ok(true),
+            _ => Err(self.bad("expected 0 or 1".into())),
+        }
+    }
 }
 
 #[cfg(test)]
