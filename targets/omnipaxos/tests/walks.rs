@@ -10,7 +10,12 @@ use cmc_target_omnipaxos::{walks, world, SEARCH_CONFIGURATION, WALKS};
 fn the_fixed_release_keeps_every_property_in_the_walks_that_find_the_bug() {
     let start = std::time::Instant::now();
     let outcome = walks(world(&SEARCH_CONFIGURATION).unwrap()).run();
-    eprintln!("{:?} {:?} {:?}", outcome.verdict, outcome.stats, start.elapsed());
+    eprintln!(
+        "{:?} {:?} {:?}",
+        outcome.verdict,
+        outcome.stats,
+        start.elapsed()
+    );
     assert_eq!(outcome.verdict, Verdict::Pass);
     assert_eq!(outcome.stats.walks.map(|w| w.walks), Some(WALKS));
 }

@@ -15,7 +15,11 @@ fn random_walks_from_the_initial_state_find_two_servers_deciding_differently() {
     let start = std::time::Instant::now();
     let outcome = walks(world(&SEARCH_CONFIGURATION).unwrap()).run();
     let walks = outcome.stats.walks.as_ref().map(|w| w.walks);
-    eprintln!("{:?} after {walks:?} walk(s), {:?}", outcome.verdict, start.elapsed());
+    eprintln!(
+        "{:?} after {walks:?} walk(s), {:?}",
+        outcome.verdict,
+        start.elapsed()
+    );
     match &outcome.verdict {
         Verdict::Violated { property, .. } => assert_eq!(property, "DecidedPrefixesAgree"),
         other => panic!("expected DecidedPrefixesAgree to be violated, got {other:?}"),
@@ -37,7 +41,11 @@ fn random_walks_from_the_initial_state_find_two_servers_deciding_differently() {
         start.elapsed()
     );
     for (index, action) in shrunk.iter().enumerate() {
-        eprintln!("{:3}: {}", index + 1, cmc_model::Model::format_action(&world, action));
+        eprintln!(
+            "{:3}: {}",
+            index + 1,
+            cmc_model::Model::format_action(&world, action)
+        );
     }
     assert!(shrunk.len() < walk.len());
     // The shrunk run, replayed exactly, ends in the violation and not before.
