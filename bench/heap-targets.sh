@@ -12,12 +12,13 @@ bin=target/release
 # directory: the 0.2.0 one is copied aside before the 0.2.1 one replaces it.
 cargo build --release --manifest-path targets/omnipaxos/v0_2_0/Cargo.toml --target-dir target >&2
 cp "$bin/omnipaxos-check" "$bin/omnipaxos-0.2.0-check"
-cargo build --release -p cmc-cli --bin cmc -p cmc-target-omnipaxos -p cmc-target-raft-rs >&2
+cargo build --release -p cmc-cli --bin cmc >&2
+cargo build --release -p cmc-target-omnipaxos -p cmc-target-raft-rs >&2
 omnipaxos=(requests=2 ticks=3 crashes=1 restarts=1 clients=0,1,2)
 rows=(
   "Paxos reference core|$bin/cmc|rust:paxos|5|16|crash_nodes=0,1,2 crashes=1 restarts=1"
-  "omnipaxos 0.2.1|$bin/omnipaxos-check|rust:omnipaxos-0.2.1|3|8|${omnipaxos[*]}"
-  "omnipaxos 0.2.0|$bin/omnipaxos-0.2.0-check|rust:omnipaxos-0.2.0|3|8|${omnipaxos[*]}"
+  "omnipaxos 0.2.1|$bin/omnipaxos-check|rust:omnipaxos-0.2.1|3|7|${omnipaxos[*]}"
+  "omnipaxos 0.2.0|$bin/omnipaxos-0.2.0-check|rust:omnipaxos-0.2.0|3|7|${omnipaxos[*]}"
   "raft-rs 0.7.0|$bin/raft-rs-check|rust:raft-rs-0.7.0|3|13|requests=1 ticks=2 crashes=1 restarts=1 drops=1"
 )
 echo "| core | params | depth | workers | distinct | generated | wall s | distinct/s | vs Paxos | peak RSS MB | RSS B/state | table B/state |"
