@@ -1,5 +1,6 @@
 //! A schedule of World actions, driven step by step, with every property
-//! checked in every state it reaches.
+//! checked in every state it reaches; and [`shrink`], which shortens a run
+//! to a violation (a random walk's) by leaving actions out.
 //!
 //! [`ACCEPT_SYNC_SCHEDULE`] is the run of upstream pull request 112: server
 //! 3 leads the first round; server 1 accepts its entry, server 2 does not;
