@@ -31,6 +31,7 @@ use std::sync::Arc;
 
 use cmc_log_properties::{Entry, Replica};
 use cmc_model::Property;
+use cmc_search::{Checker, SearchOptions};
 use cmc_world::heap::HeapCore;
 use cmc_world::world::inspect::NodeView;
 use cmc_world::world::spec::SpecError;
@@ -48,6 +49,40 @@ pub const SERVERS: usize = 3;
 /// appends (at any server), four ticks of the servers' clocks (each an
 /// election round), no faults needed.
 pub const BUG_CONFIGURATION: [&str; 3] = ["requests=2", "ticks=4", "clients=0,1,2"];
+
+/// The configuration both releases are searched in: two client appends
+/// (at any server), three ticks of the servers' clocks (each an election
+/// round), one crash and one restart.
+pub const SEARCH_CONFIGURATION: [&str; 5] = [
+    "requests=2",
+    "ticks=3",
+    "crashes=1",
+    "restarts=1",
+    "clients=0,1,2",
+];
+
+/// Random walks from the initial state, pinned: [`WALKS`] walks of at most
+/// [`WALK_LENGTH`] steps from seed 0, each weighing every action kind its
+/// own way (`--swarm-kinds`), so that some hold heartbeats or one server's
+/// clock back for long stretches, as the release with the bug needs.
+/// Equivalent to `omnipaxos-check check --simulate --swarm-kinds --walks
+/// 20000 --walk-length 80 --seed 0 --workers 1 --no-deadlock`.
+pub fn walks(world: World) -> Checker<World> {
+    let checker = Checker::new(world)
+        .simulate(WALKS, WALK_LENGTH, 0)
+        .workers(1)
+        .check_deadlock(false);
+    let options = SearchOptions {
+        swarm_kinds: true,
+        ..checker.search_options().clone()
+    };
+    checker.options(options)
+}
+
+/// Walks [`walks`] takes.
+pub const WALKS: u64 = 20_000;
+/// Most steps of one of [`walks`]' walks.
+pub const WALK_LENGTH: u64 = 80;
 
 /// A new core over the adapter (a new journal: one per check).
 pub fn core() -> HeapCore<OmniPaxosAdapter> {

@@ -1,5 +1,6 @@
 //! A schedule of World actions, driven step by step, with every property
-//! checked in every state it reaches.
+//! checked in every state it reaches; and [`shrink`], which shortens a run
+//! to a violation (a random walk's) by leaving actions out.
 //!
 //! [`ACCEPT_SYNC_SCHEDULE`] is the run of upstream pull request 112: server
 //! 3 leads the first round; server 1 accepts its entry, server 2 does not;
@@ -125,6 +126,13 @@ pub fn violated(world: &World, state: &WorldState) -> Option<String> {
         })
 }
 
+/// Whether `state` violates the `always` property named `property`.
+fn violates(world: &World, state: &WorldState, property: &str) -> bool {
+    world.properties().iter().any(|p| {
+        p.name == property && matches!(&p.kind, PropertyKind::Always(holds) if !holds(world, state))
+    })
+}
+
 fn matches(step: &Step, action: &Action) -> bool {
     match (*step, action) {
         (
@@ -161,5 +169,78 @@ fn flush_all(world: &World, mut state: WorldState) -> Result<WorldState, String>
             return Ok(state);
         };
         state = world.next_state(&state, &flush).ok_or("a flush faulted")?;
+    }
+}
+
+/// The same World action in another state: a message is named by what it
+/// is (operation, link, bytes), not by its place in the network, which
+/// moves as other messages come and go.
+fn same_action(a: &Action, b: &Action) -> bool {
+    match (a, b) {
+        (
+            Action::Net {
+                op, src, dst, msg, ..
+            },
+            Action::Net {
+                op: o,
+                src: s,
+                dst: d,
+                msg: m,
+                ..
+            },
+        ) => (op, src, dst, msg.as_bytes()) == (o, s, d, m.as_bytes()),
+        _ => a == b,
+    }
+}
+
+/// Runs `actions` from the initial state, leaving out any that is not
+/// enabled where it comes (a message never sent, a budget spent), until a
+/// state violates `property`: the actions taken up to there, or `None` if
+/// the run never violates it.
+pub fn replay_until(world: &World, actions: &[Action], property: &str) -> Option<Vec<Action>> {
+    let mut states = Vec::new();
+    world.init_states(&mut states);
+    let mut state = states.pop()?;
+    let mut taken = Vec::new();
+    let mut enabled = Vec::new();
+    for wanted in actions {
+        enabled.clear();
+        world.actions(&state, &mut enabled);
+        let Some(action) = enabled.iter().find(|a| same_action(wanted, a)) else {
+            continue;
+        };
+        state = world.next_state(&state, action)?;
+        taken.push(*action);
+        if violates(world, &state, property) {
+            return Some(taken);
+        }
+    }
+    None
+}
+
+/// A shorter run to a violation of `property`, from a run that reaches
+/// one (a random walk's counterexample): each action in turn, last to
+/// first, is left out when the rest (with whatever no longer happens left
+/// out too, such as the reply to a request never delivered) still reaches
+/// a violation; repeated until no action can go. Every run it returns is
+/// one [`replay_until`] confirms; it is locally minimal, not always the
+/// shortest there is.
+pub fn shrink(world: &World, actions: &[Action], property: &str) -> Option<Vec<Action>> {
+    let mut best = replay_until(world, actions, property)?;
+    loop {
+        let before = best.len();
+        let mut index = best.len();
+        while index > 0 {
+            index -= 1;
+            let mut candidate = best.clone();
+            candidate.remove(index);
+            if let Some(shorter) = replay_until(world, &candidate, property) {
+                index = index.min(shorter.len());
+                best = shorter;
+            }
+        }
+        if best.len() == before {
+            return Some(best);
+        }
     }
 }
