@@ -314,9 +314,14 @@ impl Report {
                 Verdict::Interrupted {
                     checkpoint: Some(dir),
                 } => Some(resume_message("cmc", dir)),
-                Verdict::Interrupted { checkpoint: None } => {
-                    Some("no checkpoint was saved (use --checkpoint DIR)".into())
-                }
+                Verdict::Interrupted { checkpoint: None } => Some(
+                    if options.strategy == crate::Strategy::Bfs {
+                        "no checkpoint was saved (use --checkpoint DIR)"
+                    } else {
+                        "no checkpoint was saved (checkpoints are for breadth-first search)"
+                    }
+                    .into(),
+                ),
                 Verdict::TimeLimit { checkpoint } => Some(crate::time_limit::message(
                     options.time_limit,
                     checkpoint.as_deref(),
