@@ -15,6 +15,10 @@ pub type StepPredicate<M> = Arc<
         + Sync,
 >;
 
+/// Why a state fails a state property, in words (`None`: nothing to add
+/// to the property's name).
+pub type Explainer<M> = Arc<dyn Fn(&M, &<M as Model>::State) -> Option<String> + Send + Sync>;
+
 /// What kind of obligation a [`Property`] states.
 pub enum PropertyKind<M: Model> {
     /// Must hold in every reachable state (an invariant).
@@ -42,6 +46,8 @@ pub struct Property<M: Model> {
     pub name: String,
     /// The obligation.
     pub kind: PropertyKind<M>,
+    /// Why a state fails it, for a report (see [`Property::explained_by`]).
+    pub explain: Option<Explainer<M>>,
 }
 
 impl<M: Model> Clone for Property<M> {
@@ -49,6 +55,7 @@ impl<M: Model> Clone for Property<M> {
         Property {
             name: self.name.clone(),
             kind: self.kind.clone(),
+            explain: self.explain.clone(),
         }
     }
 }
@@ -73,6 +80,7 @@ impl<M: Model> Property<M> {
         Property {
             name: name.into(),
             kind: PropertyKind::Always(Arc::new(holds)),
+            explain: None,
         }
     }
 
@@ -84,6 +92,7 @@ impl<M: Model> Property<M> {
         Property {
             name: name.into(),
             kind: PropertyKind::Sometimes(Arc::new(reached)),
+            explain: None,
         }
     }
 
@@ -95,7 +104,20 @@ impl<M: Model> Property<M> {
         Property {
             name: name.into(),
             kind: PropertyKind::Step(Arc::new(holds)),
+            explain: None,
         }
+    }
+
+    /// This property, with `explain` saying why a state fails it: a report
+    /// of its violation shows the text (the `explanation` of a JSON
+    /// report) after the trace. Asked only of a state that fails the
+    /// property (for an action property, of the step's post-state).
+    pub fn explained_by(
+        mut self,
+        explain: impl Fn(&M, &M::State) -> Option<String> + Send + Sync + 'static,
+    ) -> Property<M> {
+        self.explain = Some(Arc::new(explain));
+        self
     }
 
     /// `"always"`, `"sometimes"` or `"step"`.

@@ -262,6 +262,18 @@ pub struct Report {
     pub checkpoint: Option<std::path::PathBuf>,
 }
 
+/// Why `state` violates `property`: the property's own explanation, else
+/// the model's.
+fn explain<M: Model>(model: &M, property: &str, state: &M::State) -> Option<String> {
+    let own = model
+        .properties()
+        .into_iter()
+        .find(|candidate| candidate.name == property)
+        .and_then(|found| found.explain)
+        .and_then(|explain| explain(model, state));
+    own.or_else(|| model.explain_violation(property, state))
+}
+
 /// How to resume an interrupted run from its checkpoint `dir`, in the
 /// front end `program`.
 fn resume_message(program: &str, dir: &std::path::Path) -> String {
@@ -346,7 +358,7 @@ impl Report {
             explanation: match (&property, &outcome.counterexample) {
                 (Some(property), Some(trace)) => trace
                     .last_state()
-                    .and_then(|state| model.explain_violation(property, state)),
+                    .and_then(|state| explain(model, property, state)),
                 _ => None,
             },
             walks: stats.walks.as_ref().map(WalksReport::new),

@@ -361,6 +361,17 @@ impl World {
             .unwrap_or_else(|| hex(message))
     }
 
+    /// The fault budgets `state` has left, by name, of those this World
+    /// gives (e.g. `{crashes: 1, restarts: 0}`; `{}` without faults).
+    pub fn describe_budgets(&self, state: &WorldState) -> String {
+        let left: Vec<String> = crate::world::spec::BUDGET_NAMES
+            .iter()
+            .filter(|(_, budget)| self.spec().budgets[*budget as usize] > 0)
+            .map(|(name, budget)| format!("{name}: {}", state.budget(*budget)))
+            .collect();
+        format!("{{{}}}", left.join(", "))
+    }
+
     /// The core's text for node `node`'s state, or its hex bytes.
     pub fn describe_node(&self, state: &WorldState, node: usize) -> String {
         let view = self.inspect(state).node(node);
@@ -604,6 +615,7 @@ impl Model for World {
                 let holds = holds.clone();
                 Property {
                     name: property.name.clone(),
+                    explain: property.explain.clone(),
                     kind: PropertyKind::Step(Arc::new(
                         move |world: &World,
                               pre: &WorldState,
@@ -803,7 +815,7 @@ impl Model for World {
             })
             .collect();
         view.text("ghost", format!("[{}]", ghost.join(", ")))
-            .field("budgets", state.budgets)
+            .text("budgets", self.describe_budgets(state))
     }
 }
 
