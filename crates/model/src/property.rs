@@ -15,9 +15,24 @@ pub type StepPredicate<M> = Arc<
         + Sync,
 >;
 
-/// Why a state fails a state property, in words (`None`: nothing to add
-/// to the property's name).
-pub type Explainer<M> = Arc<dyn Fn(&M, &<M as Model>::State) -> Option<String> + Send + Sync>;
+/// Why a state or a step fails a property, in words (`None`: nothing to
+/// add to the property's name).
+pub enum Explainer<M: Model> {
+    /// Given the state that fails an invariant.
+    State(Arc<dyn Fn(&M, &M::State) -> Option<String> + Send + Sync>),
+    /// Given the step (pre-state, action, post-state) that fails an action
+    /// property.
+    Step(Arc<dyn Fn(&M, &M::State, &M::Action, &M::State) -> Option<String> + Send + Sync>),
+}
+
+impl<M: Model> Clone for Explainer<M> {
+    fn clone(&self) -> Self {
+        match self {
+            Explainer::State(f) => Explainer::State(f.clone()),
+            Explainer::Step(f) => Explainer::Step(f.clone()),
+        }
+    }
+}
 
 /// What kind of obligation a [`Property`] states.
 pub enum PropertyKind<M: Model> {
@@ -46,7 +61,8 @@ pub struct Property<M: Model> {
     pub name: String,
     /// The obligation.
     pub kind: PropertyKind<M>,
-    /// Why a state fails it, for a report (see [`Property::explained_by`]).
+    /// Why a state or step fails it, for a report (see
+    /// [`Property::explained_by`]).
     pub explain: Option<Explainer<M>>,
 }
 
@@ -108,15 +124,25 @@ impl<M: Model> Property<M> {
         }
     }
 
-    /// This property, with `explain` saying why a state fails it: a report
+    /// This invariant, with `explain` saying why a state fails it: a report
     /// of its violation shows the text (the `explanation` of a JSON
-    /// report) after the trace. Asked only of a state that fails the
-    /// property (for an action property, of the step's post-state).
+    /// report) after the trace. Asked only of a state that fails it.
     pub fn explained_by(
         mut self,
         explain: impl Fn(&M, &M::State) -> Option<String> + Send + Sync + 'static,
     ) -> Property<M> {
-        self.explain = Some(Arc::new(explain));
+        self.explain = Some(Explainer::State(Arc::new(explain)));
+        self
+    }
+
+    /// This action property, with `explain` saying why a step
+    /// `(pre, action, post)` fails it (see
+    /// [`explained_by`](Self::explained_by)).
+    pub fn step_explained_by(
+        mut self,
+        explain: impl Fn(&M, &M::State, &M::Action, &M::State) -> Option<String> + Send + Sync + 'static,
+    ) -> Property<M> {
+        self.explain = Some(Explainer::Step(Arc::new(explain)));
         self
     }
 

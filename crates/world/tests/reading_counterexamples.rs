@@ -43,6 +43,19 @@ fn fault_budgets_are_shown_by_name() {
     // Only the budgets this World gives, each by its parameter's name.
     assert_eq!(budgets(&init[0]), "{crashes: 1, restarts: 1}");
     assert_eq!(budgets(&crashed), "{crashes: 0, restarts: 1}");
+    // A step's diff names the budget it spent, not the whole list.
+    let changes = world
+        .describe_state(&crashed)
+        .changes_since(&world.describe_state(&init[0]));
+    let spent = changes
+        .iter()
+        .find(|change| change.field == "budgets")
+        .unwrap();
+    assert_eq!(spent.name, "budgets[crashes]");
+    assert_eq!(
+        (spent.before.as_deref(), spent.after.as_deref()),
+        (Some("1"), Some("0"))
+    );
 }
 
 /// An action property that no crash may happen: it fails at the CRASH step.
