@@ -142,6 +142,40 @@ typedef struct cmc_core {
 /* The entry point every core exports (see CMC_ENTRY_SYMBOL). */
 const cmc_core *cmc_core_entry(void);
 
+/*
+ * Optional: describing replies and client operations. Traces show a reply's payload
+ * and a client operation's payload (a CMC_EV_CLIENT event's) as hex, or an operation
+ * by its workload's text; a core that exports a describe table shows them its way:
+ *
+ *     static void reply_text(const cmc_config *c, const uint8_t *p, uint32_t len,
+ *                            char *buf, size_t cap) {
+ *         snprintf(buf, cap, len == 1 && p[0] == MY_OK ? "OK" : "BUSY");
+ *     }
+ *     CMC_DESCRIBE(reply_text, NULL)   // the operation describer may be NULL too
+ *
+ * A separate exported table (not new fields of cmc_core), so that every core built
+ * before it loads unchanged.
+ */
+#define CMC_DESCRIBE_SYMBOL "cmc_describe_entry"
+/* Writes a description of `len` bytes of payload into buf (at most cap bytes, NUL-terminated). */
+typedef void (*cmc_describe_payload_fn)(const cmc_config *config, const uint8_t *payload,
+                                        uint32_t len, char *buf, size_t cap);
+typedef struct cmc_describe_table {
+    uint32_t abi_version;                        /* CMC_ABI_VERSION */
+    uint32_t reserved;                           /* zero */
+    cmc_describe_payload_fn describe_reply;      /* a reply this core gives; may be NULL */
+    cmc_describe_payload_fn describe_operation;  /* a client operation it receives; may be NULL */
+} cmc_describe_table;
+
+/* Defines the exported CMC_DESCRIBE_SYMBOL; use it once per library. */
+#define CMC_DESCRIBE(reply_fn, operation_fn)                                         \
+    const cmc_describe_table *cmc_describe_entry(void);                              \
+    const cmc_describe_table *cmc_describe_entry(void) {                             \
+        static const cmc_describe_table table = {CMC_ABI_VERSION, 0, (reply_fn),     \
+                                                 (operation_fn)};                    \
+        return &table;                                                               \
+    }
+
 /* Appends an output; returns 0, or -1 if the outputs or the payload are full. */
 static inline int cmc_emit(cmc_outputs *out, uint32_t kind, uint32_t dst, uint32_t id,
                            const void *payload, uint32_t len) {

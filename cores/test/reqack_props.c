@@ -20,6 +20,8 @@
  *   WHY_STEP       adds the action property NeverStores, saying which node stored what when;
  *   WHY_WITNESS    declares a witness with CMC_PROP_WHY (refused at load: only invariants
  *                  and action properties say why).
+ * With DESCRIBE (alone or with a flag above), the library also describes reqack's
+ * replies (OK, BUSY) and client operations (op=N) with CMC_DESCRIBE.
  */
 #include <stdio.h>
 #include "cmc.h"
@@ -178,3 +180,24 @@ CMC_PROPERTIES(
     CMC_WITNESS("StoredAndReplied", stored_and_replied)
     EXTRA
 )
+
+#ifdef DESCRIBE
+static void reply_text(const cmc_config *config, const uint8_t *payload, uint32_t len, char *buf,
+                       size_t cap) {
+    (void)config;
+    if (len == 1 && payload[0] == REQACK_REPLY_OK)
+        snprintf(buf, cap, "OK");
+    else if (len == 1 && payload[0] == REQACK_REPLY_BUSY)
+        snprintf(buf, cap, "BUSY");
+    else
+        snprintf(buf, cap, "?(%u bytes)", len);
+}
+
+static void operation_text(const cmc_config *config, const uint8_t *payload, uint32_t len,
+                           char *buf, size_t cap) {
+    (void)config;
+    snprintf(buf, cap, "op=%u", len > 0 ? payload[0] : 0);
+}
+
+CMC_DESCRIBE(reply_text, operation_text)
+#endif

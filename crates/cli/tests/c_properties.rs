@@ -193,3 +193,46 @@ fn a_witness_that_claims_to_say_why_is_refused() {
         "{stderr}"
     );
 }
+
+/// A C core that exports `CMC_DESCRIBE` shows its replies and its client
+/// operations as text in a counterexample and its replay, not as hex.
+#[test]
+fn a_c_core_describes_its_replies_and_operations() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = dir.path().join("libreqack_described.so");
+    compile_c(
+        &["cores/reqack/reqack.c", "cores/test/reqack_props.c"],
+        &["-O2", "-shared", "-fPIC", "-DCMC_BUG=1", "-DDESCRIBE"],
+        &core,
+    );
+    let args = [
+        "check",
+        "--core",
+        core.to_str().unwrap(),
+        "--nodes",
+        "2",
+        "requests=1",
+        "workload=put:2",
+        "crashes=1",
+        "restarts=1",
+        "crash_nodes=0",
+        "--replay-out",
+        "trace.cmc",
+    ];
+    let output = cmc(&args, dir.path());
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("invoke r0@n"), "{stdout}");
+    assert!(
+        stdout.contains(" op=0") || stdout.contains(" op=1"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("reply r0@n0 OK"), "{stdout}");
+    let replay = cmc(&["replay", "trace.cmc"], dir.path());
+    let (replayed, errors) = text(&replay);
+    assert!(
+        replayed.contains("output  REPLY r0 OK"),
+        "{replayed}{errors}"
+    );
+    assert!(replayed.contains("CLIENT id=0 op="), "{replayed}");
+}

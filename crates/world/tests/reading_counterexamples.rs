@@ -1,6 +1,7 @@
 //! What a counterexample of a World tells its reader: the fault budgets
 //! left, by name; the step at which an action property fails, marked in the
-//! replay; and why a client history is not linearizable.
+//! replay; why a client history is not linearizable; and replies and client
+//! operations in the core's own words.
 
 use std::sync::Arc;
 
@@ -141,4 +142,69 @@ fn a_linearizability_failure_says_which_operations_cannot_be_ordered() {
             "{explanation}"
         );
     }
+}
+
+/// reqack, describing its replies and the operations it is sent.
+struct DescribedReqAck(ReqAck);
+
+impl cmc_world::Core for DescribedReqAck {
+    fn name(&self) -> &str {
+        "described-reqack"
+    }
+    fn durable_size(&self) -> usize {
+        cmc_world::Core::durable_size(&self.0)
+    }
+    fn volatile_size(&self) -> usize {
+        cmc_world::Core::volatile_size(&self.0)
+    }
+    fn step(
+        &self,
+        config: &cmc_world::core::abi::Config,
+        durable: &[u8],
+        volatile: &mut [u8],
+        event: &cmc_world::core::abi::Event,
+        out: &mut cmc_world::core::abi::Outputs,
+    ) -> Result<(), cmc_world::core::abi::CoreError> {
+        cmc_world::Core::step(&self.0, config, durable, volatile, event, out)
+    }
+    fn describe_reply(&self, _: &cmc_world::core::abi::Config, reply: &[u8]) -> Option<String> {
+        Some(match reply {
+            [REPLY_OK] => "OK".into(),
+            _ => "BUSY".into(),
+        })
+    }
+    fn describe_operation(
+        &self,
+        _: &cmc_world::core::abi::Config,
+        operation: &[u8],
+    ) -> Option<String> {
+        Some(format!("store(key={})", operation[1]))
+    }
+}
+
+#[test]
+fn replies_and_operations_are_shown_in_the_cores_words() {
+    let mut spec = WorldSpec::new(Arc::new(DescribedReqAck(ReqAck::default())), 2).unwrap();
+    spec.set_all(&["requests=1", "workload=put:2"]).unwrap();
+    let no_reply = Property::always("NoReply", |world: &World, state: &WorldState| {
+        world
+            .inspect(state)
+            .ghost()
+            .iter()
+            .all(|entry| entry.kind != cmc_world::world::state::GhostKind::Reply)
+    });
+    let checker = Checker::new(World::new(spec).with_property(no_reply)).workers(1);
+    let trace = checker
+        .run()
+        .counterexample
+        .expect("the client gets a reply");
+    let world = checker.model();
+    let view = world.describe_state(trace.last_state().unwrap());
+    let (_, ghost) = view
+        .fields
+        .iter()
+        .find(|(name, _)| name == "ghost")
+        .unwrap();
+    assert!(ghost.contains("invoke r0@n0 store(key="), "{ghost}");
+    assert!(ghost.contains("reply r0@n0 OK"), "{ghost}");
 }

@@ -38,7 +38,7 @@ impl Observer for Steps<'_> {
         }
         for item in out.as_slice() {
             if OutputKind::from_raw(item.kind) == Some(OutputKind::Reply) {
-                let text = crate::core::hex::hex(item.payload());
+                let text = self.world.describe_reply(node, item.payload());
                 self.replies
                     .push((node as usize, format!("REPLY r{} {text}", item.id)));
             }
