@@ -15,14 +15,23 @@ pub type StepPredicate<M> = Arc<
         + Sync,
 >;
 
-/// Why a state or a step fails a property, in words (`None`: nothing to
-/// add to the property's name).
+/// Why a state fails an invariant, in words (`None`: nothing to add).
+pub type StateExplainer<M> = Arc<dyn Fn(&M, &<M as Model>::State) -> Option<String> + Send + Sync>;
+
+/// Why a step fails an action property, in words (`None`: nothing to add).
+pub type StepExplainer<M> = Arc<
+    dyn Fn(&M, &<M as Model>::State, &<M as Model>::Action, &<M as Model>::State) -> Option<String>
+        + Send
+        + Sync,
+>;
+
+/// Why a state or a step fails a property, in words.
 pub enum Explainer<M: Model> {
     /// Given the state that fails an invariant.
-    State(Arc<dyn Fn(&M, &M::State) -> Option<String> + Send + Sync>),
+    State(StateExplainer<M>),
     /// Given the step (pre-state, action, post-state) that fails an action
     /// property.
-    Step(Arc<dyn Fn(&M, &M::State, &M::Action, &M::State) -> Option<String> + Send + Sync>),
+    Step(StepExplainer<M>),
 }
 
 impl<M: Model> Clone for Explainer<M> {
