@@ -142,6 +142,40 @@ typedef struct cmc_core {
 /* The entry point every core exports (see CMC_ENTRY_SYMBOL). */
 const cmc_core *cmc_core_entry(void);
 
+/*
+ * Optional: describing replies and client operations. Traces show a reply's payload
+ * and a client operation's payload (a CMC_EV_CLIENT event's) as hex, or an operation
+ * by its workload's text; a core that exports a describe table shows them its way:
+ *
+ *     static void reply_text(const cmc_config *c, const uint8_t *p, uint32_t len,
+ *                            char *buf, size_t cap) {
+ *         snprintf(buf, cap, len == 1 && p[0] == MY_OK ? "OK" : "BUSY");
+ *     }
+ *     CMC_DESCRIBE(reply_text, NULL)   // the operation describer may be NULL too
+ *
+ * A separate exported table (not new fields of cmc_core), so that every core built
+ * before it loads unchanged.
+ */
+#define CMC_DESCRIBE_SYMBOL "cmc_describe_entry"
+/* Writes a description of `len` bytes of payload into buf (at most cap bytes, NUL-terminated). */
+typedef void (*cmc_describe_payload_fn)(const cmc_config *config, const uint8_t *payload,
+                                        uint32_t len, char *buf, size_t cap);
+typedef struct cmc_describe_table {
+    uint32_t abi_version;                        /* CMC_ABI_VERSION */
+    uint32_t reserved;                           /* zero */
+    cmc_describe_payload_fn describe_reply;      /* a reply this core gives; may be NULL */
+    cmc_describe_payload_fn describe_operation;  /* a client operation it receives; may be NULL */
+} cmc_describe_table;
+
+/* Defines the exported CMC_DESCRIBE_SYMBOL; use it once per library. */
+#define CMC_DESCRIBE(reply_fn, operation_fn)                                         \
+    const cmc_describe_table *cmc_describe_entry(void);                              \
+    const cmc_describe_table *cmc_describe_entry(void) {                             \
+        static const cmc_describe_table table = {CMC_ABI_VERSION, 0, (reply_fn),     \
+                                                 (operation_fn)};                    \
+        return &table;                                                               \
+    }
+
 /* Appends an output; returns 0, or -1 if the outputs or the payload are full. */
 static inline int cmc_emit(cmc_outputs *out, uint32_t kind, uint32_t dst, uint32_t id,
                            const void *payload, uint32_t len) {
@@ -310,6 +344,23 @@ typedef struct cmc_id_field_table {
  * A predicate returns nonzero for "holds" (invariant, action property) or "reached"
  * (witness, quiescence goal). The quiescence goal replaces the default goal "every
  * client replied" when the World is run with quiescence=STEPS.
+ *
+ * Saying why. An invariant or action property declared with CMC_INVARIANT_WHY or
+ * CMC_ACTION_PROP_WHY also gets a cmc_why to fill when it fails: the report shows its
+ * text as the violation's explanation (the `explanation` of --json).
+ *
+ *     static int one_leader(const cmc_world_view *w, cmc_why *why) {
+ *         ... if (leaders > 1) { snprintf(why->text, sizeof why->text,
+ *                                        "n%u and n%u both lead term %u", a, b, term);
+ *                                return 0; } ...
+ *     }
+ *     CMC_PROPERTIES(CMC_INVARIANT_WHY("OneLeader", one_leader))
+ *
+ * `why->text` is empty at each call; leave it so when there is nothing to add. It is
+ * read only after the predicate returned 0, and only up to its first NUL (at most
+ * CMC_WHY_MAX - 1 bytes). Such an entry's kind carries CMC_PROP_WHY: a cmc older than
+ * this flag refuses the library ("unknown kind") rather than calling the predicate
+ * without its cmc_why; every library built without the _WHY macros loads as before.
  */
 
 /* Name of the optional exported table: `const cmc_property_table *cmc_properties_entry(void)`. */
@@ -371,10 +422,20 @@ typedef struct cmc_world_view {
     const uint8_t *cut;                /* nodes*nodes: cut[src*nodes+dst] != 0 when src->dst is cut */
 } cmc_world_view;
 
+/* Why a property failed, in words, filled by a predicate declared with a _WHY macro. */
+#define CMC_WHY_MAX 512
+typedef struct cmc_why {
+    char text[CMC_WHY_MAX];            /* NUL-terminated; empty: nothing to add */
+} cmc_why;
+
 /* Predicate over one state: nonzero if it holds (or is reached). */
 typedef int (*cmc_state_pred_fn)(const cmc_world_view *world);
 /* Predicate over one step from `pre` to `post`: nonzero if it holds. */
 typedef int (*cmc_step_pred_fn)(const cmc_world_view *pre, const cmc_world_view *post);
+/* The same, saying why they fail (CMC_INVARIANT_WHY, CMC_ACTION_PROP_WHY). */
+typedef int (*cmc_state_why_fn)(const cmc_world_view *world, cmc_why *why);
+typedef int (*cmc_step_why_fn)(const cmc_world_view *pre, const cmc_world_view *post,
+                               cmc_why *why);
 
 enum cmc_property_kind {
     CMC_PROP_INVARIANT = 1,
@@ -383,9 +444,13 @@ enum cmc_property_kind {
     CMC_PROP_QUIESCENCE_GOAL = 4
 };
 
+/* Added to an invariant's or action property's kind: its predicate takes a cmc_why
+ * (stored in `state` or `step` as the plain type, called as the _why type). */
+#define CMC_PROP_WHY 0x100u
+
 /* One declared property: use the macros below. */
 typedef struct cmc_property {
-    uint32_t kind;                     /* enum cmc_property_kind */
+    uint32_t kind;                     /* enum cmc_property_kind, maybe | CMC_PROP_WHY */
     uint32_t reserved;
     const char *name;
     cmc_state_pred_fn state;           /* invariant, witness, quiescence goal */
@@ -403,6 +468,12 @@ typedef struct cmc_property_table {
 #define CMC_ACTION_PROP(name, fn) {CMC_PROP_ACTION, 0, (name), NULL, (fn)}
 #define CMC_WITNESS(name, fn) {CMC_PROP_WITNESS, 0, (name), (fn), NULL}
 #define CMC_QUIESCENCE_GOAL(name, fn) {CMC_PROP_QUIESCENCE_GOAL, 0, (name), (fn), NULL}
+#define CMC_INVARIANT_WHY(name, fn)                                                  \
+    {CMC_PROP_INVARIANT | CMC_PROP_WHY, 0, (name),                                   \
+     (cmc_state_pred_fn)(cmc_state_why_fn)(fn), NULL}
+#define CMC_ACTION_PROP_WHY(name, fn)                                                \
+    {CMC_PROP_ACTION | CMC_PROP_WHY, 0, (name), NULL,                                \
+     (cmc_step_pred_fn)(cmc_step_why_fn)(fn)}
 
 /* Defines the library's property table from a list of the macros above. */
 #define CMC_PROPERTIES(...)                                                          \

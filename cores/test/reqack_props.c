@@ -15,8 +15,15 @@
  *   HANGS          adds the invariant Hangs, which loops forever once a request is issued;
  *   REPEATED       declares StoredOnlyIssued twice (the table is refused at load);
  *   BUILTIN_NAME   declares an invariant named AtMostOneReply, a name cmc already uses;
- *   GOAL_NEVER     declares the quiescence goal NeverReached, false everywhere.
+ *   GOAL_NEVER     declares the quiescence goal NeverReached, false everywhere;
+ *   WHY            adds the invariant NothingStored, saying which node stored what (cmc_why);
+ *   WHY_STEP       adds the action property NeverStores, saying which node stored what when;
+ *   WHY_WITNESS    declares a witness with CMC_PROP_WHY (refused at load: only invariants
+ *                  and action properties say why).
+ * With DESCRIBE (alone or with a flag above), the library also describes reqack's
+ * replies (OK, BUSY) and client operations (op=N) with CMC_DESCRIBE.
  */
+#include <stdio.h>
 #include "cmc.h"
 #include "reqack.h"
 
@@ -62,6 +69,38 @@ static int nothing_stored(const cmc_world_view *w) {
     for (uint32_t n = 0; n < w->nodes; n++)
         if (durable_of(w, n)->stored != 0) return 0;
     return 1;
+}
+#endif
+
+#ifdef WHY
+static int nothing_stored_why(const cmc_world_view *w, cmc_why *why) {
+    for (uint32_t n = 0; n < w->nodes; n++) {
+        uint32_t stored = durable_of(w, n)->stored;
+        if (stored != 0) {
+            snprintf(why->text, sizeof why->text, "n%u stored requests 0x%x", n, stored);
+            return 0;
+        }
+    }
+    return 1;
+}
+#endif
+
+#ifdef WHY_STEP
+static int never_stores(const cmc_world_view *pre, const cmc_world_view *post, cmc_why *why) {
+    for (uint32_t n = 0; n < pre->nodes; n++) {
+        uint32_t before = durable_of(pre, n)->stored, after = durable_of(post, n)->stored;
+        if (before != after) {
+            snprintf(why->text, sizeof why->text, "n%u stored 0x%x, then 0x%x", n, before, after);
+            return 0;
+        }
+    }
+    return 1;
+}
+#endif
+
+#ifdef WHY_WITNESS
+static int says_why_when_reached(const cmc_world_view *w, cmc_why *why) {
+    return why != NULL && w->issued > 0;
 }
 #endif
 
@@ -121,6 +160,14 @@ static int never(const cmc_world_view *w) { return w == NULL; }
 #define EXTRA , CMC_INVARIANT("StoredOnlyIssued", stored_only_issued)
 #elif defined(BUILTIN_NAME)
 #define EXTRA , CMC_INVARIANT("AtMostOneReply", stored_only_issued)
+#elif defined(WHY)
+#define EXTRA , CMC_INVARIANT_WHY("NothingStored", nothing_stored_why)
+#elif defined(WHY_STEP)
+#define EXTRA , CMC_ACTION_PROP_WHY("NeverStores", never_stores)
+#elif defined(WHY_WITNESS)
+#define EXTRA                                                                      \
+    , {CMC_PROP_WITNESS | CMC_PROP_WHY, 0, "Issued",                              \
+       (cmc_state_pred_fn)(cmc_state_why_fn)says_why_when_reached, NULL}
 #elif defined(GOAL_NEVER)
 #define EXTRA , CMC_QUIESCENCE_GOAL("NeverReached", never)
 #else
@@ -133,3 +180,24 @@ CMC_PROPERTIES(
     CMC_WITNESS("StoredAndReplied", stored_and_replied)
     EXTRA
 )
+
+#ifdef DESCRIBE
+static void reply_text(const cmc_config *config, const uint8_t *payload, uint32_t len, char *buf,
+                       size_t cap) {
+    (void)config;
+    if (len == 1 && payload[0] == REQACK_REPLY_OK)
+        snprintf(buf, cap, "OK");
+    else if (len == 1 && payload[0] == REQACK_REPLY_BUSY)
+        snprintf(buf, cap, "BUSY");
+    else
+        snprintf(buf, cap, "?(%u bytes)", len);
+}
+
+static void operation_text(const cmc_config *config, const uint8_t *payload, uint32_t len,
+                           char *buf, size_t cap) {
+    (void)config;
+    snprintf(buf, cap, "op=%u", len > 0 ? payload[0] : 0);
+}
+
+CMC_DESCRIBE(reply_text, operation_text)
+#endif

@@ -244,12 +244,6 @@ fn interrupt_flag(stop: StopSignals) -> Result<Arc<AtomicBool>, String> {
     Ok(flag)
 }
 
-/// Whether a search with `strategy` stops gracefully at a signal (its
-/// report says it was interrupted, exit 3).
-fn interruptible(strategy: &Strategy) -> bool {
-    matches!(strategy, Strategy::Bfs | Strategy::Simulate { .. })
-}
-
 /// The World `args` name (with `--core`, or the checkpoint being resumed
 /// holds one), if any.
 fn world_of(args: &CheckArgs) -> Result<Option<WorldArgs>, String> {
@@ -410,8 +404,8 @@ enum HeaderTo {
 }
 
 /// Runs the check in this process, appending what goes to standard output to
-/// `out`; `stop`'s signals interrupt a breadth-first search or random
-/// walks gracefully.
+/// `out`; `stop`'s signals interrupt the search gracefully, whatever its
+/// strategy.
 fn check_here(
     args: &CheckArgs,
     mut options: SearchOptions,
@@ -420,9 +414,9 @@ fn check_here(
     out: &mut String,
 ) -> Result<Status, String> {
     let model = open_model(args)?;
-    if interruptible(&options.strategy) {
-        options.interrupt = Some(interrupt_flag(stop)?);
-    }
+    // Every strategy stops gracefully at a signal: its report says it was
+    // interrupted (exit 3).
+    options.interrupt = Some(interrupt_flag(stop)?);
     if !args.json {
         // Before the search, so that a long run shows at once what it checks.
         let header = cmc_search::run_header(&*model, &options);

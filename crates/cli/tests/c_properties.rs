@@ -147,3 +147,92 @@ fn a_c_property_that_hangs_is_a_core_fault() {
         "{stderr}"
     );
 }
+
+/// A C invariant declared with `CMC_INVARIANT_WHY` says why it failed: the
+/// report shows its text, in words and as the JSON `explanation`.
+#[test]
+fn a_c_invariant_says_why_it_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = core_with_properties(dir.path(), Some("WHY"));
+    let (code, stdout, stderr) = check(&core, dir.path());
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Why the last state violates it:\n    n1 stored requests 0x1"),
+        "{stdout}"
+    );
+    let json = cmc(&core_check_args(&core, &["--json"]), dir.path());
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report["property"], "NothingStored");
+    assert_eq!(report["explanation"], "n1 stored requests 0x1");
+}
+
+/// So does an action property declared with `CMC_ACTION_PROP_WHY`, about
+/// the step that failed it.
+#[test]
+fn a_c_action_property_says_why_it_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = core_with_properties(dir.path(), Some("WHY_STEP"));
+    let (code, stdout, stderr) = check(&core, dir.path());
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Why the last step violates it:\n    n1 stored 0x0, then 0x1"),
+        "{stdout}"
+    );
+}
+
+/// Only invariants and action properties say why: a witness that claims to
+/// is refused when the library is loaded, naming it.
+#[test]
+fn a_witness_that_claims_to_say_why_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = core_with_properties(dir.path(), Some("WHY_WITNESS"));
+    let (code, stdout, stderr) = check(&core, dir.path());
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("entry `Issued` (witness) cannot say why"),
+        "{stderr}"
+    );
+}
+
+/// A C core that exports `CMC_DESCRIBE` shows its replies and its client
+/// operations as text in a counterexample and its replay, not as hex.
+#[test]
+fn a_c_core_describes_its_replies_and_operations() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = dir.path().join("libreqack_described.so");
+    compile_c(
+        &["cores/reqack/reqack.c", "cores/test/reqack_props.c"],
+        &["-O2", "-shared", "-fPIC", "-DCMC_BUG=1", "-DDESCRIBE"],
+        &core,
+    );
+    let args = [
+        "check",
+        "--core",
+        core.to_str().unwrap(),
+        "--nodes",
+        "2",
+        "requests=1",
+        "workload=put:2",
+        "crashes=1",
+        "restarts=1",
+        "crash_nodes=0",
+        "--replay-out",
+        "trace.cmc",
+    ];
+    let output = cmc(&args, dir.path());
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("invoke r0@n"), "{stdout}");
+    assert!(
+        stdout.contains(" op=0") || stdout.contains(" op=1"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("reply r0@n0 OK"), "{stdout}");
+    let replay = cmc(&["replay", "trace.cmc"], dir.path());
+    let (replayed, errors) = text(&replay);
+    assert!(
+        replayed.contains("output  REPLY r0 OK"),
+        "{replayed}{errors}"
+    );
+    assert!(replayed.contains("CLIENT id=0 op="), "{replayed}");
+}

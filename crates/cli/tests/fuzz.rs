@@ -2,8 +2,8 @@
 //! bundled models and by Worlds of Rust cores), command lines, glue logs
 //! (`cmc validate`), gate files (`cmc gate`, parsed but never run: `--only`
 //! names no core), corpus manifests (`cmc corpus`) and checkpoint manifests
-//! (`cmc check --resume`, half of them re-sealed so that the edit reaches
-//! the checks behind the seal), mutated by truncation, byte flips, huge
+//! of both engines (`cmc check --resume`, half of them re-sealed so that the
+//! edit reaches the checks behind the seal), mutated by truncation, byte flips, huge
 //! numbers, unknown keywords, long lines and invalid UTF-8. Every input must end with exit code 0, 1 or 2, without a
 //! panic (on any thread), a signal or a hang.
 //!
@@ -531,10 +531,50 @@ const GATE_FILE: &str = "timeout = 30\n\n[[core]]\nname = \"reqack\"\nrust = \"r
 const CORPUS: &str = "[[pin]]\ntrace = \"seed0.cmc\"\nfixed = [\"INVARIANTS=TPTypeOK\"]\n\n[[pin]]\ntrace = \"seed1.cmc\"\nfixed = [\"INVARIANTS=TypeOK\"]\n";
 
 /// The seeds of the files other than replay files: a glue log, a gate file,
-/// a corpus manifest and the sealed manifest of a checkpoint saved in
-/// `DIR/ckpt-seed`.
+/// a corpus manifest, the sealed manifest of a checkpoint saved in
+/// `DIR/ckpt-seed` and that of a timely checkpoint saved in
+/// `DIR/timely-seed` (process 0's).
 struct SeedFiles {
     checkpoint_manifest: String,
+    timely_manifest: String,
+}
+
+/// Where a timely checkpoint keeps process 0's manifest.
+const TIMELY_MANIFEST: &str = "process-0/manifest.json";
+
+/// A timely run of two workers stopped by its time limit at its first level
+/// boundary (its set-up alone takes longer), so that it keeps its checkpoint
+/// (a complete run removes it): the same checkpoint on every run.
+const TIMELY_SEED_RUN: &[&str] = &[
+    "cmc",
+    "check",
+    "two-phase",
+    "RM=3",
+    "--engine",
+    "timely",
+    "--workers",
+    "2",
+    "--checkpoint",
+    "timely-seed",
+    "--time-limit",
+    "0.001",
+    "--progress",
+    "off",
+];
+
+/// `sealed` mutated: half the time its body, sealed again (so that the edit
+/// reaches the checks behind the seal), else the sealed text as it is.
+fn mutate_sealed(rng: &mut Pcg64, sealed: &str) -> Vec<u8> {
+    let body = cmc_search::sealed::unseal(sealed).unwrap();
+    if rng.gen_bool(0.5) {
+        let edited = mutate_replay_file(rng, &[body.as_bytes().to_vec()]);
+        match String::from_utf8(edited) {
+            Ok(text) => cmc_search::sealed::seal(&text).into_bytes(),
+            Err(raw) => raw.into_bytes(),
+        }
+    } else {
+        mutate_replay_file(rng, &[sealed.as_bytes().to_vec()])
+    }
 }
 
 impl SeedFiles {
@@ -549,15 +589,19 @@ impl SeedFiles {
         ];
         assert_eq!(cmc_cli::run(args), 0);
         let manifest = dir.join("ckpt-seed/checkpoint/manifest");
+        // Bounded by time: exit code 2, the checkpoint kept.
+        assert_eq!(cmc_cli::run(TIMELY_SEED_RUN), 2);
+        let timely = dir.join("timely-seed").join(TIMELY_MANIFEST);
         SeedFiles {
             checkpoint_manifest: std::fs::read_to_string(manifest).unwrap(),
+            timely_manifest: std::fs::read_to_string(timely).unwrap(),
         }
     }
 
     /// A mutated file of a kind drawn at random, written where its command
     /// reads it: its kind, its bytes and the command line.
     fn mutated(&self, rng: &mut Pcg64, dir: &Path) -> (&'static str, Vec<u8>, Vec<&'static str>) {
-        match rng.gen_range(0..4) {
+        match rng.gen_range(0..5) {
             0 => {
                 let bytes = mutate_replay_file(rng, &[GLUE_LOG.as_bytes().to_vec()]);
                 replace_file(&dir.join("glue.log"), &bytes);
@@ -583,21 +627,30 @@ impl SeedFiles {
                 replace_file(&dir.join("corpus.toml"), &bytes);
                 ("corpus manifest", bytes, ["cmc", "corpus", "."].to_vec())
             }
-            _ => {
-                let body = cmc_search::sealed::unseal(&self.checkpoint_manifest).unwrap();
-                let bytes = if rng.gen_bool(0.5) {
-                    let edited = mutate_replay_file(rng, &[body.as_bytes().to_vec()]);
-                    match String::from_utf8(edited) {
-                        Ok(text) => cmc_search::sealed::seal(&text).into_bytes(),
-                        Err(raw) => raw.into_bytes(),
-                    }
-                } else {
-                    mutate_replay_file(rng, &[self.checkpoint_manifest.as_bytes().to_vec()])
-                };
+            3 => {
+                let bytes = mutate_sealed(rng, &self.checkpoint_manifest);
                 copy_dir(&dir.join("ckpt-seed"), &dir.join("ckpt-fuzz"));
                 replace_file(&dir.join("ckpt-fuzz/checkpoint/manifest"), &bytes);
                 let args = ["cmc", "check", "--resume", "ckpt-fuzz", "--progress", "off"];
                 ("checkpoint manifest", bytes, args.to_vec())
+            }
+            _ => {
+                let bytes = mutate_sealed(rng, &self.timely_manifest);
+                copy_dir(&dir.join("timely-seed"), &dir.join("timely-fuzz"));
+                replace_file(&dir.join("timely-fuzz").join(TIMELY_MANIFEST), &bytes);
+                let args = [
+                    "cmc",
+                    "check",
+                    "--resume",
+                    "timely-fuzz",
+                    "--engine",
+                    "timely",
+                    "--workers",
+                    "2",
+                    "--progress",
+                    "off",
+                ];
+                ("timely checkpoint manifest", bytes, args.to_vec())
             }
         }
     }

@@ -188,7 +188,7 @@ pub fn state_page(title: &str, path: &TracePath, replay: Option<&Replay>, walk: 
                 .fields
                 .iter()
                 .map(|(name, _)| name.as_str())
-                .filter(|name| changes.iter().any(|change| change.name == *name))
+                .filter(|name| changes.iter().any(|change| change.field == *name))
                 .collect()
         }
     };

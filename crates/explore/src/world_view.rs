@@ -22,7 +22,7 @@ impl Extras<World> for WorldExtras {
         nodes(&mut html, world, state);
         network(&mut html, world, state);
         links(&mut html, world, state);
-        ghost(&mut html, state);
+        ghost(&mut html, world, state);
         budgets(&mut html, state);
         Some(html)
     }
@@ -124,7 +124,7 @@ fn links(html: &mut String, world: &World, state: &WorldState) {
     let _ = writeln!(html, "<h2>Links</h2>\n<p id=\"links\">{text}</p>");
 }
 
-fn ghost(html: &mut String, state: &WorldState) {
+fn ghost(html: &mut String, world: &World, state: &WorldState) {
     html.push_str("<h2>Client history (ghost)</h2>\n");
     if state.ghost.is_empty() {
         html.push_str("<p id=\"ghost\">No client request yet.</p>\n");
@@ -138,7 +138,7 @@ fn ghost(html: &mut String, state: &WorldState) {
                 "n{} replied to r{}: {}",
                 entry.node,
                 entry.request,
-                hex(entry.payload.as_bytes())
+                world.describe_reply(entry.node, entry.payload.as_bytes())
             ),
             GhostKind::LocalFail => {
                 format!("r{} failed locally at n{}", entry.request, entry.node)

@@ -13,6 +13,7 @@
 // this crate needs the crate to be known by its own name.
 extern crate self as cmc_model;
 
+mod debug_tree;
 mod encode;
 mod fingerprint;
 mod model;
@@ -24,5 +25,5 @@ pub use cmc_derive::Encode;
 pub use encode::{check_round_trip, DecodeError, Decoder, Encode, RoundTripFailure};
 pub use fingerprint::Fingerprint;
 pub use model::{param_pairs, ActionKind, Model, ModelParam};
-pub use property::{Property, PropertyKind};
+pub use property::{Explainer, Property, PropertyKind};
 pub use view::StateView;

@@ -15,6 +15,34 @@ pub type StepPredicate<M> = Arc<
         + Sync,
 >;
 
+/// Why a state fails an invariant, in words (`None`: nothing to add).
+pub type StateExplainer<M> = Arc<dyn Fn(&M, &<M as Model>::State) -> Option<String> + Send + Sync>;
+
+/// Why a step fails an action property, in words (`None`: nothing to add).
+pub type StepExplainer<M> = Arc<
+    dyn Fn(&M, &<M as Model>::State, &<M as Model>::Action, &<M as Model>::State) -> Option<String>
+        + Send
+        + Sync,
+>;
+
+/// Why a state or a step fails a property, in words.
+pub enum Explainer<M: Model> {
+    /// Given the state that fails an invariant.
+    State(StateExplainer<M>),
+    /// Given the step (pre-state, action, post-state) that fails an action
+    /// property.
+    Step(StepExplainer<M>),
+}
+
+impl<M: Model> Clone for Explainer<M> {
+    fn clone(&self) -> Self {
+        match self {
+            Explainer::State(f) => Explainer::State(f.clone()),
+            Explainer::Step(f) => Explainer::Step(f.clone()),
+        }
+    }
+}
+
 /// What kind of obligation a [`Property`] states.
 pub enum PropertyKind<M: Model> {
     /// Must hold in every reachable state (an invariant).
@@ -42,6 +70,9 @@ pub struct Property<M: Model> {
     pub name: String,
     /// The obligation.
     pub kind: PropertyKind<M>,
+    /// Why a state or step fails it, for a report (see
+    /// [`Property::explained_by`]).
+    pub explain: Option<Explainer<M>>,
 }
 
 impl<M: Model> Clone for Property<M> {
@@ -49,6 +80,7 @@ impl<M: Model> Clone for Property<M> {
         Property {
             name: self.name.clone(),
             kind: self.kind.clone(),
+            explain: self.explain.clone(),
         }
     }
 }
@@ -73,6 +105,7 @@ impl<M: Model> Property<M> {
         Property {
             name: name.into(),
             kind: PropertyKind::Always(Arc::new(holds)),
+            explain: None,
         }
     }
 
@@ -84,6 +117,7 @@ impl<M: Model> Property<M> {
         Property {
             name: name.into(),
             kind: PropertyKind::Sometimes(Arc::new(reached)),
+            explain: None,
         }
     }
 
@@ -95,7 +129,30 @@ impl<M: Model> Property<M> {
         Property {
             name: name.into(),
             kind: PropertyKind::Step(Arc::new(holds)),
+            explain: None,
         }
+    }
+
+    /// This invariant, with `explain` saying why a state fails it: a report
+    /// of its violation shows the text (the `explanation` of a JSON
+    /// report) after the trace. Asked only of a state that fails it.
+    pub fn explained_by(
+        mut self,
+        explain: impl Fn(&M, &M::State) -> Option<String> + Send + Sync + 'static,
+    ) -> Property<M> {
+        self.explain = Some(Explainer::State(Arc::new(explain)));
+        self
+    }
+
+    /// This action property, with `explain` saying why a step
+    /// `(pre, action, post)` fails it (see
+    /// [`explained_by`](Self::explained_by)).
+    pub fn step_explained_by(
+        mut self,
+        explain: impl Fn(&M, &M::State, &M::Action, &M::State) -> Option<String> + Send + Sync + 'static,
+    ) -> Property<M> {
+        self.explain = Some(Explainer::Step(Arc::new(explain)));
+        self
     }
 
     /// `"always"`, `"sometimes"` or `"step"`.

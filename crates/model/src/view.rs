@@ -15,8 +15,11 @@ pub struct StateView {
 /// One field that differs between two views.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldChange {
-    /// The field's name.
+    /// The field's name, followed by the path of the part of its value that
+    /// changed, if only a part did (`rms[2].state`).
     pub name: String,
+    /// The field's name alone (`rms`).
+    pub field: String,
     /// The value before the step (`None`: the field did not exist).
     pub before: Option<String>,
     /// The value after the step (`None`: the field no longer exists).
@@ -47,7 +50,11 @@ impl StateView {
     }
 
     /// The fields of `self` that differ from `before`, in `self`'s order,
-    /// followed by fields that `before` had and `self` lacks.
+    /// followed by fields that `before` had and `self` lacks. A field whose
+    /// value is `Debug` text of a struct, tuple, list or map is compared
+    /// part by part: each part that changed is one change, named by its
+    /// path below the field (`rms[2].state`), so that a nested change does
+    /// not print the whole value.
     pub fn changes_since(&self, before: &StateView) -> Vec<FieldChange> {
         let lookup = |view: &StateView, name: &str| {
             view.fields
@@ -55,18 +62,27 @@ impl StateView {
                 .find(|(field, _)| field == name)
                 .map(|(_, value)| value.clone())
         };
-        let mut changes: Vec<FieldChange> = self
-            .fields
-            .iter()
-            .filter_map(|(name, value)| {
-                let old = lookup(before, name);
-                (old.as_deref() != Some(value)).then(|| FieldChange {
+        let mut changes: Vec<FieldChange> = Vec::new();
+        for (name, value) in &self.fields {
+            match lookup(before, name) {
+                Some(old) => {
+                    changes.extend(crate::debug_tree::differences(&old, value).into_iter().map(
+                        |(path, before, after)| FieldChange {
+                            name: format!("{name}{path}"),
+                            field: name.clone(),
+                            before,
+                            after,
+                        },
+                    ))
+                }
+                None => changes.push(FieldChange {
                     name: name.clone(),
-                    before: old,
+                    field: name.clone(),
+                    before: None,
                     after: Some(value.clone()),
-                })
-            })
-            .collect();
+                }),
+            }
+        }
         changes.extend(
             before
                 .fields
@@ -74,6 +90,7 @@ impl StateView {
                 .filter(|(name, _)| lookup(self, name).is_none())
                 .map(|(name, value)| FieldChange {
                     name: name.clone(),
+                    field: name.clone(),
                     before: Some(value.clone()),
                     after: None,
                 }),
@@ -95,6 +112,17 @@ mod tests {
         assert_eq!(changes[0].name, "small");
         assert_eq!(changes[0].before.as_deref(), Some("3"));
         assert_eq!(changes[0].after.as_deref(), Some("0"));
+    }
+
+    #[test]
+    fn diff_names_the_nested_part_that_changed() {
+        let before = StateView::new().field("rms", vec![("a", 1), ("b", 2)]);
+        let after = StateView::new().field("rms", vec![("a", 1), ("b", 3)]);
+        let changes = after.changes_since(&before);
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(changes[0].name, "rms[1].1");
+        assert_eq!(changes[0].before.as_deref(), Some("2"));
+        assert_eq!(changes[0].after.as_deref(), Some("3"));
     }
 
     #[test]

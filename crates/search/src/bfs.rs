@@ -27,7 +27,7 @@ use cmc_store::{
     TraceLog, VisitedSet, Wanted,
 };
 
-use crate::checkpoint::{CheckpointDir, Counters};
+use crate::checkpoint::{CheckpointDir, Counters, NotResumed};
 use crate::coverage::{Coverage, KindTally};
 use crate::disk_batch::CandidateBatch;
 use crate::expand::{Expander, Scratch, SearchError, ViolationSite};
@@ -86,8 +86,9 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
     let properties =
         PropertySet::new(model.properties()).evaluating_twice(options.check_determinism);
     let workers = options.workers.max(1);
-    let failed = |message: String| Outcome {
-        verdict: Verdict::Error { message },
+    // The outcome of a search that ended before it began.
+    let ended_before = |verdict: Verdict| Outcome {
+        verdict,
         stats: Stats {
             workers,
             wall: started.elapsed(),
@@ -97,8 +98,16 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
     };
     let resume = options.checkpoint.as_ref().is_some_and(|c| c.resume);
     let opened = match &options.checkpoint {
-        Some(c) if c.resume => resume_position(model, &properties, options, &c.dir)
-            .map(|(dir, position, log)| (Some(dir), position, log)),
+        Some(c) if c.resume => match resume_position(model, &properties, options, &c.dir) {
+            Ok((dir, position, log)) => Ok((Some(dir), position, log)),
+            Err(NotResumed::Refused(message)) => Err(message),
+            // Interrupted while loading: the checkpoint is untouched.
+            Err(NotResumed::Stopped) => {
+                return ended_before(Verdict::Interrupted {
+                    checkpoint: Some(c.dir.clone()),
+                })
+            }
+        },
         Some(c) => CheckpointDir::start(&c.dir, model, options, c.overwrite).and_then(|dir| {
             let log = TraceLog::create_at(&dir.trace_log_path())
                 .map_err(|p| format!("cannot create the trace log: {p}"))?;
@@ -118,7 +127,7 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
     };
     let (checkpoints, mut position, log) = match opened {
         Ok(opened) => opened,
-        Err(message) => return failed(message),
+        Err(message) => return ended_before(Verdict::Error { message }),
     };
 
     let progress = Progress::start(options.progress);
@@ -338,7 +347,7 @@ fn resume_position<M: Model>(
     properties: &PropertySet<M>,
     options: &SearchOptions,
     dir: &std::path::Path,
-) -> Result<(CheckpointDir, Position, TraceLog), String> {
+) -> Result<(CheckpointDir, Position, TraceLog), NotResumed> {
     let (dir, restored, log) = CheckpointDir::resume(dir, model, options)?;
     let counters = restored.counters;
     properties.mark_reached(&counters.witnesses_reached);

@@ -36,6 +36,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use cmc_model::Model;
+use cmc_store::stop::{Stoppable, NEVER};
 use cmc_store::{
     guarded, DiskFingerprintSet, FingerprintTable, Frontier, LevelBuilder, TraceLog, VisitedSet,
 };
@@ -279,6 +280,21 @@ fn at(path: &Path, problem: impl std::fmt::Display) -> String {
     format!("checkpoint file {}: {problem}", path.display())
 }
 
+/// Why a checkpoint was not resumed.
+#[derive(Debug)]
+pub enum NotResumed {
+    /// It cannot be resumed: what is wrong with it (or with its directory).
+    Refused(String),
+    /// The search's interrupt flag ended the load; the checkpoint is as it was.
+    Stopped,
+}
+
+impl From<String> for NotResumed {
+    fn from(problem: String) -> NotResumed {
+        NotResumed::Refused(problem)
+    }
+}
+
 impl CheckpointDir {
     /// Takes `dir` (created if missing) for a new run of `model`: refused if
     /// another run holds it, or if it holds a checkpoint and `overwrite` is
@@ -314,28 +330,41 @@ impl CheckpointDir {
     }
 
     /// Takes `dir` to resume the checkpoint in it as a search of `model`
-    /// with `options`, after checking everything the manifest says.
+    /// with `options`, after checking everything the manifest says. The
+    /// search's interrupt flag ends the load at once
+    /// ([`NotResumed::Stopped`]): reading a large checkpoint takes time.
     pub fn resume<M: Model>(
         dir: &Path,
         model: &M,
         options: &SearchOptions,
-    ) -> Result<(CheckpointDir, Restored, TraceLog), String> {
+    ) -> Result<(CheckpointDir, Restored, TraceLog), NotResumed> {
+        let stop = || crate::options::stop_asked(options);
+        // A failure to read `path`: refused, unless the stop ended the read.
+        let failed = |path: &Path, problem: io::Error| {
+            if cmc_store::stop::is_stopped(&problem) {
+                NotResumed::Stopped
+            } else {
+                NotResumed::Refused(at(path, problem))
+            }
+        };
         let mut taken = CheckpointDir::lock(dir, RunIdentity::of(model, options)?)?;
         let (found, manifest) = read_manifest(dir)?;
         let manifest_path = found.join(MANIFEST);
         if let Some(problem) = taken.identity.mismatch(&manifest.identity) {
-            return Err(format!(
+            return Err(NotResumed::Refused(format!(
                 "checkpoint {} cannot be resumed: {problem}",
                 manifest_path.display()
-            ));
+            )));
         }
         let names: Vec<&str> = manifest.files.iter().map(|f| f.name.as_str()).collect();
         if names != DATA_FILES {
-            return Err(at(&manifest_path, "does not list the checkpoint's files"));
+            return Err(at(&manifest_path, "does not list the checkpoint's files").into());
         }
         for file in &manifest.files {
             let path = found.join(&file.name);
-            let (checksum, bytes) = guarded::digest_file(&path).map_err(|e| at(&path, e))?;
+            let (checksum, bytes) = guarded::open(&path)
+                .and_then(|opened| guarded::digest(&mut Stoppable::new(opened, &stop)))
+                .map_err(|problem| failed(&path, problem))?;
             if bytes != file.bytes || format!("{checksum:032x}") != file.xxh3_128 {
                 return Err(at(
                     &path,
@@ -343,17 +372,18 @@ impl CheckpointDir {
                         "its contents do not match the checksum in {} (the file was changed or replaced); the checkpoint cannot be resumed",
                         manifest_path.display()
                     ),
-                ));
+                )
+                .into());
             }
         }
         let counters = manifest.counters;
         check_counters(&counters).map_err(|problem| at(&manifest_path, problem))?;
         let trace_path = taken.trace_log_path();
         let log = TraceLog::reopen(&trace_path, counters.trace_next_block)
-            .map_err(|e| at(&trace_path, e))?;
+            .map_err(|problem| failed(&trace_path, problem))?;
         let trace_checksum = log
-            .digest_blocks(0..counters.trace_next_block)
-            .map_err(|e| at(&trace_path, e))?;
+            .digest_blocks(0..counters.trace_next_block, &stop)
+            .map_err(|problem| failed(&trace_path, problem))?;
         if format!("{trace_checksum:032x}") != manifest.trace_log_xxh3_128 {
             return Err(at(
                 &trace_path,
@@ -361,25 +391,24 @@ impl CheckpointDir {
                     "its records do not match the checksum in {} (the file was changed or replaced); the checkpoint cannot be resumed",
                     manifest_path.display()
                 ),
-            ));
+            )
+            .into());
         }
         taken.trace_checksum = Mutex::new((counters.trace_next_block, trace_checksum));
         let table_path = found.join(TABLE);
         let table = if taken.identity.fingerprints_on_disk {
-            VisitedSet::Disk(
-                DiskFingerprintSet::load(
-                    &table_path,
-                    counters.table_capacity,
-                    &options.spill_dir(),
-                )
-                .map_err(|e| at(&table_path, e))?,
+            DiskFingerprintSet::load(
+                &table_path,
+                counters.table_capacity,
+                &options.spill_dir(),
+                &stop,
             )
+            .map(VisitedSet::Disk)
         } else {
-            VisitedSet::Memory(
-                FingerprintTable::load(&table_path, counters.table_capacity)
-                    .map_err(|e| at(&table_path, e))?,
-            )
-        };
+            FingerprintTable::load(&table_path, counters.table_capacity, &stop)
+                .map(VisitedSet::Memory)
+        }
+        .map_err(|problem| failed(&table_path, problem))?;
         if table.len() != counters.distinct_states {
             return Err(at(
                 &table_path,
@@ -388,7 +417,8 @@ impl CheckpointDir {
                     table.len(),
                     counters.distinct_states
                 ),
-            ));
+            )
+            .into());
         }
         // The level and next level are read from the checkpoint's files as
         // needed; the next checkpoint's swap unlinks them, open files stay.
@@ -499,7 +529,7 @@ impl CheckpointDir {
         let mut trace_checksum = self.trace_checksum.lock().expect("not poisoned");
         let (checked_blocks, checksum) = *trace_checksum;
         let blocks = counters.trace_next_block;
-        let checksum = checksum.wrapping_add(log.digest_blocks(checked_blocks..blocks)?);
+        let checksum = checksum.wrapping_add(log.digest_blocks(checked_blocks..blocks, NEVER)?);
         let manifest = Manifest {
             format: CHECKPOINT_FORMAT,
             identity: self.identity.clone(),

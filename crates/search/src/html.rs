@@ -66,7 +66,8 @@ impl Report {
         if let Some(explanation) = &self.explanation {
             let _ = writeln!(
                 page,
-                "<h2>Why the last state violates it</h2>\n<pre>{}</pre>",
+                "<h2>Why the last {} violates it</h2>\n<pre>{}</pre>",
+                self.violated_by(),
                 escape_html(explanation)
             );
         }

@@ -143,7 +143,7 @@ impl Report {
             );
         }
         if let Some(explanation) = &self.explanation {
-            let _ = writeln!(text, "Why the last state violates it:");
+            let _ = writeln!(text, "Why the last {} violates it:", self.violated_by());
             for line in explanation.lines() {
                 let _ = writeln!(text, "    {line}");
             }

@@ -1,7 +1,7 @@
 //! A model-independent report of a search: what `--json` prints and what
 //! the text rendering reads.
 
-use cmc_model::Model;
+use cmc_model::{Explainer, Model};
 use serde::Serialize;
 
 use std::collections::BTreeMap;
@@ -262,6 +262,25 @@ pub struct Report {
     pub checkpoint: Option<std::path::PathBuf>,
 }
 
+/// Why `trace` violates `property`: the property's own explanation (of
+/// the last state, or of the last step), else the model's.
+fn explain<M: Model>(model: &M, property: &str, trace: &Counterexample<M>) -> Option<String> {
+    let last = trace.steps.last()?;
+    let own = model
+        .properties()
+        .into_iter()
+        .find(|candidate| candidate.name == property)
+        .and_then(|found| found.explain)
+        .and_then(|explain| match explain {
+            Explainer::State(explain) => explain(model, &last.state),
+            Explainer::Step(explain) => {
+                let pre = &trace.steps.get(trace.steps.len().checked_sub(2)?)?.state;
+                explain(model, pre, last.action.as_ref()?, &last.state)
+            }
+        });
+    own.or_else(|| model.explain_violation(property, &last.state))
+}
+
 /// How to resume an interrupted run from its checkpoint `dir`, in the
 /// front end `program`.
 fn resume_message(program: &str, dir: &std::path::Path) -> String {
@@ -273,6 +292,15 @@ fn resume_message(program: &str, dir: &std::path::Path) -> String {
 }
 
 impl Report {
+    /// What of the counterexample violates its property: its last `step`
+    /// for an action property, else its last `state`.
+    pub(crate) fn violated_by(&self) -> &'static str {
+        match self.violation_kind.as_deref() {
+            Some("step") => "step",
+            _ => "state",
+        }
+    }
+
     /// Names `program` (the front end running, e.g. a user's own) in the
     /// advice the report gives, such as how to resume.
     pub fn name_program(&mut self, program: &str) {
@@ -314,9 +342,14 @@ impl Report {
                 Verdict::Interrupted {
                     checkpoint: Some(dir),
                 } => Some(resume_message("cmc", dir)),
-                Verdict::Interrupted { checkpoint: None } => {
-                    Some("no checkpoint was saved (use --checkpoint DIR)".into())
-                }
+                Verdict::Interrupted { checkpoint: None } => Some(
+                    if options.strategy == crate::Strategy::Bfs {
+                        "no checkpoint was saved (use --checkpoint DIR)"
+                    } else {
+                        "no checkpoint was saved (checkpoints are for breadth-first search)"
+                    }
+                    .into(),
+                ),
                 Verdict::TimeLimit { checkpoint } => Some(crate::time_limit::message(
                     options.time_limit,
                     checkpoint.as_deref(),
@@ -339,9 +372,7 @@ impl Report {
                 .as_ref()
                 .map(|c| CounterexampleReport::new(model, c)),
             explanation: match (&property, &outcome.counterexample) {
-                (Some(property), Some(trace)) => trace
-                    .last_state()
-                    .and_then(|state| model.explain_violation(property, state)),
+                (Some(property), Some(trace)) => explain(model, property, trace),
                 _ => None,
             },
             walks: stats.walks.as_ref().map(WalksReport::new),

@@ -329,12 +329,18 @@ impl DiskFingerprintSet {
 
     /// A set holding the fingerprints saved at `path` by [`save`](Self::save)
     /// (sorted; a symbolic link there is refused), with an empty in-memory
-    /// table of `memory_capacity` slots and its runs under `dir`.
-    pub fn load(path: &Path, memory_capacity: usize, dir: &Path) -> io::Result<DiskFingerprintSet> {
+    /// table of `memory_capacity` slots and its runs under `dir`; `stop` can
+    /// end the load (see [`crate::stop`]).
+    pub fn load(
+        path: &Path,
+        memory_capacity: usize,
+        dir: &Path,
+        stop: crate::stop::Stop<'_>,
+    ) -> io::Result<DiskFingerprintSet> {
         let mut set = DiskFingerprintSet::new(memory_capacity, dir);
         let run_path = set.next_run_path()?;
         io::copy(
-            &mut crate::guarded::open(path)?,
+            &mut crate::stop::Stoppable::new(crate::guarded::open(path)?, stop),
             &mut File::create(&run_path)?,
         )?;
         let run = SortedRun::open(run_path).map_err(|error| match error.kind() {
@@ -489,7 +495,8 @@ mod tests {
                     10 => {
                         let path = dir.path().join("saved");
                         set.save(&path).unwrap();
-                        set = DiskFingerprintSet::load(&path, 1024, dir.path()).unwrap();
+                        set = DiskFingerprintSet::load(&path, 1024, dir.path(), crate::stop::NEVER)
+                            .unwrap();
                         std::fs::remove_file(path).unwrap();
                     }
                     _ if set.needs_flush() => set.flush().unwrap(),
@@ -584,7 +591,7 @@ mod tests {
         }
         let path = dir.path().join("saved");
         set.save(&path).unwrap();
-        let loaded = DiskFingerprintSet::load(&path, 1024, dir.path()).unwrap();
+        let loaded = DiskFingerprintSet::load(&path, 1024, dir.path(), crate::stop::NEVER).unwrap();
         assert_eq!(loaded.len(), 5000);
         assert!(fingerprints
             .iter()
@@ -592,7 +599,7 @@ mod tests {
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[..32].rotate_left(16);
         std::fs::write(&path, &bytes).unwrap();
-        let error = DiskFingerprintSet::load(&path, 1024, dir.path())
+        let error = DiskFingerprintSet::load(&path, 1024, dir.path(), crate::stop::NEVER)
             .err()
             .unwrap();
         assert!(error.to_string().contains("not a sorted"), "{error}");

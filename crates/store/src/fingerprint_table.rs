@@ -232,8 +232,13 @@ impl FingerprintTable {
     }
 
     /// A table of `capacity` slots holding the fingerprints saved at `path`
-    /// (a symbolic link there is refused).
-    pub fn load(path: &std::path::Path, capacity: usize) -> std::io::Result<FingerprintTable> {
+    /// (a symbolic link there is refused); `stop` can end the load (see
+    /// [`crate::stop`]).
+    pub fn load(
+        path: &std::path::Path,
+        capacity: usize,
+        stop: crate::stop::Stop<'_>,
+    ) -> std::io::Result<FingerprintTable> {
         use std::io::Read;
         let invalid = |what: String| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
         let file = crate::guarded::open(path)?;
@@ -246,7 +251,7 @@ impl FingerprintTable {
         }
         let count = length / SLOT_BYTES as u64;
         let table = FingerprintTable::with_capacity(capacity.max((count as usize) * 2));
-        let mut input = std::io::BufReader::new(file);
+        let mut input = std::io::BufReader::new(crate::stop::Stoppable::new(file, stop));
         let mut slot = [0u8; SLOT_BYTES];
         for _ in 0..count {
             input.read_exact(&mut slot)?;
@@ -606,11 +611,11 @@ mod tests {
             table.insert(fp);
         }
         table.save(&path).unwrap();
-        let loaded = FingerprintTable::load(&path, 1024).unwrap();
+        let loaded = FingerprintTable::load(&path, 1024, crate::stop::NEVER).unwrap();
         assert_eq!(loaded.len(), 1000);
         assert!(fingerprints.iter().all(|&fp| loaded.contains(fp)));
         std::fs::write(&path, [0u8; 15]).unwrap();
-        assert!(FingerprintTable::load(&path, 1024).is_err());
+        assert!(FingerprintTable::load(&path, 1024, crate::stop::NEVER).is_err());
     }
 
     #[test]

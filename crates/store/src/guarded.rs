@@ -98,14 +98,14 @@ pub fn is_dir(path: &Path) -> io::Result<bool> {
     }
 }
 
-/// The XXH3-128 checksum and length of the contents of `file` from its
+/// The XXH3-128 checksum and length of the contents of `input` from its
 /// current position to its end.
-pub fn digest(file: &mut File) -> io::Result<(u128, u64)> {
+pub fn digest(input: &mut impl Read) -> io::Result<(u128, u64)> {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     let mut buffer = vec![0u8; 1 << 20];
     let mut length = 0u64;
     loop {
-        let read = file.read(&mut buffer)?;
+        let read = input.read(&mut buffer)?;
         if read == 0 {
             return Ok((hasher.digest128(), length));
         }

@@ -19,6 +19,7 @@ mod insert_room;
 mod mapped_words;
 mod run_filter;
 mod sorted_run;
+pub mod stop;
 mod trace_log;
 mod visited_set;
 

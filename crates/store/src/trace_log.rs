@@ -149,11 +149,17 @@ impl TraceLog {
     /// summed), so that the checksum of a longer prefix is the checksum of a
     /// shorter one plus that of the blocks after it. Blocks below
     /// [`next_block`](Self::next_block) whose writers are gone never change.
-    pub fn digest_blocks(&self, blocks: std::ops::Range<u64>) -> io::Result<u128> {
+    /// `stop` is asked before each block (see [`crate::stop`]).
+    pub fn digest_blocks(
+        &self,
+        blocks: std::ops::Range<u64>,
+        stop: crate::stop::Stop<'_>,
+    ) -> io::Result<u128> {
         let block_bytes = RECORDS_PER_BLOCK * RECORD_BYTES;
         let mut buffer = vec![0u8; block_bytes as usize];
         let mut sum = 0u128;
         for block in blocks {
+            crate::stop::check(stop)?;
             buffer.fill(0);
             let mut filled = 0;
             while filled < buffer.len() {

@@ -12,6 +12,10 @@ use crate::core::abi::{
     Config, CoreDescriptor, CoreError, EntryFn, Event, Outputs, ABI_VERSION, ENTRY_SYMBOL,
     STATE_MAX,
 };
+use crate::core::describe_table::{
+    read_table as read_describe_table, DescribeEntryFn, DescribePayloadFn, Describers,
+    DESCRIBE_SYMBOL,
+};
 use crate::core::id_fields::{
     read_table as read_id_fields, IdFields, IdFieldsEntryFn, PermuteMessageFn, ID_FIELDS_SYMBOL,
 };
@@ -69,6 +73,8 @@ pub struct CCore {
     /// Where its state and messages hold node ids (`CMC_ID_FIELDS`), and
     /// its hook for messages, if it declares them.
     id_fields: Option<(IdFields, Option<PermuteMessageFn>)>,
+    /// Its describe functions for replies and operations (`CMC_DESCRIBE`).
+    describers: Describers,
     _library: Option<Arc<libloading::Library>>,
 }
 
@@ -127,7 +133,45 @@ impl CCore {
         }?;
         core.properties = CCore::load_properties(&library, &shown.to_string())?;
         core.id_fields = core.load_id_fields(&library, &shown.to_string())?;
+        core.describers = CCore::load_describers(&library, &shown.to_string())?;
         Ok(core)
+    }
+
+    /// The describe functions `library` declares with `CMC_DESCRIBE`, if it
+    /// exports [`DESCRIBE_SYMBOL`] (none otherwise).
+    fn load_describers(
+        library: &libloading::Library,
+        shown: &str,
+    ) -> Result<Describers, LoadError> {
+        // SAFETY: the symbol's type is fixed by include/cmc.h.
+        let Ok(entry) = (unsafe { library.get::<DescribeEntryFn>(DESCRIBE_SYMBOL.as_bytes()) })
+        else {
+            return Ok(Describers::default());
+        };
+        let entry: DescribeEntryFn = *entry;
+        let table = recorded(
+            Call::Load,
+            || format!("the describe table of {shown} (its `{DESCRIBE_SYMBOL}`)"),
+            // SAFETY: as for the core's entry point.
+            || unsafe { entry() },
+        );
+        // SAFETY: the table comes from the entry point; the library stays loaded.
+        unsafe { read_describe_table(table, shown) }
+    }
+
+    /// `describe`'s text for `payload`, a reply or an operation (`what`).
+    fn described_payload(
+        &self,
+        describe: DescribePayloadFn,
+        config: &Config,
+        payload: &[u8],
+        what: &str,
+    ) -> String {
+        let what = || format!("{what} of node n{} (core `{}`)", config.node, self.name);
+        // SAFETY: as in describe_message.
+        CCore::described(what, |buf, cap| unsafe {
+            describe(config, payload.as_ptr(), payload.len() as u32, buf, cap)
+        })
     }
 
     /// The id fields `library` declares with `CMC_ID_FIELDS`, if it exports
@@ -250,6 +294,7 @@ impl CCore {
             origin: origin.to_string(),
             properties: Vec::new(),
             id_fields: None,
+            describers: Describers::default(),
             _library: library,
         })
     }
@@ -400,5 +445,15 @@ impl Core for CCore {
         Some(CCore::described(what, |buf, cap| unsafe {
             describe(config, message.as_ptr(), message.len() as u32, buf, cap)
         }))
+    }
+
+    fn describe_reply(&self, config: &Config, payload: &[u8]) -> Option<String> {
+        let describe = self.describers.reply?;
+        Some(self.described_payload(describe, config, payload, "a reply"))
+    }
+
+    fn describe_operation(&self, config: &Config, payload: &[u8]) -> Option<String> {
+        let describe = self.describers.operation?;
+        Some(self.described_payload(describe, config, payload, "a client operation"))
     }
 }

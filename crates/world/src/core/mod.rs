@@ -5,6 +5,7 @@
 //! [`Core`] for free; C cores are wrapped by [`crate::core::loader::CCore`].
 
 pub mod abi;
+pub mod describe_table;
 pub mod export;
 pub mod fault;
 pub mod helpers;
@@ -84,6 +85,17 @@ pub trait Core: Send + Sync {
     }
     /// The core's own text for a message it sends, if it has one.
     fn describe_message(&self, _config: &Config, _message: &[u8]) -> Option<String> {
+        None
+    }
+    /// The core's own text for the payload of a reply it gives a client
+    /// (e.g. `OK`, `value=3`), if it has one; traces show hex otherwise.
+    fn describe_reply(&self, _config: &Config, _payload: &[u8]) -> Option<String> {
+        None
+    }
+    /// The core's own text for the payload of a client operation it
+    /// receives (a `CLIENT` event's, e.g. `put(k=1, v=0)`), if it has one;
+    /// traces show the workload's text, or hex, otherwise.
+    fn describe_operation(&self, _config: &Config, _payload: &[u8]) -> Option<String> {
         None
     }
     /// Renames node ids inside one node's state (`config` is that node's
@@ -187,6 +199,14 @@ pub trait TypedCore: Send + Sync {
     fn describe_message(&self, _config: &Config, _message: &[u8]) -> Option<String> {
         None
     }
+    /// As [`Core::describe_reply`].
+    fn describe_reply(&self, _config: &Config, _payload: &[u8]) -> Option<String> {
+        None
+    }
+    /// As [`Core::describe_operation`].
+    fn describe_operation(&self, _config: &Config, _payload: &[u8]) -> Option<String> {
+        None
+    }
     /// As [`Core::permute`], over the typed parts.
     fn permute(
         &self,
@@ -254,6 +274,14 @@ impl<T: TypedCore> Core for T {
 
     fn describe_message(&self, config: &Config, message: &[u8]) -> Option<String> {
         TypedCore::describe_message(self, config, message)
+    }
+
+    fn describe_reply(&self, config: &Config, payload: &[u8]) -> Option<String> {
+        TypedCore::describe_reply(self, config, payload)
+    }
+
+    fn describe_operation(&self, config: &Config, payload: &[u8]) -> Option<String> {
+        TypedCore::describe_operation(self, config, payload)
     }
 
     fn permute(

@@ -74,6 +74,18 @@ pub(crate) struct WorldView {
 
 pub(crate) type StateFn = unsafe extern "C" fn(*const WorldView) -> c_int;
 pub(crate) type StepFn = unsafe extern "C" fn(*const WorldView, *const WorldView) -> c_int;
+/// `cmc_state_why_fn`: a [`StateFn`] that also fills a `cmc_why`.
+pub(crate) type StateWhyFn = unsafe extern "C" fn(*const WorldView, *mut u8) -> c_int;
+/// `cmc_step_why_fn`: a [`StepFn`] that also fills a `cmc_why`.
+pub(crate) type StepWhyFn =
+    unsafe extern "C" fn(*const WorldView, *const WorldView, *mut u8) -> c_int;
+
+/// `CMC_WHY_MAX`: the size of a `cmc_why` (its text, NUL included).
+pub(crate) const WHY_MAX: usize = 512;
+
+/// `CMC_PROP_WHY`: added to a property's kind, its predicate takes a
+/// `cmc_why` (see [`StateWhyFn`], [`StepWhyFn`]).
+const WHY_FLAG: u32 = 0x100;
 
 /// `cmc_property`.
 #[repr(C)]
@@ -157,6 +169,8 @@ impl CPropertyKind {
 
 #[derive(Clone, Copy)]
 pub(crate) enum Predicate {
+    StateWhy(StateWhyFn),
+    StepWhy(StepWhyFn),
     State(StateFn),
     Step(StepFn),
 }
@@ -278,13 +292,27 @@ pub unsafe fn read_table(
         let name = unsafe { CStr::from_ptr(record.name) }
             .to_string_lossy()
             .into_owned();
-        let kind = CPropertyKind::from_raw(record.kind).ok_or_else(|| {
+        let says_why = record.kind & WHY_FLAG != 0;
+        let kind = CPropertyKind::from_raw(record.kind & !WHY_FLAG).ok_or_else(|| {
             bad(format!(
                 "entry `{name}` has an unknown kind {}",
                 record.kind
             ))
         })?;
         let predicate = match (kind, record.state, record.step) {
+            // SAFETY (both): CMC_ACTION_PROP_WHY and CMC_INVARIANT_WHY store
+            // a function of the _why type, cast to the plain one; it is
+            // called as what it is.
+            (CPropertyKind::Action, _, Some(step)) if says_why => {
+                Predicate::StepWhy(unsafe { std::mem::transmute::<StepFn, StepWhyFn>(step) })
+            }
+            (CPropertyKind::Invariant, Some(state), _) if says_why => {
+                Predicate::StateWhy(unsafe { std::mem::transmute::<StateFn, StateWhyFn>(state) })
+            }
+            _ if says_why => Err(bad(format!(
+                "entry `{name}` ({}) cannot say why: only invariants and action properties do",
+                kind.name()
+            )))?,
             (CPropertyKind::Action, _, Some(step)) => Predicate::Step(step),
             (CPropertyKind::Action, _, None) => {
                 None.ok_or_else(|| bad(format!("entry `{name}` (action) has no step predicate")))?

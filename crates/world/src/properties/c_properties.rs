@@ -64,7 +64,7 @@ use cmc_model::Property;
 use crate::core::abi::{ABI_VERSION, PAYLOAD_MAX};
 use crate::core::fault::{Fault, FaultKind};
 use crate::core::property_table::{
-    CProperty, CPropertyKind, GhostView, NodeView, PacketView, Predicate, WorldView,
+    CProperty, CPropertyKind, GhostView, NodeView, PacketView, Predicate, WorldView, WHY_MAX,
 };
 use crate::run::guarded::GuardedRegion;
 use crate::run::recorder::{recorded, Call};
@@ -298,6 +298,42 @@ impl ShownState {
 struct ViewScratch {
     pre: ShownState,
     post: ShownState,
+    /// The `cmc_why` a predicate that says why is handed (made at its first use).
+    why: Option<WhyBuffer>,
+}
+
+/// A `cmc_why` in a mapping of its own, at the end of its region so that a
+/// write past it faults (see [`GuardedRegion`]).
+struct WhyBuffer {
+    region: GuardedRegion,
+}
+
+impl WhyBuffer {
+    fn new() -> WhyBuffer {
+        WhyBuffer {
+            region: GuardedRegion::new(WHY_MAX, 0),
+        }
+    }
+
+    /// The `cmc_why`, emptied (its text is empty at each call).
+    fn emptied(&mut self) -> *mut u8 {
+        let at = self
+            .region
+            .as_ptr()
+            .wrapping_add(self.region.len() - WHY_MAX);
+        // SAFETY: the last WHY_MAX bytes of the region, mapped read-write.
+        unsafe { at.write(0) };
+        at
+    }
+
+    /// The text the predicate wrote: up to its first NUL, at most
+    /// `WHY_MAX - 1` bytes.
+    fn text(&self) -> String {
+        let bytes = &self.region.bytes()[self.region.len() - WHY_MAX..];
+        let text = &bytes[..WHY_MAX - 1];
+        let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
+        String::from_utf8_lossy(&text[..end]).into_owned()
+    }
 }
 
 thread_local! {
@@ -311,11 +347,33 @@ impl CProperty {
     /// under the recorder; a write to the views is reported as a fault of
     /// `world` (and the answer is then "holds": the verdict is void anyway).
     fn call(&self, world: &World, pre: &WorldState, post: Option<&WorldState>) -> bool {
+        self.call_saying_why(world, pre, post).0
+    }
+
+    /// [`call`](Self::call), with the text a predicate that says why wrote
+    /// when it failed (empty otherwise).
+    fn call_saying_why(
+        &self,
+        world: &World,
+        pre: &WorldState,
+        post: Option<&WorldState>,
+    ) -> (bool, String) {
         VIEWS.with_borrow_mut(|views| {
             let ViewScratch {
                 pre: first,
                 post: second,
+                why,
             } = views;
+            let why = why.get_or_insert_with(WhyBuffer::new);
+            let says_why = matches!(
+                self.predicate,
+                Predicate::StateWhy(_) | Predicate::StepWhy(_)
+            );
+            let why_at = if says_why {
+                why.emptied()
+            } else {
+                std::ptr::null_mut()
+            };
             first.show(world, pre);
             if let Some(post) = post {
                 second.fill_anew(world, post);
@@ -330,7 +388,15 @@ impl CProperty {
                 (Predicate::Step(f), Some(_)) => unsafe {
                     f(first.view.as_ptr(), second.view.as_ptr())
                 },
-                (Predicate::Step(_), None) => unreachable!("a step predicate gets two states"),
+                // SAFETY: as above; `why_at` points to a writable `cmc_why`.
+                (Predicate::StateWhy(f), _) => unsafe { f(first.view.as_ptr(), why_at) },
+                // SAFETY: as above.
+                (Predicate::StepWhy(f), Some(_)) => unsafe {
+                    f(first.view.as_ptr(), second.view.as_ptr(), why_at)
+                },
+                (Predicate::Step(_) | Predicate::StepWhy(_), None) => {
+                    unreachable!("a step predicate gets two states")
+                }
             });
             let intact = first.intact() & (post.is_none() || second.intact());
             if !intact {
@@ -340,10 +406,22 @@ impl CProperty {
                     ),
                     format!("while checking property {}", self.name),
                 ));
-                return true;
+                return (true, String::new());
             }
-            answer != 0
+            let holds = answer != 0;
+            let text = if says_why && !holds {
+                why.text()
+            } else {
+                String::new()
+            };
+            (holds, text)
         })
+    }
+
+    /// Why the property fails on `pre` (and `post`), if its predicate says.
+    fn why(&self, world: &World, pre: &WorldState, post: Option<&WorldState>) -> Option<String> {
+        let (holds, text) = self.call_saying_why(world, pre, post);
+        (!holds && !text.is_empty()).then_some(text)
     }
 
     /// Whether the state predicate holds (or is reached) in `state` of
@@ -361,18 +439,24 @@ impl CProperty {
     fn to_property(&self) -> Option<Property<World>> {
         let this = self.clone();
         Some(match self.kind {
-            CPropertyKind::Invariant => Property::always(self.name.clone(), move |world, state| {
-                this.holds(world, state)
-            }),
+            CPropertyKind::Invariant => {
+                let explainer = self.clone();
+                Property::always(self.name.clone(), move |world, state| {
+                    this.holds(world, state)
+                })
+                .explained_by(move |world, state| explainer.why(world, state, None))
+            }
             CPropertyKind::Witness => {
                 Property::sometimes(self.name.clone(), move |world, state| {
                     this.holds(world, state)
                 })
             }
             CPropertyKind::Action => {
+                let explainer = self.clone();
                 Property::step(self.name.clone(), move |world, pre, _, post| {
                     this.call(world, pre, Some(post))
                 })
+                .step_explained_by(move |world, pre, _, post| explainer.why(world, pre, Some(post)))
             }
             CPropertyKind::QuiescenceGoal => return None,
         })

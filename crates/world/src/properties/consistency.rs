@@ -206,12 +206,25 @@ impl<S: SequentialSpec> ClientHistory<S> {
         check(&self.spec, &self.history(state), consistency)
     }
 
-    /// The text explaining why `state`'s history fails, or `None` if it does not.
+    /// The text explaining why `state`'s history fails, or `None` if it
+    /// does not: the smallest set of operations that cannot be ordered, and
+    /// why (the order they would need, and the replies that rule it out).
     pub fn explain(&self, state: &WorldState, consistency: Consistency) -> Option<String> {
         let history = self.history(state);
-        check(&self.spec, &history, consistency)
-            .explanation()
-            .map(|why| why.describe(&history))
+        let verdict = check(&self.spec, &history, consistency);
+        let why = verdict.explanation()?;
+        let order = match consistency {
+            Consistency::Linearizable => {
+                "each taking effect between its invocation and its reply (one that was \
+                 answered before another was invoked comes first)"
+            }
+            Consistency::Sequential => "keeping each client's own order",
+        };
+        Some(format!(
+            "No sequential order of these operations, {order}, gives each of them the reply it \
+             got (steps count the client history's events):\n{}",
+            why.describe(&history)
+        ))
     }
 }
 
@@ -224,16 +237,22 @@ where
     ///
     /// It reads the whole history: the property panics on a state of a
     /// World that keeps only a summary of it (see the module text).
+    ///
+    /// A report of its violation explains it: which operations cannot be
+    /// ordered together, and the replies they got.
     pub fn property(self, name: &str, consistency: Consistency) -> Property<World> {
         let name_text = name.to_string();
+        let history = Arc::new(self);
+        let explainer = Arc::clone(&history);
         Property::always(name, move |_: &World, state: &WorldState| {
             assert!(
                 state.ghost.summary().is_none(),
                 "{name_text} reads the order of the client history, which this World \
                  leaves out of its states (use linearizable_summarised, or with_full_history)"
             );
-            self.check(state, consistency).is_ok()
+            history.check(state, consistency).is_ok()
         })
+        .explained_by(move |_: &World, state: &WorldState| explainer.explain(state, consistency))
     }
 }
 
@@ -349,6 +368,8 @@ where
     );
     let own = Arc::new(LinearizationSummary { history });
     let summary: Arc<dyn HistorySummary> = own.clone();
+    // A counterexample's states hold their history in order (see `Ghost`).
+    let explainer = Arc::clone(&own);
     let property = Property::always("Linearizable", move |world: &World, state: &WorldState| {
         // Off after `with_full_history`: the states then hold no summary.
         let mine = world
@@ -360,6 +381,9 @@ where
                 .expect("a linearization summary the World wrote itself"),
             _ => own.history.check(state, Consistency::Linearizable).is_ok(),
         }
+    })
+    .explained_by(move |_: &World, state: &WorldState| {
+        explainer.history.explain(state, Consistency::Linearizable)
     });
     let mut world = world;
     world.history_summary = Some(summary);

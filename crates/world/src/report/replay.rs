@@ -4,7 +4,8 @@
 //! enabled at that step and run through the same core code the search ran
 //! (the Rust core or the same `.so`). For each step the replay prints the
 //! event each core handled, its outputs, the core's own description of its
-//! state, the fields that changed, and any property the new state violates;
+//! state, the fields that changed, and any property the step violates (an
+//! invariant of the new state, or an action property of the step);
 //! it ends with a message sequence chart.
 
 use std::fmt::Write;
@@ -37,7 +38,7 @@ impl Observer for Steps<'_> {
         }
         for item in out.as_slice() {
             if OutputKind::from_raw(item.kind) == Some(OutputKind::Reply) {
-                let text = crate::core::hex::hex(item.payload());
+                let text = self.world.describe_reply(node, item.payload());
                 self.replies
                     .push((node as usize, format!("REPLY r{} {text}", item.id)));
             }
@@ -45,12 +46,18 @@ impl Observer for Steps<'_> {
     }
 }
 
-fn violations(world: &World, state: &WorldState) -> Vec<String> {
+/// The lines marking the properties the step `pre --action--> post`
+/// violates: invariants on `post`, action properties on the step.
+fn violations(world: &World, pre: &WorldState, action: &Action, post: &WorldState) -> Vec<String> {
     world
         .properties()
         .iter()
-        .filter(|p| matches!(&p.kind, PropertyKind::Always(holds) if !holds(world, state)))
-        .map(|p| format!("  VIOLATED {}", p.name))
+        .filter(|p| match &p.kind {
+            PropertyKind::Always(holds) => !holds(world, post),
+            PropertyKind::Step(holds) => !holds(world, pre, action, post),
+            PropertyKind::Sometimes(_) => false,
+        })
+        .map(|p| format!("  VIOLATED {} ({})", p.name, p.kind_name()))
         .collect()
 }
 
@@ -152,7 +159,7 @@ pub fn run_with_chart(world: &World, file: &ReplayFile) -> Result<(String, Vec<R
             let after = change.after.unwrap_or_default();
             let _ = writeln!(text, "  changed {:<10} {before}  =>  {after}", change.name);
         }
-        for violation in violations(world, &next) {
+        for violation in violations(world, &state, action, &next) {
             let _ = writeln!(text, "{violation}");
         }
         rows.push(chart_row(world, step, action));

@@ -360,6 +360,40 @@ impl World {
             .unwrap_or_else(|| hex(message))
     }
 
+    /// Node `node`'s core's text for a reply's payload, or its hex bytes.
+    pub fn describe_reply(&self, node: u8, payload: &[u8]) -> String {
+        let node = node as usize;
+        self.spec()
+            .core_of(node)
+            .describe_reply(&self.env.configs[node], payload)
+            .unwrap_or_else(|| hex(payload))
+    }
+
+    /// The text for a client operation's payload sent to node `node`: its
+    /// core's, else the workload's, else its hex bytes.
+    pub fn describe_operation(&self, node: u8, payload: &[u8]) -> String {
+        let index = node as usize;
+        let own = self
+            .spec()
+            .core_of(index)
+            .describe_operation(&self.env.configs[index], payload);
+        own.unwrap_or_else(|| match &self.spec().workload {
+            Some(workload) => workload.describe(payload),
+            None => hex(payload),
+        })
+    }
+
+    /// The fault budgets `state` has left, by name, of those this World
+    /// gives (e.g. `{crashes: 1, restarts: 0}`; `{}` without faults).
+    pub fn describe_budgets(&self, state: &WorldState) -> String {
+        let left: Vec<String> = crate::world::spec::BUDGET_NAMES
+            .iter()
+            .filter(|(_, budget)| self.spec().budgets[*budget as usize] > 0)
+            .map(|(name, budget)| format!("{name}: {}", state.budget(*budget)))
+            .collect();
+        format!("{{{}}}", left.join(", "))
+    }
+
     /// The core's text for node `node`'s state, or its hex bytes.
     pub fn describe_node(&self, state: &WorldState, node: usize) -> String {
         let view = self.inspect(state).node(node);
@@ -381,10 +415,7 @@ impl World {
             Some(EventKind::Start | EventKind::Tick) => format!("{head} clock={}", event.clock),
             Some(EventKind::Choice) => format!("{head} id={} value={}", event.id, event.payload[0]),
             Some(EventKind::Client) if event.len > 0 => {
-                let op = match &self.spec().workload {
-                    Some(workload) => workload.describe(event.payload()),
-                    None => hex(event.payload()),
-                };
+                let op = self.describe_operation(node, event.payload());
                 format!("{head} id={} {op}", event.id)
             }
             _ => format!("{head} id={}", event.id),
@@ -409,7 +440,11 @@ impl World {
                         format!("PERSIST @{} {}", item.id, hex(item.payload()))
                     }
                     Some(OutputKind::Reply) => {
-                        format!("REPLY r{} {}", item.id, hex(item.payload()))
+                        format!(
+                            "REPLY r{} {}",
+                            item.id,
+                            self.describe_reply(node, item.payload())
+                        )
                     }
                     Some(OutputKind::SetTimerAt) => match crate::core::abi::timer_deadline(item) {
                         Some(deadline) => format!("SET_TIMER_AT {} at={deadline}", item.id),
@@ -603,6 +638,7 @@ impl Model for World {
                 let holds = holds.clone();
                 Property {
                     name: property.name.clone(),
+                    explain: property.explain.clone(),
                     kind: PropertyKind::Step(Arc::new(
                         move |world: &World,
                               pre: &WorldState,
@@ -786,9 +822,9 @@ impl Model for World {
                     } else {
                         "retry"
                     };
-                    let op = match &self.spec().workload {
-                        Some(workload) => format!(" {}", workload.describe(g.payload.as_bytes())),
-                        None => String::new(),
+                    let op = match g.payload.as_bytes() {
+                        [] => String::new(),
+                        operation => format!(" {}", self.describe_operation(g.node, operation)),
                     };
                     format!("{verb} r{}@n{}{op}", g.request, g.node)
                 }
@@ -796,13 +832,13 @@ impl Model for World {
                     "reply r{}@n{} {}",
                     g.request,
                     g.node,
-                    hex(g.payload.as_bytes())
+                    self.describe_reply(g.node, g.payload.as_bytes())
                 ),
                 GhostKind::LocalFail => format!("fail r{}@n{}", g.request, g.node),
             })
             .collect();
         view.text("ghost", format!("[{}]", ghost.join(", ")))
-            .field("budgets", state.budgets)
+            .text("budgets", self.describe_budgets(state))
     }
 }
 
