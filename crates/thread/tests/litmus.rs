@@ -221,3 +221,30 @@ fn get_mut_starts_a_new_history_so_no_load_reads_a_value_from_before_it() {
         })
         .unwrap();
 }
+
+#[test]
+fn a_read_modify_write_reads_the_latest_store_in_modification_order() {
+    // The second thread has not seen the first one's store, so its store may go before it in
+    // modification order although it runs later. After both joins, a load and a
+    // read-modify-write must then both return the first thread's value, the latest one.
+    for mode in [Mode::Dpor, Mode::Bounded { max_preemptions: 3 }] {
+        let stats = Checker::new()
+            .mode(mode)
+            .weak_memory(true)
+            .check(|| {
+                let x = Arc::new(AtomicUsize::new(0));
+                let (x1, x2) = (x.clone(), x.clone());
+                let a = thread::spawn(move || x1.store(1, Ordering::Relaxed));
+                let b = thread::spawn(move || {
+                    x2.load(Ordering::Relaxed);
+                    x2.store(2, Ordering::Relaxed)
+                });
+                a.join().unwrap();
+                b.join().unwrap();
+                let latest = x.load(Ordering::Relaxed);
+                assert_eq!(x.fetch_add(0, Ordering::Relaxed), latest);
+            })
+            .unwrap_or_else(|f| panic!("{mode}: {f}"));
+        assert!(stats.complete, "{mode}");
+    }
+}

@@ -59,13 +59,14 @@ macro_rules! common_methods {
                 body: impl FnOnce(&$std) -> (R, Value, Option<$t>),
             ) -> R {
                 let peek = || $bits(self.v.load(Ordering::Relaxed));
+                let poke = |bits| self.v.store($from(bits), Ordering::Relaxed);
                 rt::atomic_access(
                     &self.id,
                     stringify!($name),
                     kind,
                     orders,
                     location,
-                    peek,
+                    (peek, poke),
                     |_| {
                         let (r, value, written) = body(&self.v);
                         (r, value, written.map($bits))
@@ -89,7 +90,7 @@ macro_rules! common_methods {
                     AtomicKind::Load,
                     orders,
                     location,
-                    peek,
+                    (peek, |_| {}),
                     |read| {
                         let v = match read {
                             Some(bits) => $from(bits),
