@@ -49,6 +49,34 @@ fn block_on_parks_until_woken() {
     });
 }
 
+#[test]
+fn block_on_may_poll_once_without_a_wake() {
+    // The future is woken once, yet some execution polls it three times: the first wait
+    // returns spuriously (as loom's may), the second is the wake.
+    let polls_seen = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::new()));
+    let seen = polls_seen.clone();
+    loom::model(move || {
+        let gate = Arc::new(AtomicUsize::new(0));
+        let mut polls = 0;
+        let n = loom::future::block_on(poll_fn(|cx| {
+            if polls == 0 {
+                let (gate, waker) = (gate.clone(), cx.waker().clone());
+                thread::spawn(move || {
+                    gate.store(1, Release);
+                    waker.wake();
+                });
+            }
+            polls += 1;
+            match gate.load(Acquire) {
+                1 => Poll::Ready(polls),
+                _ => Poll::Pending,
+            }
+        }));
+        seen.lock().unwrap().insert(n);
+    });
+    assert_eq!(*polls_seen.lock().unwrap(), [1, 2, 3].into());
+}
+
 loom::lazy_static! {
     static ref COUNT: AtomicUsize = AtomicUsize::new(0);
 }
