@@ -192,6 +192,45 @@ macro_rules! programs {
                 }
             }
 
+            /// A correct single-producer single-consumer ring of `N` slots (atomic slots,
+            /// release/acquire indices): `values` pass through it; both sides yield while
+            /// it is full / empty.
+            fn spsc_ring<const N: usize>(values: usize) {
+                use $k::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+                count();
+                let slots: Arc<[AtomicUsize; N]> =
+                    Arc::new(std::array::from_fn(|_| AtomicUsize::new(0)));
+                let (head, tail) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+                let producer = {
+                    let (slots, head, tail) = (slots.clone(), head.clone(), tail.clone());
+                    thread::spawn(move || {
+                        for v in 1..=values {
+                            let t = tail.load(Relaxed);
+                            while t - head.load(Acquire) == N {
+                                thread::yield_now();
+                            }
+                            slots[t % N].store(v, Relaxed);
+                            tail.store(t + 1, Release);
+                        }
+                    })
+                };
+                for v in 1..=values {
+                    let h = head.load(Relaxed);
+                    while tail.load(Acquire) == h {
+                        thread::yield_now();
+                    }
+                    assert_eq!(slots[h % N].load(Relaxed), v, "ring lost a value");
+                    head.store(h + 1, Release);
+                }
+                producer.join().unwrap();
+            }
+
+            pub fn spsc_ring_1x2() {
+                spsc_ring::<1>(2)
+            }
+            pub fn spsc_ring_2x3() {
+                spsc_ring::<2>(3)
+            }
             pub fn add_2x2() {
                 workers(2, 2, true)
             }
@@ -281,6 +320,16 @@ fn programs() -> Vec<Program> {
         program!("exhaustive 3 x 2 fetch_add", add_3x2, false),
         program!("exhaustive 3 x 2 store/load", store_load_3x2, false),
         program!("exhaustive 3 x 3 fetch_add", add_3x3, false),
+        program!(
+            "exhaustive SPSC ring 1 slot x 2 values",
+            spsc_ring_1x2,
+            false
+        ),
+        program!(
+            "exhaustive SPSC ring 2 slots x 3 values",
+            spsc_ring_2x3,
+            false
+        ),
     ]
 }
 
@@ -289,6 +338,8 @@ fn programs() -> Vec<Program> {
 enum Tool {
     CmcBounded,
     CmcDpor,
+    /// DPOR with weak memory off (every access sequentially consistent).
+    CmcDporSc,
     CmcPct,
     LoomBounded,
     LoomFull,
@@ -306,7 +357,12 @@ const BUG_TOOLS: [Tool; 6] = [
     Tool::ShuttlePct,
     Tool::ShuttleRandom,
 ];
-const COUNT_TOOLS: [Tool; 3] = [Tool::CmcDpor, Tool::LoomFull, Tool::ShuttleDfs];
+const COUNT_TOOLS: [Tool; 4] = [
+    Tool::CmcDpor,
+    Tool::CmcDporSc,
+    Tool::LoomFull,
+    Tool::ShuttleDfs,
+];
 
 /// The tools `p` runs under, in table order.
 fn tools(p: &Program) -> Vec<Tool> {
@@ -332,6 +388,7 @@ impl Tool {
     fn label(self) -> String {
         match self {
             Tool::CmcBounded | Tool::CmcDpor | Tool::CmcPct => format!("cmc {}", cmc_mode(self)),
+            Tool::CmcDporSc => format!("cmc {}, weak_memory(false)", cmc_mode(self)),
             Tool::LoomBounded => "loom (preemption bound 3)".into(),
             Tool::LoomFull => format!("loom (no bound, {} s cap)", LOOM_LIMIT.as_secs()),
             Tool::ShuttlePct => "shuttle check_pct depth 3".into(),
@@ -363,7 +420,7 @@ const PANIC_TAG: &str = "CASE-PANIC";
 /// Runs one case in this process (the child side).
 fn run_case(p: &Program, tool: Tool) -> Outcome {
     match tool {
-        Tool::CmcBounded | Tool::CmcDpor | Tool::CmcPct => run_cmc(p, tool),
+        Tool::CmcBounded | Tool::CmcDpor | Tool::CmcPct | Tool::CmcDporSc => run_cmc(p, tool),
         Tool::LoomBounded => run_other(tool, || loom(Some(3), p.loom)),
         Tool::LoomFull => run_other(tool, || loom(None, p.loom)),
         Tool::ShuttlePct => run_other(tool, || shuttle::check_pct(p.shuttle, BUDGET, 3)),
@@ -391,6 +448,7 @@ fn run_cmc(p: &Program, tool: Tool) -> Outcome {
     let start = Instant::now();
     let r = cmc_thread::Checker::new()
         .mode(cmc_mode(tool))
+        .weak_memory(tool != Tool::CmcDporSc)
         .max_executions(BUDGET as u64)
         .max_steps(1000)
         .check(p.cmc);
