@@ -77,11 +77,13 @@ loom_own() {
     awk '$1 == "L" { file[$3] = $2; loom[$3] = $4 } $1 == "C" { cmc[$2] = $3 }
          END { for (t in loom) if (t in cmc) { n[file[t]]++; l[file[t]] += loom[t]; c[file[t]] += cmc[t]
                    if (cmc[t] > 2 * loom[t]) slow = slow " " t " (" cmc[t] " vs " loom[t] ")" }
-               for (f in n) { printf "%-24s tests %3d  loom %8d  cmc %6d\n", f, n[f], l[f], c[f]; T += n[f]; L += l[f]; C += c[f] }
+               for (f in n) { printf "%-24s tests %3d  loom %8d  cmc %6d\n", f, n[f], l[f], c[f] | "sort"; T += n[f]; L += l[f]; C += c[f] }
+               close("sort")
                printf "%-24s tests %3d  loom %8d  cmc %6d\n", "total", T, L, C
-               print "cmc above 2x loom:" slow }' "$dir/counts" | sort
-    echo "failed on loom: $(grep -E '^test .* FAILED$' "$dir/loom.log" | awk '{print $2}' | xargs)"
-    echo "failed on cmc: $(grep -E '^test .* FAILED$' "$dir/cmc.log" | awk '{print $2}' | xargs)"
+               print "cmc above 2x loom:" slow }' "$dir/counts"
+    for tool in loom cmc; do
+        echo "$tool: $(awk '/^test result/ { p += $4; f += $6 } END { print p + 0 " passed, " f + 0 " failed" }' "$dir/$tool.log"): $(grep -E '^test .* FAILED$' "$dir/$tool.log" | awk '{print $2}' | xargs)"
+    done
     grep -h 'cmc: virtual thread .* overflowed' "$dir/cmc.log" || true
 }
 if $own; then
