@@ -225,6 +225,53 @@ macro_rules! programs {
                 producer.join().unwrap();
             }
 
+            /// A sequence lock: the writer makes the sequence odd, writes both data words,
+            /// makes it even; a reader retries until it saw the same even sequence before
+            /// and after reading the words. The reader needs `fence(Acquire)` between its
+            /// data loads and its second sequence load; `fenced: false` is the published
+            /// bug (Boehm, "Can seqlocks get along with programming language memory
+            /// models?", 2012): the data loads may see the new words while the second
+            /// load still sees the old sequence, a torn read.
+            fn seqlock(fenced: bool) {
+                use $k::sync::atomic::{
+                    fence,
+                    Ordering::{Acquire, Relaxed, Release},
+                };
+                count();
+                let seq = Arc::new(AtomicUsize::new(0));
+                let data = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+                let writer = {
+                    let (seq, data) = (seq.clone(), data.clone());
+                    thread::spawn(move || {
+                        seq.store(1, Relaxed);
+                        fence(Release);
+                        data[0].store(1, Relaxed);
+                        data[1].store(1, Relaxed);
+                        seq.store(2, Release);
+                    })
+                };
+                loop {
+                    let s1 = seq.load(Acquire);
+                    let words = (data[0].load(Relaxed), data[1].load(Relaxed));
+                    if fenced {
+                        fence(Acquire);
+                    }
+                    let s2 = seq.load(Relaxed);
+                    if s1 == s2 && s1 % 2 == 0 {
+                        assert_eq!(words.0, words.1, "torn read");
+                        break;
+                    }
+                    thread::yield_now();
+                }
+                writer.join().unwrap();
+            }
+
+            pub fn seqlock_fenced() {
+                seqlock(true)
+            }
+            pub fn seqlock_unfenced() {
+                seqlock(false)
+            }
             pub fn spsc_ring_1x2() {
                 spsc_ring::<1>(2)
             }
@@ -320,6 +367,12 @@ fn programs() -> Vec<Program> {
         program!("exhaustive 3 x 2 fetch_add", add_3x2, false),
         program!("exhaustive 3 x 2 store/load", store_load_3x2, false),
         program!("exhaustive 3 x 3 fetch_add", add_3x3, false),
+        program!(
+            "seqlock, reader without acquire fence",
+            seqlock_unfenced,
+            true
+        ),
+        program!("exhaustive seqlock (correct)", seqlock_fenced, false),
         program!(
             "exhaustive SPSC ring 1 slot x 2 values",
             spsc_ring_1x2,
