@@ -257,7 +257,7 @@ macro_rules! programs {
                         fence(Acquire);
                     }
                     let s2 = seq.load(Relaxed);
-                    if s1 == s2 && s1 % 2 == 0 {
+                    if s1 == s2 && s1.is_multiple_of(2) {
                         assert_eq!(words.0, words.1, "torn read");
                         break;
                     }

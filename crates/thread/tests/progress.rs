@@ -80,7 +80,7 @@ fn seqlock_reader() {
         let s1 = seq.load(Acquire);
         let words = (data[0].load(Relaxed), data[1].load(Relaxed));
         fence(Acquire);
-        if s1 == seq.load(Relaxed) && s1 % 2 == 0 {
+        if s1 == seq.load(Relaxed) && s1.is_multiple_of(2) {
             assert_eq!(words.0, words.1, "torn read");
             break;
         }
