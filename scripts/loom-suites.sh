@@ -2,7 +2,9 @@
 # Runs real crates' loom test suites, unchanged, from the crate registry on cmc
 # (crates/loom, package `loom`, through `--config patch.crates-io.loom.path`),
 # and with `--compare` also on the registry's loom in the same run. `--more` adds the
-# suites of concurrent-queue 2.5.0 and bytes 1.12.2 (expected to pass).
+# suites of concurrent-queue 2.5.0 and bytes 1.12.2 (expected to pass). `--loom-own` runs
+# only loom 0.7.3's own `tests/`, unchanged, on cmc and on loom, and prints per test file
+# the tests both finished and their executions (minutes: builds loom's dev-dependencies).
 #
 # oneshot: the loom suite of 0.1.11 (which added `poll_then_drop_receiver_during_send`
 # with the fix of the race it catches) against the library of 0.1.10 (must fail that
@@ -10,12 +12,13 @@
 # expectation holds. Builds go to target/loom-suites (kept between runs).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-compare=false more=false
+compare=false more=false own=false
 for arg in "$@"; do
     case $arg in
     --compare) compare=true ;;
     --more) more=true ;; # also the suites too slow to build for CI
-    *) echo "usage: $0 [--compare] [--more]" >&2 && exit 2 ;;
+    --loom-own) own=true ;;
+    *) echo "usage: $0 [--compare] [--more] | --loom-own" >&2 && exit 2 ;;
     esac
 done
 work=${TMPDIR:-/tmp}/cmc-loom-suites
@@ -46,6 +49,47 @@ prepare() {
     [[ -f $dir/Cargo.lock ]] || cargo generate-lockfile --quiet --manifest-path "$dir/Cargo.toml"
     cp "$dir/Cargo.lock" "$dir/Cargo.lock.registry"
 }
+
+# loom 0.7.3's own test files in a package of their own, run on cmc (executions from
+# CMC_LOOM_STATS) and on loom (`LOOM_LOG` prints "Completed in N iterations" per model),
+# one test at a time; prints per file: tests both finished, loom's and cmc's executions,
+# and each test that failed on either tool.
+loom_own() {
+    local dir=$work/loom-own patch=(--config "patch.crates-io.loom.path=\"$root/crates/loom\"") t
+    rm -rf "$dir" && mkdir -p "$dir/src" && touch "$dir/src/lib.rs"
+    cp -r "$(registry_src loom 0.7.3)/tests" "$dir/tests"
+    printf '[package]\nname = "loom-own"\nversion = "0.0.0"\nedition = "2021"\n[features]\ndefault = ["futures"]\nfutures = []\n[dev-dependencies]\nloom = { version = "=0.7.3", features = ["futures", "checkpoint"] }\nfutures-util = "0.3"\n[workspace]\n' >"$dir/Cargo.toml"
+    cargo generate-lockfile --quiet --manifest-path "$dir/Cargo.toml"
+    LOOM_LOG=loom::model=info cargo test --release --manifest-path "$dir/Cargo.toml" --tests \
+        --no-fail-fast -- --nocapture --test-threads=1 >"$dir/loom.log" 2>&1 || true
+    cargo update --quiet --manifest-path "$dir/Cargo.toml" "${patch[@]}" -p loom
+    rm -f "$dir/cmc.stats" "$dir/cmc.log"
+    for t in "$dir"/tests/*.rs; do # one target at a time: a crash ends only its file
+        CMC_LOOM_STATS=$dir/cmc.stats cargo test --release --manifest-path "$dir/Cargo.toml" \
+            "${patch[@]}" --test "$(basename "$t" .rs)" -- --test-threads=1 >>"$dir/cmc.log" 2>&1 || true
+    done
+    # loom: "test NAME ... " then its models' "Completed in N iterations" lines.
+    awk '/Running tests\// { split($2, p, "/"); file = p[2] }
+         /^test .* \.\.\. / { name = $2; of[name] = file }
+         /Completed in [0-9]+ iterations/ { n = $0; sub(/.*Completed in /, "", n); sub(/ .*/, "", n); loom[name] += n }
+         END { for (t in loom) print "L", of[t], t, loom[t] }' "$dir/loom.log" >"$dir/counts"
+    awk '{ cmc[$2] += $1 } END { for (t in cmc) print "C", t, cmc[t] }' "$dir/cmc.stats" >>"$dir/counts"
+    awk '$1 == "L" { file[$3] = $2; loom[$3] = $4 } $1 == "C" { cmc[$2] = $3 }
+         END { for (t in loom) if (t in cmc) { n[file[t]]++; l[file[t]] += loom[t]; c[file[t]] += cmc[t]
+                   if (cmc[t] > 2 * loom[t]) slow = slow " " t " (" cmc[t] " vs " loom[t] ")" }
+               for (f in n) { printf "%-24s tests %3d  loom %8d  cmc %6d\n", f, n[f], l[f], c[f] | "sort"; T += n[f]; L += l[f]; C += c[f] }
+               close("sort")
+               printf "%-24s tests %3d  loom %8d  cmc %6d\n", "total", T, L, C
+               print "cmc above 2x loom:" slow }' "$dir/counts"
+    for tool in loom cmc; do
+        echo "$tool: $(awk '/^test result/ { p += $4; f += $6 } END { print p + 0 " passed, " f + 0 " failed" }' "$dir/$tool.log"): $(grep -E '^test .* FAILED$' "$dir/$tool.log" | awk '{print $2}' | xargs)"
+    done
+    grep -h 'cmc: virtual thread .* overflowed' "$dir/cmc.log" || true
+}
+if $own; then
+    loom_own
+    exit 0
+fi
 
 failures=0
 # Runs crate dir $1's loom suite (cfg flags $2, cargo arguments $5) on `cmc` or `loom`

@@ -16,16 +16,23 @@ impl Wake for Unparker {
 }
 
 /// Runs `f` to completion on the calling thread: polls it, and parks while it is pending
-/// (its waker unparks the thread).
+/// (its waker unparks the thread). As loom's, it may wake once without being woken: its
+/// first wait is a park that may time out (both outcomes are explored), so a future is
+/// polled again spuriously at most once.
 pub fn block_on<F: Future>(f: F) -> F::Output {
     let waker = Waker::from(std::sync::Arc::new(Unparker(thread::current())));
     let mut cx = Context::from_waker(&waker);
     let mut f = pin!(f);
+    let mut first_wait = true;
     loop {
         if let Poll::Ready(out) = f.as_mut().poll(&mut cx) {
             return out;
         }
-        thread::park();
+        if std::mem::take(&mut first_wait) {
+            cmc_thread::thread::park_timeout(std::time::Duration::from_secs(1));
+        } else {
+            thread::park();
+        }
     }
 }
 

@@ -101,8 +101,9 @@ impl Builder {
     }
 }
 
-/// Appends `executions` to the file named by `CMC_LOOM_STATS`, if set (one line per
-/// model, so that a script can total a suite's executions).
+/// Appends `executions` and the name of the calling thread (the test's name under the
+/// test harness) to the file named by `CMC_LOOM_STATS`, if set (one line per model, so
+/// that a script can total a suite's executions or compare them per test).
 fn record(executions: u64) {
     use std::io::Write;
     if let Some(path) = std::env::var_os("CMC_LOOM_STATS") {
@@ -111,7 +112,8 @@ fn record(executions: u64) {
             .append(true)
             .open(path)
         {
-            let _ = writeln!(f, "{executions}");
+            let name = std::thread::current().name().unwrap_or("-").to_string();
+            let _ = writeln!(f, "{executions} {name}");
         }
     }
 }

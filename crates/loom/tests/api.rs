@@ -49,6 +49,57 @@ fn block_on_parks_until_woken() {
     });
 }
 
+#[test]
+fn threads_may_share_an_rc() {
+    // loom's spawn has no `Send` bound; a lost update through an `Rc` is still found.
+    let failure = std::panic::catch_unwind(|| {
+        loom::model(|| {
+            let n = std::rc::Rc::new(AtomicUsize::new(0));
+            let m = n.clone();
+            let t = thread::spawn(move || m.store(m.load(Relaxed) + 1, Relaxed));
+            n.store(n.load(Relaxed) + 1, Relaxed);
+            t.join().unwrap();
+            assert_eq!(n.load(Relaxed), 2);
+        })
+    });
+    let message = failure.unwrap_err().downcast::<String>().unwrap();
+    assert!(message.contains("left: 1"), "{message}");
+}
+
+#[test]
+#[should_panic(expected = "outside loom::model")]
+fn spawn_outside_a_model_panics() {
+    thread::spawn(|| ());
+}
+
+#[test]
+fn block_on_may_poll_once_without_a_wake() {
+    // The future is woken once, yet some execution polls it three times: the first wait
+    // returns spuriously (as loom's may), the second is the wake.
+    let polls_seen = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::new()));
+    let seen = polls_seen.clone();
+    loom::model(move || {
+        let gate = Arc::new(AtomicUsize::new(0));
+        let mut polls = 0;
+        let n = loom::future::block_on(poll_fn(|cx| {
+            if polls == 0 {
+                let (gate, waker) = (gate.clone(), cx.waker().clone());
+                thread::spawn(move || {
+                    gate.store(1, Release);
+                    waker.wake();
+                });
+            }
+            polls += 1;
+            match gate.load(Acquire) {
+                1 => Poll::Ready(polls),
+                _ => Poll::Pending,
+            }
+        }));
+        seen.lock().unwrap().insert(n);
+    });
+    assert_eq!(*polls_seen.lock().unwrap(), [1, 2, 3].into());
+}
+
 loom::lazy_static! {
     static ref COUNT: AtomicUsize = AtomicUsize::new(0);
 }
@@ -117,5 +168,12 @@ fn loom_only_atomic_methods() {
         n.with_mut(|v| *v += 1);
         // SAFETY: no other thread exists.
         assert_eq!(unsafe { n.unsync_load() }, 3);
+        assert_eq!(n.update(AcqRel, Acquire, |v| v * 10), 3);
+        assert_eq!(
+            n.try_update(AcqRel, Acquire, |v| (v < 30).then_some(0)),
+            Err(30)
+        );
+        assert_eq!(n.try_update(AcqRel, Acquire, |v| Some(v + 1)), Ok(30));
+        assert_eq!(n.load(Relaxed), 31);
     });
 }

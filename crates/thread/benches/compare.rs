@@ -192,6 +192,92 @@ macro_rules! programs {
                 }
             }
 
+            /// A correct single-producer single-consumer ring of `N` slots (atomic slots,
+            /// release/acquire indices): `values` pass through it; both sides yield while
+            /// it is full / empty.
+            fn spsc_ring<const N: usize>(values: usize) {
+                use $k::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+                count();
+                let slots: Arc<[AtomicUsize; N]> =
+                    Arc::new(std::array::from_fn(|_| AtomicUsize::new(0)));
+                let (head, tail) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+                let producer = {
+                    let (slots, head, tail) = (slots.clone(), head.clone(), tail.clone());
+                    thread::spawn(move || {
+                        for v in 1..=values {
+                            let t = tail.load(Relaxed);
+                            while t - head.load(Acquire) == N {
+                                thread::yield_now();
+                            }
+                            slots[t % N].store(v, Relaxed);
+                            tail.store(t + 1, Release);
+                        }
+                    })
+                };
+                for v in 1..=values {
+                    let h = head.load(Relaxed);
+                    while tail.load(Acquire) == h {
+                        thread::yield_now();
+                    }
+                    assert_eq!(slots[h % N].load(Relaxed), v, "ring lost a value");
+                    head.store(h + 1, Release);
+                }
+                producer.join().unwrap();
+            }
+
+            /// A sequence lock: the writer makes the sequence odd, writes both data words,
+            /// makes it even; a reader retries until it saw the same even sequence before
+            /// and after reading the words. The reader needs `fence(Acquire)` between its
+            /// data loads and its second sequence load; `fenced: false` is the published
+            /// bug (Boehm, "Can seqlocks get along with programming language memory
+            /// models?", 2012): the data loads may see the new words while the second
+            /// load still sees the old sequence, a torn read.
+            fn seqlock(fenced: bool) {
+                use $k::sync::atomic::{
+                    fence,
+                    Ordering::{Acquire, Relaxed, Release},
+                };
+                count();
+                let seq = Arc::new(AtomicUsize::new(0));
+                let data = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+                let writer = {
+                    let (seq, data) = (seq.clone(), data.clone());
+                    thread::spawn(move || {
+                        seq.store(1, Relaxed);
+                        fence(Release);
+                        data[0].store(1, Relaxed);
+                        data[1].store(1, Relaxed);
+                        seq.store(2, Release);
+                    })
+                };
+                loop {
+                    let s1 = seq.load(Acquire);
+                    let words = (data[0].load(Relaxed), data[1].load(Relaxed));
+                    if fenced {
+                        fence(Acquire);
+                    }
+                    let s2 = seq.load(Relaxed);
+                    if s1 == s2 && s1.is_multiple_of(2) {
+                        assert_eq!(words.0, words.1, "torn read");
+                        break;
+                    }
+                    thread::yield_now();
+                }
+                writer.join().unwrap();
+            }
+
+            pub fn seqlock_fenced() {
+                seqlock(true)
+            }
+            pub fn seqlock_unfenced() {
+                seqlock(false)
+            }
+            pub fn spsc_ring_1x2() {
+                spsc_ring::<1>(2)
+            }
+            pub fn spsc_ring_2x3() {
+                spsc_ring::<2>(3)
+            }
             pub fn add_2x2() {
                 workers(2, 2, true)
             }
@@ -281,6 +367,22 @@ fn programs() -> Vec<Program> {
         program!("exhaustive 3 x 2 fetch_add", add_3x2, false),
         program!("exhaustive 3 x 2 store/load", store_load_3x2, false),
         program!("exhaustive 3 x 3 fetch_add", add_3x3, false),
+        program!(
+            "seqlock, reader without acquire fence",
+            seqlock_unfenced,
+            true
+        ),
+        program!("exhaustive seqlock (correct)", seqlock_fenced, false),
+        program!(
+            "exhaustive SPSC ring 1 slot x 2 values",
+            spsc_ring_1x2,
+            false
+        ),
+        program!(
+            "exhaustive SPSC ring 2 slots x 3 values",
+            spsc_ring_2x3,
+            false
+        ),
     ]
 }
 
@@ -289,6 +391,8 @@ fn programs() -> Vec<Program> {
 enum Tool {
     CmcBounded,
     CmcDpor,
+    /// DPOR with weak memory off (every access sequentially consistent).
+    CmcDporSc,
     CmcPct,
     LoomBounded,
     LoomFull,
@@ -306,7 +410,12 @@ const BUG_TOOLS: [Tool; 6] = [
     Tool::ShuttlePct,
     Tool::ShuttleRandom,
 ];
-const COUNT_TOOLS: [Tool; 3] = [Tool::CmcDpor, Tool::LoomFull, Tool::ShuttleDfs];
+const COUNT_TOOLS: [Tool; 4] = [
+    Tool::CmcDpor,
+    Tool::CmcDporSc,
+    Tool::LoomFull,
+    Tool::ShuttleDfs,
+];
 
 /// The tools `p` runs under, in table order.
 fn tools(p: &Program) -> Vec<Tool> {
@@ -332,6 +441,7 @@ impl Tool {
     fn label(self) -> String {
         match self {
             Tool::CmcBounded | Tool::CmcDpor | Tool::CmcPct => format!("cmc {}", cmc_mode(self)),
+            Tool::CmcDporSc => format!("cmc {}, weak_memory(false)", cmc_mode(self)),
             Tool::LoomBounded => "loom (preemption bound 3)".into(),
             Tool::LoomFull => format!("loom (no bound, {} s cap)", LOOM_LIMIT.as_secs()),
             Tool::ShuttlePct => "shuttle check_pct depth 3".into(),
@@ -363,7 +473,7 @@ const PANIC_TAG: &str = "CASE-PANIC";
 /// Runs one case in this process (the child side).
 fn run_case(p: &Program, tool: Tool) -> Outcome {
     match tool {
-        Tool::CmcBounded | Tool::CmcDpor | Tool::CmcPct => run_cmc(p, tool),
+        Tool::CmcBounded | Tool::CmcDpor | Tool::CmcPct | Tool::CmcDporSc => run_cmc(p, tool),
         Tool::LoomBounded => run_other(tool, || loom(Some(3), p.loom)),
         Tool::LoomFull => run_other(tool, || loom(None, p.loom)),
         Tool::ShuttlePct => run_other(tool, || shuttle::check_pct(p.shuttle, BUDGET, 3)),
@@ -391,6 +501,7 @@ fn run_cmc(p: &Program, tool: Tool) -> Outcome {
     let start = Instant::now();
     let r = cmc_thread::Checker::new()
         .mode(cmc_mode(tool))
+        .weak_memory(tool != Tool::CmcDporSc)
         .max_executions(BUDGET as u64)
         .max_steps(1000)
         .check(p.cmc);

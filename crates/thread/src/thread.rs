@@ -264,11 +264,21 @@ impl Builder {
                 thread,
             });
         }
+        Ok(self.spawn_virtual(f, location))
+    }
+
+    /// Spawns a virtual thread (inside an execution); `Send` is not needed there, since
+    /// every virtual thread of an execution runs on the explorer's OS thread.
+    fn spawn_virtual<F, T>(self, f: F, location: &'static Location<'static>) -> JoinHandle<T>
+    where
+        F: FnOnce() -> T + 'static,
+        T: 'static,
+    {
         // SAFETY: 'static closure and result.
         let (id, result) = unsafe { spawn_boxed(Box::new(f), self, location) };
         let (park, name) = rt::with(|st| (st.threads[id].park, st.threads[id].name.clone()))
             .expect("in an execution");
-        Ok(JoinHandle {
+        JoinHandle {
             inner: Inner::Virtual { id, result },
             thread: Thread {
                 id: ThreadId(id),
@@ -276,7 +286,20 @@ impl Builder {
                 name,
                 std: None,
             },
-        })
+        }
+    }
+
+    /// Spawns the configured thread with a closure and result that need not be `Send`, as
+    /// loom's `spawn` allows (a model may share an `Rc` between its threads): every virtual
+    /// thread of an execution runs on the explorer's one OS thread. Inside an execution
+    /// only: `None` outside one, where a real thread would be needed.
+    #[track_caller]
+    pub fn spawn_local<F, T>(self, f: F) -> Option<JoinHandle<T>>
+    where
+        F: FnOnce() -> T + 'static,
+        T: 'static,
+    {
+        rt::in_execution().then(|| self.spawn_virtual(f, Location::caller()))
     }
 
     /// Spawns the configured thread in `scope` (a switch point).

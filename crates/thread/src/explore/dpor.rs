@@ -382,11 +382,20 @@ impl Scheduler for Dpor {
         Ok(chosen)
     }
 
+    /// Only the choices whose passed-over stores all happen before the chosen thread's
+    /// step ([`ExecState::choices_passing_over`]). Reading a store older than one that
+    /// does not (or going before it in modification order) gives an execution DPOR also
+    /// reaches with the step moved before that store, since a load and a store of one
+    /// atomic are dependent: that order is explored as a race reversal, so the choice
+    /// here would repeat it.
     fn choose_stale(&mut self, st: &ExecState, options: u32) -> Result<u32, Stop> {
         let depth = st.trace.len();
-        match self.nodes.get_mut(depth) {
-            Some(node) => node.read.choose(depth, options),
-            None => Ok(0),
-        }
+        let Some(t) = self.nodes.get(depth).map(|n| n.chosen) else {
+            return Ok(0);
+        };
+        let usable = st.choices_passing_over(t, options, |i| {
+            i < self.event_clocks.len() && self.happens_before(i, st.trace[i].thread, t)
+        });
+        self.nodes[depth].read.choose(depth, usable)
     }
 }

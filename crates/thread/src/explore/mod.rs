@@ -77,7 +77,7 @@ pub struct Stats {
 }
 
 /// Configures and runs explorations. Defaults: exhaustive with DPOR, 100,000 executions
-/// (a run the budget stops is reported with `complete: false`),
+/// (a run the budget stops is reported with `complete: false`), weak memory (RC11),
 /// 10,000 steps per execution, spin limit 3, 2 s stall timeout, 256 KiB stacks, every
 /// 64th execution (and the first) re-run to detect non-determinism.
 #[derive(Clone, Debug)]
@@ -107,7 +107,7 @@ impl Default for Checker {
             recheck_every: 64,
             detect_leaks: true,
             random_seed: 0,
-            weak_memory: false,
+            weak_memory: true,
         }
     }
 }
@@ -182,12 +182,14 @@ impl Checker {
         self
     }
 
-    /// Weak memory (default: off, every atomic access is sequentially consistent). On,
-    /// a non-`SeqCst` load may read any store the C++20 / Rust memory model lets it read
-    /// given what its thread knows (coherence, release/acquire, fences, release sequences),
-    /// and each such choice is explored like a thread choice (schedule item `thread~stale`).
-    /// Never produces an outcome the model forbids; the allowed outcomes it does not reach
-    /// (load buffering, 2+2W, stale failed `compare_exchange`) are listed in the crate docs.
+    /// Weak memory (default: on). On, a non-`SeqCst` load may read any store the RC11 /
+    /// C++20 memory model lets it read given what its thread knows (coherence,
+    /// release/acquire, fences, release sequences), and each such choice is explored like
+    /// a thread choice (schedule item `thread~stale`). Never produces an outcome the model
+    /// forbids; the allowed outcomes it does not reach (load buffering, stale failed
+    /// `compare_exchange`) are listed in the crate docs. Off, every atomic access is
+    /// sequentially consistent whatever its `Ordering` (fewer executions, weak-memory bugs
+    /// missed).
     pub fn weak_memory(mut self, on: bool) -> Self {
         self.weak_memory = on;
         self

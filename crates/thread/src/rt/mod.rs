@@ -347,15 +347,17 @@ impl Default for ObjCell {
 /// bits it wrote (`None`: it only read); then its happens-before effect under `orders` (the
 /// ordering if it wrote, the ordering if it only read), then [`complete`]. In weak-memory
 /// mode a load does not read the real atomic: `body` gets the bits of the store the
-/// scheduler chose (`Some`), and `peek` (the real atomic's current bits) starts the atomic's
-/// store history at its first access. Outside an execution `body(None)` just runs.
+/// scheduler chose (`Some`); of `(peek, poke)`, `peek` (the real atomic's current bits)
+/// starts the atomic's store history at its first access, and after every other access
+/// `poke` sets the real atomic to the bits of the latest store in modification order (a
+/// plain store may have been placed before it). Outside an execution `body(None)` just runs.
 pub fn atomic_access<R>(
     cell: &ObjCell,
     type_name: &'static str,
     kind: AtomicKind,
     orders: (std::sync::atomic::Ordering, std::sync::atomic::Ordering),
     location: &'static Location<'static>,
-    peek: impl FnOnce() -> u64,
+    (peek, poke): (impl FnOnce() -> u64, impl FnOnce(u64)),
     body: impl FnOnce(Option<u64>) -> (R, Value, Option<u64>),
 ) -> R {
     use std::sync::atomic::Ordering::SeqCst;
@@ -389,6 +391,11 @@ pub fn atomic_access<R>(
         };
         if let Some(Err(stop)) = with(|st| st.weak_write(o, kind, order, written)) {
             fail(stop, location);
+        }
+        // A store placed before later ones in modification order left its own value in
+        // the real atomic; read-modify-writes (and `get_mut`) use the real value.
+        if let Some(latest) = with(|st| st.weak_latest(o)).flatten() {
+            poke(latest);
         }
     }
     complete(id, value, written.is_some());

@@ -16,7 +16,9 @@ pub struct SpinState {
 
 impl SpinState {
     /// Records a read of `obj` at `version`; returns true when the streak reached `limit`
-    /// and the thread becomes blocked.
+    /// re-reads per location read since the last progress (about `limit` iterations of a
+    /// loop over those locations: a loop whose last iteration re-reads every location of
+    /// the one before and then leaves is not blocked) and the thread becomes blocked.
     pub fn on_read(&mut self, obj: ObjId, version: u64, limit: u32) -> bool {
         match self.reads.iter_mut().find(|(o, _)| *o == obj) {
             Some((_, v)) if *v == version => self.streak += 1,
@@ -27,7 +29,7 @@ impl SpinState {
             }
             None => self.reads.push((obj, version)),
         }
-        if self.streak >= limit {
+        if self.streak >= limit * self.reads.len() as u32 {
             self.blocked = true;
         }
         self.blocked

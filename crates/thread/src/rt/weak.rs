@@ -50,6 +50,8 @@ struct Message {
     bits: u64,
     released: Knowledge,
     rmw: bool,
+    /// The trace index of the step that stored it (`None`: the initial value).
+    step: Option<usize>,
 }
 
 /// Timestamp distance between stores appended one after another; a store placed between
@@ -161,6 +163,48 @@ impl ExecState {
         }
     }
 
+    /// How many of the `options` choices of thread `t`'s announced non-`SeqCst` load or
+    /// store (see [`read_options`](Self::read_options)) pass over only stores whose step
+    /// satisfies `known`: a load choice passes over the stores later in modification order
+    /// than the one it reads, a store choice over those its slot goes before. Choices are
+    /// ordered by what they pass over (each passes over the previous one's stores and
+    /// more), so the usable ones are a prefix; the first (latest store, last slot) passes
+    /// over nothing. Other operations keep all their options.
+    pub fn choices_passing_over(
+        &self,
+        t: ThreadId,
+        options: u32,
+        known: impl Fn(usize) -> bool,
+    ) -> u32 {
+        let (o, kind) = match self.threads[t].pending {
+            Some((Op::Atomic(o, kind @ (AtomicKind::Load | AtomicKind::Store)), _)) => (o, kind),
+            _ => return options,
+        };
+        let Some(history) = self.weak.history(o).filter(|_| self.weak.on) else {
+            return options;
+        };
+        let last = history.len() - 1;
+        // The index of the first store choice `k` passes over (`last + 1`: none).
+        let first_passed = |k: usize| match kind {
+            AtomicKind::Load => last + 1 - k,
+            _ => slots(history, view_of(self, t).get(o))
+                .nth(k)
+                .map_or(0, |after| after + 1),
+        };
+        let mut usable = 1;
+        while usable < options {
+            let from = first_passed(usable as usize);
+            let all_known = history[from..=last]
+                .iter()
+                .all(|m| m.step.is_none_or(&known));
+            if !all_known {
+                break;
+            }
+            usable += 1;
+        }
+        usable
+    }
+
     /// The oldest store thread `t` may read from `o`, as a timestamp: what its view knows,
     /// and for a `SeqCst` load also what the global `SeqCst` view knows of `o`.
     fn load_floor(&self, t: ThreadId, o: ObjId, sc: bool) -> u32 {
@@ -184,8 +228,15 @@ impl ExecState {
                 bits: initial(),
                 released: self.objects[o].sync.clone(),
                 rmw: false,
+                step: None,
             }]);
         }
+    }
+
+    /// The bits of the latest store of `o` in modification order (`None` before its first
+    /// access in weak-memory mode).
+    pub fn weak_latest(&self, o: ObjId) -> Option<u64> {
+        self.weak.history(o).and_then(|h| h.last()).map(|m| m.bits)
     }
 
     /// Forgets `o`'s history after an exclusive access (`get_mut`) may have changed the
@@ -258,6 +309,7 @@ impl ExecState {
                 bits,
                 released: self.objects[o].sync.clone(),
                 rmw: kind != AtomicKind::Store,
+                step: self.trace.len().checked_sub(1),
             };
             if let Some(Some(h)) = self.weak.histories.get_mut(o) {
                 h.insert(after + 1, message);

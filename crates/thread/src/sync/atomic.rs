@@ -59,13 +59,14 @@ macro_rules! common_methods {
                 body: impl FnOnce(&$std) -> (R, Value, Option<$t>),
             ) -> R {
                 let peek = || $bits(self.v.load(Ordering::Relaxed));
+                let poke = |bits| self.v.store($from(bits), Ordering::Relaxed);
                 rt::atomic_access(
                     &self.id,
                     stringify!($name),
                     kind,
                     orders,
                     location,
-                    peek,
+                    (peek, poke),
                     |_| {
                         let (r, value, written) = body(&self.v);
                         (r, value, written.map($bits))
@@ -89,7 +90,7 @@ macro_rules! common_methods {
                     AtomicKind::Load,
                     orders,
                     location,
-                    peek,
+                    (peek, |_| {}),
                     |read| {
                         let v = match read {
                             Some(bits) => $from(bits),
@@ -172,7 +173,18 @@ macro_rules! common_methods {
                 &self,
                 set_order: Ordering,
                 fetch_order: Ordering,
-                mut f: F,
+                f: F,
+            ) -> Result<$t, $t> {
+                self.try_update(set_order, fetch_order, f)
+            }
+
+            /// loom's (and unstable std's) name for [`Self::fetch_update`].
+            #[track_caller]
+            pub fn try_update(
+                &self,
+                set_order: Ordering,
+                fetch_order: Ordering,
+                mut f: impl FnMut($t) -> Option<$t>,
             ) -> Result<$t, $t> {
                 let location = Location::caller();
                 let mut prev = self.load_at(fetch_order, location);
@@ -183,6 +195,20 @@ macro_rules! common_methods {
                     }
                 }
                 Err(prev)
+            }
+
+            /// loom's (and unstable std's) `update`: [`Self::try_update`] with a function that
+            /// always gives a new value; returns the previous value.
+            #[track_caller]
+            pub fn update(
+                &self,
+                set_order: Ordering,
+                fetch_order: Ordering,
+                mut f: impl FnMut($t) -> $t,
+            ) -> $t {
+                match self.try_update(set_order, fetch_order, |v| Some(f(v))) {
+                    Ok(prev) | Err(prev) => prev,
+                }
             }
 
             /// Mutable access without a switch point (exclusive borrow, no race possible).
