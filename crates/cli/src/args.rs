@@ -220,9 +220,10 @@ pub struct CheckArgs {
     pub coverage: bool,
     /// Partial-order reduction (breadth-first search): from each state,
     /// explore only a persistent set of steps that commute with every other
-    /// action, under the cycle proviso. Every invariant and step-property
-    /// violation is still found; counts drop and a counterexample may be
-    /// longer than the shortest. The report says whether it was applied,
+    /// action, unless none leads one level deeper. A complete search still
+    /// finds every invariant and step-property violation; counts drop and a
+    /// counterexample may be longer than the shortest (a --max-depth bound
+    /// may then cut it off). The report says whether it was applied,
     /// or why not (for a World: only when every property reads the client
     /// history alone, without symmetry, quiescence or link faults).
     #[arg(long, conflicts_with_all = ["dfs", "simulate", "resume", "checkpoint"])]

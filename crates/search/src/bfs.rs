@@ -399,6 +399,9 @@ impl<M: Model> Search<'_, M> {
                 }
                 at.level = next;
                 at.depth += 1;
+                if let Some(reduction) = self.reduction {
+                    reduction.begin_level();
+                }
             }
             if self.options.max_depth.is_some_and(|max| at.depth >= max)
                 || (at.violation.is_none() && self.reached_max_states(&at.table))

@@ -669,8 +669,9 @@ impl<'a, M: Model> Expander<'a, M> {
             None => false,
         };
         // With a persistent set, its steps are visited first; the others
-        // only if one of them closes a cycle (the cycle proviso).
-        let mut closes_cycle = false;
+        // only if none of them leads one level deeper (the proviso, see
+        // `crate::reduction`).
+        let mut deeper = false;
         let mut visited = 0;
         let order = persistent
             .iter()
@@ -680,8 +681,8 @@ impl<'a, M: Model> Expander<'a, M> {
             if reduced && rank == persistent.len() {
                 self.reduction
                     .expect("a persistent set comes from the reduction")
-                    .count(closes_cycle);
-                if !closes_cycle {
+                    .count(!deeper);
+                if deeper {
                     break;
                 }
             }
@@ -695,7 +696,6 @@ impl<'a, M: Model> Expander<'a, M> {
                 tally.enabled(kind.clone());
             }
             let Some(fingerprint) = successor.fingerprint else {
-                closes_cycle = true;
                 continue; // a stuttering step: `state` itself, stored already
             };
             let new = self.admit(
@@ -709,7 +709,12 @@ impl<'a, M: Model> Expander<'a, M> {
                 depth + 1,
                 on_new,
             )?;
-            closes_cycle |= !new;
+            if let Some(reduction) = self.reduction {
+                if new {
+                    reduction.note_new(fingerprint);
+                }
+                deeper |= new || reduction.of_level_being_found(fingerprint);
+            }
             if let (true, Some(kind)) = (new, kind) {
                 tally.taken(kind);
             }

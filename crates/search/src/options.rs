@@ -117,10 +117,12 @@ pub struct SearchOptions {
     pub coverage: bool,
     /// Partial-order reduction (breadth-first search only): from each
     /// state, explore the persistent set of steps the model names (see
-    /// [`cmc_model::Model::persistent_set`]) instead of every step, under
-    /// the cycle proviso. Verdicts are kept; counts and counterexamples may
-    /// differ, and with more than one worker the counts may vary from run
-    /// to run (the proviso reads the table while a level fills it).
+    /// [`cmc_model::Model::persistent_set`]) instead of every step, unless
+    /// none of them leads one level deeper (the proviso). Verdicts of a
+    /// complete search are kept; counts drop, a counterexample may be
+    /// longer than the shortest (so a depth bound may cut it off), and with
+    /// more than one worker the counts may vary from run to run (the
+    /// proviso reads what the other workers stored).
     pub reduction: bool,
     /// After a breadth-first search stopped by `max_depth` without a
     /// violation, random walks from its frontier (the states of its last
@@ -264,6 +266,8 @@ impl SearchOptions {
             Some("partial-order reduction (--reduction) is for breadth-first search only")
         } else if self.reduction && (self.fingerprints_on_disk || self.max_memory_bytes.is_some()) {
             Some("partial-order reduction (--reduction) needs the visited set in memory: it does not go with --max-memory or fingerprints on disk")
+        } else if self.reduction && self.checkpoint.is_some() {
+            Some("partial-order reduction (--reduction) does not go with checkpoints")
         } else if !self.keep_trace && self.frontier_walks.is_some() {
             Some("walks from the frontier start from its states' traces: --no-trace and --frontier-walks do not go together")
         } else {

@@ -130,12 +130,12 @@ pub struct Stats {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReductionStats {
     /// On: `reduced` states were expanded through a persistent set only,
-    /// `proviso` more had a persistent set that the cycle proviso expanded
+    /// `proviso` more had a persistent set that the proviso expanded
     /// fully.
     On {
         /// States expanded through a persistent set only.
         reduced: u64,
-        /// States the cycle proviso expanded fully.
+        /// States the proviso expanded fully.
         proviso: u64,
     },
     /// Asked for, but not applied: every step was explored.

@@ -377,9 +377,8 @@ fn reduction_text(stats: &crate::ReductionStats) -> String {
     match stats {
         crate::ReductionStats::On { reduced, proviso } => format!(
             "on (persistent sets): {reduced} states expanded through a persistent set, \
-             {proviso} expanded fully by the cycle proviso; every invariant and step \
-             property violation is still found, a counterexample may be longer than \
-             the shortest"
+             {proviso} expanded fully by the proviso; a violation is still found by a \
+             complete search, its counterexample may be longer than the shortest"
         ),
         crate::ReductionStats::Off { why } => {
             format!("asked for but off, every step was explored: {why}")
