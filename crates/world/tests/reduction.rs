@@ -14,7 +14,7 @@ use bytemuck::{Pod, Zeroable};
 use cmc_model::Property;
 use cmc_search::{Checker, Outcome, ReductionStats, Verdict};
 use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
-use cmc_world::world::state::WorldState;
+use cmc_world::world::state::{GhostKind, WorldState};
 use cmc_world::{TypedCore, World, WorldSpec};
 
 const PING: u8 = 1;
@@ -37,11 +37,24 @@ struct Volatile {
     answers: u32,
 }
 
-/// Nodes 2k and 2k+1 ping-pong `ROUNDS` times, the even one retransmitting
-/// on a timer; node 0 answers its client once its rounds are done. Bug 1:
-/// node 0 answers again on every late PONG (a retransmitted PING's).
+/// After the first `blinkers` nodes, nodes b+2k and b+2k+1 ping-pong
+/// `ROUNDS` times, the first retransmitting on a timer, and answer their
+/// client once their rounds are done. Bug 1: they answer again on every
+/// late PONG (a retransmitted PING's). The first `blinkers` nodes flip a
+/// bit on a timer, forever, and send nothing.
 struct Pairs {
     bug: u32,
+    blinkers: u32,
+}
+
+impl Pairs {
+    fn new(bug: u32) -> Pairs {
+        Pairs { bug, blinkers: 0 }
+    }
+
+    fn partner(&self, node: u32) -> u32 {
+        self.blinkers + ((node - self.blinkers) ^ 1)
+    }
 }
 
 impl TypedCore for Pairs {
@@ -60,10 +73,19 @@ impl TypedCore for Pairs {
         event: &Event,
         out: &mut Outputs,
     ) -> Result<(), CoreError> {
-        let partner = config.node ^ 1;
+        if config.node < self.blinkers {
+            if matches!(event.kind(), Some(EventKind::Timer)) {
+                v.count ^= 1;
+            }
+            if matches!(event.kind(), Some(EventKind::Start | EventKind::Timer)) {
+                out.set_timer(TIMER)?;
+            }
+            return Ok(());
+        }
+        let partner = self.partner(config.node);
         let done = |v: &Volatile| v.count == ROUNDS;
         match (event.kind(), event.payload()) {
-            (Some(EventKind::Start), _) if config.node % 2 == 0 => {
+            (Some(EventKind::Start), _) if (config.node - self.blinkers) % 2 == 0 => {
                 out.send(partner, &[PING, 0])?;
                 out.set_timer(TIMER)?;
             }
@@ -93,7 +115,7 @@ impl TypedCore for Pairs {
     }
 
     fn may_send(&self, config: &Config, dst: u32) -> bool {
-        dst == config.node ^ 1
+        config.node >= self.blinkers && dst == self.partner(config.node)
     }
 }
 
@@ -198,8 +220,8 @@ fn reduced_states(outcome: &Outcome<World>) -> u64 {
 /// counts the states expanded through a persistent set.
 #[test]
 fn independent_pairs_pass_with_fewer_states() {
-    let full = check(world(Pairs { bug: 0 }, 4), false);
-    let reduced = check(world(Pairs { bug: 0 }, 4), true);
+    let full = check(world(Pairs::new(0), 4), false);
+    let reduced = check(world(Pairs::new(0), 4), true);
     assert_eq!(full.verdict, Verdict::Pass, "{:?}", full.verdict);
     assert_eq!(reduced.verdict, Verdict::Pass, "{:?}", reduced.verdict);
     assert!(full.stats.complete && reduced.stats.complete);
@@ -215,10 +237,92 @@ fn independent_pairs_pass_with_fewer_states() {
 #[test]
 fn the_pairs_double_reply_is_found_with_reduction() {
     for reduction in [false, true] {
-        let outcome = check(world(Pairs { bug: 1 }, 4), reduction);
+        let outcome = check(world(Pairs::new(1), 4), reduction);
         assert_eq!(
             violated(&outcome),
             Some("AtMostOneReply"),
+            "reduction {reduction}: {:?}",
+            outcome.verdict
+        );
+    }
+}
+
+/// Node 0 blinks forever, a step whose persistent set is the smallest;
+/// its second blink returns to a state stored before. Were the proviso not
+/// to expand that state fully, the pair of nodes 1 and 2 would never step
+/// and its double reply would go unseen.
+#[test]
+fn a_step_back_to_a_stored_state_does_not_hide_the_others_forever() {
+    let blinking = |bug| {
+        let core = Pairs { bug, blinkers: 1 };
+        let spec = WorldSpec::builder(Arc::new(core), 3)
+            .requests(1)
+            .param("clients", 1);
+        World::new(spec.build().expect("a valid spec"))
+    };
+    for reduction in [false, true] {
+        let correct = check(blinking(0), reduction);
+        assert_eq!(correct.verdict, Verdict::Pass, "{:?}", correct.verdict);
+        if reduction {
+            assert!(reduced_states(&correct) > 0);
+        }
+        let buggy = check(blinking(1), reduction);
+        assert_eq!(
+            violated(&buggy),
+            Some("AtMostOneReply"),
+            "reduction {reduction}: {:?}",
+            buggy.verdict
+        );
+    }
+}
+
+/// Nodes 0 and 1 each answer their own client after a timer. Which answers
+/// first is visible to a property of the history: a reply is never in a
+/// persistent set, so both orders are explored.
+#[test]
+fn replies_are_visible_and_both_orders_are_explored() {
+    struct Responder;
+    impl TypedCore for Responder {
+        type Durable = u32;
+        type Volatile = u32;
+        fn name(&self) -> &str {
+            "responder"
+        }
+        fn step(
+            &self,
+            _: &Config,
+            _: &u32,
+            request: &mut u32,
+            event: &Event,
+            out: &mut Outputs,
+        ) -> Result<(), CoreError> {
+            match event.kind() {
+                Some(EventKind::Client) => {
+                    *request = event.id;
+                    out.set_timer(TIMER)
+                }
+                Some(EventKind::Timer) => out.reply(*request, &[1]),
+                _ => Ok(()),
+            }
+        }
+        fn may_send(&self, _: &Config, _: u32) -> bool {
+            false
+        }
+    }
+    let first_reply_to_request_0 =
+        Property::always("FirstReplyToRequest0", |_: &World, state: &WorldState| {
+            let mut replies = state.ghost.iter().filter(|e| e.kind == GhostKind::Reply);
+            replies.next().is_none_or(|first| first.request == 0)
+        });
+    for reduction in [false, true] {
+        let mut spec = WorldSpec::new(Arc::new(Responder), 2).expect("a spec");
+        spec.set_all(&["requests=2", "clients=0,1", "spread=1"])
+            .expect("valid parameters");
+        let world = World::new(spec).with_history_property(first_reply_to_request_0.clone());
+        let outcome = check(world, reduction);
+        assert_eq!(
+            violated(&outcome),
+            Some("FirstReplyToRequest0"),
             "reduction {reduction}: {:?}",
             outcome.verdict
         );
@@ -235,6 +339,9 @@ fn an_answer_not_yet_sent_still_races_one_in_flight() {
     for reduction in [false, true] {
         let correct = check(world(Race { bug: 0 }, 3), reduction);
         assert_eq!(correct.verdict, Verdict::Pass, "{:?}", correct.verdict);
+        if reduction {
+            assert!(reduced_states(&correct) > 0);
+        }
         let buggy = check(world(Race { bug: 1 }, 3), reduction);
         assert_eq!(
             violated(&buggy),
@@ -290,7 +397,7 @@ fn a_send_the_core_did_not_declare_is_a_fault() {
 fn reduction_is_refused_with_its_reason_when_it_could_hide_a_violation() {
     let reads_nodes = || Property::always("ReadsNodes", |_: &World, _: &WorldState| true);
     let with_params = |params: &[&str]| {
-        let mut spec = WorldSpec::new(Arc::new(Pairs { bug: 0 }), 2).expect("a spec");
+        let mut spec = WorldSpec::new(Arc::new(Pairs::new(0)), 2).expect("a spec");
         spec.set_all(params).expect("valid parameters");
         World::new(spec)
     };
@@ -305,14 +412,14 @@ fn reduction_is_refused_with_its_reason_when_it_could_hide_a_violation() {
         assert_eq!(outcome.verdict, full.verdict);
     };
     refused(
-        &|| world(Pairs { bug: 0 }, 2).with_property(reads_nodes()),
+        &|| world(Pairs::new(0), 2).with_property(reads_nodes()),
         "ReadsNodes",
     );
     refused(&|| with_params(&["requests=1", "quiescence=20"]), "quiescence");
     refused(&|| with_params(&["requests=1", "partitions=1"]), "link faults");
     // The same property, declared as reading the history only, leaves it on.
     let on = check(
-        world(Pairs { bug: 0 }, 4).with_history_property(reads_nodes()),
+        world(Pairs::new(0), 4).with_history_property(reads_nodes()),
         true,
     );
     assert!(reduced_states(&on) > 0);
