@@ -138,7 +138,9 @@ impl Reduction {
 
     fn shard(&self, fingerprint: Fingerprint) -> std::sync::MutexGuard<'_, HashSet<Fingerprint>> {
         let at = fingerprint.low() as usize % SHARDS;
-        self.next_level[at].lock().unwrap_or_else(|e| e.into_inner())
+        self.next_level[at]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// Notes a state just stored, of the level being found.

@@ -228,7 +228,10 @@ fn independent_pairs_pass_with_fewer_states() {
     assert_eq!(full.stats.reduction, None);
     assert!(reduced_states(&reduced) > 0);
     let (all, some) = (full.stats.distinct_states, reduced.stats.distinct_states);
-    eprintln!("pairs, 4 nodes: {all} states without reduction, {some} with: {:?}", reduced.stats.reduction);
+    eprintln!(
+        "pairs, 4 nodes: {all} states without reduction, {some} with: {:?}",
+        reduced.stats.reduction
+    );
     // Measured: 51842 states without, 26114 with (one worker).
     assert!(some * 3 < all * 2, "{some} states reduced, {all} without");
 }
@@ -415,8 +418,14 @@ fn reduction_is_refused_with_its_reason_when_it_could_hide_a_violation() {
         &|| world(Pairs::new(0), 2).with_property(reads_nodes()),
         "ReadsNodes",
     );
-    refused(&|| with_params(&["requests=1", "quiescence=20"]), "quiescence");
-    refused(&|| with_params(&["requests=1", "partitions=1"]), "link faults");
+    refused(
+        &|| with_params(&["requests=1", "quiescence=20"]),
+        "quiescence",
+    );
+    refused(
+        &|| with_params(&["requests=1", "partitions=1"]),
+        "link faults",
+    );
     // The same property, declared as reading the history only, leaves it on.
     let on = check(
         world(Pairs::new(0), 4).with_history_property(reads_nodes()),

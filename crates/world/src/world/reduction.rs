@@ -44,9 +44,6 @@ use crate::World;
 /// Whether `world` can reduce: `Err` names what stands in the way.
 pub(crate) fn support(world: &World) -> Result<(), String> {
     let spec = world.spec();
-    if !spec.symmetric_nodes.is_empty() {
-        return Err("symmetry is on (symmetry=...); reduction is not combined with it".into());
-    }
     if world.quiescence.is_some() {
         return Err(
             "the quiescence check (quiescence=K) runs a fair schedule from every state it is \
@@ -59,6 +56,9 @@ pub(crate) fn support(world: &World) -> Result<(), String> {
             "the property {name} may read node state; reduction needs every property to read \
              only the client history (World::with_history_property)"
         ));
+    }
+    if !spec.symmetric_nodes.is_empty() {
+        return Err("symmetry is on (symmetry=...); reduction is not combined with it".into());
     }
     let links = [
         Budget::Partitions,
