@@ -713,7 +713,7 @@ impl<'a, M: Model> Expander<'a, M> {
                 if new {
                     reduction.note_new(fingerprint);
                 }
-                deeper |= new || reduction.of_level_being_found(fingerprint);
+                deeper = deeper || new || reduced && reduction.of_level_being_found(fingerprint);
             }
             if let (true, Some(kind)) = (new, kind) {
                 tally.taken(kind);
