@@ -85,7 +85,7 @@ impl TypedCore for Pairs {
         let partner = self.partner(config.node);
         let done = |v: &Volatile| v.count == ROUNDS;
         match (event.kind(), event.payload()) {
-            (Some(EventKind::Start), _) if (config.node - self.blinkers) % 2 == 0 => {
+            (Some(EventKind::Start), _) if (config.node - self.blinkers).is_multiple_of(2) => {
                 out.send(partner, &[PING, 0])?;
                 out.set_timer(TIMER)?;
             }

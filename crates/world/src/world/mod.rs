@@ -177,8 +177,9 @@ impl World {
     }
 
     /// Adds a property that reads only the client history: the ghost
-    /// entries of a state (and their summary), and of a step its action;
-    /// never node state, the network or the budgets (builder style).
+    /// entries of a state (and their summary), and of a step its action
+    /// (not where its packet sits in the network); never node state, the
+    /// network or the budgets (builder style).
     /// Partial-order reduction (`--reduction`) runs only when every
     /// property is one of these: its steps are invisible to them.
     pub fn with_history_property(mut self, property: Property<World>) -> World {
