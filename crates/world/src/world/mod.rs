@@ -558,7 +558,8 @@ impl Model for World {
         }
     }
 
-    /// Partial-order reduction: see [`reduction`](self::reduction).
+    /// Partial-order reduction: persistent sets of node-local steps (see
+    /// `world/reduction.rs`).
     fn reduction_support(&self) -> Result<(), String> {
         reduction::support(self)
     }
