@@ -218,6 +218,16 @@ pub struct CheckArgs {
     /// warn about a fault with a budget that never occurred.
     #[arg(long, conflicts_with = "resume")]
     pub coverage: bool,
+    /// Partial-order reduction (breadth-first search): from each state,
+    /// explore only a persistent set of steps that commute with every other
+    /// action, unless none leads one level deeper. A complete search still
+    /// finds every invariant and step-property violation; counts drop and a
+    /// counterexample may be longer than the shortest (a --max-depth bound
+    /// may then cut it off). The report says whether it was applied,
+    /// or why not (for a World: only when every property reads the client
+    /// history alone, without symmetry, quiescence or link faults).
+    #[arg(long, conflicts_with_all = ["dfs", "simulate", "resume", "checkpoint"])]
+    pub reduction: bool,
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,

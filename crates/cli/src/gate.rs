@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use crate::args::GateArgs;
 use crate::commands::Status;
-use crate::gate_file::{GateFile, Source, Variant};
+use crate::gate_file::{GateFile, Search, Source, Variant};
 
 /// How long past its time limit a child may take to stop and report before
 /// it is killed (a step that hangs, a report that is slow to write).
@@ -283,6 +283,8 @@ struct Report {
     bound: Option<String>,
     /// Random walks run.
     walks: Option<u64>,
+    /// What partial-order reduction did, when it was asked for.
+    reduction: Option<String>,
 }
 
 /// Runs the child check of `variant` and reads its JSON report.
@@ -329,6 +331,9 @@ fn check(
     if !variant.deadlock {
         child.arg("--no-deadlock");
     }
+    if reduces(variant) {
+        child.arg("--reduction");
+    }
     let status = run_until(child, Some(json), log, deadline + GRACE)?;
     let text = std::fs::read_to_string(&json_path).unwrap_or_default();
     match serde_json::from_str::<serde_json::Value>(&text) {
@@ -352,6 +357,7 @@ fn read_report(value: &serde_json::Value) -> Report {
         complete: value["complete"].as_bool().unwrap_or(false),
         bound: text("bound"),
         walks: value["walks"]["walks"].as_u64(),
+        reduction: text("reduction"),
     }
 }
 
@@ -419,6 +425,12 @@ fn control_search_complete(variant: &Variant, report: &Report) -> bool {
     report.complete || (asked.is_some() && report.bound == asked)
 }
 
+/// Whether `variant`'s search is one that reduces (breadth-first, with
+/// `reduction = true`).
+fn reduces(variant: &Variant) -> bool {
+    variant.reduction && variant.search == Search::Bfs
+}
+
 /// Sets `line`'s verdict and counts from the child's `report`.
 fn judge(variant: &Variant, report: &Report, line: &mut Line) {
     line.states = report.states;
@@ -452,6 +464,19 @@ fn judge(variant: &Variant, report: &Report, line: &mut Line) {
         }
         (Some(_), other) => Verdict::Hole(format!("not caught: {}", describe(report, other))),
     };
+    let reduced = report
+        .reduction
+        .as_deref()
+        .is_some_and(|text| text.starts_with("on"));
+    if reduces(variant) && !reduced && matches!(line.verdict, Verdict::Pass | Verdict::Caught) {
+        line.verdict = Verdict::Hole(format!(
+            "reduction = true, but the run did not reduce: {}",
+            report
+                .reduction
+                .as_deref()
+                .unwrap_or("no reduction reported")
+        ));
+    }
 }
 
 fn describe(report: &Report, verdict: &str) -> String {
@@ -468,7 +493,6 @@ fn describe(report: &Report, verdict: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate_file::Search;
 
     fn control(max_depth: Option<u64>) -> Variant {
         Variant {
@@ -484,6 +508,7 @@ mod tests {
             max_states: None,
             timeout: Duration::from_secs(60),
             search: Search::Bfs,
+            reduction: false,
         }
     }
 
@@ -511,6 +536,33 @@ mod tests {
         };
         judge(variant, report, &mut line);
         line.verdict
+    }
+
+    /// A configuration that asks for reduction must get it: a run that
+    /// says it explored every step is a hole, not a pass.
+    #[test]
+    fn a_variant_asking_for_reduction_passes_only_when_the_run_reduced() {
+        let reducing = Variant {
+            reduction: true,
+            ..control(None)
+        };
+        let with = |reduction: &str| Report {
+            reduction: Some(reduction.into()),
+            ..passing(true, None)
+        };
+        let on = with("on (persistent sets): 12 states expanded through a persistent set");
+        assert_eq!(verdict(&reducing, &on), Verdict::Pass);
+        let off = with("asked for but off, every step was explored: symmetry is on");
+        assert!(
+            matches!(verdict(&reducing, &off), Verdict::Hole(why) if why.contains("symmetry is on")),
+            "{:?}",
+            verdict(&reducing, &off)
+        );
+        assert!(matches!(
+            verdict(&reducing, &passing(true, None)),
+            Verdict::Hole(_)
+        ));
+        assert_eq!(verdict(&control(None), &off), Verdict::Pass);
     }
 
     #[test]

@@ -19,6 +19,8 @@
 //! params = ["requests=1", "crashes=1", "restarts=1"]   # World parameters
 //! deadlock = false         # report hangs as violations (default true)
 //! max_depth = 40           # the control's depth bound (default: exhaustive)
+//! reduction = true         # breadth-first searches use --reduction, which the
+//!                          # run must report on (default false)
 //!
 //! [[core.bug]]
 //! bug = 1                  # {bug} in build / library; rust:NAME-bugN
@@ -112,6 +114,9 @@ pub struct Variant {
     pub timeout: Duration,
     /// How the variant is searched (a control: always breadth-first).
     pub search: Search,
+    /// Whether its breadth-first search reduces (`reduction = true` on its
+    /// core): the run must then report the reduction on.
+    pub reduction: bool,
 }
 
 /// How a variant is searched.
@@ -240,6 +245,8 @@ struct RawCore {
     max_depth: Option<u64>,
     max_states: Option<u64>,
     timeout: Option<f64>,
+    #[serde(default)]
+    reduction: bool,
     #[serde(default)]
     bug: Vec<RawBug>,
 }
@@ -456,6 +463,7 @@ impl GateFile {
                         max_states: core.max_states,
                         timeout,
                         search: Search::Bfs,
+                        reduction: core.reduction,
                     })
                 };
             variants.push(variant("control".into(), 0, &RawSource::default()).map_err(in_core)?);

@@ -181,6 +181,38 @@ pub trait Model: Sync {
         next.encode(out);
     }
 
+    /// Whether this instance can name persistent sets for partial-order
+    /// reduction ([`persistent_set`](Model::persistent_set)): `Ok(())`, or
+    /// `Err` with the reason it cannot, which a report shows. By default a
+    /// model declares no independence between its actions and cannot.
+    fn reduction_support(&self) -> Result<(), String> {
+        Err("the model declares no independence between its actions".into())
+    }
+
+    /// A persistent set of `state`'s enabled steps, for partial-order
+    /// reduction: `steps` are the enabled actions of `state`, each with its
+    /// successor (partial, as
+    /// [`next_state_partial_into`](Model::next_state_partial_into) made it);
+    /// the positions of the set are written to `out` and `true` returned,
+    /// or `false` to explore every step. Called only when
+    /// [`reduction_support`](Model::reduction_support) is `Ok`.
+    ///
+    /// Contract, for a set P returned: P is not empty and not every step;
+    /// (persistent) along every path from `state` made of actions outside
+    /// P, each action is independent of each action of P (they commute,
+    /// and neither enables nor disables the other); (invisible) no action
+    /// of P changes anything a property reads. The search adds the cycle
+    /// proviso. The default names no set.
+    fn persistent_set(
+        &self,
+        state: &Self::State,
+        steps: &[(&Self::Action, &Self::State)],
+        out: &mut Vec<usize>,
+    ) -> bool {
+        let _ = (state, steps, out);
+        false
+    }
+
     /// The properties to check on every reachable state or step.
     fn properties(&self) -> Vec<Property<Self>>
     where

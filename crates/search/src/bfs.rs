@@ -33,6 +33,7 @@ use crate::disk_batch::CandidateBatch;
 use crate::expand::{Expander, Scratch, SearchError, ViolationSite};
 use crate::progress::Progress;
 use crate::properties::PropertySet;
+use crate::reduction;
 use crate::{Outcome, SearchOptions, Stats, Verdict};
 
 /// States a worker expands between two looks at the pause conditions
@@ -131,9 +132,11 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
     };
 
     let progress = Progress::start(options.progress);
+    let plan = reduction::Plan::of(model, options);
     let search = Search {
         model,
         properties: &properties,
+        reduction: plan.reduction(),
         options,
         log: &log,
         workers,
@@ -161,6 +164,7 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
         coverage: options
             .coverage
             .then(|| Coverage::new(mem::take(&mut position.tally), model.action_kinds())),
+        reduction: plan.stats(),
         ..Stats::default()
     };
     let wall = position.wall_before + started.elapsed();
@@ -369,6 +373,7 @@ fn resume_position<M: Model>(
 struct Search<'a, M: Model> {
     model: &'a M,
     properties: &'a PropertySet<M>,
+    reduction: Option<&'a reduction::Reduction>,
     options: &'a SearchOptions,
     log: &'a TraceLog,
     workers: usize,
@@ -403,6 +408,9 @@ impl<M: Model> Search<'_, M> {
                 }
                 at.level = next;
                 at.depth += 1;
+                if let Some(reduction) = self.reduction {
+                    reduction.begin_level();
+                }
             }
             if self.options.max_depth.is_some_and(|max| at.depth >= max)
                 || (at.violation.is_none() && self.reached_max_states(&at.table))
@@ -494,6 +502,7 @@ impl<M: Model> Search<'_, M> {
         let batch = CandidateBatch::begin(&at.table, self.options);
         let mut expander = Expander::new(self.model, self.properties, &at.table, self.options);
         expander.defer_links = batch.is_some();
+        expander.reduction = self.reduction;
         let share = Share {
             expander: &expander,
             log: self.log,

@@ -141,6 +141,12 @@ impl<M: Model> Checker<M> {
         self
     }
 
+    /// Partial-order reduction on or off (see [`SearchOptions::reduction`]).
+    pub fn reduction(mut self, on: bool) -> Checker<M> {
+        self.options.reduction = on;
+        self
+    }
+
     /// Keeps the visited set's fingerprints in a bounded table in front of
     /// sorted runs on disk (log-structured, a filter per run), so that it
     /// can outgrow memory.

@@ -10,6 +10,7 @@ use cmc_store::{Insertion, TraceId, TraceLog, TraceRecord, TraceWriter, VisitedS
 use crate::coverage::KindTally;
 use crate::disk_batch::NewLink;
 use crate::properties::{Failure, PropertySet};
+use crate::reduction::Reduction;
 
 /// Where a violation was found, enough to rebuild its counterexample.
 #[derive(Debug, Clone)]
@@ -175,6 +176,8 @@ pub(crate) struct Batch<M: Model> {
     states: Vec<M::State>,
     /// How many successors need a table lookup (not stuttering steps).
     lookups: usize,
+    /// With reduction: positions in `successors` of the persistent set.
+    persistent: Vec<usize>,
 }
 
 impl<M: Model> Batch<M> {
@@ -186,6 +189,7 @@ impl<M: Model> Batch<M> {
             successors: Vec::new(),
             states: Vec::new(),
             lookups: 0,
+            persistent: Vec::new(),
         }
     }
 }
@@ -264,6 +268,9 @@ pub(crate) struct Expander<'a, M: Model> {
     /// ([`NewLink::Deferred`], for a candidate of a batched pass over a set
     /// on disk) unless it breaks an invariant.
     pub defer_links: bool,
+    /// Partial-order reduction, when on: only a persistent set of each
+    /// state's successors is visited (see [`crate::reduction`]).
+    pub reduction: Option<&'a Reduction>,
 }
 
 impl<'a, M: Model> Expander<'a, M> {
@@ -280,6 +287,7 @@ impl<'a, M: Model> Expander<'a, M> {
             table,
             checks: Checks::of(options),
             defer_links: false,
+            reduction: None,
         }
     }
 
@@ -487,6 +495,7 @@ impl<'a, M: Model> Expander<'a, M> {
             successors,
             states,
             lookups,
+            ..
         } = batch;
         let state = parent
             .as_ref()
@@ -593,6 +602,7 @@ impl<'a, M: Model> Expander<'a, M> {
             successors,
             states,
             lookups,
+            persistent,
         } = current;
         let state = parent.as_ref().expect("a prepared batch has its state");
         let model = self.model;
@@ -632,7 +642,6 @@ impl<'a, M: Model> Expander<'a, M> {
                 }
             }
         }
-        *generated += successors.len() as u64;
         if successors.is_empty() && self.checks.deadlock && !self.model.is_terminal(state) {
             ViolationSite::keep_least(
                 violation,
@@ -645,7 +654,40 @@ impl<'a, M: Model> Expander<'a, M> {
                 },
             );
         }
-        for (successor, next) in successors.drain(..).zip(states.iter_mut()) {
+        let reduced = match self.reduction {
+            Some(reduction) => {
+                let steps: Vec<(&M::Action, &M::State)> = successors
+                    .iter()
+                    .zip(states.iter())
+                    .map(|(successor, next)| (&actions[successor.step as usize], next))
+                    .collect();
+                let doing = || format!("naming a persistent set of {}", describe(model, state));
+                guard_panic(doing, || {
+                    reduction.persistent_set(model, state, &steps, persistent)
+                })?
+            }
+            None => false,
+        };
+        // With a persistent set, its steps are visited first; the others
+        // only if none of them leads one level deeper (the proviso, see
+        // `crate::reduction`).
+        let mut deeper = false;
+        let mut visited = 0;
+        let order = persistent
+            .iter()
+            .copied()
+            .chain((0..successors.len()).filter(|at| persistent.binary_search(at).is_err()));
+        for (rank, at) in order.enumerate() {
+            if reduced && rank == persistent.len() {
+                self.reduction
+                    .expect("a persistent set comes from the reduction")
+                    .count(!deeper);
+                if deeper {
+                    break;
+                }
+            }
+            visited += 1;
+            let successor = &successors[at];
             let kind = self
                 .checks
                 .coverage
@@ -659,18 +701,27 @@ impl<'a, M: Model> Expander<'a, M> {
             let new = self.admit(
                 writer,
                 violation,
-                (next, partial_of),
-                &encoded[successor.bytes],
+                (&mut states[at], partial_of),
+                &encoded[successor.bytes.clone()],
                 fingerprint,
                 Some(trace_id),
                 successor.step,
                 depth + 1,
                 on_new,
             )?;
+            if let Some(reduction) = self.reduction {
+                if new {
+                    reduction.note_new(fingerprint);
+                }
+                deeper = deeper || new || reduced && reduction.of_level_being_found(fingerprint);
+            }
             if let (true, Some(kind)) = (new, kind) {
                 tally.taken(kind);
             }
         }
+        *generated += visited;
+        successors.clear();
+        persistent.clear();
         Ok(true)
     }
 }

@@ -52,6 +52,7 @@ mod options;
 mod outcome;
 mod progress;
 mod properties;
+mod reduction;
 mod render;
 mod replay;
 mod replay_file;
@@ -83,7 +84,7 @@ pub use html::escape_html;
 pub use options::{
     CheckpointOptions, FrontierWalks, ProgressMode, SearchOptions, Strategy, WalksFrom,
 };
-pub use outcome::{Outcome, Stats, Verdict, ViolationKind, WalkStats};
+pub use outcome::{Outcome, ReductionStats, Stats, Verdict, ViolationKind, WalkStats};
 pub use properties::{Failure, PropertySet};
 pub use render::run_header;
 pub use replay::replay;

@@ -115,6 +115,15 @@ pub struct SearchOptions {
     pub swarm_kinds: bool,
     /// Count, per action kind, how often it was enabled and taken.
     pub coverage: bool,
+    /// Partial-order reduction (breadth-first search only): from each
+    /// state, explore the persistent set of steps the model names (see
+    /// [`cmc_model::Model::persistent_set`]) instead of every step, unless
+    /// none of them leads one level deeper (the proviso). Verdicts of a
+    /// complete search are kept; counts drop, a counterexample may be
+    /// longer than the shortest (so a depth bound may cut it off), and with
+    /// more than one worker the counts may vary from run to run (the
+    /// proviso reads what the other workers stored).
+    pub reduction: bool,
     /// After a breadth-first search stopped by `max_depth` without a
     /// violation, random walks from its frontier (the states of its last
     /// level); other strategies ignore it.
@@ -168,6 +177,7 @@ impl Default for SearchOptions {
             swarm: false,
             swarm_kinds: false,
             coverage: false,
+            reduction: false,
             frontier_walks: None,
             walks_from: None,
         }
@@ -252,6 +262,12 @@ impl SearchOptions {
             Some("discarding the trace (--no-trace) is for breadth-first search only")
         } else if !self.keep_trace && self.checkpoint.is_some() {
             Some("a checkpoint holds the trace: --no-trace and --checkpoint do not go together")
+        } else if self.reduction && !bfs {
+            Some("partial-order reduction (--reduction) is for breadth-first search only")
+        } else if self.reduction && (self.fingerprints_on_disk || self.max_memory_bytes.is_some()) {
+            Some("partial-order reduction (--reduction) needs the visited set in memory: it does not go with --max-memory or fingerprints on disk")
+        } else if self.reduction && self.checkpoint.is_some() {
+            Some("partial-order reduction (--reduction) does not go with checkpoints")
         } else if !self.keep_trace && self.frontier_walks.is_some() {
             Some("walks from the frontier start from its states' traces: --no-trace and --frontier-walks do not go together")
         } else {

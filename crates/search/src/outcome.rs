@@ -121,6 +121,28 @@ pub struct Stats {
     /// The length in states of a violation's counterexample whose trace
     /// was not kept (`--no-trace`): the counterexample itself is `None`.
     pub untraced_violation_length: Option<u64>,
+    /// What partial-order reduction did, when the search was asked to
+    /// reduce (`--reduction`).
+    pub reduction: Option<ReductionStats>,
+}
+
+/// What partial-order reduction did in a search that asked for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReductionStats {
+    /// On: `reduced` states were expanded through a persistent set only,
+    /// `proviso` more had a persistent set that the proviso expanded
+    /// fully.
+    On {
+        /// States expanded through a persistent set only.
+        reduced: u64,
+        /// States the proviso expanded fully.
+        proviso: u64,
+    },
+    /// Asked for, but not applied: every step was explored.
+    Off {
+        /// Why the model could not reduce.
+        why: String,
+    },
 }
 
 /// What a campaign of random walks did.

@@ -149,6 +149,9 @@ impl Report {
             }
         }
         self.render_summary(&mut text);
+        if let Some(reduction) = &self.reduction {
+            let _ = writeln!(text, "Partial-order reduction: {reduction}.");
+        }
         if let Some(walks) = &self.walks {
             render_walks(&mut text, walks);
         }

@@ -254,6 +254,9 @@ pub struct Report {
     pub walks: Option<WalksReport>,
     /// Coverage per action kind (`--coverage`).
     pub coverage: Option<CoverageReport>,
+    /// What partial-order reduction did, when it was asked for
+    /// (`--reduction`): on, with its counts, or off and why.
+    pub reduction: Option<String>,
     /// The replay file of the counterexample, as text.
     #[serde(skip)]
     pub replay_file: Option<ReplayFile>,
@@ -377,6 +380,7 @@ impl Report {
             },
             walks: stats.walks.as_ref().map(WalksReport::new),
             coverage: stats.coverage.as_ref().map(CoverageReport::new),
+            reduction: stats.reduction.as_ref().map(reduction_text),
             checkpoint: match &outcome.verdict {
                 Verdict::Interrupted { checkpoint } => checkpoint.clone(),
                 _ => None,
@@ -396,6 +400,20 @@ impl Report {
     /// The report as pretty-printed JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a report always serializes")
+    }
+}
+
+/// One line on what partial-order reduction did.
+fn reduction_text(stats: &crate::ReductionStats) -> String {
+    match stats {
+        crate::ReductionStats::On { reduced, proviso } => format!(
+            "on (persistent sets): {reduced} states expanded through a persistent set, \
+             {proviso} expanded fully by the proviso; a violation is still found by a \
+             complete search, its counterexample may be longer than the shortest"
+        ),
+        crate::ReductionStats::Off { why } => {
+            format!("asked for but off, every step was explored: {why}")
+        }
     }
 }
 

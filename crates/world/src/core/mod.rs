@@ -126,6 +126,13 @@ pub trait Core: Send + Sync {
     /// Renames node ids inside a message by `perm[old] = new`. The default
     /// leaves it unchanged: right for messages that carry no node ids.
     fn permute_message(&self, _config: &Config, _message: &mut [u8], _perm: &[u32]) {}
+    /// Whether the node of `config` may ever SEND to node `dst`: what
+    /// partial-order reduction knows of who can reach whom. The World
+    /// holds a core to it: a SEND it does not allow is a bad output (a
+    /// fault). The default allows every node.
+    fn may_send(&self, _config: &Config, _dst: u32) -> bool {
+        true
+    }
 }
 
 /// A Rust core over plain-old-data state structs (no padding, no pointers:
@@ -228,6 +235,10 @@ pub trait TypedCore: Send + Sync {
     }
     /// As [`Core::permute_message`].
     fn permute_message(&self, _config: &Config, _message: &mut [u8], _perm: &[u32]) {}
+    /// As [`Core::may_send`].
+    fn may_send(&self, _config: &Config, _dst: u32) -> bool {
+        true
+    }
 }
 
 impl<T: TypedCore> Core for T {
@@ -306,6 +317,10 @@ impl<T: TypedCore> Core for T {
 
     fn permute_message(&self, config: &Config, message: &mut [u8], perm: &[u32]) {
         TypedCore::permute_message(self, config, message, perm)
+    }
+
+    fn may_send(&self, config: &Config, dst: u32) -> bool {
+        TypedCore::may_send(self, config, dst)
     }
 }
 

@@ -387,7 +387,7 @@ where
     });
     let mut world = world;
     world.history_summary = Some(summary);
-    world.with_property(property)
+    world.with_history_property(property)
 }
 
 impl World {

@@ -5,6 +5,7 @@ pub mod action;
 pub mod env;
 pub mod inspect;
 pub mod quiescence;
+mod reduction;
 pub mod spec;
 pub mod state;
 pub mod symmetry;
@@ -65,6 +66,9 @@ use crate::world::symmetry::Symmetry;
 pub struct World {
     env: Env,
     properties: Vec<Property<World>>,
+    /// Per property: whether it reads only the client history (see
+    /// [`World::with_history_property`]).
+    history_only: Vec<bool>,
     fault: Mutex<Option<Fault>>,
     poisoned: AtomicBool,
     pub(crate) quiescence: Option<Quiescence>,
@@ -102,6 +106,7 @@ impl World {
         let world = World {
             env: Env::new(spec),
             properties: builtin_properties(),
+            history_only: vec![true; builtin_properties().len()],
             fault: Mutex::new(None),
             poisoned: AtomicBool::new(false),
             quiescence: None,
@@ -166,7 +171,30 @@ impl World {
     /// ```
     pub fn with_property(mut self, property: Property<World>) -> World {
         self.properties.push(property);
+        self.history_only.push(false);
         self
+    }
+
+    /// Adds a property that reads only the client history: the ghost
+    /// entries of a state (and their summary), and of a step its action
+    /// (not where its packet sits in the network); never node state, the
+    /// network or the budgets (builder style).
+    /// Partial-order reduction (`--reduction`) runs only when every
+    /// property is one of these: its steps are invisible to them.
+    pub fn with_history_property(mut self, property: Property<World>) -> World {
+        self.properties.push(property);
+        self.history_only.push(true);
+        self
+    }
+
+    /// The names of the properties that may read more than the client
+    /// history (see [`World::with_history_property`]).
+    pub(crate) fn properties_reading_more_than_history(&self) -> impl Iterator<Item = &str> {
+        self.properties
+            .iter()
+            .zip(&self.history_only)
+            .filter(|(_, only)| !**only)
+            .map(|(property, _)| property.name.as_str())
     }
 
     /// This World, its searches starting from `state` (a state this World
@@ -562,6 +590,21 @@ impl Model for World {
             Ok(state) => out.push(state),
             Err(fault) => self.report(fault, None),
         }
+    }
+
+    /// Partial-order reduction: persistent sets of node-local steps (see
+    /// `world/reduction.rs`).
+    fn reduction_support(&self) -> Result<(), String> {
+        reduction::support(self)
+    }
+
+    fn persistent_set(
+        &self,
+        state: &WorldState,
+        steps: &[(&Action, &WorldState)],
+        out: &mut Vec<usize>,
+    ) -> bool {
+        reduction::persistent_set(&self.env, state, steps, out)
     }
 
     fn actions(&self, state: &WorldState, out: &mut Vec<Action>) {

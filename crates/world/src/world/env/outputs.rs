@@ -90,6 +90,13 @@ impl Env {
                             state.nodes.len()
                         )));
                     }
+                    let core = self.spec.core_of(node as usize);
+                    if !core.may_send(&self.configs[node as usize], item.dst) {
+                        return Err(bad(format!(
+                            "the core's may_send does not allow n{node} to send to n{}",
+                            item.dst
+                        )));
+                    }
                     let link = (node, item.dst as u8);
                     self.send(&mut state.net, link, item.payload())
                         .map_err(full)?;
