@@ -25,8 +25,8 @@ pub use wire::Replies;
 
 use std::sync::Arc;
 
-use cmc_world::core::abi::Config;
 use cmc_world::catalog::{CoreCatalog, CoreEntry};
+use cmc_world::core::abi::Config;
 use cmc_world::Core;
 
 /// Servers (Paxos servers, ABD replicas) when `cfg1` is 0.

@@ -335,9 +335,7 @@ fn split_selection(params: &[String]) -> (Option<Vec<String>>, Vec<String>) {
                     .split(',')
                     .map(|name| name.trim().to_string())
                     .filter(|name| !name.is_empty());
-                selected
-                    .get_or_insert_with(Vec::new)
-                    .extend(names);
+                selected.get_or_insert_with(Vec::new).extend(names);
             }
             _ => rest.push(param.clone()),
         }
