@@ -15,7 +15,8 @@
  *   HANGS          adds the invariant Hangs, which loops forever once a request is issued;
  *   REPEATED       declares StoredOnlyIssued twice (the table is refused at load);
  *   BUILTIN_NAME   declares an invariant named AtMostOneReply, a name cmc already uses;
- *   GOAL_NEVER     declares the quiescence goal NeverReached, false everywhere.
+ *   GOAL_NEVER     declares the quiescence goal NeverReached, false everywhere;
+ *   CONFIG         adds the invariant IssuedAtMostCfg0: at most cfg0 requests are issued.
  */
 #include "cmc.h"
 #include "reqack.h"
@@ -100,6 +101,10 @@ static int hangs(const cmc_world_view *w) {
 }
 #endif
 
+#ifdef CONFIG
+static int issued_at_most_cfg0(const cmc_world_view *w) { return w->issued <= cmc_view_cfg(w, 0); }
+#endif
+
 #ifdef GOAL_NEVER
 static int never(const cmc_world_view *w) { return w == NULL; }
 #endif
@@ -123,6 +128,8 @@ static int never(const cmc_world_view *w) { return w == NULL; }
 #define EXTRA , CMC_INVARIANT("AtMostOneReply", stored_only_issued)
 #elif defined(GOAL_NEVER)
 #define EXTRA , CMC_QUIESCENCE_GOAL("NeverReached", never)
+#elif defined(CONFIG)
+#define EXTRA , CMC_INVARIANT("IssuedAtMostCfg0", issued_at_most_cfg0)
 #else
 #define EXTRA
 #endif

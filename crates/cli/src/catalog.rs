@@ -273,13 +273,12 @@ impl Catalog {
         self.models
             .iter()
             .map(ModelEntry::list_line)
-            .chain(self.cores.entries().iter().map(|entry| {
-                let text = entry.describe();
-                match text.split_once(": ") {
-                    Some((name, rest)) => format!("{name:<14} {rest}"),
-                    None => text,
-                }
-            }))
+            .chain(
+                self.cores
+                    .entries()
+                    .iter()
+                    .map(|entry| format!("{:<14} {}", entry.label(), entry.describe())),
+            )
             .collect()
     }
 
@@ -314,7 +313,8 @@ impl Catalog {
             params => params.join(" "),
         };
         format!(
-            "  registered as: {}\n  default World parameters: {defaults}\n",
+            "  registered as: {}: {}\n  default World parameters: {defaults}\n",
+            entry.label(),
             entry.describe()
         )
     }

@@ -226,12 +226,21 @@ impl CoreEntry {
         self.equip.iter().fold(world, |world, equip| equip(world))
     }
 
-    /// What `list` and `describe` say about the entry: its name, summary,
-    /// planted bugs and default World parameters.
+    /// How `list` and `describe` name the entry: `rust:NAME`, or the core
+    /// name of a [`CoreEntry::library`].
+    pub fn label(&self) -> String {
+        match &self.make {
+            Some(_) => format!("rust:{}", self.name),
+            None => self.name.clone(),
+        }
+    }
+
+    /// What `list` and `describe` say about the entry: what it is, its
+    /// summary, planted bugs and default World parameters.
     pub fn describe(&self) -> String {
         let mut text = match &self.make {
-            Some(_) => format!("rust:{}", self.name),
-            None => format!("{} (shared libraries)", self.name),
+            Some(_) => format!("Rust core (--core rust:{})", self.name),
+            None => format!("properties of core libraries called `{}`", self.name),
         };
         if !self.summary.is_empty() {
             text.push_str(&format!(": {}", self.summary));
