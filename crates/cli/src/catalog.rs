@@ -468,6 +468,10 @@ mod tests {
                 Cli::new("t").core(CoreEntry::new("", || reqack(0))),
                 "one word",
             ),
+            (
+                Cli::new("t").core(CoreEntry::new("mine", || reqack(0)).defaults(&["requests"])),
+                "defaults are NAME=VALUE",
+            ),
         ];
         for (cli, why) in cases {
             let error = catalog(cli).validate().unwrap_err();

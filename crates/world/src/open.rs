@@ -405,6 +405,28 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_default_names_the_registration_it_came_from() {
+        use crate::catalog::CoreEntry;
+        let catalog = CoreCatalog::new().with(
+            CoreEntry::new("reqack", cores::reqack::ReqAck::default).defaults(&["clients=5"]),
+        );
+        let error = catalog
+            .build_world(&args(&["rust:reqack"], 2, &[]))
+            .err()
+            .unwrap();
+        assert!(
+            error.contains("clients=5: node 5 does not exist")
+                && error.contains("a default of the core `reqack`'s registration"),
+            "{error}"
+        );
+        // Given on the command line, the default is left out.
+        let world = catalog
+            .build_world(&args(&["rust:reqack"], 2, &["clients=1"]))
+            .unwrap();
+        assert_eq!(world.spec().client_nodes, [1]);
+    }
+
+    #[test]
     fn node_counts_are_bounded_before_anything_is_allocated() {
         for nodes in [0, NODES_MAX + 1, usize::MAX, 1 << 40] {
             let error = build_world(&args(&["rust:reqack"], nodes, &[]))
