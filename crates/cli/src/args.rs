@@ -26,7 +26,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// List the bundled models, one per line, name first, with their parameters.
+    /// List the models, one per line, name first, with their parameters;
+    /// then the registered cores, with their planted bugs and defaults.
     List,
     /// Explore a model's states and check its properties.
     Check(Box<CheckArgs>),
@@ -35,7 +36,9 @@ pub enum Command {
     /// Check that a C core's object file references only allowed symbols.
     Purity(PurityArgs),
     /// Print a C core library's name, ABI version, state sizes and the
-    /// properties it declares (CMC_PROPERTIES in include/cmc.h).
+    /// properties it declares (CMC_PROPERTIES in include/cmc.h); or a
+    /// registered Rust core's (rust:NAME) sizes, planted bugs and default
+    /// World parameters.
     Describe(DescribeArgs),
     /// The planted-bug gate of a gate file: every control run must pass and
     /// every planted bug must be caught by its expected property.
@@ -100,7 +103,7 @@ pub struct GateArgs {
 
 #[derive(Debug, Args)]
 pub struct DescribeArgs {
-    /// The core's shared library.
+    /// The core's shared library, or rust:NAME for a registered Rust core.
     pub library: PathBuf,
 }
 
