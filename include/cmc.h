@@ -420,6 +420,7 @@ typedef struct cmc_world_view {
     const cmc_packet_view *net;        /* `packets` entries */
     const cmc_ghost_view *ghost;       /* `ghost_len` entries */
     const uint8_t *cut;                /* nodes*nodes: cut[src*nodes+dst] != 0 when src->dst is cut */
+    uint64_t params[CMC_PARAMS_MAX];   /* the World's cfg0..cfg7: every core's config.params */
 } cmc_world_view;
 
 /* Why a property failed, in words, filled by a predicate declared with a _WHY macro. */
@@ -499,6 +500,10 @@ static inline int cmc_view_crashed(const cmc_world_view *w, uint32_t node) {
 }
 static inline uint32_t cmc_view_clock(const cmc_world_view *w, uint32_t node) {
     return w->node[node].clock;
+}
+/* The World's configuration value cfgI (`cfg0=V` on the command line), I < CMC_PARAMS_MAX. */
+static inline uint64_t cmc_view_cfg(const cmc_world_view *w, uint32_t i) {
+    return w->params[i];
 }
 /* Copies of messages in flight from `src` to `dst` (surplus copies not counted). */
 static inline uint32_t cmc_view_in_flight(const cmc_world_view *w, uint32_t src, uint32_t dst) {

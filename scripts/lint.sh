@@ -12,3 +12,5 @@ cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy -p cmc-cli --no-default-features -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc -p cmc-world -p cmc-protocols --no-deps
 bash scripts/check-citations.sh
+# The command line's modules import one another without a loop.
+bash scripts/module-loops.sh crates/cli/src

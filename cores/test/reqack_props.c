@@ -20,6 +20,7 @@
  *   WHY_STEP       adds the action property NeverStores, saying which node stored what when;
  *   WHY_WITNESS    declares a witness with CMC_PROP_WHY (refused at load: only invariants
  *                  and action properties say why).
+ *   CONFIG         adds the invariant IssuedAtMostCfg0: at most cfg0 requests are issued.
  * With DESCRIBE (alone or with a flag above), the library also describes reqack's
  * replies (OK, BUSY) and client operations (op=N) with CMC_DESCRIBE.
  */
@@ -139,6 +140,10 @@ static int hangs(const cmc_world_view *w) {
 }
 #endif
 
+#ifdef CONFIG
+static int issued_at_most_cfg0(const cmc_world_view *w) { return w->issued <= cmc_view_cfg(w, 0); }
+#endif
+
 #ifdef GOAL_NEVER
 static int never(const cmc_world_view *w) { return w == NULL; }
 #endif
@@ -170,6 +175,8 @@ static int never(const cmc_world_view *w) { return w == NULL; }
        (cmc_state_pred_fn)(cmc_state_why_fn)says_why_when_reached, NULL}
 #elif defined(GOAL_NEVER)
 #define EXTRA , CMC_QUIESCENCE_GOAL("NeverReached", never)
+#elif defined(CONFIG)
+#define EXTRA , CMC_INVARIANT("IssuedAtMostCfg0", issued_at_most_cfg0)
 #else
 #define EXTRA
 #endif

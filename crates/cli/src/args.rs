@@ -5,6 +5,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+// Without the `timely` feature, the engine's defaults come from the stand-in.
+#[cfg(not(feature = "timely"))]
+use crate::without_timely::DEFAULT_PEER_TIMEOUT;
+#[cfg(feature = "timely")]
+use cmc_distributed::DEFAULT_PEER_TIMEOUT;
+
 /// cmc: a model checker for implementation code.
 ///
 /// Exit codes: 0 every property holds; 1 a property failed; 2 bad usage,
@@ -20,7 +26,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// List the bundled models, one per line, name first, with their parameters.
+    /// List the models, one per line, name first, with their parameters;
+    /// then the registered cores, with their planted bugs and defaults.
     List,
     /// Explore a model's states and check its properties.
     Check(Box<CheckArgs>),
@@ -29,13 +36,15 @@ pub enum Command {
     /// Check that a C core's object file references only allowed symbols.
     Purity(PurityArgs),
     /// Print a C core library's name, ABI version, state sizes and the
-    /// properties it declares (CMC_PROPERTIES in include/cmc.h).
+    /// properties it declares (CMC_PROPERTIES in include/cmc.h); or a
+    /// registered Rust core's (rust:NAME) sizes, planted bugs and default
+    /// World parameters.
     Describe(DescribeArgs),
     /// The planted-bug gate of a gate file: every control run must pass and
     /// every planted bug must be caught by its expected property.
     Gate(GateArgs),
     /// Serve a web UI on 127.0.0.1 to step through a model's states by hand.
-    Explore(crate::explore::ExploreArgs),
+    Explore(ExploreArgs),
     /// Replay a product's glue log (include/cmc_glue_log.h) through the same
     /// cores and check that its glue did what the steps asked and what a
     /// network, a disk and timers can do.
@@ -94,7 +103,7 @@ pub struct GateArgs {
 
 #[derive(Debug, Args)]
 pub struct DescribeArgs {
-    /// The core's shared library.
+    /// The core's shared library, or rust:NAME for a registered Rust core.
     pub library: PathBuf,
 }
 
@@ -250,7 +259,7 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value_t = ProgressArg::Auto)]
     pub progress: ProgressArg,
     #[command(flatten)]
-    pub engine: crate::distributed::EngineArgs,
+    pub engine: EngineArgs,
     /// Also write the report as one self-contained HTML file (summary,
     /// properties, counterexample with diffs, a World's sequence chart).
     #[arg(long, value_name = "FILE.html")]
@@ -381,6 +390,78 @@ fn size(text: &str) -> Result<u64, String> {
     value
         .checked_mul(1 << shift)
         .ok_or_else(|| format!("`{text}` is too large"))
+}
+
+#[derive(Debug, Args)]
+pub struct ExploreArgs {
+    /// The model's name (see `cmc list`) followed by its parameters as
+    /// NAME=VALUE; with --core, only World parameters (e.g. `requests=2 drops=1`).
+    pub words: Vec<String>,
+    /// A core to run on the World's nodes (a shared library, or rust:NAME);
+    /// repeat for several roles. Cores run in a supervised child process.
+    #[arg(long = "core", value_name = "PATH")]
+    pub cores: Vec<String>,
+    /// Number of World nodes (with --core), 1 to 64.
+    #[arg(long, default_value_t = 2, value_parser = nodes)]
+    pub nodes: usize,
+    /// The port to listen on, on 127.0.0.1 only (0: a free port).
+    #[arg(long, default_value_t = 3000)]
+    pub port: u16,
+    /// Longest a core's call may take before it is reported as hung (with
+    /// --core); the explorer is then started again.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
+    pub step_timeout: f64,
+}
+
+/// Which search engine runs a breadth-first search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Engine {
+    /// cmc's own: worker threads of this process sharing one visited set.
+    Native,
+    /// Timely dataflow: workers (threads times processes) each owning a
+    /// shard of the states; across machines with --processes and --hostfile.
+    Timely,
+}
+
+/// The options of the search engine (`cmc check`).
+#[derive(Debug, Args)]
+pub struct EngineArgs {
+    /// Search engine: native, or timely (timely dataflow, across processes
+    /// with --processes, --process and --hostfile; bundled models and
+    /// Worlds of cores).
+    #[arg(long, value_enum, default_value_t = Engine::Native)]
+    pub engine: Engine,
+    /// Number of processes of a timely run (the same command runs on each).
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub processes: usize,
+    /// This process's number in a timely run, from 0.
+    #[arg(long, default_value_t = 0, value_name = "I")]
+    pub process: usize,
+    /// The processes of a timely run: one host:port per line, in process order.
+    #[arg(long, value_name = "FILE")]
+    pub hostfile: Option<PathBuf>,
+    /// Seconds a timely process waits for its peers to connect.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub connect_timeout: f64,
+    /// Seconds a timely process waits without a heartbeat from a peer
+    /// (stopped, hung or unreachable) before it abandons the run.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_PEER_TIMEOUT.as_secs_f64())]
+    pub peer_timeout: f64,
+}
+
+impl EngineArgs {
+    /// Whether the native engine runs the search (then the other options
+    /// must keep their defaults).
+    pub fn native(&self) -> Result<bool, String> {
+        let cluster_given = self.processes != 1 || self.process != 0 || self.hostfile.is_some();
+        match self.engine {
+            Engine::Native if cluster_given => {
+                Err("--processes, --process and --hostfile need --engine timely".into())
+            }
+            Engine::Native => Ok(true),
+            Engine::Timely => Ok(false),
+        }
+    }
 }
 
 #[cfg(test)]

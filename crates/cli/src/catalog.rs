@@ -1,43 +1,23 @@
-//! The front end as a library: a program registers its models and Rust
-//! cores with [`Cli`] and gets every command of `cmc` for them.
-//!
-//! ```no_run
-//! # use cmc_cli::{Cli, CoreEntry, ModelEntry};
-//! # fn build_ring(_: &mut cmc_cli::Params) -> Result<cmc_models::DieHard, String> { todo!() }
-//! # #[derive(Default)] struct Wal { bug: u32 }
-//! # impl cmc_world::TypedCore for Wal {
-//! #     type Durable = u32; type Volatile = u32;
-//! #     fn name(&self) -> &str { "wal" }
-//! #     fn step(&self, _: &cmc_world::core::abi::Config, _: &u32, _: &mut u32, _: &cmc_world::core::abi::Event,
-//! #             _: &mut cmc_world::core::abi::Outputs) -> Result<(), cmc_world::core::abi::CoreError> { Ok(()) }
-//! # }
-//! fn main() -> std::process::ExitCode {
-//!     Cli::new("mycheck")
-//!         .model(ModelEntry::new("ring", "a token ring", build_ring).param("N", "3", "nodes"))
-//!         .core(CoreEntry::with_bugs("wal", 2, |bug| Wal { bug }))
-//!         .run()
-//! }
-//! ```
-//!
-//! The registrations are the process's catalog while a command runs
-//! ([`Cli::run`] installs them): `check` builds a model by name from it,
-//! `replay` and `--resume` rebuild the model a file names, `--core rust:NAME`
-//! and gate files' `rust = "NAME"` find cores in it, and the supervised
-//! children of `check --core` and `gate` run this same executable, so they
-//! know the same models and cores.
+//! The one lookup table of a running command line: [`Catalog`], what the
+//! program registered with [`crate::Cli`] (its models, and its cores as a
+//! [`CoreCatalog`]), passed by value to every command that finds a model
+//! or a core by name: `check` builds a model by name from it, `replay` and
+//! `--resume` rebuild the model a file names, `--core rust:NAME` and gate
+//! files' `rust = "NAME"` find cores in it, and the supervised children of
+//! `check --core` and `gate` run this same executable, so they know the
+//! same models and cores.
 
-use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::ExitCode;
-use std::sync::{Arc, Once, RwLock};
+use std::sync::Arc;
 
-use cmc_model::{Model, Property};
+use cmc_model::{Model, ModelParam};
 use cmc_models::params::Params;
 use cmc_models::registry::ParamSpec;
-use cmc_search::AnyModel;
-use cmc_world::cores::{CoreCatalog, Equipped};
-use cmc_world::{Core, World, WorldSpec};
+use cmc_search::{AnyModel, ReplayFile};
+use cmc_world::catalog::{check_name, CoreCatalog};
+use cmc_world::{Core, WorldArgs};
 
+use crate::distributed::RunModel;
 // Without the `explore` feature, the same names refuse to serve.
 #[cfg(not(feature = "explore"))]
 use crate::without_explore as cmc_explore;
@@ -66,7 +46,7 @@ pub struct ModelEntry {
     explore: Option<Arc<ExploreModel>>,
     /// Runs the model on the timely engine (which needs its concrete type);
     /// `None` for the bundled models, which it knows by type.
-    timely: Option<crate::distributed::RunModel>,
+    timely: Option<RunModel>,
 }
 
 impl ModelEntry {
@@ -120,11 +100,6 @@ impl ModelEntry {
         &self.name
     }
 
-    /// How the timely engine runs this model, if its registration says.
-    pub(crate) fn timely(&self) -> Option<crate::distributed::RunModel> {
-        self.timely
-    }
-
     /// The `list` line: name, summary and parameters.
     fn list_line(&self) -> String {
         let params: Vec<String> = self
@@ -156,255 +131,31 @@ impl From<cmc_models::registry::ModelEntry> for ModelEntry {
     }
 }
 
-/// Makes the core of planted bug `bug` (0: the correct core).
-type MakeCore = dyn Fn(u32) -> Arc<dyn Core> + Send + Sync;
-/// The properties a core's protocol must keep.
-type CoreProperties = dyn Fn() -> Vec<Property<World>> + Send + Sync;
-
-/// A Rust core a program registers, for `--core rust:NAME` and gate files'
-/// `rust = "NAME"`: the correct core `rust:NAME` and, with planted bugs,
-/// `rust:NAME-bug1` to `rust:NAME-bugN`; and the properties of its protocol,
-/// checked in every World whose nodes all run it (in process, or the same
-/// core exported as a shared library: recognised by its name and state sizes).
-#[derive(Clone)]
-pub struct CoreEntry {
-    name: String,
-    bugs: u32,
-    make: Arc<MakeCore>,
-    properties: Option<Arc<CoreProperties>>,
-}
-
-impl CoreEntry {
-    /// The core `rust:NAME` (`name` with or without the `rust:` prefix).
-    pub fn new<C, F>(name: &str, make: F) -> CoreEntry
-    where
-        C: Core + 'static,
-        F: Fn() -> C + Send + Sync + 'static,
-    {
-        CoreEntry::with_bugs(name, 0, move |_| make())
-    }
-
-    /// The core `rust:NAME` (`make(0)`) and its planted bugs `rust:NAME-bugN`
-    /// (`make(N)`, for N from 1 to `bugs`).
-    pub fn with_bugs<C, F>(name: &str, bugs: u32, make: F) -> CoreEntry
-    where
-        C: Core + 'static,
-        F: Fn(u32) -> C + Send + Sync + 'static,
-    {
-        CoreEntry {
-            name: name.strip_prefix("rust:").unwrap_or(name).to_string(),
-            bugs,
-            make: Arc::new(move |bug| Arc::new(make(bug)) as Arc<dyn Core>),
-            properties: None,
-        }
-    }
-
-    /// The properties of the core's protocol (e.g. `Property::always` over
-    /// `world.inspect(state)`), added to the World's built-in ones.
-    pub fn properties<F>(mut self, properties: F) -> CoreEntry
-    where
-        F: Fn() -> Vec<Property<World>> + Send + Sync + 'static,
-    {
-        self.properties = Some(Arc::new(properties));
-        self
-    }
-
-    /// Every name this entry answers to, without `rust:`.
-    fn names(&self) -> Vec<String> {
-        std::iter::once(self.name.clone())
-            .chain((1..=self.bugs).map(|bug| format!("{}-bug{bug}", self.name)))
-            .collect()
-    }
-
-    /// The variant called `name` (without `rust:`), if it is one of this entry's.
-    fn variant(&self, name: &str) -> Option<Arc<dyn Core>> {
-        let bug = match name.strip_prefix(self.name.as_str())? {
-            "" => 0,
-            rest => rest
-                .strip_prefix("-bug")?
-                .parse::<u32>()
-                .ok()
-                .filter(|bug| (1..=self.bugs).contains(bug) && *rest == format!("-bug{bug}"))?,
-        };
-        Some((self.make)(bug))
-    }
-
-    /// The protocol's properties when every node of `spec` runs this core
-    /// (same name and state sizes as the correct core); `None` otherwise.
-    fn properties_for(&self, spec: &WorldSpec) -> Option<Vec<Property<World>>> {
-        let properties = self.properties.as_ref()?;
-        let reference = (self.make)(0);
-        spec.cores
-            .iter()
-            .all(|core| {
-                core.name() == reference.name()
-                    && core.durable_size() == reference.durable_size()
-                    && core.volatile_size() == reference.volatile_size()
-            })
-            .then(|| properties())
-    }
-
-    /// The `list` line.
-    fn list_line(&self) -> String {
-        let bugs = match self.bugs {
-            0 => String::new(),
-            1 => format!("; planted bug rust:{}-bug1", self.name),
-            n => format!("; planted bugs rust:{0}-bug1 to rust:{0}-bug{n}", self.name),
-        };
-        format!(
-            "{:<14} Rust core (--core rust:{}){bugs}",
-            format!("rust:{}", self.name),
-            self.name
-        )
-    }
-}
-
-/// A program's command line: its name, models and Rust cores.
-///
-/// `run` gives it every command of `cmc` (`list`, `check` with its
-/// strategies, progress, JSON, checkpoints and supervision, `replay`,
-/// `gate`, `describe`, `purity`) over what it registered.
-#[derive(Clone)]
-pub struct Cli {
-    catalog: Catalog,
-}
-
-/// What a running command line knows.
+/// What a running command line knows: the program's name, its models and
+/// cores, and its default gate file.
 #[derive(Clone)]
 pub(crate) struct Catalog {
     /// The program's name, in help, messages and hints (`mycheck replay FILE`).
     pub program: String,
-    models: Vec<ModelEntry>,
-    cores: Vec<CoreEntry>,
-    /// Core catalogs of other crates (e.g. the reference protocols).
-    core_catalogs: Vec<CoreCatalog>,
+    /// The registered models.
+    pub models: Vec<ModelEntry>,
+    /// The registered cores (cmc-world's example `reqack` first).
+    pub cores: CoreCatalog,
     /// The gate file `gate` runs when none is named.
     pub default_gate: Option<PathBuf>,
 }
 
-impl Cli {
-    /// An empty command line for the program called `program`.
-    pub fn new(program: &str) -> Cli {
-        Cli {
-            catalog: Catalog {
-                program: program.to_string(),
-                models: Vec::new(),
-                cores: Vec::new(),
-                core_catalogs: Vec::new(),
-                default_gate: None,
-            },
-        }
-    }
-
-    /// The `cmc` command itself: [`Cli::new`]`("cmc")` [`with_bundled`](Cli::with_bundled).
-    pub fn bundled() -> Cli {
-        Cli::new("cmc").with_bundled()
-    }
-
-    /// Adds cmc's bundled models (`cmc-models`) and, with the
-    /// `reference-cores` feature (on by default), the reference protocols'
-    /// Rust cores (`cmc-protocols`) and their gate file as the default of `gate`.
-    pub fn with_bundled(mut self) -> Cli {
-        self.catalog.models.extend(
-            cmc_models::registry::bundled()
-                .into_iter()
-                .map(ModelEntry::from),
-        );
-        #[cfg(feature = "reference-cores")]
-        {
-            self.catalog.core_catalogs.push(cmc_protocols::catalog());
-            self.catalog.default_gate = Some(PathBuf::from(crate::gate::REFERENCE_GATE));
-        }
-        self
-    }
-
-    /// Registers a model.
-    pub fn model(mut self, entry: ModelEntry) -> Cli {
-        self.catalog.models.push(entry);
-        self
-    }
-
-    /// Registers a Rust core.
-    pub fn core(mut self, entry: CoreEntry) -> Cli {
-        self.catalog.cores.push(entry);
-        self
-    }
-
-    /// Registers another crate's catalog of cores and protocol properties.
-    pub fn core_catalog(mut self, catalog: CoreCatalog) -> Cli {
-        self.catalog.core_catalogs.push(catalog);
-        self
-    }
-
-    /// The gate file `gate` runs when none is named (paths in it are taken
-    /// from its folder).
-    pub fn default_gate(mut self, file: impl Into<PathBuf>) -> Cli {
-        self.catalog.default_gate = Some(file.into());
-        self
-    }
-
-    /// Runs the process's command line ([`std::env::args_os`]) and returns
-    /// its exit code: the whole `main` of a front end. A closed standard
-    /// output (`... | head`) ends the program quietly, as other Unix tools do.
-    pub fn run(self) -> ExitCode {
-        // SAFETY: restoring the default disposition of SIGPIPE before any
-        // thread is started has no other effect.
-        unsafe {
-            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-        }
-        ExitCode::from(self.run_args(std::env::args_os()))
-    }
-
-    /// Runs the command line `args` (the program's name first) in this
-    /// process and returns the exit code (see [`crate::run`]). The
-    /// registrations become the process's catalog; a wrong registration (an
-    /// empty or repeated name, a core name another catalog already has) is
-    /// exit 2 with the reason.
-    pub fn run_args<I, T>(self, args: I) -> u8
-    where
-        I: IntoIterator<Item = T>,
-        T: Into<OsString> + Clone,
-    {
-        let program = self.catalog.program.clone();
-        if let Err(problem) = self.catalog.validate() {
-            eprintln!("{program}: error: {problem}");
-            return crate::EXIT_USAGE;
-        }
-        install(self.catalog);
-        crate::run_installed(&program, args)
-    }
-}
-
-/// The catalog of the command line running in this process.
-static CURRENT: RwLock<Option<Arc<Catalog>>> = RwLock::new(None);
-
-/// Makes `catalog` the process's catalog, and the process's World cores
-/// and properties come from it (see [`cmc_world::cores::register_catalog`]).
-fn install(catalog: Catalog) {
-    *CURRENT.write().unwrap_or_else(|poison| poison.into_inner()) = Some(Arc::new(catalog));
-    static REGISTERED: Once = Once::new();
-    REGISTERED.call_once(|| {
-        cmc_world::cores::register_catalog(CoreCatalog {
-            rust_core: |name| current().rust_core(name),
-            rust_core_names: || current().rust_core_names(),
-            equip: |world| current().equip(world),
-        })
-    });
-}
-
-/// The process's catalog ([`Cli::bundled`]'s until a command line installs one).
-pub(crate) fn current() -> Arc<Catalog> {
-    if let Some(catalog) = CURRENT
-        .read()
-        .unwrap_or_else(|poison| poison.into_inner())
-        .as_ref()
-    {
-        return Arc::clone(catalog);
-    }
-    Arc::new(Cli::bundled().catalog)
-}
-
 impl Catalog {
+    /// A catalog of `program` with cmc-world's example cores only.
+    pub fn new(program: &str) -> Catalog {
+        Catalog {
+            program: program.to_string(),
+            models: Vec::new(),
+            cores: cmc_world::cores::catalog(),
+            default_gate: None,
+        }
+    }
+
     /// The registered model called `name`.
     pub fn model(&self, name: &str) -> Option<&ModelEntry> {
         self.models.iter().find(|entry| entry.name == name)
@@ -418,22 +169,47 @@ impl Catalog {
             .collect()
     }
 
-    /// Builds the model `entry` with `params`, holding it to
-    /// [`ModelEntry`]'s contract.
-    /// Builds `entry`'s model with `params` and binds the web explorer to it
-    /// on `port`.
+    /// Builds the model `name` with `params`.
+    pub fn build_named(
+        &self,
+        name: &str,
+        params: &[(String, String)],
+    ) -> Result<Box<dyn AnyModel>, String> {
+        let entry = self.model(name).ok_or_else(|| self.unknown_model(name))?;
+        self.build(entry, params)
+            .map_err(|problem| format!("model `{name}`: {problem}"))
+    }
+
+    /// Builds the model `name` with `params` and binds the web explorer to
+    /// it on `port` (a program's own models too: their registration knows
+    /// their type).
     pub fn explore(
         &self,
-        entry: &ModelEntry,
+        name: &str,
         params: &[(String, String)],
         port: u16,
     ) -> Result<cmc_explore::Server, String> {
-        match &entry.explore {
+        let entry = self.model(name).ok_or_else(|| self.unknown_model(name))?;
+        let bound = match &entry.explore {
             Some(explore) => explore(params, port),
-            None => cmc_explore::Server::bind(self.build(entry, params)?, port),
-        }
+            None => self
+                .build(entry, params)
+                .and_then(|model| cmc_explore::Server::bind(model, port)),
+        };
+        bound.map_err(|problem| format!("model `{name}`: {problem}"))
     }
 
+    fn unknown_model(&self, name: &str) -> String {
+        format!(
+            "unknown model `{name}`; the models of {} are: {} (see `{} list`)",
+            self.program,
+            self.model_names().join(", "),
+            self.program
+        )
+    }
+
+    /// Builds the model `entry` with `params`, holding it to
+    /// [`ModelEntry`]'s contract.
     pub fn build(
         &self,
         entry: &ModelEntry,
@@ -462,62 +238,90 @@ impl Catalog {
         Ok(model)
     }
 
-    /// One `list` line per model, then one per registered Rust core.
+    /// The model a recorded name and parameters stand for (a replay file's,
+    /// a checkpoint's): a World of the cores they name, or a registered model.
+    pub fn model_of_params(
+        &self,
+        name: &str,
+        params: &[(String, String)],
+        check_determinism: bool,
+    ) -> Result<Box<dyn AnyModel>, String> {
+        match world_args_of(params)? {
+            Some(mut world) => {
+                world.check_determinism = check_determinism;
+                self.cores.build_model(&world)
+            }
+            None => self.build_named(name, params),
+        }
+    }
+
+    /// The model of the replay file `file`: a World of its cores (with the
+    /// determinism check if the trace was recorded with it), or a model.
+    pub fn model_of_trace(&self, file: &ReplayFile) -> Result<Box<dyn AnyModel>, String> {
+        let check_determinism = file.settings.iter().any(|s| s == "check-determinism");
+        self.model_of_params(&file.model, &trace_params(file), check_determinism)
+    }
+
+    /// How the timely engine runs the registered model `name`, if its
+    /// registration says.
+    pub fn timely(&self, name: &str) -> Option<RunModel> {
+        self.model(name).and_then(|entry| entry.timely)
+    }
+
+    /// One `list` line per model, then one per registered core.
     pub fn list_lines(&self) -> Vec<String> {
         self.models
             .iter()
             .map(ModelEntry::list_line)
-            .chain(self.cores.iter().map(CoreEntry::list_line))
-            .collect()
-    }
-
-    fn rust_core(&self, name: &str) -> Option<Arc<dyn Core>> {
-        self.cores
-            .iter()
-            .find_map(|entry| entry.variant(name))
-            .or_else(|| {
-                self.core_catalogs
-                    .iter()
-                    .find_map(|catalog| (catalog.rust_core)(name))
-            })
-    }
-
-    fn rust_core_names(&self) -> Vec<String> {
-        self.cores
-            .iter()
-            .flat_map(CoreEntry::names)
             .chain(
-                self.core_catalogs
+                self.cores
+                    .entries()
                     .iter()
-                    .flat_map(|catalog| (catalog.rust_core_names)()),
+                    .map(|entry| format!("{:<14} {}", entry.label(), entry.describe())),
             )
             .collect()
     }
 
-    /// `world` with the properties of the protocol its nodes run: a
-    /// registered core's, or else what the first core catalog that knows
-    /// the protocol equips it with; unchanged if none does.
-    fn equip(&self, world: World) -> Equipped {
-        let registered = self
-            .cores
-            .iter()
-            .find_map(|entry| entry.properties_for(world.spec()));
-        if let Some(properties) = registered {
-            return Equipped::Known(world.with_properties(properties));
-        }
-        let mut world = world;
-        for catalog in &self.core_catalogs {
-            match (catalog.equip)(world) {
-                Equipped::Known(equipped) => return Equipped::Known(equipped),
-                Equipped::Unknown(unchanged) => world = unchanged,
-            }
-        }
-        Equipped::Unknown(world)
+    /// What `describe rust:NAME` prints: the Rust core's name and state
+    /// sizes, and what its registration says (summary, planted bugs,
+    /// default World parameters).
+    pub fn describe_core(&self, name: &str) -> Result<String, String> {
+        let core = self.cores.rust_core(name).ok_or_else(|| {
+            format!(
+                "unknown core `rust:{name}`; the Rust cores of {} are: {}",
+                self.program,
+                self.cores.rust_core_names().join(", ")
+            )
+        })?;
+        let text = format!(
+            "core {}\n  rust:{name}\n  durable part: {} bytes\n  volatile part: {} bytes\n",
+            core.name(),
+            core.durable_size(),
+            core.volatile_size()
+        );
+        Ok(text + &self.registration_of(core))
     }
+
+    /// The lines `describe` adds for a core the program registered (its
+    /// entry runs `core`); empty for another.
+    pub fn registration_of(&self, core: Arc<dyn Core>) -> String {
+        let Some(entry) = self.cores.protocol_of(&[core]) else {
+            return String::new();
+        };
+        let defaults = match entry.default_params() {
+            [] => "none".to_string(),
+            params => params.join(" "),
+        };
+        format!(
+            "  registered as: {}: {}\n  default World parameters: {defaults}\n",
+            entry.label(),
+            entry.describe()
+        )
+    }
+
     /// Fails on a name that cannot be typed on the command line or that is
-    /// taken twice (models among models; cores among these cores, cmc-world's
-    /// examples and the other catalogs).
-    fn validate(&self) -> Result<(), String> {
+    /// taken twice (models among models; cores among all the cores).
+    pub fn validate(&self) -> Result<(), String> {
         let mut models: Vec<&str> = Vec::new();
         for name in self.model_names() {
             check_name(name, "model")?;
@@ -526,47 +330,50 @@ impl Catalog {
             }
             models.push(name);
         }
-        let mut cores: Vec<String> = cmc_world::cores::RUST_CORES
-            .iter()
-            .map(|name| name.to_string())
-            .chain(
-                self.core_catalogs
-                    .iter()
-                    .flat_map(|catalog| (catalog.rust_core_names)()),
-            )
-            .collect();
-        for entry in &self.cores {
-            check_name(&entry.name, "core")?;
-            for name in entry.names() {
-                if cores.contains(&name) {
-                    return Err(format!(
-                        "a core `rust:{name}` is registered twice (or is one of cmc's own)"
-                    ));
-                }
-                cores.push(name);
-            }
-        }
-        Ok(())
+        self.cores.validate()
     }
 }
 
-/// Fails unless `name` is one word that cannot be read as an option or a
-/// parameter.
-fn check_name(name: &str, what: &str) -> Result<(), String> {
-    if name.is_empty()
-        || name.starts_with('-')
-        || name.contains(|c: char| c.is_whitespace() || c.is_control() || c == '=')
-    {
-        return Err(format!(
-            "a {what} is registered as `{name}`: a name is one word, without `=`, not starting with `-`"
-        ));
+/// The parameters of a replay file, as pairs.
+pub fn trace_params(file: &ReplayFile) -> Vec<(String, String)> {
+    file.params
+        .iter()
+        .map(|p| (p.name.clone(), p.value.clone()))
+        .collect()
+}
+
+/// The World arguments recorded parameters stand for, if they are a
+/// World's (they name cores). The World's name is implied by them.
+pub fn world_args_of(params: &[(String, String)]) -> Result<Option<WorldArgs>, String> {
+    if !params.iter().any(|(param, _)| param == "core") {
+        return Ok(None);
     }
-    Ok(())
+    let params: Vec<ModelParam> = params
+        .iter()
+        .map(|(param, value)| ModelParam::new(param, value))
+        .collect();
+    WorldArgs::from_params(&params).map(Some)
+}
+
+/// Splits `NAME=VALUE` words into pairs; a word without `=` is an error.
+pub fn parse_params(words: &[String]) -> Result<Vec<(String, String)>, String> {
+    words
+        .iter()
+        .map(|word| match word.split_once('=') {
+            Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
+            _ => Err(format!(
+                "model parameter `{word}` is not of the form NAME=VALUE (e.g. RM=5)"
+            )),
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Cli;
+    use cmc_world::catalog::CoreEntry;
+    use cmc_world::{World, WorldSpec};
 
     fn die_hard(params: &mut Params) -> Result<cmc_models::DieHard, String> {
         params.take_count("JUGS", 2, 2..=2)?;
@@ -578,7 +385,7 @@ mod tests {
     }
 
     fn catalog(cli: Cli) -> Catalog {
-        cli.catalog
+        cli.catalog().clone()
     }
 
     #[test]
@@ -661,16 +468,20 @@ mod tests {
                 Cli::new("t").core(CoreEntry::new("", || reqack(0))),
                 "one word",
             ),
+            (
+                Cli::new("t").core(CoreEntry::new("mine", || reqack(0)).defaults(&["requests"])),
+                "defaults are NAME=VALUE",
+            ),
         ];
         for (cli, why) in cases {
-            let error = cli.catalog.validate().unwrap_err();
+            let error = catalog(cli).validate().unwrap_err();
             assert!(error.contains(why), "{why}: {error}");
         }
-        assert_eq!(Cli::bundled().catalog.validate(), Ok(()));
+        assert_eq!(catalog(Cli::bundled()).validate(), Ok(()));
         let mine = Cli::new("t")
             .model(ModelEntry::new("die-hard", "", die_hard))
             .core(CoreEntry::with_bugs("mine", 2, reqack));
-        assert_eq!(mine.catalog.validate(), Ok(()));
+        assert_eq!(catalog(mine).validate(), Ok(()));
     }
 
     #[test]
@@ -685,14 +496,14 @@ mod tests {
         let added = |cores: Vec<Arc<dyn Core>>| -> Vec<String> {
             let world = World::new(WorldSpec::with_cores(cores, vec![0, 1]).unwrap());
             let built_in = world.properties().len();
-            let (Equipped::Known(world) | Equipped::Unknown(world)) = catalog.equip(world);
+            let world = catalog.cores.equip(world);
             let properties = world.properties();
             properties[built_in..]
                 .iter()
                 .map(|p| p.name.clone())
                 .collect()
         };
-        let mine = catalog.rust_core("mine-bug1").unwrap();
+        let mine = catalog.cores.rust_core("mine-bug1").unwrap();
         assert_eq!(
             added(vec![Arc::clone(&mine), Arc::clone(&mine)]),
             ["AckedIsDurable"]
@@ -721,6 +532,6 @@ mod tests {
             Arc::new(Other) as Arc<dyn Core>
         };
         assert_eq!(added(vec![mine, other]).len(), 1);
-        assert!(added(vec![smaller, catalog.rust_core("mine").unwrap()]).is_empty());
+        assert!(added(vec![smaller, catalog.cores.rust_core("mine").unwrap()]).is_empty());
     }
 }

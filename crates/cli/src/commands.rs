@@ -14,80 +14,29 @@ use cmc_world::supervise;
 use cmc_world::WorldArgs;
 
 use crate::args::{CheckArgs, Cli, Command, DescribeArgs, ProgressArg, PurityArgs, ReplayArgs};
-use crate::registry;
+use crate::catalog::{parse_params, trace_params, world_args_of, Catalog};
+use crate::status::{Status, EXIT_USAGE};
+use crate::supervised::seconds as positive_seconds;
 
-/// How a command ended, short of bad usage or input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    /// Every property held.
-    Pass,
-    /// A property failed.
-    Fail,
-    /// The search was interrupted (and checkpointed, if asked).
-    Interrupted,
-    /// The search reached its time limit before it ended (and was
-    /// checkpointed, if asked).
-    TimeLimit,
-    /// A supervised child decided the exit code itself.
-    Exit(i32),
-}
-
-/// Runs `cli`; `Err` for bad usage or bad input, with the one-line reason.
-pub fn run(cli: Cli) -> Result<Status, String> {
+/// Runs `cli` over what `catalog` knows; `Err` for bad usage or bad
+/// input, with the one-line reason.
+pub fn run(cli: Cli, catalog: &Catalog) -> Result<Status, String> {
     match cli.command {
         Command::List => {
-            for line in registry::list_lines() {
+            for line in catalog.list_lines() {
                 println!("{line}");
             }
             Ok(Status::Pass)
         }
-        Command::Check(args) => check(*args),
-        Command::Replay(args) => replay(args),
+        Command::Check(args) => check(*args, catalog),
+        Command::Replay(args) => replay(args, catalog),
         Command::Purity(args) => purity(args),
-        Command::Describe(args) => describe(args),
-        Command::Gate(args) => crate::gate::command(args),
-        Command::Validate(args) => crate::validate::command(args),
-        Command::Explore(args) => crate::explore::command(args),
-        Command::Corpus(args) => crate::corpus::command(args),
+        Command::Describe(args) => describe(args, catalog),
+        Command::Gate(args) => crate::gate::command(args, catalog.default_gate.clone()),
+        Command::Validate(args) => crate::validate::command(args, catalog),
+        Command::Explore(args) => crate::explore::command(args, catalog),
+        Command::Corpus(args) => crate::corpus::command(args, catalog),
     }
-}
-
-/// Runs `command`, which runs cores in this process, as `check` runs a
-/// World: in a supervised child (this program started again with the same
-/// arguments) that appends what goes to standard output to the `String` it
-/// is given and sends it with its exit code; a core that crashes, exits,
-/// breaks its memory contract or runs longer than `step_timeout` seconds
-/// in one call is a named fault (exit 2).
-pub(crate) fn run_supervised(
-    step_timeout: f64,
-    command: impl FnOnce(&mut String) -> Result<Status, String>,
-) -> Result<Status, String> {
-    match cmc_world::run::child::child_from_env()? {
-        Some(Role::Check) => {
-            let mut out = String::new();
-            let code = match command(&mut out) {
-                Ok(status) => crate::exit_code(status),
-                Err(message) => {
-                    eprintln!("{}: error: {message}", registry::program());
-                    crate::EXIT_USAGE
-                }
-            };
-            cmc_world::run::child::finish(i32::from(code), out.as_bytes())
-        }
-        Some(Role::Explain) => Err("this command has no step to explain".into()),
-        None => {
-            let supervision = supervise::Supervision {
-                call_timeout: positive_seconds(step_timeout, "--step-timeout")?,
-                threads: 1,
-                interrupt: None,
-            };
-            Ok(Status::Exit(supervise::command_supervised(&supervision)))
-        }
-    }
-}
-
-fn positive_seconds(value: f64, flag: &str) -> Result<Duration, String> {
-    Duration::try_from_secs_f64(value).map_err(|_| format!("{flag} takes a number of seconds"))
 }
 
 fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
@@ -262,19 +211,19 @@ fn world_of(args: &CheckArgs) -> Result<Option<WorldArgs>, String> {
 
 /// The model `args` name: a bundled model, a World of cores, or the model of
 /// the checkpoint being resumed.
-fn open_model(args: &CheckArgs) -> Result<Box<dyn AnyModel>, String> {
+fn open_model(args: &CheckArgs, catalog: &Catalog) -> Result<Box<dyn AnyModel>, String> {
     if let Some(world) = world_of(args)? {
-        return cmc_world::build_model(&world);
+        return catalog.cores.build_model(&world);
     }
     if let Some(dir) = &args.resume {
         let (name, params) = crate::distributed::checkpoint_model(&args.engine, dir)?;
-        return registry::build(&name, &params);
+        return catalog.build_named(&name, &params);
     }
     let (name, words) = args
         .words
         .split_first()
         .ok_or("name a model to check (see `cmc list`), or give cores with --core PATH")?;
-    registry::build(name, &registry::parse_params(words)?)
+    catalog.build_named(name, &parse_params(words)?)
 }
 
 fn world_args(args: &CheckArgs) -> WorldArgs {
@@ -286,25 +235,12 @@ fn world_args(args: &CheckArgs) -> WorldArgs {
     }
 }
 
-/// The World arguments a recorded model name and parameters stand for, if
-/// they are a World's (they name cores). The World's name is implied by them.
-fn world_args_of(params: &[(String, String)]) -> Result<Option<WorldArgs>, String> {
-    if !params.iter().any(|(param, _)| param == "core") {
-        return Ok(None);
-    }
-    let params: Vec<cmc_model::ModelParam> = params
-        .iter()
-        .map(|(param, value)| cmc_model::ModelParam::new(param, value))
-        .collect();
-    WorldArgs::from_params(&params).map(Some)
-}
-
-fn check(args: CheckArgs) -> Result<Status, String> {
+fn check(args: CheckArgs, catalog: &Catalog) -> Result<Status, String> {
     match cmc_world::run::child::child_from_env()? {
-        Some(Role::Check) => check_in_child(&args),
+        Some(Role::Check) => check_in_child(&args, catalog),
         Some(Role::Explain) => {
             let world = world_of(&args)?.ok_or("the explainer is for Worlds only")?;
-            supervise::explain(&cmc_world::build_world(&world)?)
+            supervise::explain(&catalog.cores.build_world(&world)?)
         }
         None => {}
     }
@@ -335,14 +271,21 @@ fn check(args: CheckArgs) -> Result<Status, String> {
         return Ok(Status::Exit(code));
     }
     let mut out = String::new();
-    let status = check_here(&args, options, STOP_HERE, HeaderTo::Stdout, &mut out);
+    let status = check_here(
+        &args,
+        catalog,
+        options,
+        STOP_HERE,
+        HeaderTo::Stdout,
+        &mut out,
+    );
     print!("{out}");
     status
 }
 
 /// The check in a supervised child: its report goes to the supervisor,
 /// never to standard output (which the supervisor sends to standard error).
-fn check_in_child(args: &CheckArgs) -> ! {
+fn check_in_child(args: &CheckArgs, catalog: &Catalog) -> ! {
     // The supervisor forwards SIGINT and SIGTERM as one SIGTERM; a terminal's
     // SIGINT, sent to the whole process group, must not count twice.
     // SAFETY: ignoring a signal before any thread is started has no other effect.
@@ -350,13 +293,21 @@ fn check_in_child(args: &CheckArgs) -> ! {
         libc::signal(libc::SIGINT, libc::SIG_IGN);
     }
     let mut out = String::new();
-    let status = search_options(args)
-        .and_then(|options| check_here(args, options, STOP_IN_CHILD, HeaderTo::Stderr, &mut out));
+    let status = search_options(args).and_then(|options| {
+        check_here(
+            args,
+            catalog,
+            options,
+            STOP_IN_CHILD,
+            HeaderTo::Stderr,
+            &mut out,
+        )
+    });
     let code = match status {
-        Ok(status) => crate::exit_code(status),
+        Ok(status) => status.exit_code(),
         Err(message) => {
-            eprintln!("{}: error: {message}", registry::program());
-            crate::EXIT_USAGE
+            eprintln!("{}: error: {message}", catalog.program);
+            EXIT_USAGE
         }
     };
     cmc_world::run::child::finish(i32::from(code), out.as_bytes())
@@ -409,12 +360,13 @@ enum HeaderTo {
 /// strategy.
 fn check_here(
     args: &CheckArgs,
+    catalog: &Catalog,
     mut options: SearchOptions,
     stop: StopSignals,
     header_to: HeaderTo,
     out: &mut String,
 ) -> Result<Status, String> {
-    let model = open_model(args)?;
+    let model = open_model(args, catalog)?;
     // Every strategy stops gracefully at a signal: its report says it was
     // interrupted (exit 3).
     options.interrupt = Some(interrupt_flag(stop)?);
@@ -445,17 +397,20 @@ fn check_here(
     let (mut report, model) = if native {
         (model.check(&options), Some(model))
     } else {
-        let report = crate::distributed::check(&args.engine, model, &options)?;
+        let registered = catalog.timely(&model.name());
+        let report =
+            crate::distributed::check(&args.engine, model, &options, registered, &catalog.program)?;
         (report, None)
     };
-    report.name_program(&registry::program());
+    let program = catalog.program.as_str();
+    report.name_program(program);
     match report.verdict.as_str() {
         "error" => {
             // The search's own error is the one to report; the page is extra.
-            let _ = html_report_if_asked(args, &report);
+            let _ = html_report_if_asked(args, catalog, &report);
             if args.json {
                 // A reader of the JSON gets the error as JSON too.
-                render_report(&report, true, None, with_header, out);
+                render_report(program, &report, true, None, with_header, out);
             }
             return Err(report
                 .message
@@ -463,54 +418,58 @@ fn check_here(
                 .unwrap_or_else(|| "the search failed".into()));
         }
         "interrupted" => {
-            render_report(&report, args.json, None, with_header, out);
-            html_report_if_asked(args, &report)?;
+            render_report(program, &report, args.json, None, with_header, out);
+            html_report_if_asked(args, catalog, &report)?;
             return Ok(Status::Interrupted);
         }
         "time-limit" => {
-            render_report(&report, args.json, None, with_header, out);
-            html_report_if_asked(args, &report)?;
+            render_report(program, &report, args.json, None, with_header, out);
+            html_report_if_asked(args, catalog, &report)?;
             return Ok(Status::TimeLimit);
         }
         _ => {}
     }
     let path = replay_path(args);
     let written = match &report.replay_file {
-        Some(file) => match write_replay_file(&path, file) {
+        Some(file) => match write_replay_file(program, &path, file) {
             Ok(()) => Some(path),
             Err(problem) => {
                 // The violation is reported all the same, with the trace in full.
-                render_report(&report, args.json, None, with_header, out);
-                eprintln!(
-                    "{}: error: {problem}; the trace above is the only copy",
-                    registry::program()
-                );
-                html_report_if_asked(args, &report)?;
+                render_report(program, &report, args.json, None, with_header, out);
+                eprintln!("{program}: error: {problem}; the trace above is the only copy");
+                html_report_if_asked(args, catalog, &report)?;
                 dot_if_asked(args, model.as_deref(), &report)?;
                 return Ok(Status::Fail);
             }
         },
         None => None,
     };
-    render_report(&report, args.json, written.as_deref(), with_header, out);
-    html_report_if_asked(args, &report)?;
+    render_report(
+        program,
+        &report,
+        args.json,
+        written.as_deref(),
+        with_header,
+        out,
+    );
+    html_report_if_asked(args, catalog, &report)?;
     dot_if_asked(args, model.as_deref(), &report)?;
-    Ok(if report.passed() {
-        Status::Pass
-    } else {
-        Status::Fail
-    })
+    Ok(Status::of(report.passed()))
 }
 
 /// Writes the HTML report of a check if `--report` asked for one (after the
 /// text report, so that a file that cannot be written loses nothing); with
 /// a World's counterexample, it holds the SVG message sequence chart.
-fn html_report_if_asked(args: &CheckArgs, report: &Report) -> Result<(), String> {
+fn html_report_if_asked(
+    args: &CheckArgs,
+    catalog: &Catalog,
+    report: &Report,
+) -> Result<(), String> {
     let Some(path) = &args.report else {
         return Ok(());
     };
     let chart = match (world_of(args)?, &report.replay_file) {
-        (Some(world), Some(file)) => Some(world_chart(&world, file)?),
+        (Some(world), Some(file)) => Some(world_chart(catalog, &world, file)?),
         _ => None,
     };
     write_html_report(path, report, chart.as_deref())
@@ -536,8 +495,8 @@ fn dot_if_asked(
 
 /// The SVG message sequence chart of the World trace `file`, replayed
 /// through the cores of `world`.
-fn world_chart(world: &WorldArgs, file: &ReplayFile) -> Result<String, String> {
-    let world = cmc_world::build_world(world)?;
+fn world_chart(catalog: &Catalog, world: &WorldArgs, file: &ReplayFile) -> Result<String, String> {
+    let world = catalog.cores.build_world(world)?;
     cmc_world::report::chart_svg::replay_chart_svg(&world, file)
         .map_err(|problem| format!("cannot draw the sequence chart of the trace: {problem}"))
 }
@@ -561,8 +520,8 @@ fn written_by(text: &str) -> Option<&str> {
 /// Writes `file` at `path`, opened by a comment naming this program (which
 /// knows the file's model and cores), so that another program that does not
 /// can say which one does.
-fn write_replay_file(path: &Path, file: &ReplayFile) -> Result<(), String> {
-    let text = file.to_text_written_by(&registry::program());
+fn write_replay_file(program: &str, path: &Path, file: &ReplayFile) -> Result<(), String> {
+    let text = file.to_text_written_by(program);
     std::fs::write(path, text)
         .map_err(|problem| format!("cannot write the replay file {}: {problem}", path.display()))
 }
@@ -570,6 +529,7 @@ fn write_replay_file(path: &Path, file: &ReplayFile) -> Result<(), String> {
 /// The report as standard output shows it, appended to `out`; `header`:
 /// with its header line (left out when the run printed it as it started).
 fn render_report(
+    program: &str,
     report: &Report,
     json: bool,
     replay_path: Option<&Path>,
@@ -587,18 +547,17 @@ fn render_report(
     if !json {
         if let Some(path) = replay_path {
             out.push_str(&format!(
-                "The trace is saved in {}; run it again with: {} replay {}\n",
+                "The trace is saved in {}; run it again with: {program} replay {}\n",
                 path.display(),
-                registry::program(),
                 path.display()
             ));
         }
     }
 }
 
-fn print_report(report: &Report, json: bool, replay_path: Option<&Path>) {
+fn print_report(program: &str, report: &Report, json: bool) {
     let mut out = String::new();
-    render_report(report, json, replay_path, true, &mut out);
+    render_report(program, report, json, None, true, &mut out);
     print!("{out}");
 }
 
@@ -620,24 +579,8 @@ fn check_output(path: &Path, flag: &str, taken: &[PathBuf]) -> Result<(), String
     }
 }
 
-/// The model the parameters of `file` name: a World of its cores (with the
-/// determinism check if the trace was recorded with it), or a bundled model.
-pub(crate) fn model_of_trace(file: &ReplayFile) -> Result<Box<dyn AnyModel>, String> {
-    let params: Vec<(String, String)> = file
-        .params
-        .iter()
-        .map(|p| (p.name.clone(), p.value.clone()))
-        .collect();
-    match world_args_of(&params)? {
-        Some(mut world_args) => {
-            world_args.check_determinism = file.settings.iter().any(|s| s == "check-determinism");
-            cmc_world::build_model(&world_args)
-        }
-        None => registry::build(&file.model, &params),
-    }
-}
-
-fn replay(args: ReplayArgs) -> Result<Status, String> {
+fn replay(args: ReplayArgs, catalog: &Catalog) -> Result<Status, String> {
+    let program = catalog.program.as_str();
     let path = &args.file;
     if let Some(report) = &args.report {
         check_output(report, "--report", std::slice::from_ref(path))?;
@@ -647,25 +590,24 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
     let file = ReplayFile::parse(&text).map_err(|e| in_file(e.to_string()))?;
     // A model or core this program lacks: name the program that wrote the file.
     let unknown_here = |problem: String| match written_by(&text) {
-        Some(writer) if writer != registry::program() => in_file(format!(
+        Some(writer) if writer != program => in_file(format!(
             "{problem}; the file was written by `{writer}`: replay it with \
              `{writer} replay {}`",
             path.display()
         )),
         _ => in_file(problem),
     };
-    let params: Vec<(String, String)> = file
-        .params
-        .iter()
-        .map(|p| (p.name.clone(), p.value.clone()))
-        .collect();
+    let params = trace_params(&file);
     let report = match world_args_of(&params).map_err(in_file)? {
         Some(mut world_args) => {
             world_args.check_determinism = file.settings.iter().any(|s| s == "check-determinism");
             // Through the real cores: each event, its outputs and the core's
             // own description of its state, then the message sequence chart.
             let _exit_guard = cmc_world::run::exit_guard::ExitGuard::new();
-            let world = cmc_world::build_world(&world_args).map_err(unknown_here)?;
+            let world = catalog
+                .cores
+                .build_world(&world_args)
+                .map_err(unknown_here)?;
             let (steps, rows) =
                 cmc_world::report::replay::run_with_chart(&world, &file).map_err(in_file)?;
             let mut report = AnyModel::replay(&world, &file).map_err(|e| in_file(e.to_string()))?;
@@ -682,7 +624,9 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
             report
         }
         None => {
-            let model = registry::build(&file.model, &params).map_err(unknown_here)?;
+            let model = catalog
+                .build_named(&file.model, &params)
+                .map_err(unknown_here)?;
             let report = model.replay(&file).map_err(|e| in_file(e.to_string()))?;
             if let Some(path) = &args.report {
                 write_html_report(path, &report, None)?;
@@ -690,46 +634,40 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
             report
         }
     };
-    print_report(&report, args.json, None);
+    print_report(program, &report, args.json);
     match (&file.violates, &report.property) {
         (Some(expected), Some(found)) if expected != found => {
             eprintln!(
-                "{}: note: the file says it violates {expected}, the replay violated {found}",
-                registry::program()
+                "{program}: note: the file says it violates {expected}, the replay violated {found}"
             );
         }
         (Some(expected), None) => {
             eprintln!(
-                "{}: note: the file says it violates {expected}, but the replay found no violation",
-                registry::program()
+                "{program}: note: the file says it violates {expected}, but the replay found no violation"
             );
         }
         _ => {}
     }
-    Ok(if report.passed() {
-        Status::Pass
-    } else {
-        Status::Fail
-    })
+    Ok(Status::of(report.passed()))
 }
 
 /// `cmc describe LIB`: the library's entry points run in this process, as
 /// in `cmc replay`, behind the same guard against a core that exits.
-fn describe(args: DescribeArgs) -> Result<Status, String> {
+/// `describe rust:NAME`: what the program registered for that core.
+fn describe(args: DescribeArgs, catalog: &Catalog) -> Result<Status, String> {
+    if let Some(name) = args.library.to_str().and_then(|l| l.strip_prefix("rust:")) {
+        print!("{}", catalog.describe_core(name)?);
+        return Ok(Status::Pass);
+    }
     let _exit_guard = cmc_world::run::exit_guard::ExitGuard::new();
-    print!(
-        "{}",
-        cmc_world::properties::c_properties::describe_library(&args.library)?
-    );
+    let text = cmc_world::properties::c_properties::describe_library(&args.library)?;
+    let core = cmc_world::CCore::load(&args.library).map_err(|e| e.to_string())?;
+    print!("{text}{}", catalog.registration_of(Arc::new(core)));
     Ok(Status::Pass)
 }
 
 fn purity(args: PurityArgs) -> Result<Status, String> {
     let report = cmc_world::core::purity::check(&args.file)?;
     print!("{report}");
-    Ok(if report.is_pure() {
-        Status::Pass
-    } else {
-        Status::Fail
-    })
+    Ok(Status::of(report.is_pure()))
 }

@@ -26,7 +26,9 @@ use cmc_search::{ReplayError, ReplayFile, Report};
 use serde::Deserialize;
 
 use crate::args::CorpusArgs;
-use crate::commands::Status;
+use crate::catalog::Catalog;
+use crate::status::Status;
+use crate::supervised::run_supervised;
 
 /// The manifest's name inside a corpus directory.
 pub const MANIFEST: &str = "corpus.toml";
@@ -72,12 +74,14 @@ impl PinVerdict {
 /// Runs the corpus in `args.dir`, in a supervised child (a core that
 /// crashes, hangs or exits while a trace is replayed is a named fault,
 /// exit 2).
-pub fn command(args: CorpusArgs) -> Result<Status, String> {
-    crate::commands::run_supervised(args.step_timeout, |out| run_corpus(&args.dir, out))
+pub fn command(args: CorpusArgs, catalog: &Catalog) -> Result<Status, String> {
+    run_supervised(&catalog.program, args.step_timeout, |out| {
+        run_corpus(&args.dir, catalog, out)
+    })
 }
 
 /// Runs the corpus in `dir`, appending its lines to `out`.
-fn run_corpus(dir: &Path, out: &mut String) -> Result<Status, String> {
+fn run_corpus(dir: &Path, catalog: &Catalog, out: &mut String) -> Result<Status, String> {
     use std::fmt::Write;
     let manifest_path = dir.join(MANIFEST);
     let text = crate::inputs::read_text_input(&manifest_path, "corpus manifest")?;
@@ -98,7 +102,7 @@ fn run_corpus(dir: &Path, out: &mut String) -> Result<Status, String> {
         if manifest.pin.len() == 1 { "" } else { "s" }
     );
     for pin in &manifest.pin {
-        let (verdict, detail) = run_pin(dir, pin)?;
+        let (verdict, detail) = run_pin(dir, catalog, pin)?;
         if verdict != PinVerdict::Reproduces {
             failed += 1;
         }
@@ -138,7 +142,7 @@ fn unpinned_traces(dir: &Path, pinned: &BTreeSet<PathBuf>) -> Result<Vec<PathBuf
 }
 
 /// Replays one pin on its buggy and its fixed build.
-fn run_pin(dir: &Path, pin: &Pin) -> Result<(PinVerdict, String), String> {
+fn run_pin(dir: &Path, catalog: &Catalog, pin: &Pin) -> Result<(PinVerdict, String), String> {
     let path = dir.join(&pin.trace);
     let in_pin = |problem: String| format!("{}: {problem}", path.display());
     let text = crate::inputs::read_replay_file(&path)?;
@@ -148,7 +152,7 @@ fn run_pin(dir: &Path, pin: &Pin) -> Result<(PinVerdict, String), String> {
         .clone()
         .ok_or_else(|| in_pin("a pinned trace needs its `violates` line".into()))?;
     let origin = origin(&file);
-    match replay(&file).map_err(in_pin)? {
+    match replay(catalog, &file).map_err(in_pin)? {
         Ok(report) if report.property.as_deref() == Some(property.as_str()) => {}
         Ok(report) => {
             let what = match &report.property {
@@ -174,7 +178,7 @@ fn run_pin(dir: &Path, pin: &Pin) -> Result<(PinVerdict, String), String> {
         ..file.clone()
     };
     let fixed = pin.fixed.join(" ");
-    Ok(match replay(&fixed_file).map_err(in_pin)? {
+    Ok(match replay(catalog, &fixed_file).map_err(in_pin)? {
         Ok(report) if report.property.as_deref() == Some(property.as_str()) => (
             PinVerdict::Regression,
             format!("still violates {property} on the fixed build ({fixed})"),
@@ -249,7 +253,7 @@ fn with_overrides(params: &[ModelParam], overrides: &[String]) -> Result<Vec<Mod
 
 /// Replays `file` on the model its parameters name: `Ok(Err)` when the
 /// trace cannot be followed there, `Err` when the model cannot be built.
-fn replay(file: &ReplayFile) -> Result<Result<Report, ReplayError>, String> {
-    let model = crate::commands::model_of_trace(file)?;
+fn replay(catalog: &Catalog, file: &ReplayFile) -> Result<Result<Report, ReplayError>, String> {
+    let model = catalog.model_of_trace(file)?;
     Ok(model.replay(file))
 }

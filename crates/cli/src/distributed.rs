@@ -2,11 +2,9 @@
 //! this process or across the processes of a hostfile (`cmc-distributed`).
 
 use std::any::{Any, TypeId};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
 use cmc_model::Model;
 use cmc_models::{DieHard, PaxosCommit, TCommit, TwoPhase};
 use cmc_search::{AnyModel, Report, SearchOptions};
@@ -15,105 +13,60 @@ use cmc_search::{AnyModel, Report, SearchOptions};
 #[cfg(not(feature = "timely"))]
 use crate::without_timely as cmc_distributed;
 
-/// Which search engine runs a breadth-first search.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Engine {
-    /// cmc's own: worker threads of this process sharing one visited set.
-    Native,
-    /// Timely dataflow: workers (threads times processes) each owning a
-    /// shard of the states; across machines with --processes and --hostfile.
-    Timely,
+use crate::args::{Engine, EngineArgs};
+
+/// How to resume, with the checkpoint in `dir`, a timely run of `engine`
+/// with `workers` threads a process.
+fn resume_hint(
+    program: &str,
+    engine: &EngineArgs,
+    dir: &std::path::Path,
+    workers: usize,
+) -> String {
+    let mut command = format!(
+        "{program} check --resume {} --engine timely --workers {}",
+        dir.display(),
+        workers.max(1)
+    );
+    if let Some(hosts) = &engine.hostfile {
+        command.push_str(&format!(
+            " --processes {} --process {} --hostfile {}",
+            engine.processes,
+            engine.process,
+            hosts.display()
+        ));
+    }
+    let others = if engine.processes > 1 {
+        " (and every other process with its own --process)"
+    } else {
+        ""
+    };
+    format!("{program}: resume this timely run with: {command}{others}")
 }
 
-/// The options of the search engine (`cmc check`).
-#[derive(Debug, Args)]
-pub struct EngineArgs {
-    /// Search engine: native, or timely (timely dataflow, across processes
-    /// with --processes, --process and --hostfile; bundled models and
-    /// Worlds of cores).
-    #[arg(long, value_enum, default_value_t = Engine::Native)]
-    pub engine: Engine,
-    /// Number of processes of a timely run (the same command runs on each).
-    #[arg(long, default_value_t = 1, value_name = "K")]
-    pub processes: usize,
-    /// This process's number in a timely run, from 0.
-    #[arg(long, default_value_t = 0, value_name = "I")]
-    pub process: usize,
-    /// The processes of a timely run: one host:port per line, in process order.
-    #[arg(long, value_name = "FILE")]
-    pub hostfile: Option<PathBuf>,
-    /// Seconds a timely process waits for its peers to connect.
-    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
-    pub connect_timeout: f64,
-    /// Seconds a timely process waits without a heartbeat from a peer
-    /// (stopped, hung or unreachable) before it abandons the run.
-    #[arg(long, value_name = "SECS", default_value_t = cmc_distributed::DEFAULT_PEER_TIMEOUT.as_secs_f64())]
-    pub peer_timeout: f64,
-}
-
-impl EngineArgs {
-    /// Whether the native engine runs the search (then the other options
-    /// must keep their defaults).
-    pub fn native(&self) -> Result<bool, String> {
-        let cluster_given = self.processes != 1 || self.process != 0 || self.hostfile.is_some();
-        match self.engine {
-            Engine::Native if cluster_given => {
-                Err("--processes, --process and --hostfile need --engine timely".into())
-            }
-            Engine::Native => Ok(true),
-            Engine::Timely => Ok(false),
-        }
+/// The cluster `engine` describes, if several processes are asked for.
+fn cluster(engine: &EngineArgs) -> Result<Option<cmc_distributed::Cluster>, String> {
+    let seconds = |value: f64, flag: &str| {
+        Duration::try_from_secs_f64(value)
+            .ok()
+            .filter(|duration| !duration.is_zero())
+            .ok_or_else(|| format!("{flag} takes a positive number of seconds"))
+    };
+    let timeout = seconds(engine.connect_timeout, "--connect-timeout")?;
+    let peer_timeout = seconds(engine.peer_timeout, "--peer-timeout")?;
+    if engine.processes == 0 {
+        return Err("--processes must be at least 1".into());
     }
-
-    /// How to resume, with the checkpoint in `dir`, a timely run of these
-    /// options with `workers` threads a process.
-    fn resume_hint(&self, dir: &std::path::Path, workers: usize) -> String {
-        let program = crate::registry::program();
-        let mut command = format!(
-            "{program} check --resume {} --engine timely --workers {}",
-            dir.display(),
-            workers.max(1)
-        );
-        if let Some(hosts) = &self.hostfile {
-            command.push_str(&format!(
-                " --processes {} --process {} --hostfile {}",
-                self.processes,
-                self.process,
-                hosts.display()
-            ));
-        }
-        let others = if self.processes > 1 {
-            " (and every other process with its own --process)"
-        } else {
-            ""
-        };
-        format!("{program}: resume this timely run with: {command}{others}")
-    }
-
-    /// The cluster these options describe, if several processes are asked for.
-    fn cluster(&self) -> Result<Option<cmc_distributed::Cluster>, String> {
-        let seconds = |value: f64, flag: &str| {
-            Duration::try_from_secs_f64(value)
-                .ok()
-                .filter(|duration| !duration.is_zero())
-                .ok_or_else(|| format!("{flag} takes a positive number of seconds"))
-        };
-        let timeout = seconds(self.connect_timeout, "--connect-timeout")?;
-        let peer_timeout = seconds(self.peer_timeout, "--peer-timeout")?;
-        if self.processes == 0 {
-            return Err("--processes must be at least 1".into());
-        }
-        match (&self.hostfile, self.processes) {
-            (None, 1) if self.process == 0 => Ok(None),
-            (None, _) => Err(
-                "a timely run of several processes needs --hostfile FILE (one host:port per line)"
-                    .into(),
-            ),
-            (Some(path), processes) => {
-                cmc_distributed::Cluster::from_hostfile(path, processes, self.process, timeout)
-                    .map(|cluster| Some(cluster.with_peer_timeout(peer_timeout)))
-                    .map_err(|problem| problem.to_string())
-            }
+    match (&engine.hostfile, engine.processes) {
+        (None, 1) if engine.process == 0 => Ok(None),
+        (None, _) => Err(
+            "a timely run of several processes needs --hostfile FILE (one host:port per line)"
+                .into(),
+        ),
+        (Some(path), processes) => {
+            cmc_distributed::Cluster::from_hostfile(path, processes, engine.process, timeout)
+                .map(|cluster| Some(cluster.with_peer_timeout(peer_timeout)))
+                .map_err(|problem| problem.to_string())
         }
     }
 }
@@ -153,8 +106,8 @@ pub(crate) fn run_model<M: Model + Send + 'static>(
 
 /// How the timely engine runs a model of the type `model` has: the bundled
 /// models and Worlds by their type, a program's own models as their
-/// registration says (found by name: a model's name is its entry's).
-fn runner(model: &(dyn Any + Send + Sync), name: &str) -> Option<RunModel> {
+/// registration says (`registered`).
+fn runner(model: &(dyn Any + Send + Sync), registered: Option<RunModel>) -> Option<RunModel> {
     let bundled: [(TypeId, RunModel); 5] = [
         (TypeId::of::<TwoPhase>(), run_model::<TwoPhase>),
         (TypeId::of::<PaxosCommit>(), run_model::<PaxosCommit>),
@@ -172,21 +125,21 @@ fn runner(model: &(dyn Any + Send + Sync), name: &str) -> Option<RunModel> {
         .iter()
         .find(|(bundled, _)| *bundled == type_id)
         .map(|(_, run)| *run)
-        .or_else(|| {
-            crate::catalog::current()
-                .model(name)
-                .and_then(crate::catalog::ModelEntry::timely)
-        })
+        .or(registered)
 }
 
 /// Runs the search of `model` on timely dataflow and reports it as the
-/// native engine would; `Err` for a run that could not be carried out.
+/// native engine would (`registered`: how the program's registration of
+/// the model runs it; `program` names the program in a resume hint);
+/// `Err` for a run that could not be carried out.
 pub fn check(
     engine: &EngineArgs,
     model: Box<dyn AnyModel>,
     options: &SearchOptions,
+    registered: Option<RunModel>,
+    program: &str,
 ) -> Result<Report, String> {
-    let cluster = engine.cluster()?;
+    let cluster = cluster(engine)?;
     // A peer that goes away must be an error on the socket, not SIGPIPE.
     // SAFETY: setting a signal's disposition to "ignore" has no other effect.
     unsafe {
@@ -194,14 +147,17 @@ pub fn check(
     }
     let name = model.name();
     let model = model.into_any();
-    let run = runner(model.as_ref(), &name).ok_or_else(|| {
+    let run = runner(model.as_ref(), registered).ok_or_else(|| {
         format!("the timely engine checks the registered models and Worlds of cores; `{name}` is neither (use --engine native)")
     })?;
     let report = run(model, options, cluster.as_ref())?;
     if let (Some(checkpoint), "interrupted" | "time-limit") =
         (&options.checkpoint, report.verdict.as_str())
     {
-        eprintln!("{}", engine.resume_hint(&checkpoint.dir, options.workers));
+        eprintln!(
+            "{}",
+            resume_hint(program, engine, &checkpoint.dir, options.workers)
+        );
     }
     Ok(report)
 }
@@ -249,7 +205,7 @@ mod tests {
         for entry in cmc_models::registry::bundled() {
             let model = entry.build(&[]).unwrap().into_any();
             assert!(
-                runner(model.as_ref(), entry.name).is_some(),
+                runner(model.as_ref(), None).is_some(),
                 "{} has no timely runner",
                 entry.name
             );

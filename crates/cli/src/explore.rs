@@ -1,55 +1,33 @@
 //! `cmc explore`: the web explorer of `cmc-explore`, on a model of the
 //! program's catalog (bundled, or a front end's own) or a World of cores.
 
-use clap::Args;
-
-use crate::commands::Status;
+use crate::args::ExploreArgs;
+use crate::catalog::{parse_params, Catalog};
+use crate::status::{Status, EXIT_USAGE};
 
 // Without the `explore` feature, the same names refuse to serve.
 #[cfg(not(feature = "explore"))]
 use crate::without_explore as cmc_explore;
 
-#[derive(Debug, Args)]
-pub struct ExploreArgs {
-    /// The model's name (see `cmc list`) followed by its parameters as
-    /// NAME=VALUE; with --core, only World parameters (e.g. `requests=2 drops=1`).
-    pub words: Vec<String>,
-    /// A core to run on the World's nodes (a shared library, or rust:NAME);
-    /// repeat for several roles. Cores run in a supervised child process.
-    #[arg(long = "core", value_name = "PATH")]
-    pub cores: Vec<String>,
-    /// Number of World nodes (with --core), 1 to 64.
-    #[arg(long, default_value_t = 2, value_parser = crate::args::nodes)]
-    pub nodes: usize,
-    /// The port to listen on, on 127.0.0.1 only (0: a free port).
-    #[arg(long, default_value_t = 3000)]
-    pub port: u16,
-    /// Longest a core's call may take before it is reported as hung (with
-    /// --core); the explorer is then started again.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = crate::args::seconds)]
-    pub step_timeout: f64,
-}
-
 /// Serves the explorer until the process is stopped; `Err` if the model
 /// cannot be built or the port cannot be listened on. With cores, the
 /// explorer runs in a supervised child, started again after a core fault.
-pub fn command(args: ExploreArgs) -> Result<Status, String> {
+pub fn command(args: ExploreArgs, catalog: &Catalog) -> Result<Status, String> {
     if !args.cores.is_empty() {
-        return explore_cores(args);
+        return explore_cores(args, catalog);
     }
     let (name, words) = args
         .words
         .split_first()
         .ok_or("name a model to explore (see `cmc list`), or give cores with --core PATH")?;
-    let server = crate::registry::explore(name, &crate::registry::parse_params(words)?, args.port)?;
-    announce(&server.url());
+    let server = catalog.explore(name, &parse_params(words)?, args.port)?;
+    announce(&catalog.program, &server.url());
     server.run()
 }
 
 /// Prints the explorer's URL on standard output.
-fn announce(url: &str) {
+fn announce(program: &str, url: &str) {
     use std::io::Write;
-    let program = crate::registry::program();
     println!("{program} explore: serving {url} (Ctrl-C to stop)");
     let _ = std::io::stdout().flush();
 }
@@ -62,7 +40,7 @@ fn announce(url: &str) {
 /// the same socket: the request that ran the call gets no answer, every
 /// other is served. A fault outside a step, a description or a property
 /// (e.g. while loading the cores) ends `cmc explore` with exit 2.
-fn explore_cores(args: ExploreArgs) -> Result<Status, String> {
+fn explore_cores(args: ExploreArgs, catalog: &Catalog) -> Result<Status, String> {
     use cmc_world::run::child::{child_from_env, input_fd, Role};
     use cmc_world::run::recorder::Call;
     use cmc_world::supervise::{self, Ended, Supervision};
@@ -75,7 +53,7 @@ fn explore_cores(args: ExploreArgs) -> Result<Status, String> {
                 let listener = unsafe { std::net::TcpListener::from_raw_fd(fd) };
                 // A fault a step reports is shown on its page, as without supervision.
                 cmc_world::run::child::keep_faults_in_process();
-                let world = cmc_world::build_model(&cmc_world::WorldArgs {
+                let world = catalog.cores.build_model(&cmc_world::WorldArgs {
                     cores: args.cores,
                     nodes: args.nodes,
                     params: args.words,
@@ -84,8 +62,8 @@ fn explore_cores(args: ExploreArgs) -> Result<Status, String> {
                 cmc_explore::Server::on_listener(world, listener).map(|server| server.run())
             })();
             let Err(problem): Result<std::convert::Infallible, String> = served;
-            eprintln!("{}: error: {problem}", crate::registry::program());
-            cmc_world::run::child::finish(i32::from(crate::EXIT_USAGE), b"")
+            eprintln!("{}: error: {problem}", catalog.program);
+            cmc_world::run::child::finish(i32::from(EXIT_USAGE), b"")
         }
         Some(Role::Explain) => return Err("the explorer has no step to explain".into()),
         None => {}
@@ -96,14 +74,14 @@ fn explore_cores(args: ExploreArgs) -> Result<Status, String> {
     let address = listener
         .local_addr()
         .map_err(|problem| format!("cannot read the listening address: {problem}"))?;
-    announce(&format!("http://{address}/"));
+    announce(&catalog.program, &format!("http://{address}/"));
     let supervision = Supervision {
         call_timeout,
         // The accepting thread, one per connection, and a few more.
         threads: 32,
         interrupt: None,
     };
-    let program = crate::registry::program();
+    let program = &catalog.program;
     loop {
         let exe = std::env::current_exe()
             .map_err(|e| format!("cannot find this executable to supervise it: {e}"))?;
@@ -125,10 +103,10 @@ fn explore_cores(args: ExploreArgs) -> Result<Status, String> {
             }
             (Some(fault), false) => {
                 eprint!("{fault}");
-                return Ok(Status::Exit(i32::from(crate::EXIT_USAGE)));
+                return Ok(Status::Exit(i32::from(EXIT_USAGE)));
             }
             // The child's own error, already on standard error.
-            (None, _) => return Ok(Status::Exit(i32::from(crate::EXIT_USAGE))),
+            (None, _) => return Ok(Status::Exit(i32::from(EXIT_USAGE))),
         }
     }
 }

@@ -24,23 +24,18 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::args::GateArgs;
-use crate::commands::Status;
 use crate::gate_file::{GateFile, Search, Source, Variant};
+use crate::status::Status;
 
 /// How long past its time limit a child may take to stop and report before
 /// it is killed (a step that hangs, a report that is slow to write).
 const GRACE: Duration = Duration::from_secs(3);
 
-/// The gate file `cmc gate` runs when none is named: the reference cores'
-/// gate in this source tree, if it is there.
-#[cfg(feature = "reference-cores")]
-pub(crate) const REFERENCE_GATE: &str =
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../protocols/gate.toml");
-
-/// `cmc gate [FILE]`: `Fail` when any line is a hole; `Err` (exit 2) for a
-/// gate file that cannot be read or is malformed.
-pub fn command(args: GateArgs) -> Result<Status, String> {
-    let path = match (args.file, crate::registry::default_gate()) {
+/// `cmc gate [FILE]` (`default_gate`: the program's file when none is
+/// named): `Fail` when any line is a hole; `Err` (exit 2) for a gate file
+/// that cannot be read or is malformed.
+pub fn command(args: GateArgs, default_gate: Option<PathBuf>) -> Result<Status, String> {
+    let path = match (args.file, default_gate) {
         (Some(path), _) => path,
         (None, Some(default)) if default.is_file() => default,
         (None, Some(default)) => {

@@ -7,7 +7,9 @@ use cmc_world::validate::{validate, Options};
 use cmc_world::WorldArgs;
 
 use crate::args::ValidateArgs;
-use crate::commands::Status;
+use crate::catalog::Catalog;
+use crate::status::Status;
+use crate::supervised::run_supervised;
 
 /// Largest glue log read.
 const GLUE_LOG_MAX_BYTES: u64 = 1 << 30;
@@ -15,19 +17,21 @@ const GLUE_LOG_MAX_BYTES: u64 = 1 << 30;
 /// Runs the command in a supervised child (a core that crashes, hangs or
 /// exits is a named fault, exit 2): `Pass` for a valid log, `Fail` with
 /// the first bad record, `Err` for a log or core that cannot be read.
-pub fn command(args: ValidateArgs) -> Result<Status, String> {
-    crate::commands::run_supervised(args.step_timeout, |out| validate_log(args, out))
+pub fn command(args: ValidateArgs, catalog: &Catalog) -> Result<Status, String> {
+    run_supervised(&catalog.program, args.step_timeout, |out| {
+        validate_log(args, catalog, out)
+    })
 }
 
 /// Validates the log, appending the verdict's lines to `out`.
-fn validate_log(args: ValidateArgs, out: &mut String) -> Result<Status, String> {
+fn validate_log(args: ValidateArgs, catalog: &Catalog, out: &mut String) -> Result<Status, String> {
     use std::fmt::Write;
     let bytes = read_regular_file(&args.log, "glue log", GLUE_LOG_MAX_BYTES)?;
     let text = String::from_utf8(bytes)
         .map_err(|_| format!("glue log {}: not UTF-8 text", args.log.display()))?;
     let records = glue_log::parse(&text)
         .map_err(|problem| format!("glue log {}: {problem}", args.log.display()))?;
-    let world = cmc_world::build_world(&WorldArgs {
+    let world = catalog.cores.build_world(&WorldArgs {
         cores: args.cores,
         nodes: args.nodes,
         params: args.words,

@@ -93,7 +93,9 @@ fn describe_prints_name_sizes_and_properties() {
         "core reqack\n  library: {}\n  ABI version: 1\n  durable part: 8 bytes\n  \
          volatile part: 16 bytes\n  properties:\n    invariant        StoredOnlyIssued\n    \
          action           StoredGrows\n    witness          StoredAndReplied\n    \
-         quiescence goal  NeverReached\n",
+         quiescence goal  NeverReached\n  registered as: rust:reqack: Rust core (--core \
+         rust:reqack): request/acknowledge with retransmission (cmc-world's example); planted \
+         bugs rust:reqack-bug1 to rust:reqack-bug3\n  default World parameters: none\n",
         core.display()
     );
     assert_eq!(stdout, expected);
@@ -235,4 +237,71 @@ fn a_c_core_describes_its_replies_and_operations() {
         "{replayed}{errors}"
     );
     assert!(replayed.contains("CLIENT id=0 op="), "{replayed}");
+}
+
+/// `cmc check --core LIB args` in `dir`, with the reqack World of these tests.
+fn check_with(core: &Path, args: &[&str], dir: &Path) -> (Option<i32>, String, String) {
+    let mut extra = vec!["--replay-out", "trace.cmc", "--step-timeout", "1"];
+    extra.extend_from_slice(args);
+    let output = cmc(&core_check_args(core, &extra), dir);
+    let (stdout, stderr) = text(&output);
+    (output.status.code(), stdout, stderr)
+}
+
+#[test]
+fn a_c_property_reads_the_worlds_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = core_with_properties(dir.path(), Some("CONFIG"));
+    // IssuedAtMostCfg0: at most cfg0 requests are issued, of the one there is.
+    let (code, stdout, stderr) = check_with(&core, &["cfg0=1"], dir.path());
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let (code, stdout, stderr) = check_with(&core, &["cfg0=0"], dir.path());
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Invariant IssuedAtMostCfg0 is violated"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn invariants_selects_a_librarys_properties_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    // NothingStored is violated; the other properties hold.
+    let core = core_with_properties(dir.path(), Some("VIOLATED"));
+    let (code, stdout, stderr) = check_with(
+        &core,
+        &["INVARIANTS=StoredOnlyIssued,StoredGrows", "--json"],
+        dir.path(),
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        report["properties"],
+        serde_json::json!(["always StoredOnlyIssued", "step StoredGrows"])
+    );
+
+    // The selected invariant fails, and the trace records the selection:
+    // its replay checks the same properties.
+    let (code, stdout, stderr) = check_with(&core, &["INVARIANTS=NothingStored"], dir.path());
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    let trace = std::fs::read_to_string(dir.path().join("trace.cmc")).unwrap();
+    assert!(trace.contains("param INVARIANTS=NothingStored"), "{trace}");
+    let replay = cmc(&["replay", "trace.cmc"], dir.path());
+    let (replayed, errors) = text(&replay);
+    assert_eq!(replay.status.code(), Some(1), "{replayed}{errors}");
+    assert!(
+        replayed.contains("Invariant NothingStored is violated"),
+        "{replayed}"
+    );
+
+    // An unknown name is bad input that lists the names there are.
+    let (code, stdout, stderr) = check_with(&core, &["INVARIANTS=NothingStord"], dir.path());
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains(
+            "no property `NothingStord`; its properties are AtMostOneReply, ReplyToInvoked, \
+             AckedIsDurable, StoredOnlyIssued, StoredGrows, StoredAndReplied, NothingStored"
+        ),
+        "{stderr}"
+    );
 }

@@ -25,8 +25,8 @@ pub use wire::Replies;
 
 use std::sync::Arc;
 
+use cmc_world::catalog::{CoreCatalog, CoreEntry};
 use cmc_world::core::abi::Config;
-use cmc_world::cores::Equipped;
 use cmc_world::Core;
 
 /// Servers (Paxos servers, ABD replicas) when `cfg1` is 0.
@@ -80,49 +80,41 @@ pub fn rust_core(name: &str) -> Option<Arc<dyn Core>> {
     }
 }
 
-/// These reference cores for the World's command line (`--core rust:paxos-bug2`,
-/// replay files of gate evidence): register it with
-/// [`cmc_world::cores::register_catalog`].
-pub fn catalog() -> cmc_world::cores::CoreCatalog {
-    cmc_world::cores::CoreCatalog {
-        rust_core: |name| rust_core(&format!("rust:{name}")),
-        rust_core_names: || {
-            RUST_CORES
-                .iter()
-                .flat_map(|(core, bugs)| {
-                    (0..=*bugs).map(|bug| rust_core_name(core, bug)["rust:".len()..].to_string())
-                })
-                .collect()
-        },
-        equip,
-    }
-}
-
-/// `world` with the properties of the reference protocol that all its nodes
-/// run, recognised by the core's name and state sizes (ABD's with the
-/// summary of the client history they read, as [`abd::world`] builds it);
-/// `world` unchanged for other cores.
-pub fn equip(world: cmc_world::World) -> Equipped {
-    let runs = |name: &str, reference: Option<Arc<dyn Core>>| {
-        world.spec().cores.iter().all(|core| {
-            core.name() == name
-                && reference.as_ref().is_none_or(|r| {
-                    r.durable_size() == core.durable_size()
-                        && r.volatile_size() == core.volatile_size()
-                })
+/// These reference cores as a catalog for the World's command line
+/// (`--core rust:paxos-bug2`, replay files of gate evidence), each with
+/// the properties of its protocol (ABD's with the summary of the client
+/// history they read, as [`abd::world`] builds it), and the C two-phase
+/// commit core's properties for its library (`two_phase`).
+pub fn catalog() -> CoreCatalog {
+    let rust = |name: &str, bugs: u32, make: fn(u32) -> Option<Arc<dyn Core>>| {
+        CoreEntry::shared(name, bugs, move |bug| {
+            make(bug).expect("every planted bug up to BUGS has a core")
         })
     };
-    if runs("paxos", paxos::properties::core(0)) {
-        Equipped::Known(world.with_properties(paxos::properties::properties()))
-    } else if runs("primary_backup", primary_backup::core(0)) {
-        Equipped::Known(world.with_properties(primary_backup::properties()))
-    } else if runs("raft", raft::core(0)) {
-        Equipped::Known(world.with_properties(raft::properties()))
-    } else if runs("abd", abd::core(0)) {
-        Equipped::Known(abd::equip(world))
-    } else if runs("two_phase", None) {
-        Equipped::Known(world.with_properties(two_phase::properties()))
-    } else {
-        Equipped::Unknown(world)
-    }
+    CoreCatalog::new()
+        .with(
+            rust("paxos", paxos::BUGS, paxos::properties::core)
+                .summary("single-decree Paxos with register clients")
+                .properties(paxos::properties::properties),
+        )
+        .with(
+            rust("primary_backup", primary_backup::BUGS, primary_backup::core)
+                .summary("a primary-backup log with view change")
+                .properties(primary_backup::properties),
+        )
+        .with(
+            rust("abd", abd::BUGS, abd::core)
+                .summary("a replicated read/write register (multi-writer ABD)")
+                .equip(abd::equip),
+        )
+        .with(
+            rust("raft", raft::BUGS, raft::core)
+                .summary("Raft's leader election and log replication")
+                .properties(raft::properties),
+        )
+        .with(
+            CoreEntry::library("two_phase")
+                .summary("two-phase commit in C (crates/protocols/c/two_phase.c)")
+                .properties(two_phase::properties),
+        )
 }

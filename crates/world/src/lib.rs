@@ -130,9 +130,12 @@
 //!   message sequence charts (text and SVG).
 //! - [`validate`]: a product's log of what its glue did, replayed through
 //!   the same cores (`cmc validate`).
-//! - [`open`]: a World built from command-line arguments; [`cores`]: the
+//! - [`open`]: a World built from command-line arguments, with the cores
+//!   of a [`catalog`] (what a program registers: Rust cores, their default
+//!   World parameters and what equips a World of them); [`cores`]: the
 //!   example cores.
 
+pub mod catalog;
 pub mod core;
 pub mod cores;
 pub mod heap;

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use cmc_model::ModelParam;
 
+use crate::catalog::CoreCatalog;
 use crate::core::input_file::read_regular_file;
 use crate::core::loader::CCore;
 use crate::core::property_table::CProperty;
@@ -19,7 +20,7 @@ use crate::cores;
 use crate::heap::{c_adapter, HeapCore};
 use crate::properties::c_properties::attach;
 use crate::world::spec::{WorldSpec, NODES_MAX};
-use crate::world::World;
+use crate::world::{World, SELECT_PARAM};
 
 /// The parameter that records a C core library's digest, after its `core=`.
 pub const CORE_DIGEST_PARAM: &str = "core_digest";
@@ -117,12 +118,12 @@ struct Opened {
     properties: Vec<CProperty>,
 }
 
-fn open_core(name: &str) -> Result<Opened, String> {
+fn open_core(catalog: &CoreCatalog, name: &str) -> Result<Opened, String> {
     if let Some(builtin) = name.strip_prefix("rust:") {
-        let core = cores::any_rust_core(builtin).ok_or_else(|| {
+        let core = catalog.rust_core(builtin).ok_or_else(|| {
             format!(
                 "unknown built-in core `{name}`; built-in cores: {}",
-                cores::any_rust_core_names().join(", ")
+                catalog.rust_core_names().join(", ")
             )
         })?;
         return Ok(Opened {
@@ -203,9 +204,8 @@ fn check_digests(opened: &[Opened], recorded: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// Loads the cores and builds the World, with the properties of known cores
-/// (see [`cores::equip`]). Every problem is an `Err` with the message
-/// for the user (the CLI exits with code 2).
+/// [`CoreCatalog::build_world`] with this crate's example cores only
+/// ([`cores::catalog`]: `rust:reqack`); a front end passes its own catalog.
 ///
 /// ```
 /// use cmc_world::{build_world, WorldArgs};
@@ -223,40 +223,124 @@ fn check_digests(opened: &[Opened], recorded: &[String]) -> Result<(), String> {
 /// assert!(no_core.err().expect("refused").contains("no core given"));
 /// ```
 pub fn build_world(args: &WorldArgs) -> Result<World, String> {
-    if args.cores.is_empty() {
-        return Err("no core given: pass --core ./libcore.so (or --core rust:reqack)".into());
+    cores::catalog().build_world(args)
+}
+
+impl CoreCatalog {
+    /// Loads the cores (`rust:NAME` from this catalog) and builds the World:
+    /// the World parameters of the protocol its cores run
+    /// ([`CoreEntry::defaults`](crate::catalog::CoreEntry::defaults)) where
+    /// `args` does not give them, then `args`'s; equipped as the protocol's
+    /// entry says; with the C properties of its libraries; and, with
+    /// `INVARIANTS=A,B`, only the properties so named (see
+    /// [`World::select_properties`]). Every problem is an `Err` with the
+    /// message for the user (the CLI exits with code 2).
+    pub fn build_world(&self, args: &WorldArgs) -> Result<World, String> {
+        if args.cores.is_empty() {
+            return Err("no core given: pass --core ./libcore.so (or --core rust:reqack)".into());
+        }
+        let nodes = node_count(&args.nodes.to_string())?;
+        let (digests, params) = split_digests(&args.params);
+        let (selected, params) = split_selection(&params);
+        let opened = args
+            .cores
+            .iter()
+            .map(|name| open_core(self, name))
+            .collect::<Result<Vec<_>, _>>()?;
+        check_digests(&opened, &digests)?;
+        let cores: Vec<Arc<dyn Core>> = opened.iter().map(|core| Arc::clone(&core.core)).collect();
+        let c_properties = c_properties_of(&opened)?;
+        let protocol = self.protocol_of(&cores);
+        let roles = if cores.len() == 1 {
+            vec![0; nodes]
+        } else if cores.len() == nodes {
+            (0..nodes).collect()
+        } else {
+            // Placeholder roles; a `roles=` parameter must follow.
+            vec![0; nodes]
+        };
+        let mut spec = WorldSpec::with_cores(cores, roles)?;
+        spec.applied
+            .extend(opened.into_iter().flat_map(|core| core.recorded));
+        if let Some(entry) = protocol {
+            for default in entry.default_params() {
+                apply_default(&mut spec, entry.name(), default, &params)?;
+            }
+        }
+        spec.set_all(&params)?;
+        let many = spec.cores.len() > 1 && spec.cores.len() != nodes;
+        if many && !params.iter().any(|p| p.starts_with("roles=")) {
+            return Err(format!(
+                "{} cores for {nodes} nodes: say which node runs which with roles=I,J,.. (core indexes from 0)",
+                spec.cores.len(),
+            ));
+        }
+        spec.check_determinism = args.check_determinism;
+        let world = World::new(spec);
+        let world = match protocol {
+            Some(entry) => entry.equip_world(world),
+            None => world,
+        };
+        let world = attach(world, &c_properties)?;
+        match selected {
+            Some(names) => world.select_properties(&names),
+            None => Ok(world),
+        }
     }
-    let nodes = node_count(&args.nodes.to_string())?;
-    let (digests, params) = split_digests(&args.params);
-    let opened = args
-        .cores
+
+    /// [`CoreCatalog::build_world`] behind the command line's model type. A
+    /// core fault ends a supervised child (see [`crate::supervise`]);
+    /// elsewhere it makes the search's verdict an error that names it.
+    pub fn build_model(&self, args: &WorldArgs) -> Result<Box<dyn cmc_search::AnyModel>, String> {
+        Ok(Box::new(self.build_world(args)?))
+    }
+}
+
+/// Applies the registration default `default` of the protocol `protocol`
+/// unless `given` (the command line's parameters) sets the same name; a
+/// refused default names where it came from.
+fn apply_default(
+    spec: &mut WorldSpec,
+    protocol: &str,
+    default: &str,
+    given: &[String],
+) -> Result<(), String> {
+    let (name, value) = default
+        .split_once('=')
+        .ok_or_else(|| format!("the default `{default}` of core `{protocol}` is not NAME=VALUE"))?;
+    let (name, value) = (name.trim(), value.trim());
+    let overridden = given
         .iter()
-        .map(|name| open_core(name))
-        .collect::<Result<Vec<_>, _>>()?;
-    check_digests(&opened, &digests)?;
-    let cores: Vec<Arc<dyn Core>> = opened.iter().map(|core| Arc::clone(&core.core)).collect();
-    let c_properties = c_properties_of(&opened)?;
-    let roles = if cores.len() == 1 {
-        vec![0; nodes]
-    } else if cores.len() == nodes {
-        (0..nodes).collect()
-    } else {
-        // Placeholder roles; a `roles=` parameter must follow.
-        vec![0; nodes]
-    };
-    let mut spec = WorldSpec::with_cores(cores, roles)?;
-    spec.applied
-        .extend(opened.into_iter().flat_map(|core| core.recorded));
-    spec.set_all(&params)?;
-    let many = spec.cores.len() > 1 && spec.cores.len() != nodes;
-    if many && !params.iter().any(|p| p.starts_with("roles=")) {
-        return Err(format!(
-            "{} cores for {nodes} nodes: say which node runs which with roles=I,J,.. (core indexes from 0)",
-            spec.cores.len(),
-        ));
+        .any(|param| param.split_once('=').is_some_and(|(n, _)| n.trim() == name));
+    if overridden {
+        return Ok(());
     }
-    spec.check_determinism = args.check_determinism;
-    attach(cores::equip(World::new(spec)), &c_properties)
+    spec.set(name, value).map_err(|problem| {
+        format!(
+            "{problem} (a default of the core `{protocol}`'s registration: give {name}= \
+             on the command line to override it)"
+        )
+    })
+}
+
+/// Splits an `INVARIANTS=A,B` entry from the World parameters: the names
+/// it lists (`Some`, possibly empty, which selection refuses) and the rest.
+fn split_selection(params: &[String]) -> (Option<Vec<String>>, Vec<String>) {
+    let mut selected = None;
+    let mut rest = Vec::new();
+    for param in params {
+        match param.split_once('=') {
+            Some((name, value)) if name.trim() == SELECT_PARAM => {
+                let names = value
+                    .split(',')
+                    .map(|name| name.trim().to_string())
+                    .filter(|name| !name.is_empty());
+                selected.get_or_insert_with(Vec::new).extend(names);
+            }
+            _ => rest.push(param.clone()),
+        }
+    }
+    (selected, rest)
 }
 
 /// The C properties of the opened libraries, each library's once (a library
@@ -284,9 +368,8 @@ fn c_properties_of(opened: &[Opened]) -> Result<Vec<CProperty>, String> {
     Ok(all)
 }
 
-/// [`build_world`] behind the command line's model type. A core fault ends
-/// a supervised child (see [`crate::supervise`]); elsewhere it makes the
-/// search's verdict an error that names it.
+/// [`build_world`] behind the command line's model type, with this
+/// crate's example cores (see [`CoreCatalog::build_model`]).
 ///
 /// ```
 /// use cmc_search::SearchOptions;
@@ -305,7 +388,7 @@ fn c_properties_of(opened: &[Opened]) -> Result<Vec<CProperty>, String> {
 /// # Ok::<(), String>(())
 /// ```
 pub fn build_model(args: &WorldArgs) -> Result<Box<dyn cmc_search::AnyModel>, String> {
-    Ok(Box::new(build_world(args)?))
+    cores::catalog().build_model(args)
 }
 
 #[cfg(test)]
@@ -319,6 +402,28 @@ mod tests {
             params: params.iter().map(|p| p.to_string()).collect(),
             check_determinism: false,
         }
+    }
+
+    #[test]
+    fn a_refused_default_names_the_registration_it_came_from() {
+        use crate::catalog::CoreEntry;
+        let catalog = CoreCatalog::new().with(
+            CoreEntry::new("reqack", cores::reqack::ReqAck::default).defaults(&["clients=5"]),
+        );
+        let error = catalog
+            .build_world(&args(&["rust:reqack"], 2, &[]))
+            .err()
+            .unwrap();
+        assert!(
+            error.contains("clients=5: node 5 does not exist")
+                && error.contains("a default of the core `reqack`'s registration"),
+            "{error}"
+        );
+        // Given on the command line, the default is left out.
+        let world = catalog
+            .build_world(&args(&["rust:reqack"], 2, &["clients=1"]))
+            .unwrap();
+        assert_eq!(world.spec().client_nodes, [1]);
     }
 
     #[test]

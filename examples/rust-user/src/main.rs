@@ -20,7 +20,9 @@ fn main() -> std::process::ExitCode {
         )
         .core(
             CoreEntry::with_bugs("wal", wal::BUGS, |bug| wal::Wal { bug })
-                .properties(wal::properties),
+                .summary("a write-ahead log that replies once a request is durable")
+                .defaults(&wal::DEFAULTS)
+                .equip(wal::equip),
         )
         .run()
 }

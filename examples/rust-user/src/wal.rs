@@ -7,8 +7,10 @@
 //! new request's bit, so a later flush overwrites an acknowledged one.
 
 use bytemuck::{Pod, Zeroable};
+use cmc_linearizability::SequentialSpec;
 use cmc_model::Property;
 use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_world::properties::consistency::{linearizable_summarised, ClientHistory, ReplyMeaning};
 use cmc_world::world::state::{GhostKind, WorldState};
 use cmc_world::{TypedCore, World};
 
@@ -116,4 +118,36 @@ pub fn properties() -> Vec<Property<World>> {
                 })
         },
     )]
+}
+
+/// The World parameters `mycheck` checks the core with unless the command
+/// line says otherwise: three requests, one crash and one restart.
+pub const DEFAULTS: [&str; 3] = ["requests=3", "crashes=1", "restarts=1"];
+
+/// The log as its clients see it: each request is logged and acknowledged.
+pub struct Log;
+
+impl SequentialSpec for Log {
+    type State = ();
+    /// The request id.
+    type Op = u32;
+    /// The reply byte.
+    type Ret = u8;
+    fn init(&self) {}
+    fn apply(&self, _: &(), _: &u32) -> ((), u8) {
+        ((), REPLY_OK)
+    }
+}
+
+/// `world` equipped as `mycheck` registers the core: `AckedIsDurable`, and
+/// `Linearizable` against [`Log`] checked on a summary of the client
+/// history, which stands for its order in the states' identity (fewer
+/// states than the whole history).
+pub fn equip(world: World) -> World {
+    let history = ClientHistory::new(
+        Log,
+        |request, _node| request,
+        |_, reply: &[u8]| ReplyMeaning::Returned(reply.first().copied().unwrap_or(0)),
+    );
+    linearizable_summarised(world, history).with_properties(properties())
 }

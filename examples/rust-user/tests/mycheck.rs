@@ -143,13 +143,173 @@ fn the_model_is_checked_its_bug_found_and_replayed_by_the_users_binary() {
 /// The World the tests check the wal core in.
 const WAL_WORLD: [&str; 5] = ["--nodes", "1", "requests=3", "crashes=1", "restarts=1"];
 
+/// One node running the correct wal core with World parameters `params`,
+/// not equipped.
+fn wal_world(params: &[&str]) -> World {
+    let mut spec = WorldSpec::new(Arc::new(Wal::default()) as Arc<dyn Core>, 1).unwrap();
+    spec.set_all(params).unwrap();
+    World::new(spec)
+}
+
+/// Distinct states, generated states and depth of a passing check of `world`.
+fn counts_in_process(world: World) -> (u64, u64, u64) {
+    let checker = Checker::new(world).workers(2);
+    let outcome = checker.run();
+    assert_eq!(checker.model().fault(), None);
+    assert_eq!(outcome.verdict, Verdict::Pass);
+    (
+        outcome.stats.distinct_states,
+        outcome.stats.states_generated,
+        outcome.stats.depth,
+    )
+}
+
+/// The `[name, value]` pairs of a JSON report's parameters.
+fn params(report: &serde_json::Value) -> Vec<String> {
+    report["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|pair| {
+            format!(
+                "{}={}",
+                pair[0].as_str().unwrap(),
+                pair[1].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_cores_registered_defaults_apply_unless_the_command_line_gives_them() {
+    let dir = tempfile::tempdir().unwrap();
+    // No World parameters: the registration's (requests=3 crashes=1
+    // restarts=1), recorded in the report as if given.
+    let output = mycheck(
+        &["check", "--core", "rust:wal", "--nodes", "1", "--json"],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report = json(&output);
+    for default in wal::DEFAULTS {
+        assert!(params(&report).contains(&default.to_string()), "{report}");
+    }
+    let with_defaults = counts_in_process(wal::equip(wal_world(&wal::DEFAULTS)));
+    assert_eq!(counts(&report), with_defaults);
+
+    // The command line overrides one default and keeps the others.
+    let output = mycheck(
+        &[
+            "check",
+            "--core",
+            "rust:wal",
+            "--nodes",
+            "1",
+            "requests=1",
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report = json(&output);
+    assert!(
+        params(&report).contains(&"requests=1".to_string()),
+        "{report}"
+    );
+    assert!(
+        !params(&report).contains(&"requests=3".to_string()),
+        "{report}"
+    );
+    let overridden = counts_in_process(wal::equip(wal_world(&[
+        "requests=1",
+        "crashes=1",
+        "restarts=1",
+    ])));
+    assert_eq!(counts(&report), overridden);
+    assert_ne!(overridden, with_defaults);
+
+    // A planted bug with the defaults alone is caught, and its trace, which
+    // records them, replays.
+    let output = mycheck(
+        &["check", "--core", "rust:wal-bug2", "--nodes", "1", "--json"],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert_eq!(json(&output)["property"], "AckedIsDurable");
+    let trace = std::fs::read_to_string(dir.path().join("world.cmc-trace")).unwrap();
+    assert!(trace.contains("param requests=3"), "{trace}");
+    let replayed = mycheck(&["replay", "world.cmc-trace"], dir.path());
+    assert_eq!(replayed.status.code(), Some(1), "{}", stderr(&replayed));
+}
+
+#[test]
+fn the_registration_equips_the_world_and_the_summary_takes_fewer_states() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["check", "--core", "rust:wal", "--json"];
+    args.extend_from_slice(&WAL_WORLD);
+    let output = mycheck(&args, dir.path());
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report = json(&output);
+    let checked: Vec<&str> = report["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert!(checked.contains(&"always Linearizable"), "{checked:?}");
+    assert!(checked.contains(&"always AckedIsDurable"), "{checked:?}");
+    let equipped = counts(&report);
+    assert_eq!(
+        equipped,
+        counts_in_process(wal::equip(wal_world(&WAL_WORLD[2..])))
+    );
+    // The same World with the properties alone keeps the whole client
+    // history in each state's identity.
+    let whole_history =
+        counts_in_process(wal_world(&WAL_WORLD[2..]).with_properties(wal::properties()));
+    eprintln!(
+        "distinct states: {} equipped, {} with the whole history",
+        equipped.0, whole_history.0
+    );
+    assert!(
+        equipped.0 < whole_history.0,
+        "{equipped:?} {whole_history:?}"
+    );
+}
+
+#[test]
+fn describe_list_and_check_help_show_a_cores_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let defaults = wal::DEFAULTS.join(" ");
+    let described = mycheck(&["describe", "rust:wal-bug1"], dir.path());
+    assert_eq!(described.status.code(), Some(0), "{}", stderr(&described));
+    let text = stdout(&described);
+    assert!(text.contains("durable part: 4 bytes"), "{text}");
+    assert!(
+        text.contains(&format!("default World parameters: {defaults}")),
+        "{text}"
+    );
+    let listed = stdout(&mycheck(&["list"], dir.path()));
+    assert!(
+        listed.lines().any(|line| line.starts_with("rust:wal ")
+            && line.ends_with(&format!("defaults: {defaults}"))),
+        "{listed}"
+    );
+    let help = stdout(&mycheck(&["check", "--help"], dir.path()));
+    assert!(help.contains(&format!("wal: {defaults}")), "{help}");
+    let unknown = mycheck(&["describe", "rust:wall"], dir.path());
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        stderr(&unknown).contains("unknown core `rust:wall`"),
+        "{}",
+        stderr(&unknown)
+    );
+}
+
 #[test]
 fn the_core_exported_as_a_library_counts_as_the_core_in_process() {
     let dir = tempfile::tempdir().unwrap();
-    let mut spec = WorldSpec::new(Arc::new(Wal::default()) as Arc<dyn Core>, 1).unwrap();
-    spec.set_all(&WAL_WORLD[2..]).unwrap();
-    let world = World::new(spec).with_properties(wal::properties());
-    let checker = Checker::new(world).workers(2);
+    let checker = Checker::new(wal::equip(wal_world(&WAL_WORLD[2..]))).workers(2);
     let outcome = checker.run();
     assert_eq!(checker.model().fault(), None);
     assert_eq!(outcome.verdict, Verdict::Pass);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::core::abi::{ABI_VERSION, PAYLOAD_MAX};
+use crate::core::abi::{ABI_VERSION, PARAMS_MAX, PAYLOAD_MAX};
 use crate::core::loader::LoadError;
 
 /// The symbol of the optional property table (`CMC_PROPERTIES_SYMBOL`).
@@ -70,6 +70,7 @@ pub(crate) struct WorldView {
     pub(crate) net: *const PacketView,
     pub(crate) ghost: *const GhostView,
     pub(crate) cut: *const u8,
+    pub(crate) params: [u64; PARAMS_MAX],
 }
 
 pub(crate) type StateFn = unsafe extern "C" fn(*const WorldView) -> c_int;
@@ -354,7 +355,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<NodeView>(), 48);
         assert_eq!(std::mem::size_of::<PacketView>(), 24 + PAYLOAD_MAX);
         assert_eq!(std::mem::size_of::<GhostView>(), 16 + PAYLOAD_MAX);
-        assert_eq!(std::mem::size_of::<WorldView>(), 56);
+        assert_eq!(std::mem::size_of::<WorldView>(), 56 + 8 * PARAMS_MAX);
         assert_eq!(std::mem::size_of::<PropertyRecord>(), 32);
         assert_eq!(std::mem::size_of::<PropertyTable>(), 16);
     }

@@ -173,6 +173,7 @@ impl OwnedView {
             net: std::ptr::null(),
             ghost: std::ptr::null(),
             cut: std::ptr::null(),
+            params: world.spec().core_params,
         });
     }
 

@@ -84,7 +84,15 @@ pub struct World {
     /// Steps whose symmetry was checked in the sample's first part (see
     /// `symmetry_check`), counted over every thread.
     pub(crate) symmetry_checks: std::sync::atomic::AtomicU64,
+    /// The names [`World::select_properties`] kept, recorded in the
+    /// World's parameters; `None`: every property.
+    selected: Option<Vec<String>>,
 }
+
+/// The parameter that selects, by name, which of a World's properties are
+/// checked (`INVARIANTS=Agreement,Validity`), as it does for a model (see
+/// [`World::select_properties`]).
+pub const SELECT_PARAM: &str = "INVARIANTS";
 
 /// Worlds made so far by this process.
 static WORLDS_MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -115,6 +123,7 @@ impl World {
             id: WORLDS_MADE.fetch_add(1, Ordering::Relaxed),
             symmetry_checks: std::sync::atomic::AtomicU64::new(0),
             start: None,
+            selected: None,
         };
         match quiescence_steps {
             Some(steps) => {
@@ -205,6 +214,50 @@ impl World {
     pub fn starting_at(mut self, state: WorldState) -> World {
         self.start = Some(state);
         self
+    }
+
+    /// Keeps only the properties called `names` (built-in ones included),
+    /// as `INVARIANTS=A,B` does on the command line, which is also how the
+    /// World records the selection in its parameters (so replay files and
+    /// checkpoints rebuild it). An empty list or a name the World does not
+    /// have is an error that lists the names it has.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use cmc_model::Model;
+    /// use cmc_world::cores::reqack::{self, ReqAck};
+    /// use cmc_world::{World, WorldSpec};
+    ///
+    /// let world = || {
+    ///     let spec = WorldSpec::new(Arc::new(ReqAck::default()), 2).unwrap();
+    ///     World::new(spec).with_properties(reqack::properties())
+    /// };
+    /// let only = world().select_properties(&["AckedIsDurable".into()])?;
+    /// let names: Vec<String> = only.properties().into_iter().map(|p| p.name).collect();
+    /// assert_eq!(names, ["AckedIsDurable"]);
+    /// assert!(only.params().iter().any(|p| p.name == "INVARIANTS" && p.value == "AckedIsDurable"));
+    /// let unknown = world().select_properties(&["Acked".into()]).err().unwrap();
+    /// assert!(unknown.contains("no property `Acked`"), "{unknown}");
+    /// # Ok::<(), String>(())
+    /// ```
+    pub fn select_properties(mut self, names: &[String]) -> Result<World, String> {
+        let known: Vec<&str> = self.properties.iter().map(|p| p.name.as_str()).collect();
+        let known_text = known.join(", ");
+        if names.is_empty() {
+            return Err(format!(
+                "{}= lists no property: name some of {known_text}",
+                SELECT_PARAM
+            ));
+        }
+        if let Some(unknown) = names.iter().find(|name| !known.contains(&name.as_str())) {
+            return Err(format!(
+                "{}=: this World has no property `{unknown}`; its properties are {known_text}",
+                SELECT_PARAM
+            ));
+        }
+        self.properties.retain(|p| names.contains(&p.name));
+        self.selected = Some(names.to_vec());
+        Ok(self)
     }
 
     /// Adds properties, in order (builder style).
@@ -570,6 +623,9 @@ impl Model for World {
     fn params(&self) -> Vec<ModelParam> {
         let mut params = vec![ModelParam::new("nodes", self.spec().nodes())];
         params.extend(self.spec().applied.iter().cloned());
+        if let Some(names) = &self.selected {
+            params.push(ModelParam::new(SELECT_PARAM, names.join(",")));
+        }
         params
     }
 
