@@ -684,8 +684,8 @@ fn replay(args: ReplayArgs) -> Result<Status, String> {
             // own description of its state, then the message sequence chart.
             let _exit_guard = cmc_world::run::exit_guard::ExitGuard::new();
             let world = cmc_world::build_world(&world_args).map_err(unknown_here)?;
-            file.params = cmc_world::open::relocate_cores(&file.params, &world.params())
-                .map_err(in_file)?;
+            file.params =
+                cmc_world::open::relocate_cores(&file.params, &world.params()).map_err(in_file)?;
             let (steps, rows) =
                 cmc_world::report::replay::run_with_chart(&world, &file).map_err(in_file)?;
             let mut report = AnyModel::replay(&world, &file).map_err(|e| in_file(e.to_string()))?;

@@ -742,8 +742,8 @@ mod tests {
             panic!("{:?}", file.variants)
         };
         assert_eq!(only.variant, "bug1");
-        let error =
-            parse("[[core]]\nname = \"a\"\nnodes = 2\nrust = \"x\"\ncontrol = false\n").unwrap_err();
+        let error = parse("[[core]]\nname = \"a\"\nnodes = 2\nrust = \"x\"\ncontrol = false\n")
+            .unwrap_err();
         assert!(
             error.contains("line 2") && error.contains("checks nothing"),
             "{error}"

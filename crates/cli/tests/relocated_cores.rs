@@ -76,7 +76,9 @@ fn a_trace_replays_with_the_same_library_at_another_path_and_never_with_other_by
     // The recorded library is gone: the error says how to name it.
     let (_, err) = cmc_exiting(&["replay", "bug2.cmc-trace"], dir, 2);
     assert!(
-        err.contains("built/libreqack.so") && err.contains("is not there") && err.contains("--core"),
+        err.contains("built/libreqack.so")
+            && err.contains("is not there")
+            && err.contains("--core"),
         "{err}"
     );
 
@@ -182,7 +184,10 @@ fn a_gate_catches_a_bug_of_an_unchanged_library_by_walks_from_a_prefix_recorded_
     )
     .unwrap();
     let (out, _) = cmc_exiting(&["gate", "gate.toml", "--evidence", "evidence"], dir, 0);
-    let lines: Vec<&str> = out.lines().filter(|line| line.starts_with("unchanged")).collect();
+    let lines: Vec<&str> = out
+        .lines()
+        .filter(|line| line.starts_with("unchanged"))
+        .collect();
     assert_eq!(lines.len(), 1, "no control line: {out}");
     assert!(
         lines[0].contains("bug1") && lines[0].contains("CAUGHT"),

@@ -32,7 +32,13 @@ pub fn adapter(name: &str, flags: &[&str]) -> PathBuf {
     let status = Command::new("cc")
         .current_dir(&target)
         .args([
-            "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC", "-shared",
+            "-std=c11",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-O2",
+            "-fPIC",
+            "-shared",
             "-I../../include",
         ])
         .args(flags)
