@@ -3,10 +3,10 @@
 # unchanged), in about half a minute:
 #  1. the adapter and the fixture tests build against libraft-dev;
 #  2. the gate (gate.toml): configurations without the bugs' preconditions
-#     (with and without a crash) pass every property exhaustively, and
-#     Figure 8 is caught by walks with a pinned seed from the scenario's
-#     first 23 steps (LeaderCommitsOwnTerm);
-#  3. the trace the gate wrote for Figure 8 replays to the same violation;
+#     (with and without a crash) pass every property exhaustively; Figure 8
+#     (LeaderCommitsOwnTerm) and the heartbeat bug (CommittedEntriesSurvive)
+#     are caught by walks with a pinned seed from prefix traces;
+#  3. the traces the gate wrote for them replay to the same violations;
 #  4. the pinned counterexamples (Figure 8; the heartbeat answered with the
 #     follower's last index) replay to their violations with the adapter
 #     built here (the same bytes as the gate's, at another path);
@@ -30,10 +30,13 @@ expect_violation() { # PROPERTY STATUS OUTPUT-FILE WHAT
   fi
 }
 
-status=0
-"$cmc" replay "$evidence/figure8-bug1.cmc-trace" > "$out/replay.txt" 2>&1 || status=$?
-tail -2 "$out/replay.txt"
-expect_violation "LeaderCommitsOwnTerm" "$status" "$out/replay.txt" "the replay of the walk that caught Figure 8"
+for caught in figure8:LeaderCommitsOwnTerm heartbeat:CommittedEntriesSurvive; do
+  name=${caught%%:*}
+  status=0
+  "$cmc" replay "$evidence/$name-bug1.cmc-trace" > "$out/caught-$name.txt" 2>&1 || status=$?
+  tail -2 "$out/caught-$name.txt"
+  expect_violation "${caught#*:}" "$status" "$out/caught-$name.txt" "the replay of the walk that caught $name"
+done
 
 for pinned in figure8:LeaderCommitsOwnTerm heartbeat:LeaderCompleteness; do
   name=${pinned%%:*}
