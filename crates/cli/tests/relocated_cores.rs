@@ -193,7 +193,15 @@ fn a_gate_catches_a_bug_of_an_unchanged_library_by_walks_from_a_prefix_recorded_
         lines[0].contains("bug1") && lines[0].contains("CAUGHT"),
         "{out}"
     );
-    // The evidence replays to the same violation.
+    // The gate replayed the evidence to the same violation, and so does a user.
+    let replayed =
+        std::fs::read_to_string(dir.join("evidence/unchanged-bug1.replay.json")).unwrap();
+    let replayed: serde_json::Value = serde_json::from_str(&replayed).unwrap();
+    assert_eq!(
+        (replayed["verdict"].as_str(), replayed["property"].as_str()),
+        (Some("violated"), Some("AckedIsDurable")),
+        "{replayed}"
+    );
     let (out, _) = cmc_exiting(&["replay", "evidence/unchanged-bug1.cmc-trace"], dir, 1);
     assert!(out.contains("AckedIsDurable is violated"), "{out}");
 }
