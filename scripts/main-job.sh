@@ -18,10 +18,10 @@
 #     of theirs): the lease library built with cc, its control checked, and
 #     its gate file (every planted bug caught), evidence kept.
 #  7. A real C library checked unchanged (targets/canonical-raft: Debian's
-#     libraft.so.2 0.15.0 through its heap-state adapter): a configuration
-#     without the bugs' preconditions passes its gate; Figure 8 is found by
-#     walks with a pinned seed and replayed; the library's own fixture fails
-#     the same scenarios without cmc.
+#     libraft.so.2 0.15.0 through its heap-state adapter): its gate file
+#     passes configurations without the bugs' preconditions and catches
+#     Figure 8 (walks with a pinned seed from a prefix trace), whose trace
+#     replays; the library's own fixture fails the same scenarios without cmc.
 #  8. A user's own front end (examples/rust-user, `mycheck`): its Rust model
 #     passes, its planted bug is found, written as a replay file and replayed
 #     by mycheck; its Rust core passes in process and exported as a shared

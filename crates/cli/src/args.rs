@@ -283,6 +283,11 @@ pub struct ReplayArgs {
     /// Also write the report as one self-contained HTML file.
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<PathBuf>,
+    /// The core library to replay with, in place of the one the file names
+    /// (the same library built at another path: its digest must be the
+    /// recorded one). Repeat for a World of several cores, in their order.
+    #[arg(long = "core", value_name = "PATH")]
+    pub cores: Vec<String>,
 }
 
 /// Most worker threads.

@@ -367,6 +367,11 @@ fn check_here(
     out: &mut String,
 ) -> Result<Status, String> {
     let model = open_model(args, catalog)?;
+    if let Some(from) = options.walks_from.as_mut() {
+        // The prefix may name this check's core library at another path.
+        from.file.params = cmc_world::open::relocate_cores(&from.file.params, &model.params())
+            .map_err(|problem| format!("{}: {problem}", from.label))?;
+    }
     // Every strategy stops gracefully at a signal: its report says it was
     // interrupted (exit 3).
     options.interrupt = Some(interrupt_flag(stop)?);
@@ -587,7 +592,7 @@ fn replay(args: ReplayArgs, catalog: &Catalog) -> Result<Status, String> {
     }
     let text = crate::inputs::read_replay_file(path)?;
     let in_file = |problem: String| format!("{}: {problem}", path.display());
-    let file = ReplayFile::parse(&text).map_err(|e| in_file(e.to_string()))?;
+    let mut file = ReplayFile::parse(&text).map_err(|e| in_file(e.to_string()))?;
     // A model or core this program lacks: name the program that wrote the file.
     let unknown_here = |problem: String| match written_by(&text) {
         Some(writer) if writer != program => in_file(format!(
@@ -598,9 +603,17 @@ fn replay(args: ReplayArgs, catalog: &Catalog) -> Result<Status, String> {
         _ => in_file(problem),
     };
     let params = trace_params(&file);
-    let report = match world_args_of(&params).map_err(in_file)? {
+    let world_args = world_args_of(&params).map_err(in_file)?;
+    if world_args.is_none() && !args.cores.is_empty() {
+        return Err(in_file(format!(
+            "--core is for traces of a World; this is a trace of model `{}`",
+            file.model
+        )));
+    }
+    let report = match world_args {
         Some(mut world_args) => {
             world_args.check_determinism = file.settings.iter().any(|s| s == "check-determinism");
+            located_cores(&mut world_args, &args.cores).map_err(in_file)?;
             // Through the real cores: each event, its outputs and the core's
             // own description of its state, then the message sequence chart.
             let _exit_guard = cmc_world::run::exit_guard::ExitGuard::new();
@@ -608,6 +621,8 @@ fn replay(args: ReplayArgs, catalog: &Catalog) -> Result<Status, String> {
                 .cores
                 .build_world(&world_args)
                 .map_err(unknown_here)?;
+            file.params =
+                cmc_world::open::relocate_cores(&file.params, &world.params()).map_err(in_file)?;
             let (steps, rows) =
                 cmc_world::report::replay::run_with_chart(&world, &file).map_err(in_file)?;
             let mut report = AnyModel::replay(&world, &file).map_err(|e| in_file(e.to_string()))?;
@@ -649,6 +664,42 @@ fn replay(args: ReplayArgs, catalog: &Catalog) -> Result<Status, String> {
         _ => {}
     }
     Ok(Status::of(report.passed()))
+}
+
+/// Makes `world_args` (a trace's) load `given` (`cmc replay --core`) in
+/// place of the recorded core libraries, which are then matched by digest
+/// (see [`cmc_world::open::relocate_cores`]); with none given, a recorded
+/// library that is no longer there is an error saying how to name it.
+fn located_cores(world_args: &mut WorldArgs, given: &[String]) -> Result<(), String> {
+    if given.is_empty() {
+        let missing = world_args
+            .cores
+            .iter()
+            .find(|core| !core.starts_with("rust:") && !Path::new(core).exists());
+        return match missing {
+            Some(core) => Err(format!(
+                "the core library {core} the trace was recorded with is not there: \
+                 give the same library at its new path with --core PATH"
+            )),
+            None => Ok(()),
+        };
+    }
+    if given.len() != world_args.cores.len() {
+        return Err(format!(
+            "the trace names {} core(s), and --core gives {}: give one --core per recorded \
+             core, in order",
+            world_args.cores.len(),
+            given.len()
+        ));
+    }
+    world_args.cores = given.to_vec();
+    // The digests are compared with the trace's after loading, naming both paths.
+    world_args.params.retain(|param| {
+        param
+            .split_once('=')
+            .is_none_or(|(name, _)| name != cmc_world::open::CORE_DIGEST_PARAM)
+    });
+    Ok(())
 }
 
 /// `cmc describe LIB`: the library's entry points run in this process, as

@@ -8,13 +8,16 @@
 //! (crashes and hung steps), so the gate only reads its JSON report and exit
 //! code. A control must pass after a complete search (or one cut only by
 //! its own depth bound); a planted bug must violate exactly its expected
-//! property within its depth and state budgets. Anything else (a build that
+//! property within its depth and state budgets, and the trace the check
+//! wrote must show that violation again when replayed (a child `cmc replay
+//! TRACE --json`, within the variant's timeout). Anything else (a build that
 //! fails, a timeout, a faulty core, a nondeterministic step, a wrong
-//! property) is a hole.
+//! property, a trace that does not replay) is a hole.
 //!
 //! The evidence folder keeps, per variant, the child's JSON report
 //! (`CORE-VARIANT.json`), its messages (`.log`), the replay file of a
-//! counterexample (`.cmc-trace`), the build log and library of a built core
+//! counterexample (`.cmc-trace`) and its replay's report and messages
+//! (`.replay.json`, `.replay.log`), the build log and library of a built core
 //! (`build/`), and the whole table in `summary.txt`.
 
 use std::fs::File;
@@ -181,7 +184,14 @@ pub fn run(file: &GateFile, options: &Options) -> Result<Vec<Line>, String> {
         match prepare(variant, file, options, deadline)
             .and_then(|()| check(&exe, variant, file, options, deadline))
         {
-            Ok(report) => judge(variant, &report, &mut line),
+            Ok(report) => {
+                judge(variant, &report, &mut line);
+                if line.verdict == Verdict::Caught {
+                    if let Err(verdict) = replay(&exe, variant, file, options, deadline) {
+                        line.verdict = verdict;
+                    }
+                }
+            }
             Err(verdict) => line.verdict = verdict,
         }
         line.wall = started.elapsed();
@@ -294,10 +304,6 @@ fn check(
     let log_path = evidence_file(options, variant, "log");
     let trace_path = evidence_file(options, variant, "cmc-trace");
     let _ = std::fs::remove_file(&trace_path);
-    let create = |path: &Path| {
-        File::create(path)
-            .map_err(|problem| Verdict::Hole(format!("cannot write {}: {problem}", path.display())))
-    };
     let (json, log) = (create(&json_path)?, create(&log_path)?);
     let time_left = deadline.saturating_duration_since(Instant::now());
     if time_left.is_zero() {
@@ -336,6 +342,53 @@ fn check(
         Err(_) => Err(Verdict::Hole(format!(
             "the check ended {status} without a report: {}",
             first_line(&log_path)
+        ))),
+    }
+}
+
+/// An evidence file, created empty.
+fn create(path: &Path) -> Result<File, Verdict> {
+    File::create(path)
+        .map_err(|problem| Verdict::Hole(format!("cannot write {}: {problem}", path.display())))
+}
+
+/// Replays the counterexample a caught variant's check wrote, as its user
+/// would (`cmc replay TRACE --json`), and judges the replay's report.
+fn replay(
+    exe: &Path,
+    variant: &Variant,
+    file: &GateFile,
+    options: &Options,
+    deadline: Instant,
+) -> Result<(), Verdict> {
+    let json_path = evidence_file(options, variant, "replay.json");
+    let log_path = evidence_file(options, variant, "replay.log");
+    let (json, log) = (create(&json_path)?, create(&log_path)?);
+    let mut child = Command::new(exe);
+    child
+        .current_dir(&file.dir)
+        .arg("replay")
+        .arg(evidence_file(options, variant, "cmc-trace"))
+        .arg("--json");
+    let status = run_until(child, Some(json), log, deadline + GRACE)?;
+    let text = std::fs::read_to_string(&json_path).unwrap_or_default();
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(value) => judge_replay(variant, &read_report(&value)),
+        Err(_) => Err(Verdict::Hole(format!(
+            "its trace does not replay: the replay ended {status}: {}",
+            first_line(&log_path)
+        ))),
+    }
+}
+
+/// `Ok` when the replay of a caught variant's trace violated its expected
+/// property again.
+fn judge_replay(variant: &Variant, replayed: &Report) -> Result<(), Verdict> {
+    match (replayed.verdict.as_str(), &replayed.property) {
+        ("violated", Some(property)) if variant.expect.as_ref() == Some(property) => Ok(()),
+        (verdict, _) => Err(Verdict::Hole(format!(
+            "its trace does not replay to it: the replay {}",
+            describe(replayed, verdict)
         ))),
     }
 }
@@ -581,6 +634,31 @@ mod tests {
             assert!(
                 matches!(&judged, Verdict::Hole(why) if why.contains("not complete")),
                 "{bound}: {judged:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_caught_bug_holds_only_if_its_trace_replays_to_the_same_violation() {
+        let bug = Variant {
+            variant: "bug1".into(),
+            expect: Some("P".into()),
+            ..control(None)
+        };
+        let replayed = |verdict: &str, property: Option<&str>| Report {
+            verdict: verdict.into(),
+            property: property.map(str::to_string),
+            ..Report::default()
+        };
+        assert_eq!(judge_replay(&bug, &replayed("violated", Some("P"))), Ok(()));
+        for (report, why) in [
+            (replayed("violated", Some("Q")), "violated Q"),
+            (replayed("pass", None), "every property held"),
+        ] {
+            let judged = judge_replay(&bug, &report);
+            assert!(
+                matches!(&judged, Err(Verdict::Hole(text)) if text.contains("does not replay") && text.contains(why)),
+                "{judged:?}"
             );
         }
     }

@@ -21,6 +21,7 @@
 //! max_depth = 40           # the control's depth bound (default: exhaustive)
 //! reduction = true         # breadth-first searches use --reduction, which the
 //!                          # run must report on (default false)
+//! # control = false        (no control: see below)
 //!
 //! [[core.bug]]
 //! bug = 1                  # {bug} in build / library; rust:NAME-bugN
@@ -47,6 +48,12 @@
 //! breadth-first search to `depth` (`rounds` walks from each of its states),
 //! or walks from the end of a replay file (`trace`, relative to the gate
 //! file); a bug caught only by walks is gated by walks, with its seed pinned.
+//!
+//! A library checked unchanged has no fixed build to serve as a control: a
+//! configuration under which the library's own bug shows sets `control =
+//! false`, and only its `[[core.bug]]` tables are run (they build the same
+//! library; `{bug}` is theirs to ignore). The gate's controls are then
+//! other configurations, without the bug's preconditions.
 //!
 //! In `build` and `library`, `{bug}` is the variant's bug number (0 for the
 //! control); in `build`, `{library}` is the path the command must write the
@@ -245,6 +252,8 @@ struct RawCore {
     max_depth: Option<u64>,
     max_states: Option<u64>,
     timeout: Option<f64>,
+    #[serde(default = "yes")]
+    control: bool,
     #[serde(default)]
     reduction: bool,
     #[serde(default)]
@@ -466,7 +475,14 @@ impl GateFile {
                         reduction: core.reduction,
                     })
                 };
-            variants.push(variant("control".into(), 0, &RawSource::default()).map_err(in_core)?);
+            if core.control {
+                variants
+                    .push(variant("control".into(), 0, &RawSource::default()).map_err(in_core)?);
+            } else if core.bug.is_empty() {
+                return Err(in_core(
+                    "control = false and no [[core.bug]]: the configuration checks nothing".into(),
+                ));
+            }
             for (bug_index, bug) in core.bug.iter().enumerate() {
                 let number = *bug.bug.get_ref();
                 let in_bug = |problem: String| {
@@ -711,6 +727,35 @@ mod tests {
             let error = parse(text).unwrap_err();
             assert!(error.contains(expected), "{text:?}: {error}");
         }
+    }
+
+    #[test]
+    fn a_configuration_of_an_unchanged_library_may_run_its_bugs_without_a_control() {
+        let file = parse(
+            r#"
+            [[core]]
+            name = "lib"
+            build = "cc lib.c -o {library}"
+            nodes = 3
+            control = false
+            [[core.bug]]
+            bug = 1
+            expect = "P"
+            max_depth = 9
+            max_states = 9
+            "#,
+        )
+        .unwrap();
+        let [only] = &file.variants[..] else {
+            panic!("{:?}", file.variants)
+        };
+        assert_eq!(only.variant, "bug1");
+        let error = parse("[[core]]\nname = \"a\"\nnodes = 2\nrust = \"x\"\ncontrol = false\n")
+            .unwrap_err();
+        assert!(
+            error.contains("line 2") && error.contains("checks nothing"),
+            "{error}"
+        );
     }
 
     #[test]

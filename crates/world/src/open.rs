@@ -204,6 +204,92 @@ fn check_digests(opened: &[Opened], recorded: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// One core of a World's parameters: its `core=` entry (its index in the
+/// list and its value) and the `core_digest=` right after it, if any.
+struct RecordedCore<'a> {
+    index: usize,
+    path: &'a str,
+    digest: Option<&'a str>,
+}
+
+/// The cores of a World's parameters, in order.
+fn recorded_cores(params: &[ModelParam]) -> Vec<RecordedCore<'_>> {
+    params
+        .iter()
+        .enumerate()
+        .filter(|(_, param)| param.name == "core")
+        .map(|(index, param)| RecordedCore {
+            index,
+            path: &param.value,
+            digest: params
+                .get(index + 1)
+                .filter(|next| next.name == CORE_DIGEST_PARAM)
+                .map(|next| next.value.as_str()),
+        })
+        .collect()
+}
+
+/// A trace's recorded World parameters (`recorded`, from a replay file)
+/// made to name the core libraries of the World that replays it
+/// (`current`, its [`cmc_model::Model::params`]), so that a trace recorded
+/// with a library at one path replays with the same library at another.
+///
+/// A C core is matched by the digest of its library's bytes, never by its
+/// path: where the recorded and current digests are equal, the recorded
+/// path becomes the current one; where they differ, the libraries are not
+/// the same and the answer is an `Err` that names both. Cores recorded
+/// without a digest, built-in Rust cores and a different number of cores
+/// are left as recorded (the replay then reports any difference).
+///
+/// ```
+/// use cmc_model::ModelParam;
+/// use cmc_world::open::relocate_cores;
+///
+/// let world = |path: &str, digest: &str| {
+///     vec![
+///         ModelParam::new("core", path),
+///         ModelParam::new("core_digest", digest),
+///         ModelParam::new("requests", "2"),
+///     ]
+/// };
+/// let recorded = world("/home/a/libraft.so", "xxh3-128:11");
+/// // The same bytes built elsewhere: the trace now names the new path.
+/// let here = world("/ci/build/libraft.so", "xxh3-128:11");
+/// assert_eq!(relocate_cores(&recorded, &here)?, here);
+/// // Other bytes: refused, naming both libraries.
+/// let other = world("/ci/build/libraft.so", "xxh3-128:22");
+/// let refused = relocate_cores(&recorded, &other).unwrap_err();
+/// assert!(refused.contains("/home/a/libraft.so") && refused.contains("xxh3-128:22"));
+/// # Ok::<(), String>(())
+/// ```
+pub fn relocate_cores(
+    recorded: &[ModelParam],
+    current: &[ModelParam],
+) -> Result<Vec<ModelParam>, String> {
+    let mut relocated = recorded.to_vec();
+    let (then, now) = (recorded_cores(recorded), recorded_cores(current));
+    if then.len() != now.len() {
+        return Ok(relocated);
+    }
+    for (then, now) in then.iter().zip(&now) {
+        match (then.digest, now.digest) {
+            (Some(expected), Some(digest)) if expected == digest => {
+                relocated[then.index].value = now.path.to_string();
+            }
+            (Some(expected), Some(digest)) => {
+                return Err(format!(
+                    "the trace was recorded with the core library {} ({expected}), and the \
+                     core library given is {} ({digest}): not the same library. Build it \
+                     from the same sources with the same compiler, or record the trace again",
+                    then.path, now.path
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(relocated)
+}
+
 /// [`CoreCatalog::build_world`] with this crate's example cores only
 /// ([`cores::catalog`]: `rust:reqack`); a front end passes its own catalog.
 ///

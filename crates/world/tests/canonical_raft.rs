@@ -49,13 +49,57 @@ fn figure_8_counterexample_shows_a_leader_committing_an_earlier_term_by_counting
         .collect();
     let params: Vec<&str> = params.iter().map(|p| p.as_str()).collect();
     let world = world(&library, &params);
-    // The same actions, through this build of the adapter (its path and
-    // digest differ from the recorded ones).
-    file.params = cmc_model::Model::params(&world);
+    // The same library as the recorded one (its digest), at another path.
+    file.params = cmc_world::open::relocate_cores(&file.params, &cmc_model::Model::params(&world))
+        .expect("the adapter built as the gate builds it is the recorded one");
     let outcome = cmc_search::replay(&world, &file).expect("every action of the trace is enabled");
     assert!(
         matches!(&outcome.verdict, Verdict::Violated { property, .. } if property == "LeaderCommitsOwnTerm"),
         "{:?}",
         outcome.verdict
     );
+}
+
+#[test]
+fn describe_names_what_the_heap_adapter_declares() {
+    let _alone = one_adapter_at_a_time();
+    let describe = |library: &Path| {
+        cmc_world::properties::c_properties::describe_library(library)
+            .expect("a heap-state adapter is described")
+    };
+    let library = adapter("describe", &[]);
+    let text = describe(&library);
+    for line in [
+        "heap-state core canonical-raft",
+        "checked library: libraft.so.2",
+        "libc calls declared (answered by cmc): clock_gettime\n",
+        "clock: the node's, 1000000000 ns per TICK",
+        "describes: states, messages",
+        "action           LeaderCommitsOwnTerm",
+        "witness          CommandCommitted",
+    ] {
+        assert!(text.contains(line), "`{line}` in:\n{text}");
+    }
+    // The sizes are the World's: the view is the node's volatile part.
+    let world = world(&library, &[]);
+    let core = &world.spec().cores[0];
+    for (what, size) in [
+        ("durable part", core.durable_size()),
+        ("view", core.volatile_size()),
+    ] {
+        assert!(text.contains(&format!("{what}: {size} bytes")), "{text}");
+    }
+    // libraft.so.2 imports rand, srand, gettimeofday and getrandom for its
+    // libuv I/O: undeclared, each call would be a fault, and the description
+    // says so. Without clock_gettime declared, it joins them.
+    let imported = "libc calls it imports undeclared (a call is a fault): rand, srand, gettimeofday, getrandom";
+    assert!(text.contains(imported), "{text}");
+    let text = describe(&adapter("describe-undeclared", &["-DCR_LIBC_CALLS=0"]));
+    for line in [
+        "libc calls declared (answered by cmc): none",
+        "rand, srand, clock_gettime, gettimeofday, getrandom",
+    ] {
+        assert!(text.contains(line), "`{line}` in:\n{text}");
+    }
+    assert!(!text.contains("clock: "), "{text}");
 }

@@ -72,6 +72,8 @@ pub struct CHeapAdapter {
     destroy: DestroyFn,
     name: String,
     answers: Answers,
+    /// The checked library and its calls that reach cmc, if the adapter names one.
+    checked: Option<(String, libc_calls::Redirected)>,
     _library: Arc<libloading::Library>,
 }
 
@@ -185,9 +187,14 @@ impl CHeapAdapter {
             random: descriptor.libc_random,
             tick_ns: descriptor.libc_tick_ns,
         };
-        if let Some(checked) = text(descriptor.library) {
-            libc_calls::redirect(&checked).map_err(|why| LoadError(format!("{origin}: {why}")))?;
-        }
+        let checked = match text(descriptor.library) {
+            Some(soname) => {
+                let redirected = libc_calls::redirect(&soname)
+                    .map_err(|why| LoadError(format!("{origin}: {why}")))?;
+                Some((soname, redirected))
+            }
+            None => None,
+        };
         Ok(CHeapAdapter {
             descriptor,
             start,
@@ -196,8 +203,62 @@ impl CHeapAdapter {
             destroy,
             name,
             answers,
+            checked,
             _library: library,
         })
+    }
+
+    /// What the adapter declares, as `cmc describe` prints it (one indented
+    /// line each): ABI version, sizes, the events it takes, the checked
+    /// library and how each of its libc calls for time and randomness is
+    /// answered, and the descriptions it gives.
+    pub fn declaration(&self) -> String {
+        let d = &self.descriptor;
+        let list = |names: Vec<&str>| match names.is_empty() {
+            true => "none".to_string(),
+            false => names.join(", "),
+        };
+        let mut text = format!(
+            "  heap ABI version: {HEAP_ABI_VERSION}\n  \
+             durable part: {} bytes (the library's storage, written by PERSIST)\n  \
+             view: {} bytes (the node's volatile part: what a state holds of the node)\n  \
+             events: START creates the node from its flushed durable part (start); \
+             every other event is a step (step)\n",
+            d.durable_size, d.view_size
+        );
+        let declared = list(libc_calls::names(d.libc_calls));
+        match &self.checked {
+            None => text.push_str("  checked library: none named (no libc call is redirected)\n"),
+            Some((soname, redirected)) => {
+                let undeclared = list(libc_calls::names(redirected.calls & !d.libc_calls));
+                text.push_str(&format!(
+                    "  checked library: {soname} ({})\n  \
+                     libc calls declared (answered by cmc): {declared}\n  \
+                     libc calls it imports undeclared (a call is a fault): {undeclared}\n",
+                    redirected.path
+                ));
+            }
+        }
+        if d.libc_calls & (libc_calls::TIME | libc_calls::CLOCK_GETTIME | libc_calls::GETTIMEOFDAY)
+            != 0
+        {
+            text.push_str(&format!(
+                "  clock: the node's, {} ns per TICK\n",
+                d.libc_tick_ns
+            ));
+        }
+        if d.libc_calls & (libc_calls::RAND | libc_calls::RANDOM | libc_calls::GETRANDOM) != 0 {
+            text.push_str(&format!("  random value: {}\n", d.libc_random));
+        }
+        let describes: Vec<&str> = [
+            d.describe_state.map(|_| "states"),
+            d.describe_message.map(|_| "messages"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        text.push_str(&format!("  describes: {}\n", list(describes)));
+        text
     }
 
     /// Runs a call into the adapter with cmc answering the library's libc

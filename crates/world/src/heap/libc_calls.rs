@@ -37,6 +37,26 @@ pub const SRAND: u32 = 1 << 6;
 /// Every call cmc answers.
 pub const ALL: u32 = RAND | RANDOM | TIME | CLOCK_GETTIME | GETTIMEOFDAY | GETRANDOM | SRAND;
 
+/// Each call cmc answers: its libc name and its bit.
+pub const CALLS: [(&str, u32); 7] = [
+    ("rand", RAND),
+    ("random", RANDOM),
+    ("srand", SRAND),
+    ("time", TIME),
+    ("clock_gettime", CLOCK_GETTIME),
+    ("gettimeofday", GETTIMEOFDAY),
+    ("getrandom", GETRANDOM),
+];
+
+/// The names of the calls among `bits`, in [`CALLS`]' order.
+pub fn names(bits: u32) -> Vec<&'static str> {
+    CALLS
+        .iter()
+        .filter(|(_, bit)| bits & bit != 0)
+        .map(|(name, _)| *name)
+        .collect()
+}
+
 /// What cmc answers for one adapter's library.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Answers {
@@ -174,12 +194,21 @@ struct Loaded {
     relro: Option<(usize, usize)>,
 }
 
+/// What [`redirect`] did to a checked library.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Redirected {
+    /// The library's file, as the dynamic loader loaded it.
+    pub path: String,
+    /// The calls it imports that now reach cmc (bits of [`CALLS`]).
+    pub calls: u32,
+}
+
 /// Redirects the libc calls of the loaded library `soname` (e.g.
 /// `libraft.so.2`, matched against the end of the loaded objects' paths) to
 /// this module; `Err` says why it cannot be done. Done at every load of an
 /// adapter: a library unloaded with its last adapter and loaded again has a
 /// fresh GOT.
-pub fn redirect(soname: &str) -> Result<(), String> {
+pub fn redirect(soname: &str) -> Result<Redirected, String> {
     let _serialised = REDIRECTING
         .lock()
         .unwrap_or_else(|poison| poison.into_inner());
@@ -197,6 +226,7 @@ pub fn redirect(soname: &str) -> Result<(), String> {
         .dynamic_symbol_table()
         .ok_or_else(|| format!("the checked library {} has no dynamic symbols", loaded.path))?;
     let relocations = file.dynamic_relocations().into_iter().flatten();
+    let mut calls = 0;
     for (offset, relocation) in relocations {
         let RelocationTarget::Symbol(index) = relocation.target() else {
             continue;
@@ -215,8 +245,15 @@ pub fn redirect(soname: &str) -> Result<(), String> {
         // relocation's offset from its load address), a pointer-sized,
         // aligned word the dynamic loader writes the same way.
         unsafe { write_slot(slot, target, loaded.relro) }?;
+        calls |= CALLS
+            .iter()
+            .find(|(name, _)| symbol.name() == Ok(*name))
+            .map_or(0, |(_, bit)| *bit);
     }
-    Ok(())
+    Ok(Redirected {
+        path: loaded.path,
+        calls,
+    })
 }
 
 /// Writes `value` at `slot`, making a RELRO page writable for the write.

@@ -522,6 +522,11 @@ pub fn attach(world: World, properties: &[CProperty]) -> Result<World, String> {
 ///     witness          StoredAndReplied
 /// ```
 ///
+/// A heap-state adapter (`include/cmc_heap.h`) is described by what it
+/// declares: its sizes, the events it takes, the checked library with the
+/// libc calls cmc answers for it and those it imports undeclared (a call is
+/// a fault), the descriptions it gives and its properties.
+///
 /// Anything but a regular file holding a valid core is refused with the
 /// reason:
 ///
@@ -534,6 +539,18 @@ pub fn attach(world: World, properties: &[CProperty]) -> Result<World, String> {
 /// ```
 pub fn describe_library(path: &std::path::Path) -> Result<String, String> {
     crate::core::input_file::check_regular_file(path, "core library")?;
+    if let Some((adapter, properties)) =
+        crate::heap::c_adapter::load(path).map_err(|e| e.to_string())?
+    {
+        let mut text = format!(
+            "heap-state core {}\n  library: {}\n{}",
+            crate::heap::HeapAdapter::name(&adapter),
+            path.display(),
+            adapter.declaration()
+        );
+        push_properties(&properties, &mut text);
+        return Ok(text);
+    }
     let core = crate::core::loader::CCore::load(path).map_err(|e| e.to_string())?;
     let mut text = format!(
         "core {}\n  library: {}\n  ABI version: {ABI_VERSION}\n  durable part: {} bytes\n  \
@@ -543,9 +560,15 @@ pub fn describe_library(path: &std::path::Path) -> Result<String, String> {
         crate::Core::durable_size(&core),
         crate::Core::volatile_size(&core),
     );
-    if core.properties().is_empty() {
+    push_properties(core.properties(), &mut text);
+    Ok(text)
+}
+
+/// The `properties:` lines of `cmc describe`, by kind.
+fn push_properties(properties: &[CProperty], text: &mut String) {
+    if properties.is_empty() {
         text.push_str("  properties: none declared (see CMC_PROPERTIES in include/cmc.h)\n");
-        return Ok(text);
+        return;
     }
     text.push_str("  properties:\n");
     for kind in [
@@ -554,9 +577,8 @@ pub fn describe_library(path: &std::path::Path) -> Result<String, String> {
         CPropertyKind::Witness,
         CPropertyKind::QuiescenceGoal,
     ] {
-        for property in core.properties().iter().filter(|p| p.kind == kind) {
+        for property in properties.iter().filter(|p| p.kind == kind) {
             text.push_str(&format!("    {:<16} {}\n", kind.name(), property.name));
         }
     }
-    Ok(text)
 }
