@@ -10,15 +10,14 @@ use std::time::{Duration, Instant};
 
 use common::{check_reqack_bug2, cmc, compile_c, core_check_args, spawn_cmc, text};
 
-/// Compiles `cores/test/hostile.c` with `-D<flag>` into `dir`.
-fn hostile_core(dir: &Path, flag: &str) -> PathBuf {
-    let out = dir.join(format!("lib{}.so", flag.replace('=', "_")));
-    let define = format!("-D{flag}");
-    compile_c(
-        &["cores/test/hostile.c"],
-        &[&define, "-O0", "-shared", "-fPIC"],
-        &out,
-    );
+/// Compiles `cores/test/hostile.c` with `-D<flag>` for each of the
+/// space-separated `flags` into `dir`.
+fn hostile_core(dir: &Path, flags: &str) -> PathBuf {
+    let out = dir.join(format!("lib{}.so", flags.replace(['=', ' '], "_")));
+    let defines: Vec<String> = flags.split(' ').map(|flag| format!("-D{flag}")).collect();
+    let mut args: Vec<&str> = defines.iter().map(String::as_str).collect();
+    args.extend(["-O0", "-shared", "-fPIC"]);
+    compile_c(&["cores/test/hostile.c"], &args, &out);
     out
 }
 
@@ -218,6 +217,63 @@ fn child_of(pid: u32) -> u32 {
         assert!(Instant::now() < deadline, "cmc started no child");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// A child of process `pid` other than `first`: the next child cmc starts.
+fn next_child_of(pid: u32, first: u32) -> u32 {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let children =
+            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        let next = children
+            .split_whitespace()
+            .map(|child| child.parse::<u32>().unwrap())
+            .find(|child| *child != first);
+        if let Some(child) = next {
+            return child;
+        }
+        assert!(Instant::now() < deadline, "cmc started no second child");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// After a core's fault, the explainer searches the path to the faulting
+/// step in a second child. The check's stop signal stops it too, and its
+/// end is said to be an interruption, never the core failing again: the
+/// fault itself is still reported (exit 2), without a replay file.
+#[test]
+fn a_stop_while_the_path_to_a_fault_is_searched_is_not_blamed_on_the_core() {
+    let dir = tempfile::tempdir().unwrap();
+    // The search and the explainer take seconds each (2 ms a step).
+    let core = hostile_core(dir.path(), "SLOW EXIT_AFTER=6");
+    let args = [
+        "check",
+        "--core",
+        core.to_str().unwrap(),
+        "--nodes",
+        "3",
+        "requests=8",
+        "clients=0,1,2",
+        "--workers",
+        "1",
+    ];
+    let process = spawn_cmc(&args, dir.path());
+    let checker = child_of(process.id());
+    let explainer = next_child_of(process.id(), checker);
+    // SAFETY: signalling a process this test started.
+    unsafe { libc::kill(process.id() as i32, libc::SIGTERM) };
+    let output = process.wait_with_output().unwrap();
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(stderr.contains("exit code 0 inside a step"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "no replay file: the search for the path to the step was interrupted before it finished"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("failed again"), "{stderr}");
+    assert!(gone(explainer), "the explainer outlived cmc");
 }
 
 /// Whether process `pid` is gone (or a zombie nobody waits for).

@@ -5,8 +5,8 @@
 
 use std::os::raw::c_char;
 
-use crate::core::abi::{Config, ABI_VERSION};
-use crate::core::loader::LoadError;
+use crate::core::abi::Config;
+use crate::core::loader::{read_versioned_table, LoadError};
 
 /// `cmc_describe_payload_fn`: writes a description of `len` bytes of
 /// payload into a buffer of `cap` bytes (NUL-terminated).
@@ -45,19 +45,9 @@ pub(crate) unsafe fn read_table(
     table: *const DescribeTable,
     origin: &str,
 ) -> Result<Describers, LoadError> {
-    let bad = |why: String| LoadError(format!("{origin}: its describe table {why}"));
-    if table.is_null() {
-        return Err(bad("is a null pointer".into()));
-    }
-    // SAFETY: non-null and, by contract, a static `cmc_describe_table`.
-    let table = unsafe { table.read_unaligned() };
-    if table.abi_version != ABI_VERSION {
-        return Err(bad(format!(
-            "was built for ABI version {}, but this cmc speaks version {ABI_VERSION}: \
-             rebuild it against this cmc's include/cmc.h",
-            table.abi_version
-        )));
-    }
+    // SAFETY: by contract, null or a static `cmc_describe_table`.
+    let table =
+        unsafe { read_versioned_table(table, |t| t.abi_version, origin, "describe table") }?;
     Ok(Describers {
         reply: table.describe_reply,
         operation: table.describe_operation,
@@ -67,6 +57,7 @@ pub(crate) unsafe fn read_table(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::abi::ABI_VERSION;
 
     #[test]
     fn layout_matches_the_header() {

@@ -43,6 +43,36 @@ impl std::fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+/// Reads a table a library's entry point returned (its `what`: "property
+/// table", "describe table"): not null, and built for this cmc's ABI
+/// version, which `version` reads from it. Errors name `origin`.
+///
+/// # Safety
+/// `table` is null or points to a `T` that stays valid while the library
+/// is loaded.
+pub(crate) unsafe fn read_versioned_table<T>(
+    table: *const T,
+    version: impl Fn(&T) -> u32,
+    origin: &str,
+    what: &str,
+) -> Result<T, LoadError> {
+    let bad = |why: String| LoadError(format!("{origin}: its {what} {why}"));
+    if table.is_null() {
+        return Err(bad("is a null pointer".into()));
+    }
+    // SAFETY: non-null and, by the caller's contract, a valid `T`.
+    let table = unsafe { table.read_unaligned() };
+    if version(&table) != crate::core::abi::ABI_VERSION {
+        return Err(bad(format!(
+            "was built for ABI version {}, but this cmc speaks version {}: \
+             rebuild it against this cmc's include/cmc.h",
+            version(&table),
+            crate::core::abi::ABI_VERSION
+        )));
+    }
+    Ok(table)
+}
+
 /// A C core: a validated descriptor, and the library that holds it (if loaded
 /// at run time; kept open as long as the core lives).
 ///

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::core::abi::{ABI_VERSION, PARAMS_MAX, PAYLOAD_MAX};
-use crate::core::loader::LoadError;
+use crate::core::abi::{PARAMS_MAX, PAYLOAD_MAX};
+use crate::core::loader::{read_versioned_table, LoadError};
 
 /// The symbol of the optional property table (`CMC_PROPERTIES_SYMBOL`).
 pub const PROPERTIES_SYMBOL: &str = "cmc_properties_entry";
@@ -261,18 +261,9 @@ pub unsafe fn read_table(
     library: Option<Arc<libloading::Library>>,
 ) -> Result<Vec<CProperty>, LoadError> {
     let bad = |why: String| LoadError(format!("{origin}: its property table {why}"));
-    if table.is_null() {
-        return Err(bad("is a null pointer".into()));
-    }
-    // SAFETY: non-null and, by contract, a static `cmc_property_table`.
-    let table = unsafe { table.read_unaligned() };
-    if table.abi_version != ABI_VERSION {
-        return Err(bad(format!(
-            "was built for ABI version {}, but this cmc speaks version {ABI_VERSION}: \
-             rebuild it against this cmc's include/cmc.h",
-            table.abi_version
-        )));
-    }
+    // SAFETY: by contract, null or a static `cmc_property_table`.
+    let table =
+        unsafe { read_versioned_table(table, |t| t.abi_version, origin, "property table") }?;
     if table.count > PROPERTIES_MAX {
         return Err(bad(format!(
             "declares {} properties; the limit is {PROPERTIES_MAX}",

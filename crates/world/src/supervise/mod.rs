@@ -471,9 +471,8 @@ fn run_supervised(supervision: &Supervision<'_>, replay_path: Option<&Path>) -> 
         }
         Ok(Ended::Unplaced { kind, damage }) => (unplaced(kind, &damage), None),
     };
-    let explained = question.map(|question| {
-        rerun().and_then(|child| ask_explainer(child, &question, supervision.call_timeout))
-    });
+    let explained = question
+        .map(|question| rerun().and_then(|child| ask_explainer(child, &question, supervision)));
     let mut fault = fault;
     if let Some(Ok((action, event, _))) = &explained {
         // A death is known only by the recorder's raw action; the explainer names it.
@@ -596,20 +595,27 @@ fn fault_of_death(kind: FaultKind, slot: Option<SlotRecord>) -> (Fault, Option<Q
 }
 
 /// Runs the explainer on `question`: the action and event as text, and the
-/// replay file's text or why there is none.
+/// replay file's text or why there is none. The check's stop signal stops
+/// the explainer too, and its search for the path is then said to be
+/// interrupted, never a failure of the core.
 fn ask_explainer(
     child: Command,
     question: &Question,
-    call_timeout: Duration,
+    check: &Supervision<'_>,
 ) -> Result<(String, String, Result<String, String>), String> {
     let input = Recorder::shared_file(&question.to_bytes())
         .map_err(|e| format!("cannot hand the step to the explainer: {e}"))?;
     let supervision = Supervision {
-        call_timeout,
+        call_timeout: check.call_timeout,
         threads: 1,
-        interrupt: None,
+        interrupt: check.interrupt,
     };
     match supervise(child, "explain", &supervision, &[input.as_raw_fd()])? {
+        Ended::Died { kind, .. } | Ended::Unplaced { kind, .. }
+            if stopped_by_interrupt(&supervision, &kind) =>
+        {
+            Err("the search for the path to the step was interrupted before it finished".into())
+        }
         Ended::Message(Message::Explained {
             action,
             event,
