@@ -1,7 +1,7 @@
 //! The fault budgets: how many of each environment fault a search may still
 //! inject.
 
-/// Index of each fault budget in [`WorldState::budgets`].
+/// Index of each fault budget in [`WorldState::budgets`](super::WorldState::budgets).
 ///
 /// ```
 /// use std::sync::Arc;

@@ -1,11 +1,11 @@
 //! The World's state and its canonical encoding.
 //!
-//! [`WorldState`] (here) holds the nodes ([`node`]: a core's bytes and what
-//! the environment keeps for it), the messages in flight ([`network`], of
-//! [`packet`]s carrying [`payload`]s), the cut links, the fault budgets
-//! ([`budget`]), the client history ([`ghost`]) and its bookkeeping
-//! ([`provenance`]: what lets a successor's encoding copy what a step left
-//! unchanged). Each file holds one part with its encoding.
+//! [`WorldState`] (here) holds the nodes (`node.rs`: a core's bytes and what
+//! the environment keeps for it), the messages in flight (`network.rs`, of
+//! packets in `packet.rs` carrying payloads in `payload.rs`), the cut links,
+//! the fault budgets (`budget.rs`), the client history (`ghost.rs`) and its
+//! bookkeeping (`provenance.rs`: what lets a successor's encoding copy what
+//! a step left unchanged). Each file holds one part with its encoding.
 //!
 //! A node's core state is an opaque byte blob here: nothing in this module or
 //! in the environment interprets it. Only [`crate::world::inspect`] splits it into the
