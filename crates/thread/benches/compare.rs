@@ -1,5 +1,5 @@
 //! cmc vs loom vs shuttle on the same programs. Run with
-//! `cargo bench -p cmc-thread --bench compare [-- FILTER]`; prints one markdown table.
+//! `cargo bench -p cmc-thread --bench compare [-- FILTER...]`; prints one markdown table.
 //!
 //! Every (program, tool) case runs in a child process (this binary re-executed with
 //! `--case PROGRAM TOOL`), so a tool that aborts the process (loom's deadlock report is a
@@ -14,7 +14,19 @@ use std::time::{Duration, Instant};
 #[path = "../tests/targets/mod.rs"]
 mod targets;
 
+#[macro_use]
+#[path = "../tests/structures/mod.rs"]
+mod structures;
+
 static RUNS: AtomicU64 = AtomicU64::new(0);
+
+/// Counts one execution of a loom or shuttle run.
+fn count_run() {
+    RUNS.fetch_add(1, StdOrdering::Relaxed);
+}
+
+structures!(set_cmc, cmc_thread, super::count_run);
+structures!(set_loom, loom, super::count_run);
 
 /// The benchmark programs, written once against `$k::{thread, sync}`.
 macro_rules! programs {
@@ -303,10 +315,11 @@ programs!(p_shuttle, shuttle);
 
 /// A benchmark program in its three versions.
 struct Program {
-    name: &'static str,
+    name: String,
     cmc: fn(),
     loom: fn(),
-    shuttle: fn(),
+    /// None for the lock-free structure set (shuttle has no tracked `UnsafeCell`).
+    shuttle: Option<fn()>,
     /// Bug programs are run until the bug is found; count programs are explored exhaustively.
     bug: bool,
     /// The same bug as a cmc linearizability check (operations + sequential reference):
@@ -337,10 +350,10 @@ fn lincheck_treiber() -> Result<u64, u64> {
 macro_rules! program {
     ($name:expr, $f:ident, $bug:expr) => {
         Program {
-            name: $name,
+            name: $name.to_string(),
             cmc: p_cmc::$f,
             loom: p_loom::$f,
-            shuttle: p_shuttle::$f,
+            shuttle: Some(p_shuttle::$f),
             bug: $bug,
             lincheck: None,
         }
@@ -348,7 +361,7 @@ macro_rules! program {
 }
 
 fn programs() -> Vec<Program> {
-    vec![
+    let mut programs = vec![
         program!("lost update counter", lost_update, true),
         Program {
             lincheck: Some(lincheck_treiber),
@@ -383,7 +396,23 @@ fn programs() -> Vec<Program> {
             spsc_ring_2x3,
             false
         ),
-    ]
+    ];
+    let set = set_cmc::programs().into_iter().zip(set_loom::programs());
+    for (cmc, loom) in set {
+        let version = |name: String, bug: bool, cmc: fn(), loom: fn()| Program {
+            name,
+            cmc,
+            loom,
+            shuttle: None,
+            bug,
+            lincheck: None,
+        };
+        let buggy = format!("{}, {}", cmc.structure, cmc.bug);
+        programs.push(version(buggy, true, cmc.buggy, loom.buggy));
+        let correct = format!("exhaustive {} (correct)", cmc.structure);
+        programs.push(version(correct, false, cmc.correct, loom.correct));
+    }
+    programs
 }
 
 /// A tool configuration a program is run under.
@@ -424,6 +453,13 @@ fn tools(p: &Program) -> Vec<Tool> {
     } else {
         COUNT_TOOLS.to_vec()
     };
+    if p.shuttle.is_none() {
+        // The lock-free set: loom without a bound too, in place of shuttle.
+        tools.retain(|t| !t.is_shuttle());
+        if p.bug {
+            tools.push(Tool::LoomFull);
+        }
+    }
     if p.lincheck.is_some() {
         tools.push(Tool::CmcLincheck);
     }
@@ -438,6 +474,13 @@ const BUDGET: usize = 100_000;
 const SHUTTLE_DFS_CAP: usize = 1_000_000;
 
 impl Tool {
+    fn is_shuttle(self) -> bool {
+        matches!(
+            self,
+            Tool::ShuttlePct | Tool::ShuttleRandom | Tool::ShuttleDfs
+        )
+    }
+
     fn label(self) -> String {
         match self {
             Tool::CmcBounded | Tool::CmcDpor | Tool::CmcPct => format!("cmc {}", cmc_mode(self)),
@@ -476,11 +519,14 @@ fn run_case(p: &Program, tool: Tool) -> Outcome {
         Tool::CmcBounded | Tool::CmcDpor | Tool::CmcPct | Tool::CmcDporSc => run_cmc(p, tool),
         Tool::LoomBounded => run_other(tool, || loom(Some(3), p.loom)),
         Tool::LoomFull => run_other(tool, || loom(None, p.loom)),
-        Tool::ShuttlePct => run_other(tool, || shuttle::check_pct(p.shuttle, BUDGET, 3)),
-        Tool::ShuttleRandom => run_other(tool, || shuttle::check_random(p.shuttle, BUDGET)),
-        Tool::ShuttleDfs => run_other(tool, || {
-            shuttle::check_dfs(p.shuttle, Some(SHUTTLE_DFS_CAP))
-        }),
+        Tool::ShuttlePct | Tool::ShuttleRandom | Tool::ShuttleDfs => {
+            let f = p.shuttle.expect("only programs with a shuttle version");
+            run_other(tool, || match tool {
+                Tool::ShuttlePct => shuttle::check_pct(f, BUDGET, 3),
+                Tool::ShuttleRandom => shuttle::check_random(f, BUDGET),
+                _ => shuttle::check_dfs(f, Some(SHUTTLE_DFS_CAP)),
+            })
+        }
         Tool::CmcLincheck => {
             let start = Instant::now();
             let r = p.lincheck.expect("only programs with a lincheck version")();
@@ -684,11 +730,12 @@ fn main() {
     if args.first().map(String::as_str) == Some("--case") {
         return child(&args[1..]);
     }
-    let filter = args.iter().find(|a| !a.starts_with('-')).cloned();
+    // A program runs when its name contains one of the filters (all run without one).
+    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
     println!("| program | tool | bug found? | schedules | wall s | schedules/s | schedules vs cmc first row |");
     println!("|---|---|---|---:|---:|---:|---:|");
     for (p, program) in programs().iter().enumerate() {
-        if filter.as_deref().is_some_and(|f| !program.name.contains(f)) {
+        if !filters.is_empty() && !filters.iter().any(|f| program.name.contains(f.as_str())) {
             continue;
         }
         let mut base = None;

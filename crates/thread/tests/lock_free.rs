@@ -27,7 +27,10 @@ fn assert_correct(structure: &str) {
         .check(p.correct)
         .unwrap_or_else(|f| panic!("{structure}: {f}"));
     assert!(stats.complete, "{structure}: {stats:?}");
-    println!("{structure}, correct: {} executions, complete", stats.executions);
+    println!(
+        "{structure}, correct: {} executions, complete",
+        stats.executions
+    );
 }
 
 /// Checks that the buggy version of `structure` fails, and returns how.
@@ -36,7 +39,10 @@ fn buggy_failure(structure: &str) -> Stop {
     let f = Checker::new()
         .check(p.buggy)
         .expect_err("the buggy version must fail");
-    println!("{structure}, {}: found after {} executions", p.bug, f.executions);
+    println!(
+        "{structure}, {}: found after {} executions",
+        p.bug, f.executions
+    );
     f.stop
 }
 

@@ -17,8 +17,8 @@ macro_rules! structures {
         #[allow(dead_code)]
         pub mod $m {
             use $k::cell::UnsafeCell;
-            use $k::sync::atomic::{fence, AtomicBool, AtomicIsize, AtomicUsize, Ordering};
             use $k::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
+            use $k::sync::atomic::{fence, AtomicBool, AtomicIsize, AtomicUsize, Ordering};
             use $k::sync::Arc;
             use $k::thread;
 
@@ -78,7 +78,11 @@ macro_rules! structures {
                             let _ = self.tail.compare_exchange(t, next, Release, Relaxed);
                             continue;
                         }
-                        if self.nodes[t].next.compare_exchange(0, n, link, Relaxed).is_ok() {
+                        if self.nodes[t]
+                            .next
+                            .compare_exchange(0, n, link, Relaxed)
+                            .is_ok()
+                        {
                             let _ = self.tail.compare_exchange(t, n, Release, Relaxed);
                             return;
                         }
@@ -168,7 +172,10 @@ macro_rules! structures {
                         let cell = &self.cells[pos % 2];
                         let seq = cell.seq.load(Acquire);
                         if seq == pos {
-                            match self.enqueue_pos.compare_exchange(pos, pos + 1, Relaxed, Relaxed) {
+                            match self
+                                .enqueue_pos
+                                .compare_exchange(pos, pos + 1, Relaxed, Relaxed)
+                            {
                                 Ok(_) => break cell,
                                 Err(now) => pos = now,
                             }
@@ -180,7 +187,8 @@ macro_rules! structures {
                         }
                     };
                     cell.value.with_mut(|p| unsafe { *p = value });
-                    cell.seq.store(pos + 1, pick(self.correct, Release, Relaxed));
+                    cell.seq
+                        .store(pos + 1, pick(self.correct, Release, Relaxed));
                     true
                 }
 
@@ -190,7 +198,10 @@ macro_rules! structures {
                         let cell = &self.cells[pos % 2];
                         let seq = cell.seq.load(Acquire);
                         if seq == pos + 1 {
-                            match self.dequeue_pos.compare_exchange(pos, pos + 1, Relaxed, Relaxed) {
+                            match self
+                                .dequeue_pos
+                                .compare_exchange(pos, pos + 1, Relaxed, Relaxed)
+                            {
                                 Ok(_) => break cell,
                                 Err(now) => pos = now,
                             }
@@ -358,7 +369,11 @@ macro_rules! structures {
                 };
                 increment(&l, 1);
                 other.join().unwrap();
-                assert_eq!(l.counter.with(|p| unsafe { *p }), 2, "an increment was lost");
+                assert_eq!(
+                    l.counter.with(|p| unsafe { *p }),
+                    2,
+                    "an increment was lost"
+                );
             }
 
             /// The reader-writer spinlock of Linux (the version in CDSChecker's
@@ -402,7 +417,8 @@ macro_rules! structures {
                 }
 
                 fn write_unlock(&self) {
-                    self.lock.fetch_add(BIAS, pick(self.correct, Release, Relaxed));
+                    self.lock
+                        .fetch_add(BIAS, pick(self.correct, Release, Relaxed));
                 }
             }
 
