@@ -216,3 +216,45 @@ fn a_forgotten_clone_is_a_leak_and_balanced_counts_are_not() {
     });
     assert!(ok.is_ok(), "{}", ok.unwrap_err());
 }
+
+/// loom's `invalid_unsync_load_relaxed`: a thread reads an atomic with `unsync_load` while
+/// the main thread stores to it; `unsync_load` is a non-atomic read, so they race.
+#[test]
+fn an_unsync_load_concurrent_with_a_store_is_a_data_race() {
+    use cmc_thread::sync::atomic::AtomicUsize;
+    let f = dpor()
+        .check(|| {
+            let a = Arc::new(AtomicUsize::new(0));
+            let b = a.clone();
+            let t = thread::spawn(move || unsafe { a.unsync_load() });
+            b.store(1, Ordering::Relaxed);
+            t.join().unwrap();
+        })
+        .unwrap_err();
+    assert!(
+        matches!(&f.stop, Stop::DataRace { object, first, second }
+            if object.starts_with("AtomicUsize#")
+                && [first, second].iter().any(|a| a.contains("unsync_loads at"))
+                && [first, second].iter().any(|a| a.contains("stores at"))),
+        "{f}"
+    );
+}
+
+/// Stores ordered before an `unsync_load` (here by `join`, and a read-modify-write of the
+/// other thread) do not race with it, nor do stores of different threads with each other.
+#[test]
+fn an_unsync_load_after_the_stores_it_reads_is_no_race() {
+    use cmc_thread::sync::atomic::AtomicUsize;
+    let stats = dpor()
+        .check(|| {
+            let a = Arc::new(AtomicUsize::new(0));
+            let b = a.clone();
+            let t = thread::spawn(move || b.fetch_add(1, Ordering::Relaxed));
+            a.store(5, Ordering::Relaxed);
+            t.join().unwrap();
+            let v = unsafe { a.unsync_load() };
+            assert!(v == 5 || v == 6, "read {v}");
+        })
+        .unwrap_or_else(|f| panic!("{f}"));
+    assert!(stats.complete);
+}

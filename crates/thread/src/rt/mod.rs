@@ -361,19 +361,21 @@ pub fn atomic_access<R>(
     body: impl FnOnce(Option<u64>) -> (R, Value, Option<u64>),
 ) -> R {
     use std::sync::atomic::Ordering::SeqCst;
-    let plain = || ObjState::Plain;
     let ordered = if orders.0 == SeqCst || orders.1 == SeqCst {
         SeqCst
     } else {
         orders.0
     };
     let op = |o| with(|st| st.atomic_op(o, kind, ordered, location)).unwrap_or(Op::Atomic(o, kind));
-    let id = announce(cell, type_name, plain, op, location);
+    let id = announce(cell, type_name, atomic_state, op, location);
     let weak = id.filter(|_| with(|st| st.weak.on && !st.aborting) == Some(true));
     let Some(o) = weak else {
         let (result, value, written) = body(None);
         let wrote = written.is_some();
         sync_access(id, kind, if wrote { orders.0 } else { orders.1 }, wrote);
+        if wrote {
+            check_store(id, location);
+        }
         complete(id, value, wrote);
         return result;
     };
@@ -397,9 +399,38 @@ pub fn atomic_access<R>(
         if let Some(latest) = with(|st| st.weak_latest(o)).flatten() {
             poke(latest);
         }
+        if written.is_some() {
+            check_store(id, location);
+        }
     }
     complete(id, value, written.is_some());
     result
+}
+
+/// The state an atomic is registered with.
+fn atomic_state() -> ObjState {
+    ObjState::Atomic(Default::default())
+}
+
+/// Checks a store just made to atomic `id` against the `unsync_load`s not ordered before
+/// it (a data race ends the execution).
+fn check_store(id: Option<ObjId>, location: &'static Location<'static>) {
+    let Some(id) = id else { return };
+    if let Some(Err(race)) = with(|st| st.atomic_store_access(id, location)) {
+        fail(race, location);
+    }
+}
+
+/// loom's `unsync_load` of `cell`'s atomic: a non-atomic read, not a step, checked against
+/// the stores not ordered before it (a data race ends the execution). Nothing outside an
+/// execution.
+pub fn unsync_load(cell: &ObjCell, type_name: &'static str, location: &'static Location<'static>) {
+    let Some(id) = register(cell, type_name, atomic_state, location) else {
+        return;
+    };
+    if let Some(Err(race)) = with(|st| st.unsync_load_access(id, location)) {
+        fail(race, location);
+    }
 }
 
 /// `fence(SeqCst)` in weak-memory mode is a step of the `SeqCst` order (announced here);
@@ -411,12 +442,17 @@ pub fn sc_fence_step(location: &'static Location<'static>) {
     }
 }
 
-/// In weak-memory mode, forgets the store history of `cell`'s atomic after an exclusive
-/// access (`get_mut`) that may change its value without a step.
+/// After an exclusive access (`get_mut`) to `cell`'s atomic, which may change its value
+/// without a step: forgets its store history (weak-memory mode) and its accesses for
+/// `unsync_load` race checks.
 pub fn exclusive_access(cell: &ObjCell) {
     with(|st| {
         if let Some(o) = cell.current(st) {
             st.weak_reset(o);
+            // Every earlier access is ordered before an exclusive borrow.
+            if let ObjState::Atomic(accesses) = &mut st.objects[o].state {
+                *accesses = Default::default();
+            }
         }
     });
 }

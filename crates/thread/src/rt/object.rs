@@ -2,13 +2,13 @@
 
 use super::clock::Knowledge;
 use super::op::ThreadId;
-use super::race::CellHistory;
+use super::race::{AtomicAccesses, CellHistory};
 use std::panic::Location;
 
 /// The synchronisation state the scheduler needs to know about an object.
 #[derive(Debug)]
 pub enum ObjState {
-    /// An object whose operations never block (atomics).
+    /// An object whose operations never block.
     Plain,
     /// An `Arc` allocation: its strong count after the latest instrumented count operation
     /// of the execution (0 before the first).
@@ -68,6 +68,8 @@ pub enum ObjState {
     },
     /// A tracked `UnsafeCell`: its accesses since the last write, for race detection.
     Cell(CellHistory),
+    /// An atomic: its stores and `unsync_load`s, for race detection of the latter.
+    Atomic(AtomicAccesses),
 }
 
 impl ObjState {

@@ -2,26 +2,47 @@
 //! write, race when neither happens before the other (vector clocks, `clock.rs`). Each
 //! access is checked against the cell's last write and the reads since, so a race is found
 //! in any execution that contains both accesses, whatever their order.
+//!
+//! An atomic's `unsync_load` (loom's non-atomic read of an atomic) is checked the same way
+//! against the atomic's stores and read-modify-writes (which do not race with one another).
 
 use super::execution::ExecState;
 use super::op::{ObjId, ThreadId};
 use super::Stop;
 use std::panic::Location;
 
-/// One access to a cell: who, when (the thread's own clock entry), where, and how.
+/// One access to a cell: who, when (the thread's own clock entry), where, and what it did
+/// (`reads`, `writes`, `stores`, `unsync_loads`).
 #[derive(Clone, Copy, Debug)]
 struct CellAccess {
     thread: ThreadId,
     epoch: u32,
     location: &'static Location<'static>,
-    write: bool,
+    verb: &'static str,
 }
 
 impl CellAccess {
     fn describe(&self) -> String {
-        let what = if self.write { "writes" } else { "reads" };
-        format!("thread {} {what} at {}", self.thread, self.location)
+        format!("thread {} {} at {}", self.thread, self.verb, self.location)
     }
+}
+
+/// Replaces `access`'s thread's entry in `latest` (one per thread: a thread's accesses are
+/// ordered, so its latest one is the last to be ordered after), or adds it.
+fn keep_latest(latest: &mut Vec<CellAccess>, access: CellAccess) {
+    match latest.iter_mut().find(|a| a.thread == access.thread) {
+        Some(a) => *a = access,
+        None => latest.push(access),
+    }
+}
+
+/// The accesses of an atomic that an `unsync_load` must be ordered after (its stores and
+/// read-modify-writes) and that a store must be ordered after (`unsync_load`s): each
+/// thread's latest of each.
+#[derive(Clone, Debug, Default)]
+pub struct AtomicAccesses {
+    stores: Vec<CellAccess>,
+    unsync_loads: Vec<CellAccess>,
 }
 
 /// The accesses of a cell that later accesses must be ordered after.
@@ -45,14 +66,8 @@ impl ExecState {
         if self.aborting {
             return Ok(());
         }
-        let me = self.active;
-        let now = &self.threads[me].clock.now.clock;
-        let access = CellAccess {
-            thread: me,
-            epoch: now.get(me),
-            location,
-            write,
-        };
+        let access = self.access_now(location, if write { "writes" } else { "reads" });
+        let (me, now) = (self.active, &self.threads[self.active].clock.now.clock);
         let super::ObjState::Cell(history) = &mut self.objects[obj].state else {
             unreachable!("cell_access on a non-cell object");
         };
@@ -64,20 +79,80 @@ impl ExecState {
             earlier.clone().find(unordered)
         };
         if let Some(first) = conflict.copied() {
-            return Err(Stop::DataRace {
-                object: self.object_name(obj),
-                first: first.describe(),
-                second: access.describe(),
-            });
+            return Err(self.race(obj, first, access));
         }
         if write {
             history.last_write = Some(access);
             history.reads.clear();
-        } else if let Some(r) = history.reads.iter_mut().find(|r| r.thread == me) {
-            *r = access;
         } else {
-            history.reads.push(access);
+            keep_latest(&mut history.reads, access);
         }
         Ok(())
+    }
+
+    /// Records a store (or read-modify-write) of the active thread to atomic `obj`; the
+    /// data-race failure when an `unsync_load` by another thread does not happen before it.
+    pub fn atomic_store_access(
+        &mut self,
+        obj: ObjId,
+        location: &'static Location<'static>,
+    ) -> Result<(), Stop> {
+        self.atomic_access_check(obj, location, false)
+    }
+
+    /// Records an `unsync_load` of the active thread from atomic `obj`; the data-race
+    /// failure when a store by another thread does not happen before it.
+    pub fn unsync_load_access(
+        &mut self,
+        obj: ObjId,
+        location: &'static Location<'static>,
+    ) -> Result<(), Stop> {
+        self.atomic_access_check(obj, location, true)
+    }
+
+    fn atomic_access_check(
+        &mut self,
+        obj: ObjId,
+        location: &'static Location<'static>,
+        unsync_load: bool,
+    ) -> Result<(), Stop> {
+        if self.aborting {
+            return Ok(());
+        }
+        let access = self.access_now(location, if unsync_load { "unsync_loads" } else { "stores" });
+        let (me, now) = (self.active, &self.threads[self.active].clock.now.clock);
+        let super::ObjState::Atomic(history) = &mut self.objects[obj].state else {
+            unreachable!("an atomic access on a non-atomic object");
+        };
+        let (against, mine) = if unsync_load {
+            (&history.stores, &mut history.unsync_loads)
+        } else {
+            (&history.unsync_loads, &mut history.stores)
+        };
+        let unordered = |a: &&CellAccess| a.thread != me && now.get(a.thread) < a.epoch;
+        if let Some(first) = against.iter().find(unordered).copied() {
+            return Err(self.race(obj, first, access));
+        }
+        keep_latest(mine, access);
+        Ok(())
+    }
+
+    /// The active thread's access at `location`, stamped with its own clock entry.
+    fn access_now(&self, location: &'static Location<'static>, verb: &'static str) -> CellAccess {
+        let me = self.active;
+        CellAccess {
+            thread: me,
+            epoch: self.threads[me].clock.now.clock.get(me),
+            location,
+            verb,
+        }
+    }
+
+    fn race(&self, obj: ObjId, first: CellAccess, second: CellAccess) -> Stop {
+        Stop::DataRace {
+            object: self.object_name(obj),
+            first: first.describe(),
+            second: second.describe(),
+        }
     }
 }

@@ -223,12 +223,16 @@ macro_rules! common_methods {
                 f(self.get_mut())
             }
 
-            /// loom's `unsync_load`: the value of the last store executed, read without a step.
+            /// loom's `unsync_load`: a non-atomic read of the latest store, without a step.
+            /// As in loom, it is race-checked like an `UnsafeCell` read: a store or
+            /// read-modify-write by another thread that does not happen before it (or an
+            /// `unsync_load` not ordered before a later store) is a data race.
             ///
             /// # Safety
-            /// No store may run concurrently. Unlike loom, the checker does not verify
-            /// this (the read is not race-checked).
+            /// No store may run concurrently (the checker reports one that does).
+            #[track_caller]
             pub unsafe fn unsync_load(&self) -> $t {
+                rt::unsync_load(&self.id, stringify!($name), Location::caller());
                 self.v.load(Ordering::Relaxed)
             }
 
