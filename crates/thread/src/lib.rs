@@ -51,6 +51,7 @@
 //! time and a switch costs a few nanoseconds. std's thread-locals are therefore shared by
 //! all virtual threads of an execution; [`thread_local!`] gives each its own.
 
+pub mod alloc;
 pub mod cell;
 mod explore;
 pub mod fs;

@@ -79,6 +79,7 @@ pub fn stop_headline(stop: &Stop) -> String {
              use the cmc_thread::shim types"
         ),
         Stop::DataRace { object, .. } => format!("data race on {object}"),
+        Stop::UseAfterFree { object, .. } => format!("use after free: {object}"),
         Stop::Leak { allocations } => format!(
             "memory leak: {} Arc allocation(s) made in the execution outlived it",
             allocations.len()
@@ -109,6 +110,10 @@ impl fmt::Display for Failure {
             Stop::DataRace { first, second, .. } => {
                 writeln!(f, "  {first}")?;
                 writeln!(f, "  {second}, with no happens-before between the two")?;
+            }
+            Stop::UseAfterFree { freed, used, .. } => {
+                writeln!(f, "  {freed}")?;
+                writeln!(f, "  {used}")?;
             }
             Stop::Leak { allocations } => {
                 for a in allocations {

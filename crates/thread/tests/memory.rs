@@ -258,3 +258,145 @@ fn an_unsync_load_after_the_stores_it_reads_is_no_race() {
         .unwrap_or_else(|f| panic!("{f}"));
     assert!(stats.complete);
 }
+
+/// A block shared by two parties, freed by whichever lets go of it last (the shape of a
+/// oneshot channel): each party records that it is done with `fetch_add` on `done`, and
+/// the one that sees the other already done frees the block.
+struct Shared {
+    done: cmc_thread::sync::atomic::AtomicUsize,
+    /// One note per party.
+    notes: [UnsafeCell<usize>; 2],
+}
+
+/// A pointer to the shared block that threads may carry.
+#[derive(Clone, Copy)]
+struct BlockPtr(*mut Shared);
+// SAFETY: the block is shared on purpose; the checker verifies its uses.
+unsafe impl Send for BlockPtr {}
+
+impl BlockPtr {
+    fn new() -> Self {
+        use cmc_thread::alloc::{alloc, Layout};
+        let shared = Shared {
+            done: cmc_thread::sync::atomic::AtomicUsize::new(0),
+            notes: [UnsafeCell::new(0), UnsafeCell::new(0)],
+        };
+        // SAFETY: a layout of non-zero size; the block is written before any use.
+        unsafe {
+            let p = alloc(Layout::new::<Shared>()) as *mut Shared;
+            p.write(shared);
+            BlockPtr(p)
+        }
+    }
+
+    /// Party `me` lets go of the block, writing its note before (`note_first`) or after
+    /// marking itself done; frees the block if the other party was done already.
+    fn release(self, me: usize, note_first: bool) {
+        // SAFETY: the block is alive until the second party marks itself done (or not:
+        // that is what the checker is asked).
+        let shared = unsafe { &*self.0 };
+        if note_first {
+            shared.notes[me].with_mut(|p| unsafe { *p += 1 });
+        }
+        let last = shared.done.fetch_add(1, Ordering::AcqRel) == 1;
+        if !note_first {
+            shared.notes[me].with_mut(|p| unsafe { *p += 1 });
+        }
+        if last {
+            self.free();
+        }
+    }
+
+    /// Drops the shared value and frees the block.
+    fn free(self) {
+        use cmc_thread::alloc::{dealloc, Layout};
+        // SAFETY: the caller is the last user of the block (or the test is about it not
+        // being so).
+        unsafe {
+            self.0.drop_in_place();
+            dealloc(self.0 as *mut u8, Layout::new::<Shared>());
+        }
+    }
+}
+
+fn two_parties(note_first: bool) -> impl Fn() + Send + Sync + 'static {
+    move || {
+        let block = BlockPtr::new();
+        let other = thread::spawn(move || block.release(1, note_first));
+        block.release(0, note_first);
+        other.join().unwrap();
+    }
+}
+
+/// A party that touches the block after marking itself done may find it freed by the
+/// other. No switch point separates its `fetch_add` from its note, so no interleaving puts
+/// the free between them: the free is found racing with the note (the note does not
+/// happen before the free), in the first execution.
+#[test]
+fn a_use_of_a_block_the_other_party_freed_is_a_use_after_free() {
+    let f = dpor().check(two_parties(false)).unwrap_err();
+    match &f.stop {
+        Stop::UseAfterFree {
+            object,
+            freed,
+            used,
+        } => {
+            assert!(object.starts_with("UnsafeCell#"), "{f}");
+            assert!(freed.starts_with("freed by thread"), "{f}");
+            assert!(used.contains("with no happens-before"), "{f}");
+        }
+        other => panic!("expected a use after free, got {other:?}\n{f}"),
+    }
+    assert!(f.to_string().contains("use after free: UnsafeCell#"), "{f}");
+}
+
+/// The same parties writing their note before marking themselves done never use the
+/// block after it was freed.
+#[test]
+fn parties_done_with_the_block_before_letting_go_pass() {
+    let stats = dpor()
+        .check(two_parties(true))
+        .unwrap_or_else(|f| panic!("{f}"));
+    assert!(stats.complete);
+}
+
+/// Freeing a block twice is reported (and the block is not returned to the allocator twice).
+#[test]
+fn freeing_a_block_twice_is_reported() {
+    use cmc_thread::alloc::{alloc, dealloc, Layout};
+    let f = dpor()
+        .check(|| {
+            let layout = Layout::new::<u64>();
+            // SAFETY: a non-zero layout; the second `dealloc` is the bug under test.
+            unsafe {
+                let p = alloc(layout);
+                dealloc(p, layout);
+                dealloc(p, layout);
+            }
+        })
+        .unwrap_err();
+    assert!(
+        matches!(&f.stop, Stop::UseAfterFree { object, .. } if object.contains("freed twice")),
+        "{f}"
+    );
+}
+
+/// A use ordered after the free (here by `join`) touches freed memory in every execution:
+/// the block is kept until the execution ends, so the checker sees the use and reports it.
+#[test]
+fn a_use_after_the_free_is_reported() {
+    let f = dpor()
+        .check(|| {
+            let block = BlockPtr::new();
+            thread::spawn(move || block.free()).join().unwrap();
+            // SAFETY: none: the block was freed (the bug under test).
+            let shared = unsafe { &*block.0 };
+            shared.done.load(Ordering::Relaxed);
+        })
+        .unwrap_err();
+    assert!(
+        matches!(&f.stop, Stop::UseAfterFree { object, used, .. }
+            if object.starts_with("AtomicUsize") && used.starts_with("used by thread 0 at")),
+        "{f}"
+    );
+}

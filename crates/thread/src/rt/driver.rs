@@ -78,6 +78,16 @@ pub enum Stop {
         /// The access that raced with it.
         second: String,
     },
+    /// An instrumented object was used after the block holding it was freed with
+    /// `cmc_thread::alloc::dealloc` (or a block was freed twice).
+    UseAfterFree {
+        /// The object, e.g. `UnsafeCell#3`.
+        object: String,
+        /// Who freed the block, and where.
+        freed: String,
+        /// Who used the object (or freed the block again), and where.
+        used: String,
+    },
     /// `Arc` allocations made during the execution were still alive when it ended.
     Leak {
         /// Each leaked allocation: where it was created and its strong count.

@@ -81,6 +81,8 @@ pub struct ExecState {
     /// (see `sync::once`). A value dies with its `OnceLock`, or with the execution: the last
     /// thread to finish drops what is left (the values of statics).
     pub once_values: Vec<(ObjId, ErasedBox)>,
+    /// Blocks freed in this execution, kept until it ends (`freed.rs`).
+    pub(super) quarantine: super::freed::Quarantine,
 }
 
 impl ExecState {
@@ -106,6 +108,7 @@ impl ExecState {
             weak: super::weak::WeakMemory::default(),
             shared_cells: Vec::new(),
             once_values: Vec::new(),
+            quarantine: Default::default(),
         }
     }
 
@@ -123,6 +126,8 @@ impl ExecState {
             sync: Knowledge::default(),
             name: None,
             created,
+            addr: 0,
+            uses: Vec::new(),
         });
         self.objects.len() - 1
     }

@@ -7,6 +7,7 @@ mod clock;
 mod driver;
 mod erased;
 mod execution;
+mod freed;
 mod object;
 mod op;
 pub(crate) mod os_threads;
@@ -265,6 +266,7 @@ impl ObjCell {
         let per_execution = state.per_execution();
         let id = st.register(type_name, state, location);
         st.objects[id].name = self.1;
+        st.objects[id].addr = self as *const Self as usize;
         let mine = st.epoch << ID_BITS | (id as u64 + 1);
         let mut seen = self.0.load(Ordering::Acquire);
         let claimed = loop {
@@ -483,11 +485,40 @@ pub fn register(
     state: fn() -> ObjState,
     location: &'static Location<'static>,
 ) -> Option<ObjId> {
-    let found = with(|st| cell.get(st, type_name, state, location));
-    if found.is_none() {
-        uncontrolled::check(cell.epoch(), type_name, location);
+    let found = with(|st| {
+        let addr = cell as *const ObjCell as usize;
+        let name = |st: &ExecState| match cell.current(st) {
+            Some(id) => st.object_name(id),
+            None => type_name.to_string(),
+        };
+        match st.use_after_free(addr, name, location) {
+            Some(stop) => Err(stop),
+            None => {
+                let id = cell.get(st, type_name, state, location);
+                st.note_use(id, location);
+                Ok(id)
+            }
+        }
+    });
+    match found {
+        Some(Ok(id)) => Some(id),
+        Some(Err(stop)) => fail(stop, location),
+        None => {
+            uncontrolled::check(cell.epoch(), type_name, location);
+            None
+        }
     }
-    found
+}
+
+/// `dealloc` of `ptr`'s block: inside an execution the block is kept until the execution
+/// ends and its range recorded as freed (`freed.rs`; a double free ends the execution), and
+/// `true` is returned; outside one, `false` (the caller frees it).
+pub fn free(ptr: usize, layout: std::alloc::Layout, location: &'static Location<'static>) -> bool {
+    match with(|st| st.free(ptr, layout, location)) {
+        None => false,
+        Some(Ok(())) => true,
+        Some(Err(stop)) => fail(stop, location),
+    }
 }
 
 /// For a type whose fallback path does not go through [`register`]: reports an access from

@@ -96,4 +96,10 @@ pub struct Object {
     pub name: Option<&'static str>,
     /// Where the object was created or first used in the execution.
     pub created: &'static Location<'static>,
+    /// The address of its `ObjCell` (0 for objects without one), to find the objects in a
+    /// freed block (`freed.rs`).
+    pub addr: usize,
+    /// Each thread's latest use of the object: (thread, the thread's own clock entry then,
+    /// where), for the race check of a `dealloc` of the block holding it.
+    pub uses: Vec<(ThreadId, u32, &'static Location<'static>)>,
 }

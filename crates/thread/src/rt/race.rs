@@ -119,7 +119,14 @@ impl ExecState {
         if self.aborting {
             return Ok(());
         }
-        let access = self.access_now(location, if unsync_load { "unsync_loads" } else { "stores" });
+        let access = self.access_now(
+            location,
+            if unsync_load {
+                "unsync_loads"
+            } else {
+                "stores"
+            },
+        );
         let (me, now) = (self.active, &self.threads[self.active].clock.now.clock);
         let super::ObjState::Atomic(history) = &mut self.objects[obj].state else {
             unreachable!("an atomic access on a non-atomic object");
