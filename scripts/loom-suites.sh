@@ -8,8 +8,11 @@
 #
 # oneshot: the loom suite of 0.1.11 (which added `poll_then_drop_receiver_during_send`
 # with the fix of the race it catches) against the library of 0.1.10 (must fail that
-# test, and only that one) and of 0.1.11 (must pass). Exit status 0 only when every
-# expectation holds. Builds go to target/loom-suites (kept between runs).
+# test, and only that one, on loom), of 0.1.11 (must pass on loom) and of 0.1.12 with its
+# own suite (must pass). On cmc, 0.1.10 and 0.1.11 also fail two more tests, and all
+# three as uses after free (frees racing with accesses, which 0.1.12 fixed).
+# Exit status 0 only when every expectation holds. Builds go to target/loom-suites (kept
+# between runs).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 compare=false more=false own=false
@@ -140,14 +143,17 @@ run() {
 
 prepare oneshot 0.1.10 0.1.11
 prepare oneshot 0.1.11 0.1.11
+prepare oneshot 0.1.12 0.1.12
 if $more; then
     prepare concurrent-queue 2.5.0 2.5.0
     prepare bytes 1.12.2 1.12.2
 fi
 for tool in cmc $($compare && echo loom); do
     oneshot=(--cfg oneshot_loom)
-    run "$work/oneshot-0.1.10" "${oneshot[*]}" "$tool" "poll_then_drop_receiver_during_send" "--features loom --test loom"
-    run "$work/oneshot-0.1.11" "${oneshot[*]}" "$tool" "" "--features loom --test loom"
+    uaf=$([[ $tool == cmc ]] && echo async_recv poll_then_drop_receiver_during_send recv_drop_sender_different_threads || true)
+    run "$work/oneshot-0.1.10" "${oneshot[*]}" "$tool" "${uaf:-poll_then_drop_receiver_during_send}" "--features loom --test loom"
+    run "$work/oneshot-0.1.11" "${oneshot[*]}" "$tool" "$uaf" "--features loom --test loom"
+    run "$work/oneshot-0.1.12" "${oneshot[*]}" "$tool" "" "--features loom --test loom"
     if $more; then
         run "$work/concurrent-queue-2.5.0" "--cfg loom" "$tool" "" "--features loom --test loom"
         run "$work/bytes-1.12.2" "--cfg loom" "$tool" "" "--lib"

@@ -1,7 +1,9 @@
-//! `loom::alloc`: std's allocator. loom reports allocations still alive at the end of an
-//! execution; here only `sync::Arc` allocations are (cmc's leak check).
+//! `loom::alloc`: std's allocator, with cmc-thread's freed-memory tracking on `dealloc`
+//! (a use of an atomic or cell in a freed block is reported). loom reports allocations
+//! still alive at the end of an execution; here only `sync::Arc` allocations are (cmc's
+//! leak check).
 
-pub use std::alloc::{alloc, alloc_zeroed, dealloc, Layout};
+pub use cmc_thread::alloc::{alloc, alloc_zeroed, dealloc, Layout};
 
 /// loom's leak-tracked value: a plain wrapper here (not tracked).
 #[derive(Debug)]
