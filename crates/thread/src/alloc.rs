@@ -6,8 +6,31 @@
 //! are std's functions.
 
 use crate::rt;
-pub use std::alloc::{alloc, alloc_zeroed, Layout};
+pub use std::alloc::Layout;
 use std::panic::Location;
+
+/// Allocates a block as `std::alloc::alloc`; inside an execution the block is recorded, so
+/// that the objects placed in it have their uses checked against its free.
+///
+/// # Safety
+/// As `std::alloc::alloc`: `layout` has a non-zero size.
+pub unsafe fn alloc(layout: Layout) -> *mut u8 {
+    // SAFETY: the caller's contract.
+    let ptr = unsafe { std::alloc::alloc(layout) };
+    rt::allocated(ptr as usize, layout.size());
+    ptr
+}
+
+/// As [`alloc`], with the block zeroed.
+///
+/// # Safety
+/// As `std::alloc::alloc_zeroed`: `layout` has a non-zero size.
+pub unsafe fn alloc_zeroed(layout: Layout) -> *mut u8 {
+    // SAFETY: the caller's contract.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    rt::allocated(ptr as usize, layout.size());
+    ptr
+}
 
 /// Frees a block from [`alloc`] / [`alloc_zeroed`]; see the module docs for what the
 /// checker does inside an execution.

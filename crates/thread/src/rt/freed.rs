@@ -10,8 +10,10 @@
 //! reported as a use after free too, found in any execution that contains both, whatever
 //! their order (the free need not interleave between the use and the operation before it).
 //! Uses are each thread's latest access to the object: an operation on it (its
-//! announcement) or an `UnsafeCell` access. Accesses to plain memory (not an instrumented
-//! object) are not seen.
+//! announcement) or an `UnsafeCell` access. They are recorded only for objects first used
+//! while inside a block allocated with `cmc_thread::alloc` in this execution (so that other
+//! models pay nothing); a block allocated elsewhere gets the use-after-free check but not
+//! this race check. Accesses to plain memory (not an instrumented object) are not seen.
 
 use super::execution::ExecState;
 use super::op::ThreadId;
@@ -42,13 +44,18 @@ impl FreedBlock {
     }
 }
 
-/// The blocks freed during one execution; returned to the allocator when it is dropped.
+/// The blocks allocated and freed during one execution; the freed ones are returned to the
+/// allocator when it is dropped.
 #[derive(Debug, Default)]
-pub struct Quarantine(Vec<FreedBlock>);
+pub struct Quarantine {
+    freed: Vec<FreedBlock>,
+    /// Blocks allocated in this execution and not freed yet: (start, size).
+    live: Vec<(usize, usize)>,
+}
 
 impl Drop for Quarantine {
     fn drop(&mut self) {
-        for b in self.0.drain(..) {
+        for b in self.freed.drain(..) {
             // SAFETY: `free` kept only blocks the caller of `dealloc` owned and gave up
             // (the `dealloc` contract), each once (an overlapping second free is refused).
             unsafe { std::alloc::dealloc(b.start as *mut u8, b.layout) };
@@ -68,7 +75,7 @@ impl ExecState {
     ) -> Result<(), Stop> {
         if let Some(first) = self
             .quarantine
-            .0
+            .freed
             .iter()
             .find(|b| b.overlaps(ptr, layout.size()))
         {
@@ -87,7 +94,8 @@ impl ExecState {
         if let Some(stop) = self.free_races(ptr, layout.size(), location) {
             return Err(stop);
         }
-        self.quarantine.0.push(FreedBlock {
+        self.quarantine.live.retain(|&(start, _)| start != ptr);
+        self.quarantine.freed.push(FreedBlock {
             start: ptr,
             layout,
             thread: self.active,
@@ -96,8 +104,28 @@ impl ExecState {
         Ok(())
     }
 
-    /// Records the active thread's use of object `id` at `location` (its latest one).
+    /// Records a block `[start, start + size)` allocated with `cmc_thread::alloc`.
+    pub fn allocated(&mut self, start: usize, size: usize) {
+        self.quarantine.live.push((start, size));
+    }
+
+    /// The address to keep for an object whose `ObjCell` is at `addr`: `addr` when it lies
+    /// in a live block allocated in this execution (its uses are then recorded), else 0.
+    pub fn tracked_addr(&self, addr: usize) -> usize {
+        let inside = |&&(start, size): &&(usize, usize)| start <= addr && addr < start + size;
+        if self.quarantine.live.iter().any(|b| inside(&b)) {
+            addr
+        } else {
+            0
+        }
+    }
+
+    /// Records the active thread's use of object `id` at `location` (its latest one), if
+    /// the object lies in a block allocated in this execution.
     pub fn note_use(&mut self, id: super::ObjId, location: &'static Location<'static>) {
+        if self.objects[id].addr == 0 {
+            return;
+        }
         let me = self.active;
         let epoch = self.threads[me].clock.now.clock.get(me);
         let uses = &mut self.objects[id].uses;
@@ -149,10 +177,10 @@ impl ExecState {
         name: impl FnOnce(&Self) -> String,
         location: &'static Location<'static>,
     ) -> Option<Stop> {
-        if self.quarantine.0.is_empty() || self.aborting {
+        if self.quarantine.freed.is_empty() || self.aborting {
             return None;
         }
-        let block = self.quarantine.0.iter().find(|b| b.contains(addr))?;
+        let block = self.quarantine.freed.iter().find(|b| b.contains(addr))?;
         Some(Stop::UseAfterFree {
             object: name(self),
             freed: block.describe(),

@@ -266,7 +266,7 @@ impl ObjCell {
         let per_execution = state.per_execution();
         let id = st.register(type_name, state, location);
         st.objects[id].name = self.1;
-        st.objects[id].addr = self as *const Self as usize;
+        st.objects[id].addr = st.tracked_addr(self as *const Self as usize);
         let mine = st.epoch << ID_BITS | (id as u64 + 1);
         let mut seen = self.0.load(Ordering::Acquire);
         let claimed = loop {
@@ -508,6 +508,12 @@ pub fn register(
             None
         }
     }
+}
+
+/// Records a block allocated with `cmc_thread::alloc` inside an execution (nothing
+/// outside one).
+pub fn allocated(ptr: usize, size: usize) {
+    with(|st| st.allocated(ptr, size));
 }
 
 /// `dealloc` of `ptr`'s block: inside an execution the block is kept until the execution

@@ -96,8 +96,9 @@ pub struct Object {
     pub name: Option<&'static str>,
     /// Where the object was created or first used in the execution.
     pub created: &'static Location<'static>,
-    /// The address of its `ObjCell` (0 for objects without one), to find the objects in a
-    /// freed block (`freed.rs`).
+    /// The address of its `ObjCell` when it lies in a block allocated with
+    /// `cmc_thread::alloc` in this execution, else 0: the objects whose uses are recorded,
+    /// found again when their block is freed (`freed.rs`).
     pub addr: usize,
     /// Each thread's latest use of the object: (thread, the thread's own clock entry then,
     /// where), for the race check of a `dealloc` of the block holding it.
