@@ -29,10 +29,16 @@ fn a_forgotten_vote_is_caught_and_replayed_with_the_ghost_that_remembers_it() {
         dir.path(),
         1,
     );
-    assert!(stdout.contains("Invariant VoteOnce is violated"), "{stdout}");
+    assert!(
+        stdout.contains("Invariant VoteOnce is violated"),
+        "{stdout}"
+    );
     let (replayed, _) = cmc_exiting(&["replay", "votes.cmc"], dir.path(), 1);
     assert!(replayed.contains("VoteOnce"), "{replayed}");
     // Server 1's own vote, made durable, is remembered through its crash.
-    assert!(replayed.contains("changed ghost.Votes[n1] none  =>  t1->n1"), "{replayed}");
+    assert!(
+        replayed.contains("changed ghost.Votes[n1] none  =>  t1->n1"),
+        "{replayed}"
+    );
     assert!(replayed.contains("CRASH n1"), "{replayed}");
 }

@@ -36,10 +36,16 @@ fn initial(world: &World) -> WorldState {
 
 #[test]
 fn a_ghost_variable_starts_at_its_initial_value_and_is_updated_by_each_step() {
-    let world = World::new(spec(&["requests=1"])).with_ghost(steps()).unwrap();
+    let world = World::new(spec(&["requests=1"]))
+        .with_ghost(steps())
+        .unwrap();
     let start = initial(&world);
     assert_eq!(world.inspect(&start).ghost_var("Steps"), Some(&[0, 0][..]));
-    let request = Action::Client { request: 0, node: 0, op: 0 };
+    let request = Action::Client {
+        request: 0,
+        node: 0,
+        op: 0,
+    };
     let next = world.next_state(&start, &request).unwrap();
     assert_eq!(world.inspect(&next).ghost_var("Steps"), Some(&[1, 0][..]));
     assert_eq!(world.inspect(&next).ghost_var("Other"), None);
@@ -49,13 +55,18 @@ fn a_ghost_variable_starts_at_its_initial_value_and_is_updated_by_each_step() {
     assert_ne!(world.next_state(&next, &request), Some(next));
     // Described by name (hex without a description).
     let view = world.describe_state(&start);
-    assert!(view.fields.iter().any(|(name, text)| name == "ghost.Steps" && text == "0000"));
+    assert!(view
+        .fields
+        .iter()
+        .any(|(name, text)| name == "ghost.Steps" && text == "0000"));
 }
 
 #[test]
 fn a_world_without_ghost_variables_encodes_its_states_as_before() {
     let plain = World::new(spec(&["requests=1"]));
-    let ghost = World::new(spec(&["requests=1"])).with_ghost(steps()).unwrap();
+    let ghost = World::new(spec(&["requests=1"]))
+        .with_ghost(steps())
+        .unwrap();
     let (plain, ghost) = (initial(&plain).to_bytes(), initial(&ghost).to_bytes());
     // The variables follow the history: a u32 length and the bytes.
     assert_eq!(ghost.len(), plain.len() + 4 + 2);
@@ -69,15 +80,22 @@ fn ghost_variables_refuse_symmetry_and_turn_reduction_off_with_a_reason() {
     let refused = symmetric.with_ghost(steps()).err().unwrap();
     assert!(refused.contains("symmetry"), "{refused}");
 
-    let world = World::new(spec(&["requests=1"])).with_ghost(steps()).unwrap();
+    let world = World::new(spec(&["requests=1"]))
+        .with_ghost(steps())
+        .unwrap();
     let off = world.reduction_support().unwrap_err();
     assert!(off.contains("ghost variable `Steps`"), "{off}");
 }
 
 #[test]
 fn a_ghost_variable_must_have_a_size_and_a_name_of_its_own() {
-    let empty = GhostVar::new("Empty", Vec::new(), |_, _, _, _, _| {}).err().unwrap();
+    let empty = GhostVar::new("Empty", Vec::new(), |_, _, _, _, _| {})
+        .err()
+        .unwrap();
     assert!(empty.contains("size is 0 bytes"), "{empty}");
-    let twice = World::new(spec(&[])).with_ghost(steps()).unwrap().with_ghost(steps());
+    let twice = World::new(spec(&[]))
+        .with_ghost(steps())
+        .unwrap()
+        .with_ghost(steps());
     assert!(twice.err().unwrap().contains("declared twice"));
 }

@@ -39,16 +39,20 @@ fn record(bytes: &[u8]) -> (u32, u8) {
 /// durable state showed, a vote of a later term replacing it and a second
 /// vote of the same term leaving it alone.
 pub fn votes_ghost(nodes: usize) -> GhostVar {
-    GhostVar::new(VOTES, vec![0; nodes * RECORD], |world, _, _, post, bytes| {
-        for (node, slot) in bytes.chunks_exact_mut(RECORD).enumerate() {
-            let now = durable(world, post, node);
-            let (term, _) = record(slot);
-            if now.voted_for != 0 && (term < now.term || slot[4] == 0) {
-                slot[..4].copy_from_slice(&now.term.to_le_bytes());
-                slot[4] = now.voted_for as u8;
+    GhostVar::new(
+        VOTES,
+        vec![0; nodes * RECORD],
+        |world, _, _, post, bytes| {
+            for (node, slot) in bytes.chunks_exact_mut(RECORD).enumerate() {
+                let now = durable(world, post, node);
+                let (term, _) = record(slot);
+                if now.voted_for != 0 && (term < now.term || slot[4] == 0) {
+                    slot[..4].copy_from_slice(&now.term.to_le_bytes());
+                    slot[4] = now.voted_for as u8;
+                }
             }
-        }
-    })
+        },
+    )
     .expect("a server's record is 5 bytes, at most 5 servers")
     .describe_with(|_, bytes| {
         let servers: Vec<String> = bytes
@@ -70,14 +74,11 @@ fn vote_once(world: &World, state: &WorldState) -> bool {
         .inspect(state)
         .ghost_var(VOTES)
         .expect("VoteOnce needs the Votes ghost variable");
-    votes
-        .chunks_exact(RECORD)
-        .enumerate()
-        .all(|(node, slot)| {
-            let now = durable(world, state, node);
-            let (term, candidate) = record(slot);
-            now.voted_for == 0 || term != now.term || u32::from(candidate) == now.voted_for
-        })
+    votes.chunks_exact(RECORD).enumerate().all(|(node, slot)| {
+        let now = durable(world, state, node);
+        let (term, candidate) = record(slot);
+        now.voted_for == 0 || term != now.term || u32::from(candidate) == now.voted_for
+    })
 }
 
 /// A World of raft nodes with `Votes` and `VoteOnce` (what the catalog's

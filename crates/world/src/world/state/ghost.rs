@@ -433,7 +433,9 @@ impl Ghost {
 /// The entries, then the summary, then the ghost variables, each with `same_items`.
 impl PartialEq for Ghost {
     fn eq(&self, other: &Self) -> bool {
-        same_items(&self.entries, &other.entries) && self.same_summary(other) && self.same_vars(other)
+        same_items(&self.entries, &other.entries)
+            && self.same_summary(other)
+            && self.same_vars(other)
     }
 }
 
