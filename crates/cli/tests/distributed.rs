@@ -250,7 +250,10 @@ fn two_processes_count_a_world_with_a_ghost_variable_exactly() {
         "--core rust:raft --nodes 2 cfg0=2 requests=0 crashes=1 restarts=1 crash_nodes=1 --no-deadlock";
     let expected = native(dir.path(), model);
     assert_eq!(
-        (expected["verdict"].as_str(), expected["distinct_states"].as_u64()),
+        (
+            expected["verdict"].as_str(),
+            expected["distinct_states"].as_u64()
+        ),
         (Some("pass"), Some(66_166)),
         "{expected}"
     );

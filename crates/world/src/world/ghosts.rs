@@ -41,8 +41,8 @@
 //! let at_most_once = Property::always("N1CrashesOnce", |world: &World, state| {
 //!     world.inspect(state).ghost_var("Crashes1") <= Some(&[1][..])
 //! });
-//! let spec = WorldSpec::builder(Arc::new(ReqAck::default()), 2)
-//!     .requests(1).crashes(2).restarts(1).build()?;
+//! let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
+//! spec.set_all(&["requests=1", "crashes=2", "restarts=1"])?;
 //! let world = World::new(spec).with_ghost(crashes)?.with_property(at_most_once);
 //! let outcome = Checker::new(world).workers(1).run();
 //! assert!(matches!(&outcome.verdict,
