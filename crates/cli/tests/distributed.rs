@@ -240,6 +240,32 @@ fn a_world_violation_has_the_native_length_on_two_and_three_processes() {
     }
 }
 
+/// Raft's states carry the ghost variable `Votes`: states sent between
+/// processes keep it (two terms, so it splits states; see
+/// crates/protocols/tests/vote_once.rs).
+#[test]
+fn two_processes_count_a_world_with_a_ghost_variable_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let model =
+        "--core rust:raft --nodes 2 cfg0=2 requests=0 crashes=1 restarts=1 crash_nodes=1 --no-deadlock";
+    let expected = native(dir.path(), model);
+    assert_eq!(
+        (
+            expected["verdict"].as_str(),
+            expected["distinct_states"].as_u64()
+        ),
+        (Some("pass"), Some(66_166)),
+        "{expected}"
+    );
+    for output in distributed(dir.path(), model, 2) {
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+        let report = json(&output);
+        for key in ["verdict", "distinct_states", "states_generated", "depth"] {
+            assert_eq!(report[key], expected[key], "{key}");
+        }
+    }
+}
+
 #[test]
 fn a_process_with_another_core_library_is_refused() {
     let dir = tempfile::tempdir().unwrap();

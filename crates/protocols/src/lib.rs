@@ -110,7 +110,8 @@ pub fn catalog() -> CoreCatalog {
         .with(
             rust("raft", raft::BUGS, raft::core)
                 .summary("Raft's leader election and log replication")
-                .properties(raft::properties),
+                .properties(raft::properties)
+                .equip(raft::votes::with_vote_once),
         )
         .with(
             CoreEntry::library("two_phase")

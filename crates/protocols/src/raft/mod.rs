@@ -35,9 +35,13 @@
 //!    (Raft's Figure 8): the entry can then be overwritten by a leader of a
 //!    later term; the shortest counterexample is about 35 states deep;
 //! 2. a server grants its vote without checking that the candidate's log is
-//!    up to date.
+//!    up to date;
+//! 3. a server forgets its persisted vote when it restarts after a crash,
+//!    and may vote again in the same term: only `VoteOnce`, a property
+//!    over a ghost variable that remembers the vote ([`votes`]), sees it.
 
 mod properties;
+pub mod votes;
 
 use bytemuck::{Pod, Zeroable};
 use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
@@ -55,7 +59,7 @@ pub const NODES_MAX: usize = 5;
 /// Terms when `cfg0` is 0.
 pub const TERMS_DEFAULT: u32 = 4;
 /// Planted bugs, numbered `1..=BUGS`.
-pub const BUGS: u32 = 2;
+pub const BUGS: u32 = 3;
 /// Reply payload's first byte: the request is committed (the second byte is
 /// the term of the leader that committed it).
 pub const REPLY_OK: u8 = 1;
@@ -473,8 +477,9 @@ impl<const BUG: u32> TypedCore for Raft<BUG> {
         let may_stand = config.params[1] == 0 || config.params[1] & (1 << config.node) != 0;
         match event.kind() {
             Some(EventKind::Start) => {
+                let voted_for = if BUG == 3 { 0 } else { d.voted_for };
                 *v = Volatile {
-                    current: *d,
+                    current: Durable { voted_for, ..*d },
                     ..Volatile::default()
                 };
                 if may_stand {

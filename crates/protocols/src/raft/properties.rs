@@ -17,15 +17,18 @@ use super::{role, Durable, Raft, Volatile, REPLY_OK};
 
 /// The core with planted bug `bug` (0: none), or `None` past [`super::BUGS`].
 pub fn core(bug: u32) -> Option<Arc<dyn Core>> {
-    bug_variant!(Raft, bug, [0, 1, 2])
+    bug_variant!(Raft, bug, [0, 1, 2, 3])
 }
 
-/// A World of `nodes` nodes running variant `bug`, with `params` applied and
-/// the properties above.
+/// A World of `nodes` nodes running variant `bug`, with `params` applied,
+/// the properties above and `VoteOnce` with its ghost variable (see
+/// [`super::votes`]), as the catalog's registration equips it.
 pub fn world(bug: u32, nodes: usize, params: &[&str]) -> Result<World, String> {
     let mut spec = variant_spec("raft", bug, core(bug), nodes)?;
     spec.set_all(params)?;
-    Ok(World::new(spec).with_properties(properties()))
+    Ok(super::votes::with_vote_once(
+        World::new(spec).with_properties(properties()),
+    ))
 }
 
 fn nodes<'a>(world: &'a World, state: &'a WorldState) -> Nodes<'a, Durable, Volatile> {

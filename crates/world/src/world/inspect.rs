@@ -117,6 +117,13 @@ impl<'a> Inspect<'a> {
         &self.state.ghost
     }
 
+    /// The bytes of the ghost variable `name` (see
+    /// [`crate::world::ghosts`]); `None` when the World declares none so named.
+    pub fn ghost_var(&self, name: &str) -> Option<&'a [u8]> {
+        let range = self.world.ghosts.range(name)?;
+        self.state.ghost.vars().get(range)
+    }
+
     /// The replies to `request`, in order.
     pub fn replies(&self, request: u32) -> impl Iterator<Item = &'a GhostEntry> {
         self.state

@@ -3,6 +3,7 @@
 
 pub mod action;
 pub mod env;
+pub mod ghosts;
 pub mod inspect;
 pub mod quiescence;
 mod reduction;
@@ -87,6 +88,8 @@ pub struct World {
     /// The names [`World::select_properties`] kept, recorded in the
     /// World's parameters; `None`: every property.
     selected: Option<Vec<String>>,
+    /// The ghost variables properties keep (see [`ghosts`]).
+    ghosts: ghosts::Ghosts,
 }
 
 /// The parameter that selects, by name, which of a World's properties are
@@ -124,6 +127,7 @@ impl World {
             symmetry_checks: std::sync::atomic::AtomicU64::new(0),
             start: None,
             selected: None,
+            ghosts: ghosts::Ghosts::default(),
         };
         match quiescence_steps {
             Some(steps) => {
@@ -307,6 +311,7 @@ impl World {
             })?;
         if enabled {
             next.mark_step_successor(action.changed_node());
+            self.update_ghosts(state, action, next);
             self.summarise(state.ghost.len(), next);
             self.canonicalise(next);
         }
@@ -393,6 +398,7 @@ impl World {
         self.env
             .init(observer)
             .map(|mut state| {
+                self.init_ghosts(&mut state);
                 self.summarise(0, &mut state);
                 self.canonicalise(&mut state);
                 state
@@ -649,9 +655,16 @@ impl Model for World {
     }
 
     /// Partial-order reduction: persistent sets of node-local steps (see
-    /// `world/reduction.rs`).
+    /// `world/reduction.rs`); none with ghost variables, which properties
+    /// read and every step updates: no step is invisible to them.
     fn reduction_support(&self) -> Result<(), String> {
-        reduction::support(self)
+        reduction::support(self)?;
+        match self.ghosts.names().next() {
+            Some(name) => Err(format!(
+                "the ghost variable `{name}` is updated from every step, so no step is invisible"
+            )),
+            None => Ok(()),
+        }
     }
 
     fn persistent_set(
@@ -682,7 +695,8 @@ impl Model for World {
 
     /// Without symmetry, the nodes the action leaves alone are not copied
     /// into the successor until it is completed; with it, the successor is
-    /// made whole (renaming reads every node).
+    /// made whole (renaming reads every node), and so with ghost variables
+    /// (their updates inspect the successor).
     fn next_state_partial_into(
         &self,
         state: &WorldState,
@@ -690,8 +704,8 @@ impl Model for World {
         out: &mut WorldState,
     ) -> bool {
         let made = match self.symmetry {
-            None => Successor::Partial,
-            Some(_) => Successor::Whole,
+            None if self.ghosts.is_empty() => Successor::Partial,
+            _ => Successor::Whole,
         };
         self.next_made(state, action, out, made)
     }
@@ -936,8 +950,12 @@ impl Model for World {
                 GhostKind::LocalFail => format!("fail r{}@n{}", g.request, g.node),
             })
             .collect();
-        view.text("ghost", format!("[{}]", ghost.join(", ")))
-            .text("budgets", self.describe_budgets(state))
+        let view = view
+            .text("ghost", format!("[{}]", ghost.join(", ")))
+            .text("budgets", self.describe_budgets(state));
+        self.describe_ghosts(state)
+            .into_iter()
+            .fold(view, |view, (name, text)| view.text(name, text))
     }
 }
 

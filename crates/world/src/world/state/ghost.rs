@@ -1,5 +1,6 @@
 //! The ghost history of client requests and replies, and how much of it is
-//! part of a state's identity.
+//! part of a state's identity; with it, the bytes of the World's ghost
+//! variables (see [`crate::world::ghosts`]).
 
 use cmc_model::{DecodeError, Decoder, Encode};
 
@@ -212,10 +213,15 @@ impl Encode for GhostEntry {
 /// assert_eq!(ghost.summary(), None, "the whole history counts");
 /// assert_eq!(Ghost::decode_exact(&ghost.to_bytes()).unwrap(), ghost);
 /// ```
+///
+/// It also holds the bytes of the World's ghost variables
+/// ([`crate::world::ghosts`]), all of them in declaration order: empty
+/// when the World declares none, and then encoded as before they existed.
 #[derive(Debug, Default, Eq)]
 pub struct Ghost {
     entries: Vec<GhostEntry>,
     summary: Option<Vec<u8>>,
+    vars: Vec<u8>,
 }
 
 impl Ghost {
@@ -228,6 +234,18 @@ impl Ghost {
     /// entries count per request (`None`: the whole history counts).
     pub fn summary(&self) -> Option<&[u8]> {
         self.summary.as_deref()
+    }
+
+    /// The bytes of the World's ghost variables, in declaration order
+    /// (empty without any): read them by name with
+    /// [`Inspect::ghost_var`](crate::world::inspect::Inspect::ghost_var).
+    pub fn vars(&self) -> &[u8] {
+        &self.vars
+    }
+
+    /// The ghost variables' bytes, to be set or updated in place.
+    pub(crate) fn vars_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.vars
     }
 
     /// The summary, to be replaced or updated in place; `None` in full mode.
@@ -278,15 +296,35 @@ impl Ghost {
     /// Appends the encoding of `self` with each entry's node `n` renamed
     /// `node(n)`: the encoding of the ghost so renamed, without renaming it.
     pub(crate) fn encode_renamed(&self, node: impl Fn(u8) -> u8 + Copy, out: &mut Vec<u8>) {
+        self.encode_history_renamed(node, out);
+        if !self.vars.is_empty() {
+            self.vars.encode(out);
+        }
+    }
+
+    /// The tag's bit that says ghost variables follow the history.
+    const VARS_FLAG: u8 = 2;
+
+    /// The tag of [`Ghost`]'s encoding: the mode, and whether ghost
+    /// variables follow.
+    fn tag(&self, mode: u8) -> u8 {
+        match self.vars.is_empty() {
+            true => mode,
+            false => mode | Ghost::VARS_FLAG,
+        }
+    }
+
+    /// The tag and the history of [`Ghost::encode_renamed`].
+    fn encode_history_renamed(&self, node: impl Fn(u8) -> u8 + Copy, out: &mut Vec<u8>) {
         match &self.summary {
             None => {
-                out.push(0);
+                out.push(self.tag(0));
                 let count = u32::try_from(self.entries.len()).expect("at most u32::MAX entries");
                 count.encode(out);
                 self.write_entries_renamed(node, out);
             }
             Some(summary) => {
-                out.push(1);
+                out.push(self.tag(1));
                 (self.entries.len() as u32).encode(out);
                 if self.entries.is_sorted_by_key(|entry| entry.request) {
                     // Grouped already (as a decoded history is).
@@ -323,6 +361,7 @@ impl Clone for Ghost {
     #[inline(always)]
     fn clone_from(&mut self, source: &Self) {
         copy_into(&source.entries, &mut self.entries);
+        copy_into(&source.vars, &mut self.vars);
         match (&mut self.summary, &source.summary) {
             (Some(mine), Some(theirs)) => mine.clone_from(theirs),
             (mine, theirs) => mine.clone_from(theirs),
@@ -330,8 +369,9 @@ impl Clone for Ghost {
     }
 }
 
-/// A tag (0: full, 1: per request), the entries (grouped by request in the
-/// second mode), then in the second mode the summary.
+/// A tag (0: full, 1: per request; plus 2 when ghost variables follow), the
+/// entries (grouped by request in the second mode), then in the second mode
+/// the summary, then the ghost variables' bytes (when there are any).
 impl Encode for Ghost {
     fn encode(&self, out: &mut Vec<u8>) {
         self.encode_renamed(|node| node, out);
@@ -345,12 +385,34 @@ impl Encode for Ghost {
 
     /// Into the memory of the entries and the summary `self` holds.
     fn decode_in_place(&mut self, decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
-        let per_request = match u8::decode(decoder)? {
+        let tag = u8::decode(decoder)?;
+        let per_request = match tag & !Ghost::VARS_FLAG {
             0 => false,
             1 => true,
-            tag => return decoder.invalid(format!("ghost mode {tag} is neither 0 nor 1")),
+            _ => return decoder.invalid(format!("ghost tag {tag} is not 0 to 3")),
         };
         self.entries.decode_in_place(decoder)?;
+        self.decode_summary_in_place(per_request, decoder)?;
+        match tag & Ghost::VARS_FLAG {
+            0 => self.vars.clear(),
+            _ => {
+                self.vars.decode_in_place(decoder)?;
+                if self.vars.is_empty() {
+                    return decoder.invalid("ghost variables flagged but empty");
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Ghost {
+    /// Decodes the summary of the mode `per_request` says (none in full mode).
+    fn decode_summary_in_place(
+        &mut self,
+        per_request: bool,
+        decoder: &mut Decoder<'_>,
+    ) -> Result<(), DecodeError> {
         if !per_request {
             self.summary = None;
             return Ok(());
@@ -368,14 +430,21 @@ impl Encode for Ghost {
     }
 }
 
-/// The entries, then the summary, each with `same_items`.
+/// The entries, then the summary, then the ghost variables, each with `same_items`.
 impl PartialEq for Ghost {
     fn eq(&self, other: &Self) -> bool {
-        same_items(&self.entries, &other.entries) && self.same_summary(other)
+        same_items(&self.entries, &other.entries)
+            && self.same_summary(other)
+            && self.same_vars(other)
     }
 }
 
 impl Ghost {
+    /// Whether `self` and `other` hold the same ghost variables' bytes.
+    pub(super) fn same_vars(&self, other: &Ghost) -> bool {
+        same_items(&self.vars, &other.vars)
+    }
+
     /// Whether `self` and `other` hold the same summary, or none.
     pub(super) fn same_summary(&self, other: &Ghost) -> bool {
         match (&self.summary, &other.summary) {

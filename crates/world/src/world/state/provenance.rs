@@ -282,8 +282,9 @@ impl WorldState {
     }
 
     /// Whether every field after the network equals `parent`'s (the history
-    /// compared by length alone when `self` is known to be `parent`'s
-    /// step successor, see [`Lineage::Step`]).
+    /// entries compared by length alone when `self` is known to be
+    /// `parent`'s step successor, see [`Lineage::Step`]; the ghost
+    /// variables always byte for byte).
     pub(super) fn after_network_equals(&self, parent: &WorldState) -> bool {
         let (_, _, cut_links, budgets, issued, ghost, lost_in_crash) = self.fields();
         let (_, _, their_cuts, their_budgets, their_issued, their_ghost, their_lost) =
@@ -300,7 +301,10 @@ impl WorldState {
             }
             Lineage::Unknown => ghost[..] == their_ghost[..],
         };
-        let same_history = ghost.same_summary(their_ghost) && same_entries;
+        // Ghost variables may change without an entry appended: compared
+        // byte for byte, never by the history's length.
+        let same_history =
+            ghost.same_summary(their_ghost) && same_entries && ghost.same_vars(their_ghost);
         issued == their_issued
             && budgets == their_budgets
             && same_items(cut_links, their_cuts)
