@@ -53,6 +53,7 @@ mod outcome;
 mod progress;
 mod properties;
 mod reduction;
+mod sleep;
 mod render;
 mod replay;
 mod replay_file;

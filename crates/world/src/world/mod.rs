@@ -663,6 +663,19 @@ impl Model for World {
         reduction::persistent_set(&self.env, state, steps, out)
     }
 
+    /// Sleep sets over node-local steps (see `world/reduction.rs`).
+    fn sleep_support(&self) -> Result<(), String> {
+        reduction::sleep_support(self)
+    }
+
+    fn sleep_key(&self, _state: &WorldState, action: &Action) -> Option<cmc_model::SleepKey> {
+        reduction::sleep_key(action)
+    }
+
+    fn step_commutes(&self, state: &WorldState, _action: &Action, next: &WorldState) -> bool {
+        reduction::step_commutes(state, next)
+    }
+
     fn actions(&self, state: &WorldState, out: &mut Vec<Action>) {
         if !self.poisoned.load(Ordering::Relaxed) {
             self.env.actions(state, out);

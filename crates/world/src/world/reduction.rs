@@ -36,7 +36,9 @@
 //! ([`World::with_history_property`]): the steps of a persistent set are
 //! invisible to every property.
 
-use crate::world::action::{Action, NetOp};
+use cmc_model::{Fingerprint, SleepKey};
+
+use crate::world::action::{Action, NetOp, Surplus};
 use crate::world::env::Env;
 use crate::world::state::{Budget, WorldState};
 use crate::World;
@@ -260,4 +262,92 @@ fn may_step_outside(
         }
     }
     stepping
+}
+
+/// Whether `world` can run with sleep sets: `Err` names what stands in the
+/// way. Sleep sets take every state (see `cmc_search`'s `sleep` module), so
+/// no property is in the way; symmetry is (a state stands for its renamed
+/// copies, whose steps name other nodes), and the quiescence check is not
+/// argued for.
+pub(crate) fn sleep_support(world: &World) -> Result<(), String> {
+    if world.quiescence.is_some() {
+        return Err("the quiescence check (quiescence=K) is not combined with sleep sets".into());
+    }
+    if !world.spec().symmetric_nodes.is_empty() {
+        return Err(
+            "symmetry is on (symmetry=...): a stored state stands for its renamed copies, \
+             whose steps name other nodes"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// The sleep key of `action`: for a local step (a DELIVER to a node, or a
+/// FLUSH, FIRE, WAKE or CHOOSE of it) the node owns it, a delivery's
+/// sender is its partner, and its name is the action without the packet's
+/// position; `None` for every other action. A local step that
+/// [commutes](step_commutes) reads and writes only its node, the packet it
+/// consumes (whose sender alone adds copies of it) and the packets its node
+/// sends, so two of them whose keys are independent commute.
+pub(crate) fn sleep_key(action: &Action) -> Option<SleepKey> {
+    let mut name = [0u8; 5 + crate::core::abi::PAYLOAD_MAX];
+    let (owner, partner, length) = match *action {
+        Action::Net {
+            op: NetOp::Deliver,
+            src,
+            dst,
+            msg,
+            surplus,
+            ..
+        } => {
+            let bytes = msg.as_bytes();
+            let surplus = match surplus {
+                Surplus::None => 0,
+                Surplus::Stays => 1,
+                Surplus::Ends => 2,
+            };
+            name[..4].copy_from_slice(&[0, src, dst, surplus]);
+            name[4] = bytes.len() as u8;
+            name[5..5 + bytes.len()].copy_from_slice(bytes);
+            (dst, Some(src), 5 + bytes.len())
+        }
+        Action::Flush { node } => {
+            name[..2].copy_from_slice(&[1, node]);
+            (node, None, 2)
+        }
+        Action::Fire { node, timer } => {
+            name[..3].copy_from_slice(&[2, node, timer]);
+            (node, None, 3)
+        }
+        Action::Wake { node, wake } => {
+            name[..3].copy_from_slice(&[3, node, wake]);
+            (node, None, 3)
+        }
+        Action::Choose {
+            node,
+            choice,
+            value,
+        } => {
+            name[..4].copy_from_slice(&[4, node, choice, value]);
+            (node, None, 4)
+        }
+        _ => return None,
+    };
+    Some(SleepKey {
+        owner: owner.into(),
+        partner: partner.map(u32::from),
+        name: Fingerprint::of_bytes(&name[..length]),
+    })
+}
+
+/// Whether the step from `state` to `next` (by an action with a sleep key)
+/// leaves the environment alone: no reply appended to the client history,
+/// no budget spent, no link, request or loss changed.
+pub(crate) fn step_commutes(state: &WorldState, next: &WorldState) -> bool {
+    next.ghost.len() == state.ghost.len()
+        && next.budgets == state.budgets
+        && next.issued == state.issued
+        && next.cut_links == state.cut_links
+        && next.lost_in_crash == state.lost_in_crash
 }
