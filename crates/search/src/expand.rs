@@ -557,7 +557,7 @@ impl<'a, M: Model> Expander<'a, M> {
                 Some(_) => guard_panic(doing, || model.sleep_key(state, action))?,
                 None => None,
             };
-            if key.is_some_and(|key| asleep.contains(&key)) {
+            if key.is_some_and(|key| asleep.iter().any(|z| z.same_step(&key))) {
                 slept.push(index);
                 continue;
             }
@@ -714,13 +714,11 @@ impl<'a, M: Model> Expander<'a, M> {
             for ((successor, next), key) in successors.iter().zip(states.iter()).zip(keys.iter_mut())
             {
                 let action = &actions[successor.step as usize];
-                let commutes = key.is_some()
-                    && guard_panic(
-                        || about_action(model, "telling whether it commutes:", action, state),
-                        || model.step_commutes(state, action, next),
+                if let Some(named) = *key {
+                    *key = guard_panic(
+                        || about_action(model, "naming what it did:", action, state),
+                        || model.taken_key(state, action, next, named),
                     )?;
-                if !commutes {
-                    *key = None;
                 }
             }
         }

@@ -9,7 +9,7 @@
 //!
 //! C(p, a) = { z in Z(p) independent of a } ∪ { b taken before a at p, independent of a }
 //!
-//! (empty when `a` does not [commute](cmc_model::Model::step_commutes)),
+//! (empty when `a` does not [commute](cmc_model::Model::taken_key)),
 //! and Z(s) of a state `s` first found in level d+1 is the intersection of
 //! the contributions of all its parents in level d: every one of them is
 //! expanded before `s` is. A state reached again from a later level keeps
@@ -121,7 +121,14 @@ impl SleepSets {
                 shard.insert(fingerprint, contribution.to_vec());
             }
         } else if let Some(set) = shard.get_mut(&fingerprint) {
-            set.retain(|key| contribution.contains(key));
+            set.retain_mut(|key| match contribution.iter().find(|c| c.same_step(key)) {
+                Some(also) => {
+                    key.feeds |= also.feeds;
+                    key.shared |= also.shared;
+                    true
+                }
+                None => false,
+            });
             if set.is_empty() {
                 shard.remove(&fingerprint);
             }
@@ -145,8 +152,15 @@ pub(crate) fn contribution(
     };
     let before = taken[..at].iter().flatten();
     for key in asleep.iter().chain(before) {
-        if key.independent(&step) && !out.contains(key) {
-            out.push(*key);
+        if !key.independent(&step) {
+            continue;
+        }
+        match out.iter_mut().find(|known| known.same_step(key)) {
+            Some(known) => {
+                known.feeds |= key.feeds;
+                known.shared |= key.shared;
+            }
+            None => out.push(*key),
         }
     }
 }
@@ -160,6 +174,8 @@ mod tests {
             owner,
             partner: None,
             name: Fingerprint(name),
+            feeds: u64::MAX,
+            shared: false,
         }
     }
 

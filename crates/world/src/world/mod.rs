@@ -672,8 +672,14 @@ impl Model for World {
         reduction::sleep_key(action)
     }
 
-    fn step_commutes(&self, state: &WorldState, _action: &Action, next: &WorldState) -> bool {
-        reduction::step_commutes(state, next)
+    fn taken_key(
+        &self,
+        state: &WorldState,
+        action: &Action,
+        next: &WorldState,
+        key: cmc_model::SleepKey,
+    ) -> Option<cmc_model::SleepKey> {
+        Some(reduction::taken_key(state, action, next, key))
     }
 
     fn actions(&self, state: &WorldState, out: &mut Vec<Action>) {
