@@ -101,7 +101,7 @@ fn check(world: World, reduction: bool) -> Outcome<World> {
 
 /// Levels searched with and without sleep sets: deeper than [`DEPTH`], so
 /// that steps sleep through several levels and planted bugs are caught.
-const SLEEP_DEPTH: u64 = 11;
+const SLEEP_DEPTH: u64 = 9;
 
 fn check_sleeping(world: World, sleep_sets: bool, workers: usize) -> Outcome<World> {
     Checker::new(world)
