@@ -45,7 +45,28 @@ use cmc_model::{Fingerprint, SleepKey};
 /// Shards of each level's sleep sets.
 const SHARDS: usize = 64;
 
-type Shard = HashMap<Fingerprint, Vec<SleepKey>>;
+/// A fingerprint is a hash already: its low bits index the table.
+#[derive(Default)]
+struct FingerprintHasher(u64);
+
+impl std::hash::Hasher for FingerprintHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+        }
+    }
+
+    fn write_u128(&mut self, value: u128) {
+        self.0 = value as u64;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type Shard =
+    HashMap<Fingerprint, Vec<SleepKey>, std::hash::BuildHasherDefault<FingerprintHasher>>;
 
 /// The sleep sets of one breadth-first search, shared by its workers.
 #[derive(Debug)]
@@ -64,7 +85,7 @@ fn lock(shard: &Mutex<Shard>) -> MutexGuard<'_, Shard> {
 }
 
 fn shard_of(fingerprint: Fingerprint) -> usize {
-    fingerprint.low() as usize % SHARDS
+    (fingerprint.high() as usize) % SHARDS
 }
 
 impl SleepSets {
