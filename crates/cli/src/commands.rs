@@ -388,7 +388,9 @@ fn check_here(
     // unless that line already went where the report goes.
     let with_header = header_to == HeaderTo::Stderr && !stderr_is_report_destination();
     let native = args.engine.native()?;
-    if !native && (args.coverage || args.frontier_walks.is_some() || args.reduction || args.sleep_sets) {
+    if !native
+        && (args.coverage || args.frontier_walks.is_some() || args.reduction || args.sleep_sets)
+    {
         return Err(
             "--coverage, --frontier-walks, --reduction and --sleep-sets run on the native engine: leave out --engine timely"
                 .into(),

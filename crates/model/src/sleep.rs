@@ -75,19 +75,34 @@ mod tests {
     fn steps_of_one_owner_or_consuming_what_the_other_sends_are_dependent() {
         let anyone = u64::MAX;
         assert!(key(0, None, anyone).independent(&key(1, Some(2), anyone)));
-        assert!(!key(0, None, 0).independent(&key(0, Some(2), 0)), "one owner");
-        assert!(!key(0, Some(1), 0).independent(&key(1, None, 0b1)), "1 feeds 0");
-        assert!(!key(1, None, 0b1).independent(&key(0, Some(1), 0)), "symmetric");
+        assert!(
+            !key(0, None, 0).independent(&key(0, Some(2), 0)),
+            "one owner"
+        );
+        assert!(
+            !key(0, Some(1), 0).independent(&key(1, None, 0b1)),
+            "1 feeds 0"
+        );
+        assert!(
+            !key(1, None, 0b1).independent(&key(0, Some(1), 0)),
+            "symmetric"
+        );
         assert!(
             key(0, Some(1), 0).independent(&key(1, None, 0b100)),
             "0 consumes 1's output, but this step of 1 sends only to 2"
         );
-        assert!(!key(70, Some(1), 0).independent(&key(1, None, 0)), "owners past 64");
+        assert!(
+            !key(70, Some(1), 0).independent(&key(1, None, 0)),
+            "owners past 64"
+        );
         let shared = |owner| SleepKey {
             shared: true,
             ..key(owner, None, 0)
         };
-        assert!(shared(0).independent(&key(1, None, 0)), "one touches the shared part");
+        assert!(
+            shared(0).independent(&key(1, None, 0)),
+            "one touches the shared part"
+        );
         assert!(!shared(0).independent(&shared(1)), "both do");
     }
 }

@@ -193,7 +193,10 @@ fn every_gate_configuration_finds_the_same_states_with_sleep_sets_and_generates_
                     reduced += 1;
                 }
                 Some(ReductionStats::Off { ref why }) => {
-                    let symmetric = configuration.params.iter().any(|p| p.starts_with("symmetry="));
+                    let symmetric = configuration
+                        .params
+                        .iter()
+                        .any(|p| p.starts_with("symmetry="));
                     assert!(symmetric && why.contains("symmetry"), "{label}: {why}");
                     assert_eq!(full.stats.states_generated, asleep.stats.states_generated);
                 }
@@ -201,5 +204,8 @@ fn every_gate_configuration_finds_the_same_states_with_sleep_sets_and_generates_
             }
         }
     }
-    assert!(reduced >= configurations.len(), "{reduced} variants reduced");
+    assert!(
+        reduced >= configurations.len(),
+        "{reduced} variants reduced"
+    );
 }

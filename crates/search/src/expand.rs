@@ -711,7 +711,8 @@ impl<'a, M: Model> Expander<'a, M> {
                     tally.enabled(model.action_kind(&actions[index as usize]));
                 }
             }
-            for ((successor, next), key) in successors.iter().zip(states.iter()).zip(keys.iter_mut())
+            for ((successor, next), key) in
+                successors.iter().zip(states.iter()).zip(keys.iter_mut())
             {
                 let action = &actions[successor.step as usize];
                 if let Some(named) = *key {

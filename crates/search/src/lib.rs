@@ -53,7 +53,6 @@ mod outcome;
 mod progress;
 mod properties;
 mod reduction;
-mod sleep;
 mod render;
 mod replay;
 mod replay_file;
@@ -61,6 +60,7 @@ mod report;
 mod round_trip;
 pub mod sealed;
 mod simulate;
+mod sleep;
 mod swarm;
 mod time_limit;
 

@@ -280,7 +280,11 @@ impl SearchOptions {
             Some("sleep sets (--sleep-sets) are for breadth-first search only")
         } else if self.sleep_sets && self.reduction {
             Some("sleep sets (--sleep-sets) and persistent sets (--reduction) are not combined: choose one")
-        } else if self.sleep_sets && (self.fingerprints_on_disk || self.max_memory_bytes.is_some() || self.checkpoint.is_some()) {
+        } else if self.sleep_sets
+            && (self.fingerprints_on_disk
+                || self.max_memory_bytes.is_some()
+                || self.checkpoint.is_some())
+        {
             Some("sleep sets (--sleep-sets) keep their sets in memory by level: they do not go with --max-memory, fingerprints on disk or checkpoints")
         } else if !self.keep_trace && self.frontier_walks.is_some() {
             Some("walks from the frontier start from its states' traces: --no-trace and --frontier-walks do not go together")

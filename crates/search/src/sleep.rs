@@ -65,8 +65,7 @@ impl std::hash::Hasher for FingerprintHasher {
     }
 }
 
-type Shard =
-    HashMap<Fingerprint, Vec<SleepKey>, std::hash::BuildHasherDefault<FingerprintHasher>>;
+type Shard = HashMap<Fingerprint, Vec<SleepKey>, std::hash::BuildHasherDefault<FingerprintHasher>>;
 
 /// The sleep sets of one breadth-first search, shared by its workers.
 #[derive(Debug)]
@@ -206,11 +205,18 @@ mod tests {
         let taken = [Some(key(0, 1)), None, Some(key(1, 11)), Some(key(0, 2))];
         let mut out = Vec::new();
         contribution(&asleep, &taken, 3, &mut out);
-        assert_eq!(out, [key(2, 20), key(1, 10), key(1, 11)], "node 0's own step is dependent");
+        assert_eq!(
+            out,
+            [key(2, 20), key(1, 10), key(1, 11)],
+            "node 0's own step is dependent"
+        );
         contribution(&asleep, &taken, 0, &mut out);
         assert_eq!(out, [key(2, 20), key(1, 10)], "nothing taken before it");
         contribution(&asleep, &taken, 1, &mut out);
-        assert!(out.is_empty(), "a step that does not commute passes nothing on");
+        assert!(
+            out.is_empty(),
+            "a step that does not commute passes nothing on"
+        );
     }
 
     #[test]
@@ -227,6 +233,9 @@ mod tests {
         sleep.asleep(state, &mut out);
         assert_eq!(out, [key(2, 2)]);
         sleep.asleep(Fingerprint(8), &mut out);
-        assert!(out.is_empty(), "a state reached again from a later level sleeps nothing new");
+        assert!(
+            out.is_empty(),
+            "a state reached again from a later level sleeps nothing new"
+        );
     }
 }

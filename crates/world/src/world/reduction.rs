@@ -342,9 +342,10 @@ pub(crate) fn sleep_key(action: &Action) -> Option<SleepKey> {
         }
         Action::Retry { request, node } => (node, None, head(&[11, request, node])),
         Action::LocalFail { request, node } => (node, None, head(&[12, request, node])),
-        Action::Links { .. } | Action::OneWay { .. } | Action::Isolate { .. } | Action::Split { .. } => {
-            return None
-        }
+        Action::Links { .. }
+        | Action::OneWay { .. }
+        | Action::Isolate { .. }
+        | Action::Split { .. } => return None,
     };
     Some(SleepKey {
         owner: owner.into(),
@@ -384,7 +385,11 @@ pub(crate) fn taken_key(
         && next.lost_in_crash == state.lost_in_crash;
     let owner = key.owner;
     let mut feeds = 0u64;
-    for packet in next.net.refs().filter(|packet| u32::from(packet.src) == owner) {
+    for packet in next
+        .net
+        .refs()
+        .filter(|packet| u32::from(packet.src) == owner)
+    {
         let dst = packet.dst;
         let Some(bit) = 1u64.checked_shl(dst.into()) else {
             feeds = u64::MAX;
