@@ -34,8 +34,9 @@ pub struct SleepKey {
 impl SleepKey {
     /// Whether steps named `self` and `other` commute (see [`SleepKey`]).
     pub fn independent(&self, other: &SleepKey) -> bool {
+        let both_shared = self.shared && other.shared;
         self.owner != other.owner
-            && !(self.shared && other.shared)
+            && !both_shared
             && !self.consumes_from(other)
             && !other.consumes_from(self)
     }
