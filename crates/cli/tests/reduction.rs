@@ -64,7 +64,8 @@ fn count_before(text: &str, what: &str) -> u64 {
 }
 
 /// reqack's property reads node state, which sleep sets do not mind: every
-/// state is found, with steps left asleep, and the report says so.
+/// state is found, with steps left asleep, and the report says so. The
+/// runs check deadlocks: a state whose steps all sleep is not stuck.
 #[test]
 fn sleep_sets_find_every_state_and_say_how_many_steps_slept() {
     let dir = tempfile::tempdir().unwrap();
