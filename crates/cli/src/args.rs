@@ -237,6 +237,15 @@ pub struct CheckArgs {
     /// history alone, without symmetry, quiescence or link faults).
     #[arg(long, conflicts_with_all = ["dfs", "simulate", "resume", "checkpoint"])]
     pub reduction: bool,
+    /// Sleep sets (breadth-first search): a step of one node that an
+    /// interleaving already explored covers (it commutes with the steps of
+    /// other nodes taken since) is neither computed nor followed. Every
+    /// state is still found at its depth: distinct states, verdicts and
+    /// counterexamples are those of the search without them, with fewer
+    /// steps generated. Refused with step properties, symmetry and the
+    /// quiescence check (the report says why).
+    #[arg(long, conflicts_with_all = ["dfs", "simulate", "resume", "checkpoint", "reduction"])]
+    pub sleep_sets: bool,
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,

@@ -66,6 +66,7 @@ fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
     options.swarm_kinds = args.swarm_kinds;
     options.coverage = args.coverage;
     options.reduction = args.reduction;
+    options.sleep_sets = args.sleep_sets;
     options.frontier_walks = args.frontier_walks.map(|walk_length| FrontierWalks {
         walk_length,
         rounds: args.frontier_rounds,
@@ -387,9 +388,11 @@ fn check_here(
     // unless that line already went where the report goes.
     let with_header = header_to == HeaderTo::Stderr && !stderr_is_report_destination();
     let native = args.engine.native()?;
-    if !native && (args.coverage || args.frontier_walks.is_some() || args.reduction) {
+    if !native
+        && (args.coverage || args.frontier_walks.is_some() || args.reduction || args.sleep_sets)
+    {
         return Err(
-            "--coverage, --frontier-walks and --reduction run on the native engine: leave out --engine timely"
+            "--coverage, --frontier-walks, --reduction and --sleep-sets run on the native engine: leave out --engine timely"
                 .into(),
         );
     }

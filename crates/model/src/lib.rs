@@ -18,6 +18,7 @@ mod encode;
 mod fingerprint;
 mod model;
 pub mod property;
+mod sleep;
 mod view;
 
 /// Derives [`Encode`](trait@Encode): see the trait's documentation.
@@ -26,4 +27,5 @@ pub use encode::{check_round_trip, DecodeError, Decoder, Encode, RoundTripFailur
 pub use fingerprint::Fingerprint;
 pub use model::{param_pairs, ActionKind, Model, ModelParam};
 pub use property::{Explainer, Property, PropertyKind};
+pub use sleep::SleepKey;
 pub use view::StateView;

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::fmt::Debug;
 
-use crate::{Encode, Property, StateView};
+use crate::{Encode, Property, SleepKey, StateView};
 
 /// One `NAME=VALUE` parameter a model instance was built with.
 ///
@@ -211,6 +211,48 @@ pub trait Model: Sync {
     ) -> bool {
         let _ = (state, steps, out);
         false
+    }
+
+    /// Whether this instance names its steps for sleep sets
+    /// ([`sleep_key`](Model::sleep_key)): `Ok(())`, or `Err` with the reason
+    /// it cannot, which a report shows. By default a model cannot.
+    fn sleep_support(&self) -> Result<(), String> {
+        Err("the model declares no independence between its actions".into())
+    }
+
+    /// For sleep sets: the key of `action` in `state`, from the action
+    /// alone (its successor is not computed yet), or `None` if the step may
+    /// depend on every other one; it says the step may feed every agent and
+    /// touch the shared part (what the step does is known once it is taken,
+    /// see [`taken_key`](Model::taken_key)). Called only when
+    /// [`sleep_support`](Model::sleep_support) is `Ok`.
+    ///
+    /// Contract, for two enabled actions `a` and `b` of a state whose keys
+    /// are [independent](SleepKey::independent) and which each
+    /// [commute](Model::taken_key) there: `b` is enabled after `a`, with
+    /// the same key, and `a` then `b` reaches the state `b` then `a` does;
+    /// an action whose key is `k` in a state has key `k` and commutes (or
+    /// not) alike in every state reached from it by steps independent of it.
+    fn sleep_key(&self, state: &Self::State, action: &Self::Action) -> Option<SleepKey> {
+        let _ = (state, action);
+        None
+    }
+
+    /// For sleep sets: the key of the step `action` from `state` to `next`
+    /// (partial, as [`next_state_partial_into`](Model::next_state_partial_into)
+    /// made it), completed from `key` (its [`sleep_key`](Model::sleep_key))
+    /// with what the step did: whom it fed and whether it touched the shared
+    /// part ([`SleepKey::feeds`], [`SleepKey::shared`]), or `None` if it may
+    /// depend on every other step (the default).
+    fn taken_key(
+        &self,
+        state: &Self::State,
+        action: &Self::Action,
+        next: &Self::State,
+        key: SleepKey,
+    ) -> Option<SleepKey> {
+        let _ = (state, action, next, key);
+        None
     }
 
     /// The properties to check on every reachable state or step.

@@ -147,6 +147,12 @@ impl<M: Model> Checker<M> {
         self
     }
 
+    /// Sleep sets on or off (see [`SearchOptions::sleep_sets`]).
+    pub fn sleep_sets(mut self, on: bool) -> Checker<M> {
+        self.options.sleep_sets = on;
+        self
+    }
+
     /// Keeps the visited set's fingerprints in a bounded table in front of
     /// sorted runs on disk (log-structured, a filter per run), so that it
     /// can outgrow memory.

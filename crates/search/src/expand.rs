@@ -4,13 +4,14 @@
 
 use std::io;
 
-use cmc_model::{Encode, Fingerprint, Model};
+use cmc_model::{Encode, Fingerprint, Model, SleepKey};
 use cmc_store::{Insertion, TraceId, TraceLog, TraceRecord, TraceWriter, VisitedSet};
 
 use crate::coverage::KindTally;
 use crate::disk_batch::NewLink;
 use crate::properties::{Failure, PropertySet};
 use crate::reduction::Reduction;
+use crate::sleep::{self, SleepSets};
 
 /// Where a violation was found, enough to rebuild its counterexample.
 #[derive(Debug, Clone)]
@@ -178,6 +179,15 @@ pub(crate) struct Batch<M: Model> {
     lookups: usize,
     /// With reduction: positions in `successors` of the persistent set.
     persistent: Vec<usize>,
+    /// With sleep sets: the state's sleep set.
+    asleep: Vec<SleepKey>,
+    /// With sleep sets: the indices among `actions` of the steps asleep.
+    slept: Vec<u32>,
+    /// With sleep sets: per successor, the key of its step if it
+    /// commutes (see [`crate::sleep`]).
+    keys: Vec<Option<SleepKey>>,
+    /// With sleep sets: the sleep set a successor is given.
+    contribution: Vec<SleepKey>,
 }
 
 impl<M: Model> Batch<M> {
@@ -190,6 +200,10 @@ impl<M: Model> Batch<M> {
             states: Vec::new(),
             lookups: 0,
             persistent: Vec::new(),
+            asleep: Vec::new(),
+            slept: Vec::new(),
+            keys: Vec::new(),
+            contribution: Vec::new(),
         }
     }
 }
@@ -269,7 +283,8 @@ pub(crate) struct Expander<'a, M: Model> {
     /// on disk) unless it breaks an invariant.
     pub defer_links: bool,
     /// Partial-order reduction, when on: only a persistent set of each
-    /// state's successors is visited (see [`crate::reduction`]).
+    /// state's successors is visited (see [`crate::reduction`]), or the
+    /// steps not asleep are computed (see [`crate::sleep`]).
     pub reduction: Option<&'a Reduction>,
 }
 
@@ -288,6 +303,14 @@ impl<'a, M: Model> Expander<'a, M> {
             checks: Checks::of(options),
             defer_links: false,
             reduction: None,
+        }
+    }
+
+    /// The sleep sets, when they are on.
+    fn sleep_sets(&self) -> Option<&'a SleepSets> {
+        match self.reduction {
+            Some(Reduction::Sleep(sleep)) => Some(sleep),
+            _ => None,
         }
     }
 
@@ -495,6 +518,9 @@ impl<'a, M: Model> Expander<'a, M> {
             successors,
             states,
             lookups,
+            asleep,
+            slept,
+            keys,
             ..
         } = batch;
         let state = parent
@@ -512,6 +538,13 @@ impl<'a, M: Model> Expander<'a, M> {
         if self.checks.determinism {
             self.recheck_actions(state, actions)?;
         }
+        let sleep = self.sleep_sets();
+        match sleep {
+            Some(sleep) => sleep.asleep(Fingerprint::of_bytes(state_bytes), asleep),
+            None => asleep.clear(),
+        }
+        slept.clear();
+        keys.clear();
         // Three passes, each reading what the one before wrote a whole
         // batch earlier: a value read back right after it was written in
         // narrower stores (a successor's fields, then its encoding's bytes)
@@ -519,6 +552,15 @@ impl<'a, M: Model> Expander<'a, M> {
         // until the stores are done.
         for (index, action) in actions.iter().enumerate() {
             let doing = || about_action(model, "taking", action, state);
+            let index = u32::try_from(index).expect("at most u32::MAX actions per state");
+            let key = match sleep {
+                Some(_) => guard_panic(doing, || model.sleep_key(state, action))?,
+                None => None,
+            };
+            if key.is_some_and(|key| asleep.iter().any(|z| z.same_step(&key))) {
+                slept.push(index);
+                continue;
+            }
             let slot = successors.len();
             // A partial successor is made whole where it is checked (see
             // `settle`).
@@ -536,10 +578,11 @@ impl<'a, M: Model> Expander<'a, M> {
             };
             if enabled {
                 successors.push(Successor {
-                    step: u32::try_from(index).expect("at most u32::MAX actions per state"),
+                    step: index,
                     fingerprint: None,
                     bytes: 0..0,
                 });
+                keys.push(key);
             }
         }
         for (successor, next) in successors.iter_mut().zip(states.iter_mut()) {
@@ -603,6 +646,10 @@ impl<'a, M: Model> Expander<'a, M> {
             states,
             lookups,
             persistent,
+            asleep,
+            slept,
+            keys,
+            contribution,
         } = current;
         let state = parent.as_ref().expect("a prepared batch has its state");
         let model = self.model;
@@ -642,7 +689,9 @@ impl<'a, M: Model> Expander<'a, M> {
                 }
             }
         }
-        if successors.is_empty() && self.checks.deadlock && !self.model.is_terminal(state) {
+        // A step asleep is enabled: its state is no deadlock.
+        let stuck = successors.is_empty() && slept.is_empty();
+        if stuck && self.checks.deadlock && !self.model.is_terminal(state) {
             ViolationSite::keep_least(
                 violation,
                 ViolationSite {
@@ -654,8 +703,28 @@ impl<'a, M: Model> Expander<'a, M> {
                 },
             );
         }
+        let sleep = self.sleep_sets();
+        if let Some(sleep) = sleep {
+            sleep.count_skipped(slept.len());
+            if self.checks.coverage {
+                for &index in slept.iter() {
+                    tally.enabled(model.action_kind(&actions[index as usize]));
+                }
+            }
+            for ((successor, next), key) in
+                successors.iter().zip(states.iter()).zip(keys.iter_mut())
+            {
+                let action = &actions[successor.step as usize];
+                if let Some(named) = *key {
+                    *key = guard_panic(
+                        || about_action(model, "naming what it did:", action, state),
+                        || model.taken_key(state, action, next, named),
+                    )?;
+                }
+            }
+        }
         let reduced = match self.reduction {
-            Some(reduction) => {
+            Some(Reduction::Persistent(reduction)) => {
                 let steps: Vec<(&M::Action, &M::State)> = successors
                     .iter()
                     .zip(states.iter())
@@ -666,7 +735,7 @@ impl<'a, M: Model> Expander<'a, M> {
                     reduction.persistent_set(model, state, &steps, persistent)
                 })?
             }
-            None => false,
+            _ => false,
         };
         // With a persistent set, its steps are visited first; the others
         // only if none of them leads one level deeper (the proviso, see
@@ -679,9 +748,10 @@ impl<'a, M: Model> Expander<'a, M> {
             .chain((0..successors.len()).filter(|at| persistent.binary_search(at).is_err()));
         for (rank, at) in order.enumerate() {
             if reduced && rank == persistent.len() {
-                self.reduction
-                    .expect("a persistent set comes from the reduction")
-                    .count(!deeper);
+                let Some(Reduction::Persistent(reduction)) = self.reduction else {
+                    unreachable!("a persistent set comes from the reduction");
+                };
+                reduction.count(!deeper);
                 if deeper {
                     break;
                 }
@@ -698,18 +768,27 @@ impl<'a, M: Model> Expander<'a, M> {
             let Some(fingerprint) = successor.fingerprint else {
                 continue; // a stuttering step: `state` itself, stored already
             };
-            let new = self.admit(
-                writer,
-                violation,
-                (&mut states[at], partial_of),
-                &encoded[successor.bytes.clone()],
-                fingerprint,
-                Some(trace_id),
-                successor.step,
-                depth + 1,
-                on_new,
-            )?;
-            if let Some(reduction) = self.reduction {
+            let mut admit = || {
+                self.admit(
+                    writer,
+                    violation,
+                    (&mut states[at], partial_of),
+                    &encoded[successor.bytes.clone()],
+                    fingerprint,
+                    Some(trace_id),
+                    successor.step,
+                    depth + 1,
+                    on_new,
+                )
+            };
+            let new = match sleep {
+                Some(sleep) => {
+                    sleep::contribution(asleep, keys, at, contribution);
+                    sleep.admit(fingerprint, contribution, admit)?
+                }
+                None => admit()?,
+            };
+            if let Some(Reduction::Persistent(reduction)) = self.reduction {
                 if new {
                     reduction.note_new(fingerprint);
                 }

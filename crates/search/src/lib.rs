@@ -60,6 +60,7 @@ mod report;
 mod round_trip;
 pub mod sealed;
 mod simulate;
+mod sleep;
 mod swarm;
 mod time_limit;
 

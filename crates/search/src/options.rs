@@ -124,6 +124,13 @@ pub struct SearchOptions {
     /// more than one worker the counts may vary from run to run (the
     /// proviso reads what the other workers stored).
     pub reduction: bool,
+    /// Sleep sets (breadth-first search only): a step that an interleaving
+    /// already explored covers is left asleep, neither computed nor
+    /// followed (see [`cmc_model::Model::sleep_key`]). Every state is
+    /// found, at the same depth: counts of distinct states, verdicts and
+    /// counterexamples are those of the search without them; fewer steps
+    /// are generated.
+    pub sleep_sets: bool,
     /// After a breadth-first search stopped by `max_depth` without a
     /// violation, random walks from its frontier (the states of its last
     /// level); other strategies ignore it.
@@ -178,6 +185,7 @@ impl Default for SearchOptions {
             swarm_kinds: false,
             coverage: false,
             reduction: false,
+            sleep_sets: false,
             frontier_walks: None,
             walks_from: None,
         }
@@ -268,6 +276,16 @@ impl SearchOptions {
             Some("partial-order reduction (--reduction) needs the visited set in memory: it does not go with --max-memory or fingerprints on disk")
         } else if self.reduction && self.checkpoint.is_some() {
             Some("partial-order reduction (--reduction) does not go with checkpoints")
+        } else if self.sleep_sets && !bfs {
+            Some("sleep sets (--sleep-sets) are for breadth-first search only")
+        } else if self.sleep_sets && self.reduction {
+            Some("sleep sets (--sleep-sets) and persistent sets (--reduction) are not combined: choose one")
+        } else if self.sleep_sets
+            && (self.fingerprints_on_disk
+                || self.max_memory_bytes.is_some()
+                || self.checkpoint.is_some())
+        {
+            Some("sleep sets (--sleep-sets) keep their sets in memory by level: they do not go with --max-memory, fingerprints on disk or checkpoints")
         } else if !self.keep_trace && self.frontier_walks.is_some() {
             Some("walks from the frontier start from its states' traces: --no-trace and --frontier-walks do not go together")
         } else {

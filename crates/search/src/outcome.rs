@@ -138,6 +138,12 @@ pub enum ReductionStats {
         /// States the proviso expanded fully.
         proviso: u64,
     },
+    /// Sleep sets: `skipped` enabled steps were left asleep (neither
+    /// computed nor followed); every state was found.
+    Sleep {
+        /// Steps left asleep.
+        skipped: u64,
+    },
     /// Asked for, but not applied: every step was explored.
     Off {
         /// Why the model could not reduce.

@@ -33,15 +33,36 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use cmc_model::{Fingerprint, Model};
+use cmc_model::{Fingerprint, Model, PropertyKind};
 
 use crate::options::{SearchOptions, Strategy};
 use crate::outcome::ReductionStats;
+use crate::sleep::SleepSets;
 
-/// The reduction of one breadth-first search, when it is on: counts what
-/// it did, shared by the workers.
+/// The reduction of one breadth-first search, when it is on.
 #[derive(Debug)]
-pub(crate) struct Reduction {
+pub(crate) enum Reduction {
+    /// Persistent sets with the proviso (`--reduction`).
+    Persistent(Persistent),
+    /// Sleep sets (`--sleep-sets`, see [`crate::sleep`]).
+    Sleep(SleepSets),
+}
+
+impl Reduction {
+    /// A new level is being found: the states noted so far are of the
+    /// levels before it.
+    pub fn begin_level(&self) {
+        match self {
+            Reduction::Persistent(persistent) => persistent.begin_level(),
+            Reduction::Sleep(sleep) => sleep.begin_level(),
+        }
+    }
+}
+
+/// Persistent sets in one breadth-first search: counts what they did,
+/// shared by the workers.
+#[derive(Debug)]
+pub(crate) struct Persistent {
     /// States expanded through a persistent set only.
     reduced: AtomicU64,
     /// States whose persistent set the proviso expanded fully.
@@ -67,15 +88,35 @@ pub(crate) enum Plan {
 impl Plan {
     /// The plan of a search of `model` with `options`.
     pub fn of<M: Model>(model: &M, options: &SearchOptions) -> Plan {
-        if !options.reduction || options.strategy != Strategy::Bfs {
+        if options.strategy != Strategy::Bfs {
+            return Plan::Off;
+        }
+        if options.sleep_sets {
+            let step_property = model
+                .properties()
+                .into_iter()
+                .find(|property| matches!(property.kind, PropertyKind::Step(_)));
+            if let Some(property) = step_property {
+                return Plan::Refused(format!(
+                    "the step property {} is checked on every step taken, and a step left \
+                     asleep is not taken",
+                    property.name
+                ));
+            }
+            return match model.sleep_support() {
+                Ok(()) => Plan::On(Reduction::Sleep(SleepSets::new())),
+                Err(why) => Plan::Refused(why),
+            };
+        }
+        if !options.reduction {
             return Plan::Off;
         }
         match model.reduction_support() {
-            Ok(()) => Plan::On(Reduction {
+            Ok(()) => Plan::On(Reduction::Persistent(Persistent {
                 reduced: AtomicU64::new(0),
                 proviso: AtomicU64::new(0),
                 next_level: (0..SHARDS).map(|_| Mutex::default()).collect(),
-            }),
+            })),
             Err(why) => Plan::Refused(why),
         }
     }
@@ -93,15 +134,18 @@ impl Plan {
         match self {
             Plan::Off => None,
             Plan::Refused(why) => Some(ReductionStats::Off { why: why.clone() }),
-            Plan::On(reduction) => Some(ReductionStats::On {
+            Plan::On(Reduction::Persistent(reduction)) => Some(ReductionStats::On {
                 reduced: reduction.reduced.load(Ordering::Relaxed),
                 proviso: reduction.proviso.load(Ordering::Relaxed),
+            }),
+            Plan::On(Reduction::Sleep(sleep)) => Some(ReductionStats::Sleep {
+                skipped: sleep.skipped(),
             }),
         }
     }
 }
 
-impl Reduction {
+impl Persistent {
     /// Writes to `out` the positions in `steps` (enabled actions of `state`
     /// with their successors) of the model's persistent set, sorted; `false`
     /// (and `out` empty) to expand every step.

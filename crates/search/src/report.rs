@@ -411,6 +411,10 @@ fn reduction_text(stats: &crate::ReductionStats) -> String {
              {proviso} expanded fully by the proviso; a violation is still found by a \
              complete search, its counterexample may be longer than the shortest"
         ),
+        crate::ReductionStats::Sleep { skipped } => format!(
+            "on (sleep sets): {skipped} enabled steps left asleep; every state and every \
+             shortest counterexample is found as without them"
+        ),
         crate::ReductionStats::Off { why } => {
             format!("asked for but off, every step was explored: {why}")
         }

@@ -676,6 +676,25 @@ impl Model for World {
         reduction::persistent_set(&self.env, state, steps, out)
     }
 
+    /// Sleep sets over node-local steps (see `world/reduction.rs`).
+    fn sleep_support(&self) -> Result<(), String> {
+        reduction::sleep_support(self)
+    }
+
+    fn sleep_key(&self, _state: &WorldState, action: &Action) -> Option<cmc_model::SleepKey> {
+        reduction::sleep_key(action)
+    }
+
+    fn taken_key(
+        &self,
+        state: &WorldState,
+        action: &Action,
+        next: &WorldState,
+        key: cmc_model::SleepKey,
+    ) -> Option<cmc_model::SleepKey> {
+        Some(reduction::taken_key(state, action, next, key))
+    }
+
     fn actions(&self, state: &WorldState, out: &mut Vec<Action>) {
         if !self.poisoned.load(Ordering::Relaxed) {
             self.env.actions(state, out);

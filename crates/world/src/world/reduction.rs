@@ -36,9 +36,11 @@
 //! ([`World::with_history_property`]): the steps of a persistent set are
 //! invisible to every property.
 
-use crate::world::action::{Action, NetOp};
+use cmc_model::{Fingerprint, SleepKey};
+
+use crate::world::action::{Action, NetOp, Surplus};
 use crate::world::env::Env;
-use crate::world::state::{Budget, WorldState};
+use crate::world::state::{Budget, Network, WorldState};
 use crate::World;
 
 /// Whether `world` can reduce: `Err` names what stands in the way.
@@ -260,4 +262,159 @@ fn may_step_outside(
         }
     }
     stepping
+}
+
+/// Whether `world` can run with sleep sets: `Err` names what stands in the
+/// way. Sleep sets take every state (see `cmc_search`'s `sleep` module), so
+/// no property is in the way; symmetry is (a state stands for its renamed
+/// copies, whose steps name other nodes), and the quiescence check is not
+/// argued for.
+pub(crate) fn sleep_support(world: &World) -> Result<(), String> {
+    if world.quiescence.is_some() {
+        return Err("the quiescence check (quiescence=K) is not combined with sleep sets".into());
+    }
+    if !world.spec().symmetric_nodes.is_empty() {
+        return Err(
+            "symmetry is on (symmetry=...): a stored state stands for its renamed copies, \
+             whose steps name other nodes"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// The sleep key of `action`, naming it without the packet's position: a
+/// step of one node owns it. For a DELIVER, DROP or DUP the owner is the
+/// packet's destination and its sender the partner; a FLUSH, FIRE, WAKE,
+/// CHOOSE, TICK, CRASH, RESTART, CLIENT, RETRY or LOCAL_FAIL is owned by
+/// its node. Link faults have none.
+///
+/// What each reads and writes (see [`taken_key`]): its node, the packet it
+/// consumes or changes (whose sender alone adds copies of it), the packets
+/// its node sends, and the environment all nodes share (budgets, the client
+/// history, `issued`, requests lost in crashes) if it is marked shared. A
+/// TICK reads the other nodes' clocks under a skew bound, which only TICKs
+/// (shared) change.
+pub(crate) fn sleep_key(action: &Action) -> Option<SleepKey> {
+    let mut name = [0u8; 6 + crate::core::abi::PAYLOAD_MAX];
+    let mut head = |bytes: &[u8]| {
+        name[..bytes.len()].copy_from_slice(bytes);
+        bytes.len()
+    };
+    let (owner, partner, length) = match *action {
+        Action::Net {
+            op,
+            src,
+            dst,
+            msg,
+            surplus,
+            ..
+        } => {
+            let bytes = msg.as_bytes();
+            let op = match op {
+                NetOp::Deliver => 0,
+                NetOp::Drop => 1,
+                NetOp::Dup => 2,
+            };
+            let surplus = match surplus {
+                Surplus::None => 0,
+                Surplus::Stays => 1,
+                Surplus::Ends => 2,
+            };
+            let at = head(&[op, src, dst, surplus, bytes.len() as u8]);
+            name[at..at + bytes.len()].copy_from_slice(bytes);
+            (dst, Some(src), at + bytes.len())
+        }
+        Action::Flush { node } => (node, None, head(&[3, node])),
+        Action::Fire { node, timer } => (node, None, head(&[4, node, timer])),
+        Action::Wake { node, wake } => (node, None, head(&[5, node, wake])),
+        Action::Choose {
+            node,
+            choice,
+            value,
+        } => (node, None, head(&[6, node, choice, value])),
+        Action::Tick { node } => (node, None, head(&[7, node])),
+        Action::Crash { node } => (node, None, head(&[8, node])),
+        Action::Restart { node } => (node, None, head(&[9, node])),
+        Action::Client { request, node, op } => {
+            let [low, high] = op.to_le_bytes();
+            (node, None, head(&[10, request, node, low, high]))
+        }
+        Action::Retry { request, node } => (node, None, head(&[11, request, node])),
+        Action::LocalFail { request, node } => (node, None, head(&[12, request, node])),
+        Action::Links { .. }
+        | Action::OneWay { .. }
+        | Action::Isolate { .. }
+        | Action::Split { .. } => return None,
+    };
+    Some(SleepKey {
+        owner: owner.into(),
+        partner: partner.map(u32::from),
+        name: Fingerprint::of_bytes(&name[..length]),
+        feeds: u64::MAX,
+        shared: true,
+    })
+}
+
+/// The key of the step `action` from `state` to `next`, named `key`: it
+/// is shared unless it is a DELIVER, FLUSH, FIRE, WAKE or CHOOSE that left
+/// the environment alone (no reply appended to the client history, no
+/// budget spent, no link, request or loss changed); it feeds the nodes
+/// whose packets from its owner changed, or hold surplus copies (a copy
+/// more may leave them as they were).
+pub(crate) fn taken_key(
+    state: &WorldState,
+    action: &Action,
+    next: &WorldState,
+    key: SleepKey,
+) -> SleepKey {
+    let local_kind = matches!(
+        action,
+        Action::Net {
+            op: NetOp::Deliver,
+            ..
+        } | Action::Flush { .. }
+            | Action::Fire { .. }
+            | Action::Wake { .. }
+            | Action::Choose { .. }
+    );
+    let alone = next.ghost.len() == state.ghost.len()
+        && next.budgets == state.budgets
+        && next.issued == state.issued
+        && next.cut_links == state.cut_links
+        && next.lost_in_crash == state.lost_in_crash;
+    let owner = key.owner;
+    let mut feeds = 0u64;
+    for packet in next
+        .net
+        .refs()
+        .filter(|packet| u32::from(packet.src) == owner)
+    {
+        let dst = packet.dst;
+        let Some(bit) = 1u64.checked_shl(dst.into()) else {
+            feeds = u64::MAX;
+            break;
+        };
+        if feeds & bit != 0 {
+            continue;
+        }
+        let changed = !sent(&next.net, owner, dst).eq(sent(&state.net, owner, dst));
+        let surplus = sent(&next.net, owner, dst).any(|(_, _, surplus)| surplus);
+        if changed || surplus {
+            feeds |= bit;
+        }
+    }
+    SleepKey {
+        feeds,
+        shared: !(local_kind && alone),
+        ..key
+    }
+}
+
+/// The packets in `net` from `src` to `dst`, in order: payload, count and
+/// surplus flag.
+fn sent(net: &Network, src: u32, dst: u8) -> impl Iterator<Item = (&[u8], u8, bool)> {
+    net.refs()
+        .filter(move |packet| u32::from(packet.src) == src && packet.dst == dst)
+        .map(|packet| (packet.msg, packet.count, packet.surplus))
 }
