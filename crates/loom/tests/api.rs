@@ -177,3 +177,37 @@ fn loom_only_atomic_methods() {
         assert_eq!(n.load(Relaxed), 31);
     });
 }
+
+#[test]
+fn arc_counts_through_a_pointer() {
+    // A waker vtable's pattern (tokio's `waker_ref`): the count moves by pointer only.
+    loom::model(|| {
+        let a = Arc::new(5);
+        let ptr = Arc::as_ptr(&a);
+        // SAFETY: `ptr` points to `a`'s live allocation; the reference added is removed below.
+        unsafe { Arc::increment_strong_count(ptr) };
+        assert_eq!(Arc::strong_count(&a), 2);
+        // SAFETY: removes the reference added above.
+        unsafe { Arc::decrement_strong_count(ptr) };
+        assert_eq!(Arc::strong_count(&a), 1);
+    });
+}
+
+#[test]
+#[should_panic(expected = "leak")]
+fn a_reference_added_by_pointer_and_never_removed_leaks() {
+    loom::model(|| {
+        let a = Arc::new(5);
+        // SAFETY: `a` is live; the added reference is never removed (the leak reported).
+        unsafe { Arc::increment_strong_count(Arc::as_ptr(&a)) };
+    });
+}
+
+#[test]
+fn lock_guards_print_their_value() {
+    loom::model(|| {
+        let lock = loom::sync::RwLock::new(7);
+        assert_eq!(format!("{:?}", lock.read().unwrap()), "7");
+        assert_eq!(format!("{:?}", lock.write().unwrap()), "7");
+    });
+}
