@@ -12,14 +12,15 @@
 # expectation holds. Builds go to target/loom-suites (kept between runs).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-compare=false more=false own=false limit=300
+compare=false more=false own=false limit=300 only=
 for arg in "$@"; do
     case $arg in
     --compare) compare=true ;;
     --more) more=true ;; # also the suites too slow to build or run for CI
     --loom-own) own=true ;;
     --limit=*) limit=${arg#--limit=} ;; # seconds per test before it is cut
-    *) echo "usage: $0 [--compare] [--more] [--limit=SECONDS] | --loom-own" >&2 && exit 2 ;;
+    --only=*) only=${arg#--only=} ;;    # one suite (e.g. tokio-1.54.1), with --more
+    *) echo "usage: $0 [--compare] [--more] [--limit=SECONDS] [--only=CRATE-VERSION] | --loom-own" >&2 && exit 2 ;;
     esac
 done
 work=${TMPDIR:-/tmp}/cmc-loom-suites
@@ -41,6 +42,7 @@ registry_src() {
 # (default `tests`) of version $3.
 prepare() {
     local dir=$work/$1-$2 tests=${4:-tests} v
+    [[ -z $only || $1-$2 == "$only" ]] || return 0
     rm -rf "$dir"
     cp -r "$(registry_src "$1" "$2")" "$dir"
     chmod -R u+w "$dir"
@@ -147,6 +149,7 @@ executions() {
 run() {
     local dir=$1 cfg=$2 tool=$3 expected=$4 args=$5 filters=${6:-} patch=() log exe t st
     local out=$work/out start end failed cut unstable passed ignored executions seconds
+    [[ -z $only || $(basename "$dir") == "$only" ]] || return 0
     [[ $tool == cmc ]] && patch=(--config "patch.crates-io.loom.path=\"$(loom_for "$dir")\"")
     log=$work/$(basename "$dir")-$tool
     # The crate's own lock file, with loom moved to the patch for cmc.
@@ -203,7 +206,15 @@ prepare oneshot 0.1.11 0.1.11
 if $more; then
     prepare concurrent-queue 2.5.0 2.5.0
     prepare bytes 1.12.2 1.12.2
+    # thingbuf's loom tests are in src/ (lib tests); 0.1.6 added test_full with the fix
+    # of the hang when the buffer is full.
+    prepare thingbuf 0.1.5 0.1.6 src/mpsc/tests
+    prepare thingbuf 0.1.6 0.1.6 src/mpsc/tests
+    prepare sharded-slab 0.1.7 0.1.7
+    prepare tokio 1.54.1 1.54.1
 fi
+suites=(oneshot-0.1.10 oneshot-0.1.11)
+$more && suites+=(concurrent-queue-2.5.0 bytes-1.12.2 thingbuf-0.1.5 thingbuf-0.1.6 sharded-slab-0.1.7 tokio-1.54.1)
 for tool in cmc $($compare && echo loom); do
     oneshot=(--cfg oneshot_loom)
     run "$work/oneshot-0.1.10" "${oneshot[*]}" "$tool" "poll_then_drop_receiver_during_send" "--features loom --test loom"
@@ -211,6 +222,23 @@ for tool in cmc $($compare && echo loom); do
     if $more; then
         run "$work/concurrent-queue-2.5.0" "--cfg loom" "$tool" "" "--features loom --test loom"
         run "$work/bytes-1.12.2" "--cfg loom" "$tool" "" "--lib"
+        # As each crate's CI runs its loom tests: preemption bound 2 (cmc's bounded mode),
+        # thingbuf's slow async models skipped, tokio with debug assertions.
+        export LOOM_MAX_PREEMPTIONS=2
+        thingbuf=(--cfg loom --cfg ci_skip_slow_models)
+        run "$work/thingbuf-0.1.5" "${thingbuf[*]}" "$tool" "mpsc::tests::mpsc_blocking::test_full" "--lib"
+        run "$work/thingbuf-0.1.6" "${thingbuf[*]}" "$tool" "" "--lib"
+        run "$work/sharded-slab-0.1.7" "--cfg loom -C debug-assertions=on" "$tool" "" "--lib"
+        # tokio's lib tests that run loom models (113 of the 148 built under its cfg).
+        LOOM_MAX_BRANCHES=10000 run "$work/tokio-1.54.1" "--cfg loom --cfg tokio_unstable -C debug_assertions" \
+            "$tool" "" "--lib --features full" "loom runtime::time::tests runtime::time_alt sync::watch::tests"
+        unset LOOM_MAX_PREEMPTIONS
     fi
 done
+if $compare; then
+    echo "tests whose outcome differs between cmc and loom:"
+    for suite in "${suites[@]}"; do
+        [[ -z $only || $suite == "$only" ]] && disagreements "$work/$suite"
+    done
+fi
 exit $((failures > 0))
