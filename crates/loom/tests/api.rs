@@ -144,8 +144,9 @@ fn an_unsynchronised_write_is_a_data_race() {
 }
 
 #[test]
-#[should_panic(expected = "not complete")]
-fn a_cut_exploration_is_not_a_pass() {
+fn a_stop_at_max_permutations_is_what_the_model_asks() {
+    // As in loom, the model's own limit ends the exploration without a failure (cmc says
+    // on stderr that it is not complete); cmc's default budget cut fails (tests/budget.rs).
     let mut builder = loom::model::Builder::new();
     builder.max_permutations = Some(1);
     builder.check(|| {
