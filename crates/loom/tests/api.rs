@@ -212,3 +212,33 @@ fn lock_guards_print_their_value() {
         assert_eq!(format!("{:?}", lock.write().unwrap()), "7");
     });
 }
+
+#[test]
+fn cell_pointers_read_and_write() {
+    loom::model(|| {
+        let cell = UnsafeCell::new(1);
+        let p = cell.get_mut();
+        // SAFETY: no other access to the cell exists while `p` is used.
+        unsafe { *p.deref() += 1 };
+        p.with(|p| unsafe { *p += 1 });
+        // SAFETY: no write is in progress.
+        assert_eq!(unsafe { *cell.get().deref() }, 3);
+        assert_eq!(cell.get().with(|p| unsafe { *p }), 3);
+    });
+}
+
+#[test]
+#[should_panic(expected = "data race")]
+fn an_unsynchronised_get_mut_is_a_data_race() {
+    loom::model(|| {
+        let cell = Arc::new(UnsafeCell::new(0));
+        let t = {
+            let cell = cell.clone();
+            // SAFETY: the write is the race this model is about; the value is an integer.
+            thread::spawn(move || unsafe { *cell.get_mut().deref() = 1 })
+        };
+        // SAFETY: as above.
+        unsafe { *cell.get().deref() };
+        t.join().unwrap();
+    });
+}
