@@ -12,7 +12,8 @@
 # expectation holds. Builds go to target/loom-suites (kept between runs).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-compare=false more=false own=false limit=300 only=
+cd "$root" # cargo prints the paths of test binaries relative to it
+compare=false more=false own=false limit=300 only= tools=
 for arg in "$@"; do
     case $arg in
     --compare) compare=true ;;
@@ -20,7 +21,8 @@ for arg in "$@"; do
     --loom-own) own=true ;;
     --limit=*) limit=${arg#--limit=} ;; # seconds per test before it is cut
     --only=*) only=${arg#--only=} ;;    # one suite (e.g. tokio-1.54.1), with --more
-    *) echo "usage: $0 [--compare] [--more] [--limit=SECONDS] [--only=CRATE-VERSION] | --loom-own" >&2 && exit 2 ;;
+    --tool=*) tools=${arg#--tool=} ;;   # cmc or loom only
+    *) echo "usage: $0 [--compare] [--more] [--limit=SECONDS] [--only=CRATE-VERSION] [--tool=cmc|loom] | --loom-own" >&2 && exit 2 ;;
     esac
 done
 work=${TMPDIR:-/tmp}/cmc-loom-suites
@@ -41,7 +43,7 @@ registry_src() {
 # Copies crate $1 version $2 to $work/$1-$2, standalone, with the test directory $4
 # (default `tests`) of version $3.
 prepare() {
-    local dir=$work/$1-$2 tests=${4:-tests} v
+    local dir=$work/$1-$2 tests=${4:-tests} v=
     [[ -z $only || $1-$2 == "$only" ]] || return 0
     rm -rf "$dir"
     cp -r "$(registry_src "$1" "$2")" "$dir"
@@ -51,13 +53,14 @@ prepare() {
     printf '\n[workspace]\n' >>"$dir/Cargo.toml"
     # A crate published without a lock file gets one resolved now.
     [[ -f $dir/Cargo.lock ]] || cargo generate-lockfile --quiet --manifest-path "$dir/Cargo.toml"
-    # A dev-dependency built on the crate itself (tokio-test on tokio) gets this copy, as in
-    # the crate's repository (whose workspace patches it), so that their features unify.
-    v=$(awk -v n="name = \"$1\"" '$0 == n { getline; v = $3; getline; if ($0 ~ /registry/) print v }' \
-        "$dir/Cargo.lock" | tr -d '"')
+    # With `self_patch=true`, a dev-dependency built on the crate itself (tokio-test on
+    # tokio) gets this copy, as the crate's repository does (its workspace patches the
+    # crate), so that their features unify.
+    ${self_patch:-false} && v=$(awk -v c="$1" -F '"' '$0 == "name = \"" c "\"" { getline; v = $2; getline
+            if ($1 == "source = " && $2 ~ /^registry/) print $2 "#" c "@" v }' "$dir/Cargo.lock")
     if [[ -n $v ]]; then
         printf '[patch.crates-io]\n%s = { path = "." }\n' "$1" >>"$dir/Cargo.toml"
-        for v in $v; do cargo update --quiet --manifest-path "$dir/Cargo.toml" -p "$1@$v"; done
+        for v in $v; do cargo update --quiet --manifest-path "$dir/Cargo.toml" -p "$v"; done
     fi
     cp "$dir/Cargo.lock" "$dir/Cargo.lock.registry"
 }
@@ -148,10 +151,10 @@ executions() {
 # tests that failed or were cut are exactly $4 (space-separated, may be empty).
 run() {
     local dir=$1 cfg=$2 tool=$3 expected=$4 args=$5 filters=${6:-} patch=() log exe t st
-    local out=$work/out start end failed cut unstable passed ignored executions seconds
+    local out start end failed cut unstable passed ignored executions seconds
     [[ -z $only || $(basename "$dir") == "$only" ]] || return 0
     [[ $tool == cmc ]] && patch=(--config "patch.crates-io.loom.path=\"$(loom_for "$dir")\"")
-    log=$work/$(basename "$dir")-$tool
+    log=$work/$(basename "$dir")-$tool out=$work/$(basename "$dir")-$tool.out
     # The crate's own lock file, with loom moved to the patch for cmc.
     cp "$dir/Cargo.lock.registry" "$dir/Cargo.lock"
     if [[ $tool == cmc ]]; then
@@ -211,11 +214,11 @@ if $more; then
     prepare thingbuf 0.1.5 0.1.6 src/mpsc/tests
     prepare thingbuf 0.1.6 0.1.6 src/mpsc/tests
     prepare sharded-slab 0.1.7 0.1.7
-    prepare tokio 1.54.1 1.54.1
+    self_patch=true prepare tokio 1.54.1 1.54.1
 fi
 suites=(oneshot-0.1.10 oneshot-0.1.11)
 $more && suites+=(concurrent-queue-2.5.0 bytes-1.12.2 thingbuf-0.1.5 thingbuf-0.1.6 sharded-slab-0.1.7 tokio-1.54.1)
-for tool in cmc $($compare && echo loom); do
+for tool in ${tools:-cmc $($compare && echo loom)}; do
     oneshot=(--cfg oneshot_loom)
     run "$work/oneshot-0.1.10" "${oneshot[*]}" "$tool" "poll_then_drop_receiver_during_send" "--features loom --test loom"
     run "$work/oneshot-0.1.11" "${oneshot[*]}" "$tool" "" "--features loom --test loom"

@@ -87,6 +87,9 @@ impl Builder {
         Checker::new()
             .mode(mode)
             .weak_memory(true)
+            // loom has no spin detection: a thread re-reading unchanged locations is never
+            // reported before the step bound (a bounded loop is no livelock).
+            .confirm_spins(true)
             .max_steps(self.max_branches)
             .max_executions(match self.max_permutations {
                 Some(n) => n as u64,

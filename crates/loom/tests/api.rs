@@ -242,3 +242,29 @@ fn an_unsynchronised_get_mut_is_a_data_race() {
         t.join().unwrap();
     });
 }
+
+#[test]
+fn rereading_an_unchanged_atomic_is_no_livelock() {
+    // tokio's Notify test creates 33 futures, each reading the same state: straight-line
+    // re-reads of a location nobody writes, then the model goes on.
+    loom::model(|| {
+        let state = AtomicUsize::new(0);
+        for _ in 0..40 {
+            assert_eq!(state.load(Acquire), 0);
+        }
+        state.store(1, Release);
+    });
+}
+
+#[test]
+#[should_panic(expected = "livelock")]
+fn a_spin_nobody_ends_is_a_livelock() {
+    loom::model(|| {
+        let ready = Arc::new(AtomicUsize::new(0));
+        let t = {
+            let ready = ready.clone();
+            thread::spawn(move || while ready.load(Acquire) == 0 {})
+        };
+        t.join().unwrap();
+    });
+}
