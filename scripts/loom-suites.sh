@@ -226,9 +226,10 @@ for tool in ${tools:-cmc $($compare && echo loom)}; do
         run "$work/concurrent-queue-2.5.0" "--cfg loom" "$tool" "" "--features loom --test loom"
         run "$work/bytes-1.12.2" "--cfg loom" "$tool" "" "--lib"
         # As each crate's CI runs its loom tests: preemption bound 2 (cmc's bounded mode),
-        # thingbuf's slow async models skipped, tokio with debug assertions.
+        # debug assertions (thingbuf's loom profile inherits them; its loom constructor
+        # needs them), thingbuf's slow async models skipped.
         export LOOM_MAX_PREEMPTIONS=2
-        thingbuf=(--cfg loom --cfg ci_skip_slow_models)
+        thingbuf=(--cfg loom --cfg ci_skip_slow_models -C debug-assertions)
         run "$work/thingbuf-0.1.5" "${thingbuf[*]}" "$tool" "mpsc::tests::mpsc_blocking::test_full" "--lib"
         run "$work/thingbuf-0.1.6" "${thingbuf[*]}" "$tool" "" "--lib"
         run "$work/sharded-slab-0.1.7" "--cfg loom -C debug-assertions=on" "$tool" "" "--lib"

@@ -7,17 +7,17 @@
 //! `with_mut` there): a race with an access made while the pointer lives on, after a
 //! synchronisation of its own thread, is not reported.
 
-use cmc_thread::cell::UnsafeCell as Checked;
+use cmc_thread::cell::UnsafeCell as CheckedUnsafeCell;
 pub use std::cell::Cell;
 
 /// A cell whose unsynchronised concurrent accesses are reported as data races.
 #[derive(Debug, Default)]
-pub struct UnsafeCell<T: ?Sized>(Checked<T>);
+pub struct UnsafeCell<T: ?Sized>(CheckedUnsafeCell<T>);
 
 impl<T> UnsafeCell<T> {
     /// A cell holding `data`.
     pub const fn new(data: T) -> Self {
-        UnsafeCell(Checked::new(data))
+        UnsafeCell(CheckedUnsafeCell::new(data))
     }
 
     /// The value (the cell is consumed, so no access can race with this one).

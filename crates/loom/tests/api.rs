@@ -238,7 +238,7 @@ fn an_unsynchronised_get_mut_is_a_data_race() {
             thread::spawn(move || unsafe { *cell.get_mut().deref() = 1 })
         };
         // SAFETY: as above.
-        unsafe { *cell.get().deref() };
+        let _ = unsafe { *cell.get().deref() };
         t.join().unwrap();
     });
 }
