@@ -13,7 +13,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" # cargo prints the paths of test binaries relative to it
-compare=false more=false own=false limit=300 only= tools=
+compare=false more=false own=false limit=300 only= tools= filter=
 for arg in "$@"; do
     case $arg in
     --compare) compare=true ;;
@@ -22,7 +22,8 @@ for arg in "$@"; do
     --limit=*) limit=${arg#--limit=} ;; # seconds per test before it is cut
     --only=*) only=${arg#--only=} ;;    # one suite (e.g. tokio-1.54.1), with --more
     --tool=*) tools=${arg#--tool=} ;;   # cmc or loom only
-    *) echo "usage: $0 [--compare] [--more] [--limit=SECONDS] [--only=CRATE-VERSION] [--tool=cmc|loom] | --loom-own" >&2 && exit 2 ;;
+    --filter=*) filter=${arg#--filter=} ;; # libtest filters instead of each suite's own
+    *) echo "usage: $0 [--compare] [--more] [--limit=SECONDS] [--only=CRATE-VERSION] [--tool=cmc|loom] [--filter=NAMES] | --loom-own" >&2 && exit 2 ;;
     esac
 done
 work=${TMPDIR:-/tmp}/cmc-loom-suites
@@ -150,7 +151,7 @@ executions() {
 # (name, outcome, seconds, executions), prints the suite's totals and checks that the
 # tests that failed or were cut are exactly $4 (space-separated, may be empty).
 run() {
-    local dir=$1 cfg=$2 tool=$3 expected=$4 args=$5 filters=${6:-} patch=() log exe t st
+    local dir=$1 cfg=$2 tool=$3 expected=$4 args=$5 filters=${filter:-${6:-}} patch=() log exe t st
     local out start end failed cut unstable passed ignored executions seconds
     [[ -z $only || $(basename "$dir") == "$only" ]] || return 0
     [[ $tool == cmc ]] && patch=(--config "patch.crates-io.loom.path=\"$(loom_for "$dir")\"")
