@@ -231,7 +231,9 @@ for tool in ${tools:-cmc $($compare && echo loom)}; do
         # needs them), thingbuf's slow async models skipped.
         export LOOM_MAX_PREEMPTIONS=2
         thingbuf=(--cfg loom --cfg ci_skip_slow_models -C debug-assertions)
-        run "$work/thingbuf-0.1.5" "${thingbuf[*]}" "$tool" "mpsc::tests::mpsc_blocking::test_full" "--lib"
+        # 0.1.6's test_full has no receiver, so it never skips a slot under a held RecvRef,
+        # which the hang of 0.1.5 needs: it passes on 0.1.5 under cmc and loom alike.
+        run "$work/thingbuf-0.1.5" "${thingbuf[*]}" "$tool" "" "--lib"
         run "$work/thingbuf-0.1.6" "${thingbuf[*]}" "$tool" "" "--lib"
         run "$work/sharded-slab-0.1.7" "--cfg loom -C debug-assertions=on" "$tool" "" "--lib"
         # tokio's lib tests that run loom models (113 of the 148 built under its cfg).
