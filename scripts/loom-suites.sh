@@ -15,13 +15,18 @@
 # between runs).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-compare=false more=false own=false
+cd "$root" # cargo prints the paths of test binaries relative to it
+compare=false more=false own=false limit=300 only= tools= filter=
 for arg in "$@"; do
     case $arg in
     --compare) compare=true ;;
-    --more) more=true ;; # also the suites too slow to build for CI
+    --more) more=true ;; # also the suites too slow to build or run for CI
     --loom-own) own=true ;;
-    *) echo "usage: $0 [--compare] [--more] | --loom-own" >&2 && exit 2 ;;
+    --limit=*) limit=${arg#--limit=} ;; # seconds per test before it is cut
+    --only=*) only=${arg#--only=} ;;    # one suite (e.g. tokio-1.54.1), with --more
+    --tool=*) tools=${arg#--tool=} ;;   # cmc or loom only
+    --filter=*) filter=${arg#--filter=} ;; # libtest filters instead of each suite's own
+    *) echo "usage: $0 [--compare] [--more] [--limit=SECONDS] [--only=CRATE-VERSION] [--tool=cmc|loom] [--filter=NAMES] | --loom-own" >&2 && exit 2 ;;
     esac
 done
 work=${TMPDIR:-/tmp}/cmc-loom-suites
@@ -39,17 +44,28 @@ registry_src() {
     ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"$1-$2" | head -n 1
 }
 
-# Copies crate $1 version $2 to $work/$1-$2 with the tests of version $3, standalone.
+# Copies crate $1 version $2 to $work/$1-$2, standalone, with the test directory $4
+# (default `tests`) of version $3.
 prepare() {
-    local dir=$work/$1-$2
+    local dir=$work/$1-$2 tests=${4:-tests} v=
+    [[ -z $only || $1-$2 == "$only" ]] || return 0
     rm -rf "$dir"
     cp -r "$(registry_src "$1" "$2")" "$dir"
     chmod -R u+w "$dir"
-    rm -rf "$dir/tests"
-    cp -r "$(registry_src "$1" "$3")/tests" "$dir/tests"
+    rm -rf "${dir:?}/$tests"
+    cp -r "$(registry_src "$1" "$3")/$tests" "$dir/$tests"
     printf '\n[workspace]\n' >>"$dir/Cargo.toml"
     # A crate published without a lock file gets one resolved now.
     [[ -f $dir/Cargo.lock ]] || cargo generate-lockfile --quiet --manifest-path "$dir/Cargo.toml"
+    # With `self_patch=true`, a dev-dependency built on the crate itself (tokio-test on
+    # tokio) gets this copy, as the crate's repository does (its workspace patches the
+    # crate), so that their features unify.
+    ${self_patch:-false} && v=$(awk -v c="$1" -F '"' '$0 == "name = \"" c "\"" { getline; v = $2; getline
+            if ($1 == "source = " && $2 ~ /^registry/) print $2 "#" c "@" v }' "$dir/Cargo.lock")
+    if [[ -n $v ]]; then
+        printf '[patch.crates-io]\n%s = { path = "." }\n' "$1" >>"$dir/Cargo.toml"
+        for v in $v; do cargo update --quiet --manifest-path "$dir/Cargo.toml" -p "$v"; done
+    fi
     cp "$dir/Cargo.lock" "$dir/Cargo.lock.registry"
 }
 
@@ -95,50 +111,101 @@ if $own; then
 fi
 
 failures=0
-# Runs crate dir $1's loom suite (cfg flags $2, cargo arguments $5) on `cmc` or `loom`
-# ($3); checks that the failing tests are exactly $4 (space-separated, may be empty).
+# The path of the package that stands in for loom in crate dir $1: crates/loom05 where the
+# crate's lock file holds loom 0.5, crates/loom (0.7) otherwise.
+loom_for() {
+    if grep -A1 '^name = "loom"$' "$1/Cargo.lock.registry" | grep -q 'version = "0\.5\.'; then
+        echo "$root/crates/loom05"
+    else
+        echo "$root/crates/loom"
+    fi
+}
+
+# The outcome of one test's process (output $1, exit status $2): ok, failed, cut (the time
+# limit), ignored, none (the name matched nothing) or unstable: a failure that cmc or loom
+# reports as non-determinism (oneshot's recv_timeout reads std::time::Instant inside the
+# model, so its runs depend on the wall clock).
+outcome() {
+    if [[ $2 == 124 ]]; then echo cut
+    elif grep -q '^test result: ok\. 1 passed' "$1"; then echo ok
+    elif grep -q '^test result: ok\. 0 passed; 0 failed; 1 ignored' "$1"; then echo ignored
+    elif grep -q '^test result: ok\. 0 passed; 0 failed; 0 ignored' "$1"; then echo none
+    elif grep -qE 'cmc: non-determinism|Is the model fully deterministic' "$1"; then echo unstable
+    else echo failed
+    fi
+}
+
+# Executions of the test whose output is $1 (cmc: the CMC_LOOM_STATS file $2; loom: its
+# "Completed in N iterations" lines, or thingbuf's own "(N iterations)" count, which
+# starts at 1), or "-" when the tool printed none.
+executions() {
+    if [[ -s $2 ]]; then awk '{ s += $1 } END { print s }' "$2"
+    elif grep -q 'Completed in [0-9]* iterations' "$1"; then
+        grep -oE 'Completed in [0-9]+ iterations' "$1" | awk '{ s += $3 } END { print s }'
+    elif grep -qE '\([0-9]+ iterations\)' "$1"; then
+        grep -oE '\([0-9]+ iterations\)' "$1" | tr -d '(' | awk '{ s += $1 - 1 } END { print s }'
+    else echo -
+    fi
+}
+
+# Runs crate dir $1's loom suite (cfg flags $2, cargo arguments $5, libtest filters $6) on
+# `cmc` or `loom` ($3): builds its test binaries once, then runs each test in a process of
+# its own, cut after $limit seconds. Writes one line per test to $work/NAME-TOOL.tests
+# (name, outcome, seconds, executions), prints the suite's totals and checks that the
+# tests that failed or were cut are exactly $4 (space-separated, may be empty).
 run() {
-    local dir=$1 cfg=$2 tool=$3 expected=$4 args=$5 patch=() log start end failed
-    [[ $tool == cmc ]] && patch=(--config "patch.crates-io.loom.path=\"$root/crates/loom\"")
-    log=$work/$(basename "$dir")-$tool.log
+    local dir=$1 cfg=$2 tool=$3 expected=$4 args=$5 filters=${filter:-${6:-}} patch=() log exe t st
+    local out start end failed cut unstable passed ignored executions seconds
+    [[ -z $only || $(basename "$dir") == "$only" ]] || return 0
+    [[ $tool == cmc ]] && patch=(--config "patch.crates-io.loom.path=\"$(loom_for "$dir")\"")
+    log=$work/$(basename "$dir")-$tool out=$work/$(basename "$dir")-$tool.out
     # The crate's own lock file, with loom moved to the patch for cmc.
     cp "$dir/Cargo.lock.registry" "$dir/Cargo.lock"
     if [[ $tool == cmc ]]; then
         cargo update --quiet --manifest-path "$dir/Cargo.toml" "${patch[@]}" -p loom
     fi
-    rm -f "$log.executions"
     start=$(date +%s.%N)
-    RUSTFLAGS="$cfg" CMC_LOOM_STATS=$log.executions cargo test --release --manifest-path "$dir/Cargo.toml" \
-        "${patch[@]}" $args --no-fail-fast >"$log" 2>&1 || true
-    end=$(date +%s.%N)
-    failed=$(grep -E '^test .* \.\.\. FAILED$' "$log" | awk '{print $2}' | sort | xargs || true)
-    passed=$(grep -cE '^test .* \.\.\. ok$' "$log" || true)
-    # A test that aborts the process (loom: a panic while unwinding) has no result line.
-    if grep -q 'SIGABRT' "$log"; then
-        for t in $(grep -oE "^thread '[^']+' \([0-9]+\) panicked" "$log" | cut -d"'" -f2 | sort -u); do
-            grep -qE "^test $t \.\.\. " "$log" || failed=$(echo "$failed $t" | xargs -n1 | sort -u | xargs)
-        done
+    if ! RUSTFLAGS="$cfg" cargo test --release --manifest-path "$dir/Cargo.toml" "${patch[@]}" \
+        $args --no-run >"$log.build" 2>&1; then
+        echo "$(basename "$dir") $tool: the tests do not build; log: $log.build"
+        failures=$((failures + 1))
+        return
     fi
-    executions=$(awk '{s+=$1} END {print s+0}' "$log.executions" 2>/dev/null || echo 0)
-    # A model whose runs depend on something outside the checker (oneshot's
-    # recv_timeout reads std::time::Instant under loom), as cmc or loom report it, is
-    # listed apart, not counted against the expectation.
-    unstable=""
-    for t in $failed; do
-        if sed -n "/^---- $t stdout ----/,/^----/p" "$log" | grep -q 'cmc: non-determinism' ||
-            grep -A1 "^thread '$t'" "$log" | grep -q 'Is the model fully deterministic'; then
-            unstable="$unstable $t"
-        fi
+    end=$(date +%s.%N)
+    : >"$log.tests"
+    for exe in $(sed -nE 's/^ *Executable .* \((.*)\)$/\1/p' "$log.build"); do
+        # shellcheck disable=SC2086 # the filters are separate words
+        for t in $("$exe" --list --format terse $filters | sed -n 's/: test$//p'); do
+            rm -f "$log.stats"
+            st=0
+            seconds=$(date +%s.%N)
+            CMC_LOOM_STATS=$log.stats LOOM_LOG=loom::model=info timeout "$limit" \
+                "$exe" --exact "$t" --nocapture --test-threads=1 >"$out" 2>&1 || st=$?
+            seconds=$(awk "BEGIN { printf \"%.2f\", $(date +%s.%N) - $seconds }")
+            echo "$t $(outcome "$out" $st) $seconds $(executions "$out" "$log.stats")" >>"$log.tests"
+            cp "$out" "$log.out.$t"
+        done
     done
-    failed=$(for t in $failed; do [[ " $unstable " == *" $t "* ]] || echo "$t"; done | xargs)
-    tests=$( (grep -oE 'finished in [0-9.]+s' "$log" | grep -oE '[0-9.]+' || true) | awk '{s+=$1} END {print s+0}')
-    printf '%-14s %-5s passed %s, failed [%s], non-deterministic [%s], executions %s, tests %.2f s, cargo %.1f s\n' \
-        "$(basename "$dir")" "$tool" "$passed" "$failed" "${unstable# }" "$executions" "$tests" \
-        "$(awk "BEGIN {print $end - $start}")"
-    if [[ $failed != "$expected" ]] || ! grep -qE '^test result|SIGABRT' "$log"; then
-        echo "  expected failures [$expected], got [$failed]; log: $log"
+    list() { awk -v o="$1" '$2 == o { print $1 }' "$log.tests" | sort | xargs; }
+    passed=$(list ok | wc -w) ignored=$(list ignored | wc -w)
+    failed=$(list failed) cut=$(list cut) unstable=$(list unstable)
+    executions=$(awk '$2 == "ok" && $4 != "-" { s += $4 } END { print s + 0 }' "$log.tests")
+    printf '%-22s %-4s passed %s, failed [%s], cut at %s s [%s], non-deterministic [%s], ignored %s, executions of passed %s, tests %.2f s, build %.1f s\n' \
+        "$(basename "$dir")" "$tool" "$passed" "$failed" "$limit" "$cut" "$unstable" "$ignored" \
+        "$executions" "$(awk '{ s += $3 } END { print s + 0 }' "$log.tests")" \
+        "$(awk "BEGIN { print $end - $start }")"
+    if [[ $(echo "$failed $cut" | xargs -n1 | sort | xargs) != "$expected" ]]; then
+        echo "  expected failed or cut [$expected]; logs: $log.out.NAME"
         failures=$((failures + 1))
     fi
+}
+
+# Prints the tests of crate dir $1 whose outcome differs between cmc and loom.
+disagreements() {
+    local name
+    name=$(basename "$1")
+    join <(sort "$work/$name-cmc.tests") <(sort "$work/$name-loom.tests") |
+        awk -v n="$name" '$2 != $5 { printf "  %s: %s: cmc %s (%s s), loom %s (%s s)\n", n, $1, $2, $3, $5, $6 }'
 }
 
 prepare oneshot 0.1.10 0.1.11
@@ -147,8 +214,16 @@ prepare oneshot 0.1.12 0.1.12
 if $more; then
     prepare concurrent-queue 2.5.0 2.5.0
     prepare bytes 1.12.2 1.12.2
+    # thingbuf's loom tests are in src/ (lib tests); 0.1.6 added test_full with the fix
+    # of the hang when the buffer is full.
+    prepare thingbuf 0.1.5 0.1.6 src/mpsc/tests
+    prepare thingbuf 0.1.6 0.1.6 src/mpsc/tests
+    prepare sharded-slab 0.1.7 0.1.7
+    self_patch=true prepare tokio 1.54.1 1.54.1
 fi
-for tool in cmc $($compare && echo loom); do
+suites=(oneshot-0.1.10 oneshot-0.1.11 oneshot-0.1.12)
+$more && suites+=(concurrent-queue-2.5.0 bytes-1.12.2 thingbuf-0.1.5 thingbuf-0.1.6 sharded-slab-0.1.7 tokio-1.54.1)
+for tool in ${tools:-cmc $($compare && echo loom)}; do
     oneshot=(--cfg oneshot_loom)
     uaf=$([[ $tool == cmc ]] && echo async_recv poll_then_drop_receiver_during_send recv_drop_sender_different_threads || true)
     run "$work/oneshot-0.1.10" "${oneshot[*]}" "$tool" "${uaf:-poll_then_drop_receiver_during_send}" "--features loom --test loom"
@@ -157,6 +232,26 @@ for tool in cmc $($compare && echo loom); do
     if $more; then
         run "$work/concurrent-queue-2.5.0" "--cfg loom" "$tool" "" "--features loom --test loom"
         run "$work/bytes-1.12.2" "--cfg loom" "$tool" "" "--lib"
+        # As each crate's CI runs its loom tests: preemption bound 2 (cmc's bounded mode),
+        # debug assertions (thingbuf's loom profile inherits them; its loom constructor
+        # needs them), thingbuf's slow async models skipped.
+        export LOOM_MAX_PREEMPTIONS=2
+        thingbuf=(--cfg loom --cfg ci_skip_slow_models -C debug-assertions)
+        # 0.1.6's test_full has no receiver, so it never skips a slot under a held RecvRef,
+        # which the hang of 0.1.5 needs: it passes on 0.1.5 under cmc and loom alike.
+        run "$work/thingbuf-0.1.5" "${thingbuf[*]}" "$tool" "" "--lib"
+        run "$work/thingbuf-0.1.6" "${thingbuf[*]}" "$tool" "" "--lib"
+        run "$work/sharded-slab-0.1.7" "--cfg loom -C debug-assertions=on" "$tool" "" "--lib"
+        # tokio's lib tests that run loom models (113 of the 148 built under its cfg).
+        LOOM_MAX_BRANCHES=10000 run "$work/tokio-1.54.1" "--cfg loom --cfg tokio_unstable -C debug_assertions" \
+            "$tool" "" "--lib --features full" "loom runtime::time::tests runtime::time_alt sync::watch::tests"
+        unset LOOM_MAX_PREEMPTIONS
     fi
 done
+if $compare; then
+    echo "tests whose outcome differs between cmc and loom:"
+    for suite in "${suites[@]}"; do
+        [[ -z $only || $suite == "$only" ]] && disagreements "$work/$suite"
+    done
+fi
 exit $((failures > 0))

@@ -3,6 +3,10 @@
 
 use cmc_thread::sync::LazyLock;
 
+// loom's `lazy_static` module re-exports these (tokio's loom shim names
+// `loom::lazy_static::AccessError`).
+pub use crate::thread::{panicking, yield_now, AccessError};
+
 /// A lazily initialised static.
 pub struct Lazy<T: 'static>(LazyLock<T>);
 

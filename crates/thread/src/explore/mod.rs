@@ -93,6 +93,7 @@ pub struct Checker {
     detect_leaks: bool,
     random_seed: u64,
     weak_memory: bool,
+    confirm_spins: bool,
 }
 
 impl Default for Checker {
@@ -108,6 +109,7 @@ impl Default for Checker {
             detect_leaks: true,
             random_seed: 0,
             weak_memory: true,
+            confirm_spins: false,
         }
     }
 }
@@ -142,6 +144,16 @@ impl Checker {
     /// switched away from until the location is written (at least 1).
     pub fn spin_limit(mut self, n: u32) -> Self {
         self.spin_limit = n.max(1);
+        self
+    }
+
+    /// Whether a thread found spinning (see [`Checker::spin_limit`]) when no other thread can
+    /// run is let run on, the livelock being reported only if it still spins at the step
+    /// bound (default: reported at once). Sound for loops that end by themselves (a bounded
+    /// loop, straight-line code re-reading a location) at the cost of a longer failing
+    /// execution; `loom`'s package sets it, as loom has no spin detection.
+    pub fn confirm_spins(mut self, on: bool) -> Self {
+        self.confirm_spins = on;
         self
     }
 
@@ -298,6 +310,7 @@ impl Checker {
         driver.detect_leaks(self.detect_leaks);
         driver.random_seed(self.random_seed);
         driver.weak_memory(self.weak_memory);
+        driver.confirm_spins(self.confirm_spins);
         let mut executions = 0u64;
         let mut reruns = 0u64;
         let mut complete = !matches!(self.mode, Mode::Random { .. } | Mode::Pct { .. });

@@ -1,7 +1,7 @@
 //! Runs one execution: creates a coroutine per virtual thread and, at every switch point,
 //! asks a [`Scheduler`] which enabled thread performs its announced operation next.
 
-use super::execution::{ExecState, SpawnFn};
+use super::execution::{ExecState, SpawnFn, VThread};
 use super::op::ThreadId;
 use super::overflow::{self, Running};
 use super::{
@@ -128,6 +128,7 @@ pub struct Driver {
     detect_leaks: bool,
     random_seed: u64,
     weak_memory: bool,
+    confirm_spins: bool,
     os_threads: super::os_threads::OsThreadWatch,
 }
 
@@ -151,6 +152,7 @@ impl Driver {
             detect_leaks: true,
             random_seed: 0,
             weak_memory: false,
+            confirm_spins: false,
             os_threads: super::os_threads::OsThreadWatch::new(),
         }
     }
@@ -158,6 +160,12 @@ impl Driver {
     /// Whether loads may read older stores as the weak memory model allows (see `weak.rs`).
     pub fn weak_memory(&mut self, on: bool) {
         self.weak_memory = on;
+    }
+
+    /// Whether threads found spinning when no other thread can run are let run on (see
+    /// `Checker::confirm_spins`) instead of being reported as a livelock at once.
+    pub fn confirm_spins(&mut self, on: bool) {
+        self.confirm_spins = on;
     }
 
     /// The seed of every execution's random generator (`crate::random`).
@@ -238,9 +246,22 @@ impl Driver {
                     return (!leaks.is_empty()).then_some(Stop::Leak { allocations: leaks });
                 }
                 if st.trace.len() >= self.max_steps {
+                    // A thread let run on after spinning that is still spinning: a livelock.
+                    if st.threads.iter().any(|t| !t.finished && t.spin.confirmed()) {
+                        return Some(stuck(&st));
+                    }
                     return Some(Stop::StepLimit(self.max_steps));
                 }
                 let enabled = st.enabled_mask();
+                let spinning = |t: &VThread| !t.finished && t.spin.blocked();
+                if enabled == 0 && self.confirm_spins && st.threads.iter().any(spinning) {
+                    drop(st);
+                    let mut st = self.ctx.state.borrow_mut();
+                    for t in st.threads.iter_mut().filter(|t| spinning(t)) {
+                        t.spin.confirm();
+                    }
+                    continue;
+                }
                 if enabled == 0 {
                     return Some(stuck(&st));
                 }
@@ -373,7 +394,11 @@ fn stuck(st: &ExecState) -> Stop {
         .filter(|&t| !st.threads[t].finished)
         .map(|t| (t, st.describe_wait(t)))
         .collect();
-    if st.threads.iter().any(|t| !t.finished && t.spin.blocked()) {
+    if st
+        .threads
+        .iter()
+        .any(|t| !t.finished && (t.spin.blocked() || t.spin.confirmed()))
+    {
         Stop::Livelock { blocked }
     } else {
         Stop::Deadlock {

@@ -325,7 +325,7 @@ impl ExecState {
     /// Describes what blocked thread `t` is waiting for, e.g. `lock(Mutex#3) held by thread 1`.
     pub fn describe_wait(&self, t: ThreadId) -> String {
         let th = &self.threads[t];
-        if th.spin.blocked() {
+        if th.spin.blocked() || th.spin.confirmed() {
             let locs: Vec<String> = th.spin.locations().map(|o| self.object_name(o)).collect();
             return format!(
                 "spinning on {} with no other thread writing it",

@@ -12,6 +12,9 @@ pub struct SpinState {
     streak: u32,
     /// Whether the thread is disabled until one of `reads` is written.
     blocked: bool,
+    /// Whether the thread was found spinning when no other thread could run and was let run
+    /// on (see [`SpinState::confirm`]): it is not disabled again before it makes progress.
+    confirmed: bool,
 }
 
 impl SpinState {
@@ -29,7 +32,7 @@ impl SpinState {
             }
             None => self.reads.push((obj, version)),
         }
-        if self.streak >= limit * self.reads.len() as u32 {
+        if !self.confirmed && self.streak >= limit * self.reads.len() as u32 {
             self.blocked = true;
         }
         self.blocked
@@ -54,6 +57,19 @@ impl SpinState {
         self.blocked
     }
 
+    /// Lets a blocked thread run on although nothing it read has changed (nothing else can
+    /// run): a loop that ends by itself, or straight-line code re-reading a location, then
+    /// goes on; a real spin keeps the thread running until the step bound.
+    pub fn confirm(&mut self) {
+        self.blocked = false;
+        self.confirmed = true;
+    }
+
+    /// Whether the thread was let run on after spinning and has made no progress since.
+    pub fn confirmed(&self) -> bool {
+        self.confirmed
+    }
+
     /// The locations the thread is spinning on.
     pub fn locations(&self) -> impl Iterator<Item = ObjId> + '_ {
         self.reads.iter().map(|(o, _)| *o)
@@ -63,6 +79,7 @@ impl SpinState {
         self.reads.clear();
         self.streak = 0;
         self.blocked = false;
+        self.confirmed = false;
     }
 }
 
@@ -80,6 +97,18 @@ mod tests {
         assert!(s.blocked());
         s.on_foreign_write(3);
         assert!(!s.blocked());
+    }
+
+    #[test]
+    fn a_confirmed_thread_is_not_blocked_again_until_it_progresses() {
+        let mut s = SpinState::default();
+        s.on_read(3, 0, 1);
+        assert!(s.on_read(3, 0, 1));
+        s.confirm();
+        assert!(!s.on_read(3, 0, 1) && !s.on_read(3, 0, 1) && s.confirmed());
+        s.on_own_write();
+        s.on_read(3, 0, 1);
+        assert!(s.on_read(3, 0, 1) && !s.confirmed());
     }
 
     #[test]

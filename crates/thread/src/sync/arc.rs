@@ -158,17 +158,50 @@ impl<T: ?Sized> Arc<T> {
     pub fn ptr_eq(this: &Self, other: &Self) -> bool {
         std::sync::Arc::ptr_eq(&this.inner, &other.inner)
     }
+
+    /// The pointer to the value, as [`Arc::into_raw`] gives it (not a switch point: the
+    /// count does not change).
+    pub fn as_ptr(this: &Self) -> *const T {
+        std::ptr::addr_of!(this.inner.data)
+    }
+
+    fn clone_at(&self, location: &'static Location<'static>) -> Self {
+        self.count_op(AtomicKind::Count("clone"), location, || {
+            let inner = self.inner.clone();
+            let n = std::sync::Arc::strong_count(&inner) as i128;
+            (Arc { inner }, Value::Update(n - 1, n), true)
+        })
+    }
+}
+
+impl<T> Arc<T> {
+    /// Adds a reference to the allocation of `ptr`, as a clone does (a switch point).
+    ///
+    /// # Safety
+    /// `ptr` must come from [`Arc::into_raw`] or [`Arc::as_ptr`] of a live `Arc<T>`.
+    #[track_caller]
+    pub unsafe fn increment_strong_count(ptr: *const T) {
+        // SAFETY: per the contract; the borrowed reference is not dropped.
+        let this = ManuallyDrop::new(unsafe { Arc::from_raw(ptr) });
+        std::mem::forget(this.clone_at(Location::caller()));
+    }
+
+    /// Removes a reference from the allocation of `ptr`, as a drop does (a switch point).
+    ///
+    /// # Safety
+    /// `ptr` must come from [`Arc::into_raw`] or [`Arc::as_ptr`], and the reference it
+    /// removes must be one the caller owns.
+    pub unsafe fn decrement_strong_count(ptr: *const T) {
+        // SAFETY: per the contract.
+        drop(unsafe { Arc::from_raw(ptr) });
+    }
 }
 
 impl<T: ?Sized> Clone for Arc<T> {
     /// Adds a reference (a switch point).
     #[track_caller]
     fn clone(&self) -> Self {
-        self.count_op(AtomicKind::Count("clone"), Location::caller(), || {
-            let inner = self.inner.clone();
-            let n = std::sync::Arc::strong_count(&inner) as i128;
-            (Arc { inner }, Value::Update(n - 1, n), true)
-        })
+        self.clone_at(Location::caller())
     }
 }
 
