@@ -270,6 +270,11 @@ impl World {
         &self.env.spec
     }
 
+    /// The environment: what is enabled, what an action does and says.
+    pub(crate) fn env(&self) -> &Env {
+        &self.env
+    }
+
     /// The first fault seen, if any: when set, the search's verdict is void.
     pub fn fault(&self) -> Option<Fault> {
         self.fault.lock().unwrap_or_else(|e| e.into_inner()).clone()
@@ -434,11 +439,7 @@ impl World {
 
     /// The sending core's text for a message from `src`, or its hex bytes.
     pub fn describe_message(&self, src: u8, message: &[u8]) -> String {
-        let node = src as usize;
-        self.spec()
-            .core_of(node)
-            .describe_message(&self.env.configs[node], message)
-            .unwrap_or_else(|| hex(message))
+        self.env.describe_message(src, message)
     }
 
     /// Node `node`'s core's text for a reply's payload, or its hex bytes.
@@ -774,56 +775,7 @@ impl Model for World {
     }
 
     fn format_action(&self, action: &Action) -> String {
-        if let Some((op, index, src, dst, msg, surplus)) = action.net_fields() {
-            return format!(
-                "{} n{src}->n{dst} #{index} {}{}",
-                op.name(),
-                self.describe_message(src, msg.as_bytes()),
-                surplus.note()
-            );
-        }
-        match *action {
-            Action::Net { .. } => unreachable!("formatted above"),
-            Action::Flush { node } => format!("FLUSH n{node}"),
-            Action::Fire { node, timer } => format!("FIRE n{node} timer={timer}"),
-            Action::Wake { node, wake } => format!("WAKE n{node} id={wake}"),
-            Action::Tick { node } => format!("TICK n{node}"),
-            Action::Crash { node } => format!("CRASH n{node}"),
-            Action::Restart { node } => format!("RESTART n{node}"),
-            Action::Links { a, b, cut } => {
-                format!("LINKS {} n{a}-n{b}", if cut { "cut" } else { "heal" })
-            }
-            Action::Client { request, node, op } => match &self.spec().workload {
-                Some(workload) => {
-                    let payload = self.env.operations.get(op as usize).copied();
-                    let text = payload.map_or(format!("op={op}"), |payload| {
-                        workload.describe(payload.as_bytes())
-                    });
-                    format!("CLIENT r{request} -> n{node} {text}")
-                }
-                None => format!("CLIENT r{request} -> n{node}"),
-            },
-            Action::LocalFail { request, node } => format!("LOCAL_FAIL r{request} at n{node}"),
-            Action::Choose {
-                node,
-                choice,
-                value,
-            } => format!("CHOICE n{node} id={choice} value={value}"),
-            Action::OneWay { src, dst, cut } => {
-                format!("LINK {} n{src}->n{dst}", if cut { "cut" } else { "heal" })
-            }
-            Action::Isolate { node } => format!("ISOLATE n{node}"),
-            Action::Split { group } => {
-                let (inside, outside): (Vec<u8>, Vec<u8>) =
-                    (0..self.spec().nodes() as u8).partition(|node| group & (1 << node) != 0);
-                let names = |nodes: Vec<u8>| {
-                    let names: Vec<String> = nodes.iter().map(|n| format!("n{n}")).collect();
-                    names.join(",")
-                };
-                format!("SPLIT {} | {}", names(inside), names(outside))
-            }
-            Action::Retry { request, node } => format!("RETRY r{request} -> n{node}"),
-        }
+        action.text(&self.env)
     }
 
     fn action_kind(&self, action: &Action) -> ActionKind {
@@ -837,9 +789,8 @@ impl Model for World {
     /// Every non-fault kind, and each fault kind whose budget is not zero
     /// (HEAL only with PARTITION).
     fn action_kinds(&self) -> Vec<ActionKind> {
-        crate::world::action::KINDS
-            .iter()
-            .filter_map(|&(name, budget)| match budget {
+        crate::world::action::kinds()
+            .filter_map(|(name, budget)| match budget {
                 None => Some(ActionKind::normal(name)),
                 Some(budget) => {
                     (self.spec().budgets[budget as usize] > 0).then(|| ActionKind::fault(name))

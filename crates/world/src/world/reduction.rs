@@ -36,7 +36,7 @@
 //! ([`World::with_history_property`]): the steps of a persistent set are
 //! invisible to every property.
 
-use crate::world::action::{Action, NetOp};
+use crate::world::action::{Action, NetAction, NetOp, NodeAction};
 use crate::world::env::Env;
 use crate::world::state::{Budget, WorldState};
 use crate::World;
@@ -103,15 +103,17 @@ impl Nodes {
         };
         for (at, (action, next)) in steps.iter().enumerate() {
             let local = match **action {
-                Action::Net {
+                Action::Net(NetAction {
                     op: NetOp::Deliver,
                     dst,
                     ..
-                } => Some(dst),
-                Action::Flush { node }
-                | Action::Fire { node, .. }
-                | Action::Wake { node, .. }
-                | Action::Choose { node, .. } => Some(node),
+                }) => Some(dst),
+                Action::Node(
+                    NodeAction::Flush { node }
+                    | NodeAction::Fire { node, .. }
+                    | NodeAction::Wake { node, .. }
+                    | NodeAction::Choose { node, .. },
+                ) => Some(node),
                 _ => None,
             };
             match (local, action.changed_node()) {
@@ -129,7 +131,7 @@ impl Nodes {
                     nodes.pinned[node as usize] = true;
                 }
                 (None, None) => match **action {
-                    Action::Net { src, dst, .. } => {
+                    Action::Net(NetAction { src, dst, .. }) => {
                         nodes.pinned[src as usize] = true;
                         nodes.pinned[dst as usize] = true;
                     }

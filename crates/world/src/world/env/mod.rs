@@ -35,14 +35,15 @@
 //! SET_TIMER_AT may fire only once its node's clock has reached the
 //! deadline (and at any moment after that).
 
-mod clients;
-mod crashes;
-mod links;
-mod messages;
-mod node_events;
+pub(crate) mod clients;
+pub(crate) mod crashes;
+pub(crate) mod links;
+pub(crate) mod messages;
+pub(crate) mod node_events;
 mod outputs;
 
 use crate::core::abi::{Config, Event, EventKind, Outputs};
+use crate::core::hex::hex;
 use crate::run::step::StepFailure;
 use crate::world::action::{Action, Surplus};
 use crate::world::spec::WorldSpec;
@@ -305,18 +306,13 @@ impl Env {
         // (see `Env::actions`), is read while few stores wait ahead of its
         // own, and the packet is not read back from `next`'s fresh copy
         // (either read stalled the step, measured with `perf`).
-        let named = match *action {
-            Action::Net {
-                index,
-                src,
-                dst,
-                ref msg,
-                surplus,
-                ..
-            } => match state
-                .net
-                .named(index as usize, (src, dst), msg, surplus != Surplus::None)
-            {
+        let named = match action {
+            Action::Net(net) => match state.net.named(
+                net.index as usize,
+                (net.src, net.dst),
+                &net.msg,
+                net.surplus != Surplus::None,
+            ) {
                 Some(slot) => Some(slot),
                 None => return Ok(false),
             },
@@ -326,27 +322,25 @@ impl Env {
             Successor::Whole => next.clone_from(state),
             Successor::Partial => next.copy_for_step(state, action.changed_node()),
         }
-        match *action {
-            Action::Net { .. } => {
+        match action {
+            Action::Net(net) => {
                 let slot = named.expect("a message action names its packet");
-                self.message_next(state, action, slot, next, observer)
+                self.message_next(state, net, slot, next, observer)
             }
-            Action::Flush { .. }
-            | Action::Fire { .. }
-            | Action::Wake { .. }
-            | Action::Tick { .. }
-            | Action::Choose { .. } => self.node_event_next(state, action, next, observer),
-            Action::Crash { .. } | Action::Restart { .. } => {
-                self.crash_next(state, action, next, observer)
-            }
-            Action::Links { .. }
-            | Action::OneWay { .. }
-            | Action::Isolate { .. }
-            | Action::Split { .. } => self.link_next(state, action, next, observer),
-            Action::Client { .. } | Action::LocalFail { .. } | Action::Retry { .. } => {
-                self.client_next(state, action, next, observer)
-            }
+            Action::Node(node) => self.node_event_next(state, node, next, observer),
+            Action::Crash(crash) => self.crash_next(state, crash, next, observer),
+            Action::Link(link) => self.link_next(state, link, next, observer),
+            Action::Client(client) => self.client_next(state, client, next, observer),
         }
+    }
+
+    /// The sending core's text for a message from `src`, or its hex bytes.
+    pub fn describe_message(&self, src: u8, message: &[u8]) -> String {
+        let node = src as usize;
+        self.spec
+            .core_of(node)
+            .describe_message(&self.configs[node], message)
+            .unwrap_or_else(|| hex(message))
     }
 }
 
@@ -398,6 +392,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::world::action::NodeAction;
     use crate::world::test_core::Idle;
 
     #[test]
@@ -418,7 +413,7 @@ mod tests {
         let env = Env::new(spec);
         let mut state = env.init(&mut ()).unwrap();
         state.nodes[0].clock = u32::MAX - 1;
-        let tick = Action::Tick { node: 0 };
+        let tick = Action::Node(NodeAction::Tick { node: 0 });
         let mut next = WorldState::default();
         assert!(env.next(&state, &tick, &mut next, &mut ()).unwrap());
         assert_eq!(next.nodes[0].clock, u32::MAX);
@@ -441,7 +436,7 @@ mod tests {
         let mut state = env.init(&mut ()).unwrap();
         state.nodes[1].clock = 7;
         let mut next = WorldState::default();
-        let tick = Action::Tick { node: 0 };
+        let tick = Action::Node(NodeAction::Tick { node: 0 });
         let made = env.next_made(&state, &tick, &mut next, Successor::Partial, &mut ());
         assert!(made.unwrap());
         assert!(!next.is_whole());
@@ -451,7 +446,7 @@ mod tests {
         assert!(next.is_whole());
         assert_eq!((next.nodes[0].clock, next.nodes[1].clock), (1, 7));
         for made in [Successor::Partial, Successor::Whole] {
-            let missing = Action::Tick { node: 5 };
+            let missing = Action::Node(NodeAction::Tick { node: 5 });
             let refused = env.next_made(&state, &missing, &mut next, made, &mut ());
             assert!(!refused.unwrap(), "{made:?}");
         }

@@ -7,7 +7,7 @@
 /// use std::sync::Arc;
 /// use cmc_model::Model;
 /// use cmc_world::cores::reqack::ReqAck;
-/// use cmc_world::world::action::Action;
+/// use cmc_world::world::action::{Action, CrashAction};
 /// use cmc_world::world::state::Budget;
 /// use cmc_world::{World, WorldSpec};
 ///
@@ -17,7 +17,7 @@
 /// let mut init = Vec::new();
 /// world.init_states(&mut init);
 /// assert_eq!(init[0].budget(Budget::Crashes), 1);
-/// let crash = Action::Crash { node: 0 };
+/// let crash = Action::Crash(CrashAction::Crash { node: 0 });
 /// let crashed = world.next_state(&init[0], &crash).expect("enabled");
 /// assert_eq!(crashed.budget(Budget::Crashes), 0);
 /// assert_eq!(crashed.budget(Budget::Restarts), 1);
