@@ -152,11 +152,11 @@ fn ghost(html: &mut String, world: &World, state: &WorldState) {
 
 fn budgets(html: &mut String, state: &WorldState) {
     html.push_str("<h2>Fault budgets left</h2>\n<table id=\"budgets\"><tr>");
-    for (name, _) in BUDGET_NAMES {
+    for (name, ..) in BUDGET_NAMES {
         let _ = write!(html, "<th>{name}</th>");
     }
     html.push_str("</tr><tr>");
-    for (_, budget) in BUDGET_NAMES {
+    for (_, budget, _) in BUDGET_NAMES {
         let _ = write!(html, "<td>{}</td>", state.budget(budget));
     }
     html.push_str("</tr></table>\n");

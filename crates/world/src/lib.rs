@@ -87,7 +87,7 @@
 //!
 //! - **More faults and clients**: every `NAME=VALUE` parameter of
 //!   [`WorldSpec::set`] (crashes, restarts, drops, link cuts, clocks,
-//!   workloads...) is listed in [`world::spec::PARAM_HELP`].
+//!   workloads...) is listed in [`world::spec::param_help`].
 //! - **Your own properties**: [`World::with_property`] adds a
 //!   [`cmc_model::Property`] that reads core states through
 //!   [`World::inspect`]; [`properties::consistency`] checks the client history

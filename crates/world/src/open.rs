@@ -53,7 +53,7 @@ pub struct WorldArgs {
     pub cores: Vec<String>,
     /// `--nodes N`.
     pub nodes: usize,
-    /// `NAME=VALUE` parameters (see [`crate::world::spec::PARAM_HELP`]), and the
+    /// `NAME=VALUE` parameters (see [`crate::world::spec::param_help`]), and the
     /// `core_digest=` entries of recorded parameters (one per C core, in order).
     pub params: Vec<String>,
     /// `--check-determinism`.

@@ -470,8 +470,8 @@ impl World {
     pub fn describe_budgets(&self, state: &WorldState) -> String {
         let left: Vec<String> = crate::world::spec::BUDGET_NAMES
             .iter()
-            .filter(|(_, budget)| self.spec().budgets[*budget as usize] > 0)
-            .map(|(name, budget)| format!("{name}: {}", state.budget(*budget)))
+            .filter(|(_, budget, _)| self.spec().budgets[*budget as usize] > 0)
+            .map(|(name, budget, _)| format!("{name}: {}", state.budget(*budget)))
             .collect();
         format!("{{{}}}", left.join(", "))
     }

@@ -21,7 +21,7 @@ mod provenance;
 
 use cmc_model::{DecodeError, Decoder, Encode};
 
-pub use budget::{Budget, BUDGETS};
+pub use budget::{Budget, BUDGETS, BUDGET_NAMES};
 pub use ghost::{Ghost, GhostEntry, GhostKind};
 pub(crate) use network::RenameScratch;
 pub(crate) use network::Slot;
