@@ -132,12 +132,12 @@
 //!   the same cores (`cmc validate`).
 //! - [`open`]: a World built from command-line arguments, with the cores
 //!   of a [`catalog`] (what a program registers: Rust cores, their default
-//!   World parameters and what equips a World of them); [`cores`]: the
+//!   World parameters and what equips a World of them); [`example_cores`]: the
 //!   example cores.
 
 pub mod catalog;
 pub mod core;
-pub mod cores;
+pub mod example_cores;
 pub mod heap;
 pub mod open;
 pub mod properties;

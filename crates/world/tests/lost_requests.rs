@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use cmc_model::Model;
 use cmc_search::{Checker, Verdict};
-use cmc_world::cores::reqack::{self, ReqAck};
+use cmc_world::example_cores::reqack::{self, ReqAck};
 use cmc_world::world::action::{Action, ClientAction, CrashAction, LinkAction};
 use cmc_world::world::quiescence::QUIESCENCE;
 use cmc_world::{World, WorldSpec};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use cmc_linearizability::SequentialSpec;
 use cmc_model::{Model, Property};
 use cmc_search::{AnyModel, Checker, ReplayFile, SearchOptions, Verdict};
-use cmc_world::cores::reqack::{ReqAck, REPLY_BUSY, REPLY_OK};
+use cmc_world::example_cores::reqack::{ReqAck, REPLY_BUSY, REPLY_OK};
 use cmc_world::properties::consistency::{linearizable, ClientHistory, ReplyMeaning};
 use cmc_world::report::replay;
 use cmc_world::world::action::{Action, CrashAction};

@@ -34,7 +34,7 @@ use crate::core::abi::{Config, CoreError, Event, Outputs};
 ///
 /// ```
 /// use cmc_world::core::abi::{Config, Event, EventKind, OutputKind, Outputs};
-/// use cmc_world::cores::reqack::{ReqAck, OFFSET_PENDING};
+/// use cmc_world::example_cores::reqack::{ReqAck, OFFSET_PENDING};
 /// use cmc_world::Core;
 ///
 /// let core: &dyn Core = &ReqAck::default();

@@ -73,7 +73,7 @@ fn show_view(text: &mut String, view: &StateView) {
 /// ```
 /// use std::sync::Arc;
 /// use cmc_search::{Checker, ReplayFile};
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::report::replay;
 /// use cmc_world::{World, WorldSpec};
 ///

@@ -22,7 +22,7 @@ use crate::run::guarded;
 /// ```
 /// use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 /// use cmc_world::core::helpers::Message;
-/// use cmc_world::cores::reqack::{Msg, ReqAck, MSG_ACK};
+/// use cmc_world::example_cores::reqack::{Msg, ReqAck, MSG_ACK};
 /// use cmc_world::run::step::{run, StepFailure};
 /// use cmc_world::Core;
 ///

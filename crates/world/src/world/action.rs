@@ -26,7 +26,7 @@ pub use crate::world::env::node_events::NodeAction;
 /// ```
 /// use std::sync::Arc;
 /// use cmc_model::Model;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::action::{Action, ClientAction};
 /// use cmc_world::{World, WorldSpec};
 ///

@@ -21,7 +21,7 @@ use crate::World;
 /// use std::sync::Arc;
 /// use cmc_model::Property;
 /// use cmc_search::{Checker, Verdict};
-/// use cmc_world::cores::reqack::{phase, Durable, ReqAck, Volatile};
+/// use cmc_world::example_cores::reqack::{phase, Durable, ReqAck, Volatile};
 /// use cmc_world::world::state::WorldState;
 /// use cmc_world::{World, WorldSpec};
 ///
@@ -47,7 +47,7 @@ pub struct Inspect<'a> {
 /// ```
 /// use std::sync::Arc;
 /// use cmc_model::Model;
-/// use cmc_world::cores::reqack::{Durable, ReqAck, Volatile};
+/// use cmc_world::example_cores::reqack::{Durable, ReqAck, Volatile};
 /// use cmc_world::{World, WorldSpec};
 ///
 /// let world = World::new(WorldSpec::builder(Arc::new(ReqAck::default()), 2).build()?);

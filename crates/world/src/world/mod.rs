@@ -51,7 +51,7 @@ use crate::world::symmetry::Symmetry;
 /// ```
 /// use std::sync::Arc;
 /// use cmc_search::{Checker, Verdict};
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::{World, WorldSpec};
 ///
 /// let mut spec = WorldSpec::new(Arc::new(ReqAck { bug: 1 }), 2)?;
@@ -163,7 +163,7 @@ impl World {
     /// ```
     /// use std::sync::Arc;
     /// use cmc_search::{Checker, Verdict};
-    /// use cmc_world::cores::reqack::{self, ReqAck};
+    /// use cmc_world::example_cores::reqack::{self, ReqAck};
     /// use cmc_world::{World, WorldSpec};
     ///
     /// // Bug 2: a receiver ACKs before its store is flushed; only the
@@ -225,7 +225,7 @@ impl World {
     /// ```
     /// use std::sync::Arc;
     /// use cmc_model::Model;
-    /// use cmc_world::cores::reqack::{self, ReqAck};
+    /// use cmc_world::example_cores::reqack::{self, ReqAck};
     /// use cmc_world::{World, WorldSpec};
     ///
     /// let world = || {

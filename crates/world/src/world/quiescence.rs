@@ -35,7 +35,7 @@ use crate::World;
 /// ```
 /// use std::sync::Arc;
 /// use cmc_model::Model;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::quiescence::{every_client_replied, Goal};
 /// use cmc_world::world::state::WorldState;
 /// use cmc_world::{World, WorldSpec};
@@ -59,7 +59,7 @@ pub const QUIESCENCE: &str = "Quiescence";
 /// ```
 /// use std::sync::Arc;
 /// use cmc_search::{Checker, Verdict};
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::quiescence::{every_client_replied, QUIESCENCE};
 /// use cmc_world::{World, WorldSpec};
 ///
@@ -125,7 +125,7 @@ pub fn faults_spent(state: &WorldState) -> bool {
 /// ```
 /// use std::sync::Arc;
 /// use cmc_model::Model;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::{World, WorldSpec};
 ///
 /// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;

@@ -22,7 +22,7 @@ pub const QUIESCENCE_STEPS_MAX: u32 = 100_000;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::{NetSemantics, WorldSpec};
 ///
 /// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
@@ -49,7 +49,7 @@ pub enum NetSemantics {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::state::Budget;
 /// use cmc_world::WorldSpec;
 ///
@@ -123,7 +123,7 @@ pub use crate::world::state::BUDGET_NAMES;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::spec::SpecError;
 /// use cmc_world::WorldSpec;
 ///
@@ -595,7 +595,7 @@ impl WorldSpec {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::spec::SpecError;
 /// use cmc_world::world::state::Budget;
 /// use cmc_world::{NetSemantics, WorldSpec};

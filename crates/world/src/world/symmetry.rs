@@ -26,7 +26,7 @@ use crate::world::state::{NodeState, Payload, Persist, WorldState};
 /// ```
 /// use std::sync::Arc;
 /// use cmc_search::Checker;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::symmetry::Symmetry;
 /// use cmc_world::{World, WorldSpec};
 ///
@@ -730,7 +730,7 @@ mod tests {
     use cmc_model::{Encode, Model};
 
     use super::*;
-    use crate::cores::reqack::ReqAck;
+    use crate::example_cores::reqack::ReqAck;
     use crate::World;
 
     /// The order the canonical form is least in, on whole states.

@@ -19,7 +19,7 @@ use super::{live, spend, Env, Observer, StepFault};
 /// ```
 /// use std::sync::Arc;
 /// use cmc_model::Model;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::action::{Action, NetOp};
 /// use cmc_world::{World, WorldSpec};
 ///
@@ -68,7 +68,7 @@ impl NetOp {
 /// ```
 /// use std::sync::Arc;
 /// use cmc_model::Model;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::action::{Action, NetOp, NodeAction, Surplus};
 /// use cmc_world::{World, WorldSpec};
 ///

@@ -140,7 +140,7 @@ pub struct StepFault {
 /// ```
 /// use std::sync::Arc;
 /// use cmc_world::core::abi::{Event, EventKind, Outputs};
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::env::{Env, Observer};
 /// use cmc_world::WorldSpec;
 ///
@@ -183,7 +183,7 @@ pub(crate) enum Successor {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::env::Env;
 /// use cmc_world::WorldSpec;
 ///

@@ -6,7 +6,7 @@
 /// ```
 /// use std::sync::Arc;
 /// use cmc_model::Model;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::action::{Action, CrashAction};
 /// use cmc_world::world::state::Budget;
 /// use cmc_world::{World, WorldSpec};

@@ -43,7 +43,7 @@ use provenance::{DecodedLayout, Lineage, Provenance};
 /// ```
 /// use std::sync::Arc;
 /// use cmc_model::Model;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::action::{Action, ClientAction};
 /// use cmc_world::world::state::{Budget, GhostKind};
 /// use cmc_world::{World, WorldSpec};
