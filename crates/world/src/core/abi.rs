@@ -277,7 +277,7 @@ impl Output {
 /// [`Outputs::as_slice`] only: the items past the count, which hold what
 /// earlier steps wrote, are out of its reach, so a core written in Rust
 /// cannot read outputs it did not write (C code can, and runs on a guarded
-/// buffer filled before each step, see `run::guarded`):
+/// buffer filled before each step, see `run::guard_pages`):
 ///
 /// ```compile_fail
 /// use cmc_world::core::abi::Outputs;

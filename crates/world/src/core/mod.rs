@@ -59,7 +59,7 @@ pub trait Core: Send + Sync {
     fn volatile_size(&self) -> usize;
     /// Whether a step may break the memory contract (write outside its
     /// buffers, or into the durable part, the event or the configuration):
-    /// then every step runs on guarded copies (module `guarded`). `true`
+    /// then every step runs on guarded copies (module `guard_pages`). `true`
     /// unless the step is safe Rust over the slices it is given, which
     /// cannot, as every [`TypedCore`] is: those run on the state in place.
     fn needs_memory_guards(&self) -> bool {
