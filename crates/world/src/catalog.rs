@@ -7,7 +7,7 @@
 //! the client history).
 //!
 //! A World is built from command-line words by [`CoreCatalog::build_world`]
-//! (`crate::open`); the catalog is passed to it, never looked up in a
+//! (`crate::world_args`); the catalog is passed to it, never looked up in a
 //! process-wide table. [`crate::example_cores::catalog`] is this crate's example
 //! (`reqack`); a front end adds its own entries and other crates' catalogs.
 //!

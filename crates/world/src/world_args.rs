@@ -243,7 +243,7 @@ fn recorded_cores(params: &[ModelParam]) -> Vec<RecordedCore<'_>> {
 ///
 /// ```
 /// use cmc_model::ModelParam;
-/// use cmc_world::open::relocate_cores;
+/// use cmc_world::world_args::relocate_cores;
 ///
 /// let world = |path: &str, digest: &str| {
 ///     vec![
