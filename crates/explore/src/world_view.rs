@@ -6,7 +6,6 @@
 use std::fmt::Write;
 
 use cmc_search::{escape_html, ReplayFile};
-use cmc_world::core::hex::hex;
 use cmc_world::world::spec::BUDGET_NAMES;
 use cmc_world::world::state::{GhostKind, WorldState};
 use cmc_world::World;
@@ -55,7 +54,7 @@ fn nodes(html: &mut String, world: &World, state: &WorldState) {
         let persists: Vec<String> = ns
             .persists
             .iter()
-            .map(|p| format!("@{} {}", p.offset, hex(p.bytes.as_bytes())))
+            .map(|p| format!("@{} {:?}", p.offset, p.bytes))
             .collect();
         let (class, status) = if ns.crashed {
             ("crashed", "CRASHED")

@@ -9,7 +9,7 @@ pub mod describe_table;
 pub mod export;
 pub mod fault;
 pub mod helpers;
-pub mod hex;
+pub(crate) mod hex;
 pub mod id_fields;
 pub use cmc_store::input_file;
 pub mod loader;

@@ -1,8 +1,8 @@
 //! The World's actions: one step of the environment, in one of five
 //! families. Each family's variants are declared in its module under
-//! [`crate::world::env`], next to their enabling and their effect, with their
-//! kind, encoding, text, chart label and renaming ([`Family`]); this module
-//! only joins the families into [`Action`].
+//! [`crate::world::env`], next to their enabling and their effect, with
+//! their kind, encoding, text, chart label and renaming (the crate-private
+//! trait `Family`); this module only joins the families into [`Action`].
 
 use cmc_model::{DecodeError, Decoder, Encode};
 
@@ -83,7 +83,7 @@ pub(crate) trait Family: Copy + Into<Action> {
 
     /// The node whose state (core, clock, timers, persists, choices, ...)
     /// the action may change; `None` when it changes no node.
-    /// [`Env::next`] changes no other node.
+    /// [`Env::next_made`] changes no other node.
     fn changed_node(&self) -> Option<u8>;
 
     /// Writes the action's tag byte (one the other families do not use)
@@ -150,7 +150,7 @@ impl Action {
     /// The node whose state (core, clock, timers, persists, choices, ...)
     /// the action may change: the destination of a delivered message, the
     /// node of a node action; `None` for a drop, a duplication or a change
-    /// of links. [`Env::next`] changes no other node.
+    /// of links. [`Env::next_made`] changes no other node.
     pub(crate) fn changed_node(&self) -> Option<u8> {
         each_family!(self, family => family.changed_node())
     }

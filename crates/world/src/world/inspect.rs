@@ -7,7 +7,7 @@
 
 use bytemuck::Pod;
 
-use crate::world::state::{GhostEntry, GhostKind, NodeState, WorldState};
+use crate::world::state::{GhostEntry, GhostKind, NodeState, PacketRefs, WorldState};
 use crate::World;
 
 /// Read access to a World state's internals, for properties.
@@ -110,6 +110,14 @@ impl<'a> Inspect<'a> {
             durable,
             volatile,
         }
+    }
+
+    /// The messages in flight, in the network's order: each packet once,
+    /// whatever its number of copies (for a property over what nodes have
+    /// sent, e.g. "every reply sent is covered by the sender's durable
+    /// state").
+    pub fn messages(&self) -> PacketRefs<'a> {
+        self.state.net.refs()
     }
 
     /// The ghost history of client requests and replies.

@@ -676,7 +676,7 @@ impl Model for World {
             .then_some(next)
     }
 
-    /// The successor is made in the memory of `out` (see [`Env::next`]).
+    /// The successor is made in the memory of `out` (see [`Env::next_made`]).
     fn next_state_into(&self, state: &WorldState, action: &Action, out: &mut WorldState) -> bool {
         self.next_made(state, action, out, Successor::Whole)
     }

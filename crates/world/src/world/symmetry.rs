@@ -127,7 +127,7 @@ impl Symmetry {
     /// does not decide, and the least's pieces are kept for all the ties
     /// they meet. The least's nodes are finally moved into place, not
     /// copied, and `state`'s environment renamed in place.
-    pub fn canonicalise(&self, env: &Env, state: &mut WorldState) {
+    pub(crate) fn canonicalise(&self, env: &Env, state: &mut WorldState) {
         SCRATCH.with(|scratch| {
             let Scratch {
                 cores,

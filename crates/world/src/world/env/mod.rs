@@ -7,7 +7,7 @@
 //!
 //! Capacities. Nothing a core emits is lost without a budget: every fixed
 //! capacity is either explored faithfully or stops the run with a
-//! [`EnvFailure::Capacity`] fault naming it, the node and the step.
+//! capacity fault naming it, the node and the step.
 //!
 //! - The network bound (`net_bound=K`) keeps retransmission finite without
 //!   losing messages. Copies of one message (unordered network) or of one
@@ -65,31 +65,8 @@ pub const SPLIT_NODES_MAX: usize = 12;
 ///
 /// A core that ignores [`Outputs::send`]'s refusal of an oversized message
 /// still stops the run, with a capacity fault:
-///
-/// ```
-/// use std::sync::Arc;
-/// use cmc_world::core::abi::{Config, CoreError, Event, Outputs, PAYLOAD_MAX};
-/// use cmc_world::world::env::{Env, EnvFailure};
-/// use cmc_world::{TypedCore, WorldSpec};
-///
-/// struct Careless;
-/// impl TypedCore for Careless {
-///     type Durable = u32;
-///     type Volatile = u32;
-///     fn name(&self) -> &str { "careless" }
-///     fn step(&self, _: &Config, _: &u32, _: &mut u32, _: &Event, out: &mut Outputs)
-///         -> Result<(), CoreError> {
-///         let _ = out.send(0, &[0; PAYLOAD_MAX + 1]); // refused, error ignored
-///         Ok(())
-///     }
-/// }
-/// let env = Env::new(WorldSpec::builder(Arc::new(Careless), 1).build()?);
-/// let fault = env.init(&mut ()).expect_err("the first step already overflows");
-/// assert!(matches!(fault.failure, EnvFailure::Capacity(_)), "{:?}", fault.failure);
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
-/// ```
 #[derive(Debug, Clone)]
-pub enum EnvFailure {
+pub(crate) enum EnvFailure {
     /// The core's step failed.
     Step(StepFailure),
     /// A fixed capacity of the World was reached; the text names it.
@@ -97,68 +74,18 @@ pub enum EnvFailure {
 }
 
 /// A step that failed, with the node and event it failed on.
-///
-/// ```
-/// use std::sync::Arc;
-/// use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
-/// use cmc_world::run::step::StepFailure;
-/// use cmc_world::world::env::{Env, EnvFailure};
-/// use cmc_world::{TypedCore, WorldSpec};
-///
-/// /// Fails every client request with its error code 7.
-/// struct Refuse;
-/// impl TypedCore for Refuse {
-///     type Durable = u32;
-///     type Volatile = u32;
-///     fn name(&self) -> &str { "refuse" }
-///     fn step(&self, _: &Config, _: &u32, _: &mut u32, event: &Event, _: &mut Outputs)
-///         -> Result<(), CoreError> {
-///         if event.kind() == Some(EventKind::Client) { Err(CoreError::Code(7)) } else { Ok(()) }
-///     }
-/// }
-/// let env = Env::new(WorldSpec::builder(Arc::new(Refuse), 2).requests(1).build()?);
-/// let init = env.init(&mut ()).expect("the INIT steps succeed");
-/// let mut enabled = Vec::new();
-/// env.actions(&init, &mut enabled);
-/// let fault = env.next(&init, &enabled[0], &mut init.clone(), &mut ()).unwrap_err();
-/// assert_eq!((fault.node, fault.event.kind()), (0, Some(EventKind::Client)));
-/// assert!(matches!(fault.failure, EnvFailure::Step(StepFailure::Error(CoreError::Code(7)))));
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
-/// ```
 #[derive(Debug, Clone)]
-pub struct StepFault {
+pub(crate) struct StepFault {
     /// The node whose step failed.
-    pub node: u8,
+    pub(crate) node: u8,
     /// The event it was handling (boxed: faults are rare, results stay small).
-    pub event: Box<Event>,
+    pub(crate) event: Box<Event>,
     /// What went wrong.
-    pub failure: EnvFailure,
+    pub(crate) failure: EnvFailure,
 }
 
 /// Sees every core step the environment runs (replay uses it to print them).
-///
-/// ```
-/// use std::sync::Arc;
-/// use cmc_world::core::abi::{Event, EventKind, Outputs};
-/// use cmc_world::example_cores::reqack::ReqAck;
-/// use cmc_world::world::env::{Env, Observer};
-/// use cmc_world::WorldSpec;
-///
-/// /// Records which node handled which kind of event.
-/// #[derive(Default)]
-/// struct Steps(Vec<(u8, Option<EventKind>)>);
-/// impl Observer for Steps {
-///     fn on_step(&mut self, node: u8, event: &Event, _: &Outputs) {
-///         self.0.push((node, event.kind()));
-///     }
-/// }
-/// let env = Env::new(WorldSpec::builder(Arc::new(ReqAck::default()), 2).build()?);
-/// let mut steps = Steps::default();
-/// env.init(&mut steps).expect("every node starts");
-/// assert_eq!(steps.0, [(0, Some(EventKind::Start)), (1, Some(EventKind::Start))]);
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
-/// ```
-pub trait Observer {
+pub(crate) trait Observer {
     /// `node` handled `event` and emitted `out`.
     fn on_step(&mut self, node: u8, event: &Event, out: &Outputs);
 }
@@ -180,38 +107,19 @@ pub(crate) enum Successor {
 }
 
 /// The environment of one World: its spec and the per-node configurations.
-///
-/// ```
-/// use std::sync::Arc;
-/// use cmc_world::example_cores::reqack::ReqAck;
-/// use cmc_world::world::env::Env;
-/// use cmc_world::WorldSpec;
-///
-/// let env = Env::new(WorldSpec::builder(Arc::new(ReqAck::default()), 2).requests(1).build()?);
-/// let init = env.init(&mut ()).expect("every node starts");
-/// let mut enabled = Vec::new();
-/// env.actions(&init, &mut enabled);
-/// // Nothing was sent and no fault budget is set: only the client request.
-/// assert_eq!(enabled.len(), 1, "{enabled:?}");
-/// let mut next = init.clone();
-/// let enabled_now = env.next(&init, &enabled[0], &mut next, &mut ()).expect("the step succeeds");
-/// assert!(enabled_now);
-/// assert_eq!(next.issued, 1);
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
-/// ```
-pub struct Env {
+pub(crate) struct Env {
     /// The World's configuration.
-    pub spec: WorldSpec,
+    pub(crate) spec: WorldSpec,
     /// `configs[n]` is node `n`'s configuration.
-    pub configs: Vec<Config>,
+    pub(crate) configs: Vec<Config>,
     /// The operations a CLIENT action may issue (`Action::Client::op`
     /// indexes it): the workload's, or one empty payload without one.
-    pub operations: Vec<Payload>,
+    pub(crate) operations: Vec<Payload>,
 }
 
 impl Env {
     /// The environment for `spec`.
-    pub fn new(spec: WorldSpec) -> Env {
+    pub(crate) fn new(spec: WorldSpec) -> Env {
         let nodes = spec.nodes() as u32;
         let configs = (0..nodes)
             .map(|node| Config {
@@ -232,7 +140,7 @@ impl Env {
     }
 
     /// The single initial state: every node started from a zero durable part.
-    pub fn init(&self, observer: &mut impl Observer) -> Result<WorldState, StepFault> {
+    pub(crate) fn init(&self, observer: &mut impl Observer) -> Result<WorldState, StepFault> {
         let mut state = WorldState::default();
         state.nodes = (0..self.spec.nodes())
             .map(|node| {
@@ -267,7 +175,7 @@ impl Env {
     /// Appends the enabled actions of `state` to `out`, in a fixed order:
     /// messages in flight, each node's own events, crashes and restarts,
     /// link faults, clients (one module per family, each with its effect).
-    pub fn actions(&self, state: &WorldState, out: &mut Vec<Action>) {
+    pub(crate) fn actions(&self, state: &WorldState, out: &mut Vec<Action>) {
         self.message_actions(state, out);
         self.node_event_actions(state, out);
         self.crash_actions(state, out);
@@ -275,12 +183,9 @@ impl Env {
         self.client_actions(state, out);
     }
 
-    /// Makes in `next` the state `action` leads to from `state`, in the
-    /// memory `next` holds (a successor made earlier, reused so that a warm
-    /// search allocates nothing per successor): `Ok(true)` when the action
-    /// is enabled, `Ok(false)` when it is not (`next` then holds some
-    /// state), `Err` if a core step failed.
-    pub fn next(
+    /// [`Env::next_made`] making a whole successor (for tests).
+    #[cfg(test)]
+    pub(crate) fn next(
         &self,
         state: &WorldState,
         action: &Action,
@@ -290,8 +195,12 @@ impl Env {
         self.next_made(state, action, next, Successor::Whole, observer)
     }
 
-    /// [`Env::next`] making a *partial* successor when `made` says so: the
-    /// nodes the action leaves alone are not copied (see
+    /// Makes in `next` the state `action` leads to from `state`, in the
+    /// memory `next` holds (a successor made earlier, reused so that a warm
+    /// search allocates nothing per successor): `Ok(true)` when the action
+    /// is enabled, `Ok(false)` when it is not (`next` then holds some
+    /// state), `Err` if a core step failed. With `made` partial, the nodes
+    /// the action leaves alone are not copied (see
     /// [`WorldState::copy_for_step`]).
     pub(crate) fn next_made(
         &self,
@@ -335,7 +244,7 @@ impl Env {
     }
 
     /// The sending core's text for a message from `src`, or its hex bytes.
-    pub fn describe_message(&self, src: u8, message: &[u8]) -> String {
+    pub(crate) fn describe_message(&self, src: u8, message: &[u8]) -> String {
         let node = src as usize;
         self.spec
             .core_of(node)
@@ -392,8 +301,135 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::core::abi::{CoreError, PAYLOAD_MAX};
+    use crate::example_cores::reqack::ReqAck;
+    use crate::run::step::StepFailure;
     use crate::world::action::NodeAction;
     use crate::world::test_core::Idle;
+    use crate::TypedCore;
+
+    /// Nothing was sent and no fault budget is set: only the client
+    /// request is enabled, and it issues request 0.
+    #[test]
+    fn the_first_step_of_a_world_with_one_request_is_the_request() {
+        let spec = WorldSpec::builder(Arc::new(ReqAck::default()), 2).requests(1);
+        let env = Env::new(spec.build().unwrap());
+        let init = env.init(&mut ()).expect("every node starts");
+        let mut enabled = Vec::new();
+        env.actions(&init, &mut enabled);
+        assert_eq!(enabled.len(), 1, "{enabled:?}");
+        let mut next = init.clone();
+        assert!(env.next(&init, &enabled[0], &mut next, &mut ()).unwrap());
+        assert_eq!(next.issued, 1);
+    }
+
+    /// Records which node handled which kind of event.
+    #[derive(Default)]
+    struct Steps(Vec<(u8, Option<EventKind>)>);
+    impl Observer for Steps {
+        fn on_step(&mut self, node: u8, event: &Event, _: &Outputs) {
+            self.0.push((node, event.kind()));
+        }
+    }
+
+    #[test]
+    fn an_observer_sees_every_start() {
+        let env = Env::new(
+            WorldSpec::builder(Arc::new(ReqAck::default()), 2)
+                .build()
+                .unwrap(),
+        );
+        let mut steps = Steps::default();
+        env.init(&mut steps).expect("every node starts");
+        let start = Some(EventKind::Start);
+        assert_eq!(steps.0, [(0, start), (1, start)]);
+    }
+
+    /// Ignores the refusal of an oversized message.
+    struct Careless;
+    impl TypedCore for Careless {
+        type Durable = u32;
+        type Volatile = u32;
+        fn name(&self) -> &str {
+            "careless"
+        }
+        fn step(
+            &self,
+            _: &Config,
+            _: &u32,
+            _: &mut u32,
+            _: &Event,
+            out: &mut Outputs,
+        ) -> Result<(), CoreError> {
+            let _ = out.send(0, &[0; PAYLOAD_MAX + 1]);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_core_that_ignores_a_refused_send_stops_the_run_with_a_capacity_fault() {
+        let env = Env::new(WorldSpec::builder(Arc::new(Careless), 1).build().unwrap());
+        let fault = env
+            .init(&mut ())
+            .expect_err("the first step already overflows");
+        assert!(
+            matches!(fault.failure, EnvFailure::Capacity(_)),
+            "{:?}",
+            fault.failure
+        );
+    }
+
+    /// Fails every client request with its error code 7.
+    struct Refuse;
+    impl TypedCore for Refuse {
+        type Durable = u32;
+        type Volatile = u32;
+        fn name(&self) -> &str {
+            "refuse"
+        }
+        fn step(
+            &self,
+            _: &Config,
+            _: &u32,
+            _: &mut u32,
+            event: &Event,
+            _: &mut Outputs,
+        ) -> Result<(), CoreError> {
+            if event.kind() == Some(EventKind::Client) {
+                Err(CoreError::Code(7))
+            } else {
+                Ok(())
+            }
+        }
+    }
+
+    #[test]
+    fn a_failed_step_names_its_node_and_event() {
+        let env = Env::new(
+            WorldSpec::builder(Arc::new(Refuse), 2)
+                .requests(1)
+                .build()
+                .unwrap(),
+        );
+        let init = env.init(&mut ()).expect("the START steps succeed");
+        let mut enabled = Vec::new();
+        env.actions(&init, &mut enabled);
+        let fault = env
+            .next(&init, &enabled[0], &mut init.clone(), &mut ())
+            .unwrap_err();
+        assert_eq!(
+            (fault.node, fault.event.kind()),
+            (0, Some(EventKind::Client))
+        );
+        let code_7 = EnvFailure::Step(StepFailure::Error(CoreError::Code(7)));
+        assert!(
+            matches!(
+                fault.failure,
+                EnvFailure::Step(StepFailure::Error(CoreError::Code(7)))
+            ),
+            "{code_7:?}"
+        );
+    }
 
     #[test]
     fn bits_are_the_set_ones_lowest_first() {

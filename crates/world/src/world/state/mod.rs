@@ -148,7 +148,7 @@ fn encode_sequence<T: Encode>(items: &[T], out: &mut Vec<u8>) {
 
 /// Cloning into an existing state reuses its memory (`clone_from`): how
 /// the World makes successors without allocating (see
-/// [`crate::world::env::Env::next`]).
+/// the environment's step).
 impl Clone for WorldState {
     fn clone(&self) -> Self {
         let mut copy = WorldState::default();
