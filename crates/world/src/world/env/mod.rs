@@ -305,8 +305,7 @@ mod tests {
     use crate::example_cores::reqack::ReqAck;
     use crate::run::step::StepFailure;
     use crate::world::action::NodeAction;
-    use crate::world::test_core::Idle;
-    use crate::TypedCore;
+    use crate::world::test_core::{Idle, Stepping};
 
     /// Nothing was sent and no fault budget is set: only the client
     /// request is enabled, and it issues request 0.
@@ -345,30 +344,14 @@ mod tests {
         assert_eq!(steps.0, [(0, start), (1, start)]);
     }
 
-    /// Ignores the refusal of an oversized message.
-    struct Careless;
-    impl TypedCore for Careless {
-        type Durable = u32;
-        type Volatile = u32;
-        fn name(&self) -> &str {
-            "careless"
-        }
-        fn step(
-            &self,
-            _: &Config,
-            _: &u32,
-            _: &mut u32,
-            _: &Event,
-            out: &mut Outputs,
-        ) -> Result<(), CoreError> {
-            let _ = out.send(0, &[0; PAYLOAD_MAX + 1]);
-            Ok(())
-        }
-    }
-
     #[test]
     fn a_core_that_ignores_a_refused_send_stops_the_run_with_a_capacity_fault() {
-        let env = Env::new(WorldSpec::builder(Arc::new(Careless), 1).build().unwrap());
+        // Ignores the refusal of an oversized message.
+        let careless = Stepping(|_, out| {
+            let _ = out.send(0, &[0; PAYLOAD_MAX + 1]);
+            Ok(())
+        });
+        let env = Env::new(WorldSpec::builder(Arc::new(careless), 1).build().unwrap());
         let fault = env
             .init(&mut ())
             .expect_err("the first step already overflows");
@@ -379,34 +362,15 @@ mod tests {
         );
     }
 
-    /// Fails every client request with its error code 7.
-    struct Refuse;
-    impl TypedCore for Refuse {
-        type Durable = u32;
-        type Volatile = u32;
-        fn name(&self) -> &str {
-            "refuse"
-        }
-        fn step(
-            &self,
-            _: &Config,
-            _: &u32,
-            _: &mut u32,
-            event: &Event,
-            _: &mut Outputs,
-        ) -> Result<(), CoreError> {
-            if event.kind() == Some(EventKind::Client) {
-                Err(CoreError::Code(7))
-            } else {
-                Ok(())
-            }
-        }
-    }
-
     #[test]
     fn a_failed_step_names_its_node_and_event() {
+        // Fails every client request with its error code 7.
+        let refuse = Stepping(|event, _| match event.kind() {
+            Some(EventKind::Client) => Err(CoreError::Code(7)),
+            _ => Ok(()),
+        });
         let env = Env::new(
-            WorldSpec::builder(Arc::new(Refuse), 2)
+            WorldSpec::builder(Arc::new(refuse), 2)
                 .requests(1)
                 .build()
                 .unwrap(),
