@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cmc_search::Checker;
-use cmc_world::cores::reqack::{self, ReqAck};
+use cmc_world::example_cores::reqack::{self, ReqAck};
 use cmc_world::{World, WorldSpec};
 
 use crate::sample::Sample;

@@ -8,7 +8,7 @@
  * the sender durably clears pending and only then replies OK. A request arriving
  * while one is in progress is answered BUSY.
  *
- * Same semantics and state layout as crates/world/src/cores/reqack.rs.
+ * Same semantics and state layout as crates/world/src/example_cores/reqack.rs.
  * Planted bugs: -DCMC_BUG=1 replies before the clear of pending is flushed;
  * -DCMC_BUG=2 makes receivers ACK before their store is flushed.
  */

@@ -1,6 +1,6 @@
 //! With the `c-reqack` feature, compiles the example C core
 //! `cores/reqack/reqack.c` of cmc's source tree and links it into this crate
-//! ([`cores::reqack_c`](src/cores/mod.rs), the build-time path of a C core).
+//! ([`example_cores::reqack_c`](src/example_cores/mod.rs), the build-time path of a C core).
 //! The feature is for this repository's own tests and examples (the crate's
 //! dev-dependency on itself turns it on); without it (the default, for every
 //! user of the crate) this script does nothing, so no C compiler is needed

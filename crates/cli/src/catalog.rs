@@ -151,7 +151,7 @@ impl Catalog {
         Catalog {
             program: program.to_string(),
             models: Vec::new(),
-            cores: cmc_world::cores::catalog(),
+            cores: cmc_world::example_cores::catalog(),
             default_gate: None,
         }
     }
@@ -380,8 +380,8 @@ mod tests {
         Ok(cmc_models::DieHard::new())
     }
 
-    fn reqack(bug: u32) -> cmc_world::cores::reqack::ReqAck {
-        cmc_world::cores::reqack::ReqAck { bug }
+    fn reqack(bug: u32) -> cmc_world::example_cores::reqack::ReqAck {
+        cmc_world::example_cores::reqack::ReqAck { bug }
     }
 
     fn catalog(cli: Cli) -> Catalog {
@@ -489,7 +489,7 @@ mod tests {
         let catalog = catalog(
             Cli::new("t").core(
                 CoreEntry::with_bugs("mine", 1, reqack)
-                    .properties(cmc_world::cores::reqack::properties),
+                    .properties(cmc_world::example_cores::reqack::properties),
             ),
         );
         // The names of the properties the catalog adds to a World of `cores`.

@@ -370,8 +370,9 @@ fn check_here(
     let model = open_model(args, catalog)?;
     if let Some(from) = options.walks_from.as_mut() {
         // The prefix may name this check's core library at another path.
-        from.file.params = cmc_world::open::relocate_cores(&from.file.params, &model.params())
-            .map_err(|problem| format!("{}: {problem}", from.label))?;
+        from.file.params =
+            cmc_world::world_args::relocate_cores(&from.file.params, &model.params())
+                .map_err(|problem| format!("{}: {problem}", from.label))?;
     }
     // Every strategy stops gracefully at a signal: its report says it was
     // interrupted (exit 3).
@@ -624,8 +625,8 @@ fn replay(args: ReplayArgs, catalog: &Catalog) -> Result<Status, String> {
                 .cores
                 .build_world(&world_args)
                 .map_err(unknown_here)?;
-            file.params =
-                cmc_world::open::relocate_cores(&file.params, &world.params()).map_err(in_file)?;
+            file.params = cmc_world::world_args::relocate_cores(&file.params, &world.params())
+                .map_err(in_file)?;
             let (steps, rows) =
                 cmc_world::report::replay::run_with_chart(&world, &file).map_err(in_file)?;
             let mut report = AnyModel::replay(&world, &file).map_err(|e| in_file(e.to_string()))?;
@@ -671,7 +672,7 @@ fn replay(args: ReplayArgs, catalog: &Catalog) -> Result<Status, String> {
 
 /// Makes `world_args` (a trace's) load `given` (`cmc replay --core`) in
 /// place of the recorded core libraries, which are then matched by digest
-/// (see [`cmc_world::open::relocate_cores`]); with none given, a recorded
+/// (see [`cmc_world::world_args::relocate_cores`]); with none given, a recorded
 /// library that is no longer there is an error saying how to name it.
 fn located_cores(world_args: &mut WorldArgs, given: &[String]) -> Result<(), String> {
     if given.is_empty() {
@@ -700,7 +701,7 @@ fn located_cores(world_args: &mut WorldArgs, given: &[String]) -> Result<(), Str
     world_args.params.retain(|param| {
         param
             .split_once('=')
-            .is_none_or(|(name, _)| name != cmc_world::open::CORE_DIGEST_PARAM)
+            .is_none_or(|(name, _)| name != cmc_world::world_args::CORE_DIGEST_PARAM)
     });
     Ok(())
 }

@@ -230,8 +230,8 @@ fn with_overrides(params: &[ModelParam], overrides: &[String]) -> Result<Vec<Mod
             .iter()
             .any(|word| word.split_once('=').is_some_and(|(name, _)| name == wanted))
     };
-    if named("core") && !named(cmc_world::open::CORE_DIGEST_PARAM) {
-        params.retain(|param| param.name != cmc_world::open::CORE_DIGEST_PARAM);
+    if named("core") && !named(cmc_world::world_args::CORE_DIGEST_PARAM) {
+        params.retain(|param| param.name != cmc_world::world_args::CORE_DIGEST_PARAM);
     }
     for word in overrides {
         let (name, value) = word

@@ -198,7 +198,7 @@ impl Checkpoints {
         fs::create_dir_all(dir)
             .map_err(|error| DistributedError::Checkpoint(problem(dir, error)))?;
         let lock_path = current.with_extension("lock");
-        let lock = cmc_store::guarded::lock_exclusive(&lock_path)
+        let lock = cmc_store::nofollow_files::lock_exclusive(&lock_path)
             .map_err(|error| DistributedError::Checkpoint(problem(&lock_path, error)))?
             .ok_or_else(|| {
                 DistributedError::Checkpoint(format!(

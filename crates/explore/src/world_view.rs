@@ -6,7 +6,6 @@
 use std::fmt::Write;
 
 use cmc_search::{escape_html, ReplayFile};
-use cmc_world::core::hex::hex;
 use cmc_world::world::spec::BUDGET_NAMES;
 use cmc_world::world::state::{GhostKind, WorldState};
 use cmc_world::World;
@@ -55,7 +54,7 @@ fn nodes(html: &mut String, world: &World, state: &WorldState) {
         let persists: Vec<String> = ns
             .persists
             .iter()
-            .map(|p| format!("@{} {}", p.offset, hex(p.bytes.as_bytes())))
+            .map(|p| format!("@{} {:?}", p.offset, p.bytes))
             .collect();
         let (class, status) = if ns.crashed {
             ("crashed", "CRASHED")
@@ -152,11 +151,11 @@ fn ghost(html: &mut String, world: &World, state: &WorldState) {
 
 fn budgets(html: &mut String, state: &WorldState) {
     html.push_str("<h2>Fault budgets left</h2>\n<table id=\"budgets\"><tr>");
-    for (name, _) in BUDGET_NAMES {
+    for (name, ..) in BUDGET_NAMES {
         let _ = write!(html, "<th>{name}</th>");
     }
     html.push_str("</tr><tr>");
-    for (_, budget) in BUDGET_NAMES {
+    for (_, budget, _) in BUDGET_NAMES {
         let _ = write!(html, "<td>{}</td>", state.budget(budget));
     }
     html.push_str("</tr></table>\n");

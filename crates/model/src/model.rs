@@ -89,6 +89,12 @@ impl ActionKind {
 ///
 /// A state with no enabled action is a deadlock, unless
 /// [`is_terminal`](Model::is_terminal) says it is a legitimate end.
+///
+/// Four more methods are speed hooks of the search, hidden from this page:
+/// `next_state_into`, `next_state_partial_into`, `complete_successor` and
+/// `encode_successor` let a model reuse a successor's memory and encode
+/// only what changed. Their defaults are correct for every model; the World
+/// overrides them (`docs/speed.md`), a model written by hand never needs to.
 pub trait Model: Sync {
     /// A state of the system; its [`Encode`] bytes are its identity.
     type State: Encode + Clone + Debug + Send + Sync;
@@ -113,6 +119,7 @@ pub trait Model: Sync {
     /// is not enabled there.
     fn next_state(&self, state: &Self::State, action: &Self::Action) -> Option<Self::State>;
 
+    #[doc(hidden)]
     /// [`next_state`](Model::next_state) written over `out`: `true` and the
     /// successor in `out` if the action is enabled, `false` (and `out`
     /// unspecified) if not. The search calls it with successor buffers it
@@ -133,6 +140,7 @@ pub trait Model: Sync {
         }
     }
 
+    #[doc(hidden)]
     /// [`next_state_into`](Model::next_state_into) that may leave `out`
     /// *partial*: the parts of the successor that equal `state`'s may be
     /// left as `out` held them, to be copied only if the successor is
@@ -153,6 +161,7 @@ pub trait Model: Sync {
         self.next_state_into(state, action, out)
     }
 
+    #[doc(hidden)]
     /// Makes `next`, a successor of `state` by
     /// [`next_state_partial_into`](Model::next_state_partial_into), whole:
     /// what [`next_state_into`](Model::next_state_into) would have made.
@@ -162,6 +171,7 @@ pub trait Model: Sync {
         let _ = (state, next);
     }
 
+    #[doc(hidden)]
     /// Appends the canonical encoding of `next`, a successor of `parent`
     /// (by [`next_state_into`](Model::next_state_into) or
     /// [`next_state_partial_into`](Model::next_state_partial_into)), to `out`:

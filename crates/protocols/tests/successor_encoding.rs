@@ -16,7 +16,7 @@ mod support;
 
 use std::sync::Arc;
 
-use cmc_world::cores::reqack::ReqAck;
+use cmc_world::example_cores::reqack::ReqAck;
 use cmc_world::{World, WorldSpec};
 use support::{check_determinism, check_determinism_depth_first, ABD_GATE_PARAMS};
 

@@ -38,7 +38,8 @@ use std::time::Duration;
 use cmc_model::Model;
 use cmc_store::stop::{Stoppable, NEVER};
 use cmc_store::{
-    guarded, DiskFingerprintSet, FingerprintTable, Frontier, LevelBuilder, TraceLog, VisitedSet,
+    nofollow_files, DiskFingerprintSet, FingerprintTable, Frontier, LevelBuilder, TraceLog,
+    VisitedSet,
 };
 use serde::{Deserialize, Serialize};
 
@@ -166,7 +167,7 @@ fn read_manifest(dir: &Path) -> Result<(PathBuf, Manifest), String> {
     let in_dir = |problem: io::Error| format!("checkpoint directory {}: {problem}", dir.display());
     let mut found = None;
     for candidate in [dir.join(CURRENT), dir.join(PREVIOUS)] {
-        if guarded::is_dir(&candidate).map_err(in_dir)? {
+        if nofollow_files::is_dir(&candidate).map_err(in_dir)? {
             found = Some(candidate);
             break;
         }
@@ -179,7 +180,7 @@ fn read_manifest(dir: &Path) -> Result<(PathBuf, Manifest), String> {
     })?;
     let path = found.join(MANIFEST);
     let mut text = String::new();
-    guarded::open(&path)
+    nofollow_files::open(&path)
         .and_then(|file| file.take(MANIFEST_MAX_BYTES).read_to_string(&mut text))
         .map_err(|problem| at(&path, problem))?;
     let body = unseal(&text).ok_or_else(|| {
@@ -308,7 +309,7 @@ impl CheckpointDir {
         let taken = CheckpointDir::lock(dir, RunIdentity::of(model, options)?)?;
         let held = [taken.current(), taken.previous()]
             .into_iter()
-            .map(|path| guarded::is_dir(&path).map(|found| found.then_some(path)))
+            .map(|path| nofollow_files::is_dir(&path).map(|found| found.then_some(path)))
             .collect::<io::Result<Vec<_>>>()
             .map_err(|problem| format!("checkpoint directory {}: {problem}", dir.display()))?;
         if let Some(found) = held.into_iter().flatten().next() {
@@ -362,8 +363,8 @@ impl CheckpointDir {
         }
         for file in &manifest.files {
             let path = found.join(&file.name);
-            let (checksum, bytes) = guarded::open(&path)
-                .and_then(|opened| guarded::digest(&mut Stoppable::new(opened, &stop)))
+            let (checksum, bytes) = nofollow_files::open(&path)
+                .and_then(|opened| nofollow_files::digest(&mut Stoppable::new(opened, &stop)))
                 .map_err(|problem| failed(&path, problem))?;
             if bytes != file.bytes || format!("{checksum:032x}") != file.xxh3_128 {
                 return Err(at(
@@ -449,7 +450,7 @@ impl CheckpointDir {
             )
         })?;
         let lock_path = dir.join("lock");
-        let lock = guarded::lock_exclusive(&lock_path)
+        let lock = nofollow_files::lock_exclusive(&lock_path)
             .map_err(|e| at(&lock_path, e))?
             .ok_or_else(|| {
                 format!(
@@ -491,7 +492,7 @@ impl CheckpointDir {
     /// Removes the checkpoint directory `path` if it is there (a symbolic
     /// link there is refused, not followed or removed).
     fn remove_dir(&self, path: &Path) -> io::Result<()> {
-        if guarded::is_dir(path)? {
+        if nofollow_files::is_dir(path)? {
             fs::remove_dir_all(path)?;
         }
         Ok(())
@@ -518,7 +519,7 @@ impl CheckpointDir {
         let files = DATA_FILES
             .iter()
             .map(|name| {
-                let (checksum, bytes) = guarded::digest_file(&incoming.join(name))?;
+                let (checksum, bytes) = nofollow_files::digest_file(&incoming.join(name))?;
                 Ok(FileChecksum {
                     name: name.to_string(),
                     bytes,
@@ -538,14 +539,14 @@ impl CheckpointDir {
             trace_log_xxh3_128: format!("{checksum:032x}"),
         };
         let body = serde_json::to_string_pretty(&manifest).expect("a manifest serializes");
-        let mut out = guarded::create(&incoming.join(MANIFEST))?;
+        let mut out = nofollow_files::create(&incoming.join(MANIFEST))?;
         io::Write::write_all(&mut out, seal(&body).as_bytes())?;
         out.sync_all()?;
         fs::File::open(&incoming)?.sync_all()?;
         // Swap in: current -> previous, incoming -> current, drop previous.
         let (current, previous) = (self.current(), self.previous());
         self.remove_dir(&previous)?;
-        if guarded::is_dir(&current)? {
+        if nofollow_files::is_dir(&current)? {
             fs::rename(&current, &previous)?;
         }
         fs::rename(&incoming, &current)?;

@@ -30,7 +30,7 @@ pub fn executable_checksum() -> Result<String, String> {
     CHECKSUM
         .get_or_init(|| {
             std::fs::File::open("/proc/self/exe")
-                .and_then(|mut file| cmc_store::guarded::digest(&mut file))
+                .and_then(|mut file| cmc_store::nofollow_files::digest(&mut file))
                 .map(|(checksum, _)| format!("{checksum:032x}"))
                 .map_err(|problem| format!("cannot read this executable to checksum it: {problem}"))
         })

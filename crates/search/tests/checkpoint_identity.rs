@@ -189,7 +189,7 @@ fn a_second_search_on_a_directory_in_use_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     interrupted_line(dir.path());
     // Hold the directory's lock as a running search would.
-    let lock = cmc_store::guarded::lock_exclusive(&dir.path().join("lock"))
+    let lock = cmc_store::nofollow_files::lock_exclusive(&dir.path().join("lock"))
         .unwrap()
         .expect("no search holds it");
     let message = refusal(

@@ -317,7 +317,7 @@ impl DiskFingerprintSet {
     /// there is refused).
     pub fn save(&mut self, path: &Path) -> io::Result<()> {
         self.flush()?;
-        let mut out = io::BufWriter::with_capacity(1 << 20, crate::guarded::create(path)?);
+        let mut out = io::BufWriter::with_capacity(1 << 20, crate::nofollow_files::create(path)?);
         let parts: Vec<&SortedRun> = self.runs.iter().map(|tiered| &tiered.run).collect();
         for fingerprint in sorted_run::merged(&parts) {
             sorted_run::write_record(&mut out, fingerprint)?;
@@ -340,7 +340,7 @@ impl DiskFingerprintSet {
         let mut set = DiskFingerprintSet::new(memory_capacity, dir);
         let run_path = set.next_run_path()?;
         io::copy(
-            &mut crate::stop::Stoppable::new(crate::guarded::open(path)?, stop),
+            &mut crate::stop::Stoppable::new(crate::nofollow_files::open(path)?, stop),
             &mut File::create(&run_path)?,
         )?;
         let run = SortedRun::open(run_path).map_err(|error| match error.kind() {

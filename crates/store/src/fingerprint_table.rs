@@ -223,7 +223,7 @@ impl FingerprintTable {
     /// a symbolic link there is refused).
     pub fn save(&self, path: &std::path::Path) -> std::io::Result<()> {
         use std::io::Write;
-        let mut out = std::io::BufWriter::new(crate::guarded::create(path)?);
+        let mut out = std::io::BufWriter::new(crate::nofollow_files::create(path)?);
         for fingerprint in self.iter() {
             out.write_all(&fingerprint.high().to_le_bytes())?;
             out.write_all(&fingerprint.low().to_le_bytes())?;
@@ -241,7 +241,7 @@ impl FingerprintTable {
     ) -> std::io::Result<FingerprintTable> {
         use std::io::Read;
         let invalid = |what: String| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
-        let file = crate::guarded::open(path)?;
+        let file = crate::nofollow_files::open(path)?;
         let length = file.metadata()?.len();
         if length % SLOT_BYTES as u64 != 0 {
             return Err(invalid(format!(

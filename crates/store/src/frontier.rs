@@ -205,7 +205,7 @@ const SEGMENT_FILE_HEADER_BYTES: usize = 16;
 /// Writes `slots` as a segment file at `path` (not a symbolic link) and
 /// makes it durable.
 fn write_segment_file<'a>(path: &Path, slots: impl Iterator<Item = &'a Slot>) -> io::Result<()> {
-    let mut out = io::BufWriter::new(crate::guarded::create(path)?);
+    let mut out = io::BufWriter::new(crate::nofollow_files::create(path)?);
     for slot in slots {
         let segment = slot.read()?;
         out.write_all(&(segment.byte_len() as u64).to_le_bytes())?;
@@ -219,7 +219,7 @@ fn write_segment_file<'a>(path: &Path, slots: impl Iterator<Item = &'a Slot>) ->
 /// The slots of the segment file at `path` (not a symbolic link), each
 /// referring into the file.
 fn open_segment_file(path: &Path) -> io::Result<Vec<Slot>> {
-    let file = Arc::new(crate::guarded::open(path)?);
+    let file = Arc::new(crate::nofollow_files::open(path)?);
     let length = file.metadata()?.len();
     let corrupt = |what: &str| {
         io::Error::new(

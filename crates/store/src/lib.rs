@@ -13,10 +13,10 @@
 mod disk_fingerprint_set;
 mod fingerprint_table;
 mod frontier;
-pub mod guarded;
 pub mod input_file;
 mod insert_room;
 mod mapped_words;
+pub mod nofollow_files;
 mod run_filter;
 mod sorted_run;
 pub mod stop;

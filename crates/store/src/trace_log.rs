@@ -109,7 +109,7 @@ impl TraceLog {
     /// that a checkpointed search can be resumed from it; a symbolic link
     /// there is refused).
     pub fn create_at(path: &Path) -> io::Result<TraceLog> {
-        let file = crate::guarded::open_rw(path, true)?;
+        let file = crate::nofollow_files::open_rw(path, true)?;
         file.set_len(0)?;
         Ok(TraceLog {
             file: Some(file),
@@ -121,7 +121,7 @@ impl TraceLog {
     /// [`next_block`](Self::next_block) returned `next_block`: records
     /// written after that are overwritten.
     pub fn reopen(path: &Path, next_block: u64) -> io::Result<TraceLog> {
-        let file = crate::guarded::open_rw(path, false)?;
+        let file = crate::nofollow_files::open_rw(path, false)?;
         let needed = next_block.saturating_mul(RECORDS_PER_BLOCK * RECORD_BYTES);
         if file.metadata()?.len() < needed.saturating_sub(RECORDS_PER_BLOCK * RECORD_BYTES) {
             return Err(io::Error::new(

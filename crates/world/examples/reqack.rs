@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use cmc_search::{Checker, ReplayFile};
-use cmc_world::cores::{reqack, reqack_c};
+use cmc_world::example_cores::{reqack, reqack_c};
 use cmc_world::report::replay;
 use cmc_world::{Core, World, WorldSpec};
 

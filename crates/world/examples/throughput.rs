@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cmc_search::{Checker, Verdict};
-use cmc_world::cores::reqack::{self, ReqAck};
+use cmc_world::example_cores::reqack::{self, ReqAck};
 use cmc_world::{World, WorldSpec};
 
 fn main() {

@@ -7,8 +7,8 @@
 //! the client history).
 //!
 //! A World is built from command-line words by [`CoreCatalog::build_world`]
-//! (`crate::open`); the catalog is passed to it, never looked up in a
-//! process-wide table. [`crate::cores::catalog`] is this crate's example
+//! (`crate::world_args`); the catalog is passed to it, never looked up in a
+//! process-wide table. [`crate::example_cores::catalog`] is this crate's example
 //! (`reqack`); a front end adds its own entries and other crates' catalogs.
 //!
 //! # Example
@@ -23,7 +23,7 @@
 //! use cmc_world::catalog::{CoreCatalog, CoreEntry};
 //! use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 //! use cmc_world::world::state::WorldState;
-//! use cmc_world::{cores, TypedCore, World, WorldArgs};
+//! use cmc_world::{example_cores, TypedCore, World, WorldArgs};
 //!
 //! struct Echo;
 //! impl TypedCore for Echo {
@@ -39,7 +39,7 @@
 //!     }
 //! }
 //!
-//! let catalog = cores::catalog().with(
+//! let catalog = example_cores::catalog().with(
 //!     CoreEntry::new("echo", || Echo)
 //!         .defaults(&["requests=2"])
 //!         .properties(|| vec![Property::sometimes("Echoed", |world: &World, state: &WorldState| {
@@ -310,11 +310,11 @@ impl CoreCatalog {
     /// ```
     /// use std::sync::Arc;
     /// use cmc_model::Model;
-    /// use cmc_world::cores::{self, reqack::ReqAck};
+    /// use cmc_world::example_cores::{self, reqack::ReqAck};
     /// use cmc_world::{World, WorldSpec};
     ///
     /// let spec = WorldSpec::new(Arc::new(ReqAck::default()), 2).unwrap();
-    /// let equipped = cores::catalog().equip(World::new(spec));
+    /// let equipped = example_cores::catalog().equip(World::new(spec));
     /// assert!(equipped.properties().iter().any(|p| p.name == "AckedIsDurable"));
     /// ```
     pub fn equip(&self, world: World) -> World {

@@ -87,7 +87,7 @@
 //!
 //! - **More faults and clients**: every `NAME=VALUE` parameter of
 //!   [`WorldSpec::set`] (crashes, restarts, drops, link cuts, clocks,
-//!   workloads...) is listed in [`world::spec::PARAM_HELP`].
+//!   workloads...) is listed in [`world::spec::param_help`].
 //! - **Your own properties**: [`World::with_property`] adds a
 //!   [`cmc_model::Property`] that reads core states through
 //!   [`World::inspect`]; [`properties::consistency`] checks the client history
@@ -130,26 +130,26 @@
 //!   message sequence charts (text and SVG).
 //! - [`validate`]: a product's log of what its glue did, replayed through
 //!   the same cores (`cmc validate`).
-//! - [`open`]: a World built from command-line arguments, with the cores
+//! - [`world_args`]: a World built from command-line arguments, with the cores
 //!   of a [`catalog`] (what a program registers: Rust cores, their default
-//!   World parameters and what equips a World of them); [`cores`]: the
+//!   World parameters and what equips a World of them); [`example_cores`]: the
 //!   example cores.
 
 pub mod catalog;
 pub mod core;
-pub mod cores;
+pub mod example_cores;
 pub mod heap;
-pub mod open;
 pub mod properties;
 pub mod report;
 pub mod run;
 pub mod supervise;
 pub mod validate;
 pub mod world;
+pub mod world_args;
 
 pub use crate::core::fault::{Fault, FaultKind};
 pub use crate::core::loader::{CCore, LoadError};
 pub use crate::core::{Core, TypedCore};
-pub use open::{build_model, build_world, WorldArgs};
 pub use world::spec::{NetSemantics, WorldSpec};
 pub use world::World;
+pub use world_args::{build_model, build_world, WorldArgs};

@@ -7,7 +7,7 @@ mod common;
 use std::sync::Arc;
 
 use cmc_search::{Checker, Verdict};
-use cmc_world::cores::{reqack, reqack_c};
+use cmc_world::example_cores::{reqack, reqack_c};
 use cmc_world::{CCore, Core, World, WorldSpec};
 
 fn spec(core: Arc<dyn Core>, nodes: usize, params: &[&str]) -> WorldSpec {

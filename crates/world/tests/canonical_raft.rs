@@ -50,8 +50,9 @@ fn figure_8_counterexample_shows_a_leader_committing_an_earlier_term_by_counting
     let params: Vec<&str> = params.iter().map(|p| p.as_str()).collect();
     let world = world(&library, &params);
     // The same library as the recorded one (its digest), at another path.
-    file.params = cmc_world::open::relocate_cores(&file.params, &cmc_model::Model::params(&world))
-        .expect("the adapter built as the gate builds it is the recorded one");
+    file.params =
+        cmc_world::world_args::relocate_cores(&file.params, &cmc_model::Model::params(&world))
+            .expect("the adapter built as the gate builds it is the recorded one");
     let outcome = cmc_search::replay(&world, &file).expect("every action of the trace is enabled");
     assert!(
         matches!(&outcome.verdict, Verdict::Violated { property, .. } if property == "LeaderCommitsOwnTerm"),

@@ -11,7 +11,7 @@ use cmc_search::{Checker, Verdict};
 use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 use cmc_world::core::export::{DescriptorCell, Exported, PANIC_CODE};
 use cmc_world::core::fault::FaultKind;
-use cmc_world::cores::reqack::{self, ReqAck};
+use cmc_world::example_cores::reqack::{self, ReqAck};
 use cmc_world::{CCore, Core, TypedCore, World, WorldSpec};
 
 cmc_world::export_core!(ReqAck = ReqAck { bug: 0 });

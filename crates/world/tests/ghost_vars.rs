@@ -1,14 +1,14 @@
 //! Ghost variables (`cmc_world::world::ghosts`): bytes a property module
 //! keeps in every state, updated from each step. They are part of the
 //! state's encoding only when declared, and what the World cannot carry
-//! them through (symmetry, partial-order reduction) is refused with a
+//! them through (symmetry, partial-order reduction, sleep sets) is refused with a
 //! reason.
 
 use std::sync::Arc;
 
 use cmc_model::{Encode, Model};
-use cmc_world::cores::reqack::ReqAck;
-use cmc_world::world::action::Action;
+use cmc_world::example_cores::reqack::ReqAck;
+use cmc_world::world::action::{Action, ClientAction};
 use cmc_world::world::ghosts::GhostVar;
 use cmc_world::world::state::WorldState;
 use cmc_world::{World, WorldSpec};
@@ -41,11 +41,11 @@ fn a_ghost_variable_starts_at_its_initial_value_and_is_updated_by_each_step() {
         .unwrap();
     let start = initial(&world);
     assert_eq!(world.inspect(&start).ghost_var("Steps"), Some(&[0, 0][..]));
-    let request = Action::Client {
+    let request = Action::Client(ClientAction::Request {
         request: 0,
         node: 0,
         op: 0,
-    };
+    });
     let next = world.next_state(&start, &request).unwrap();
     assert_eq!(world.inspect(&next).ghost_var("Steps"), Some(&[1, 0][..]));
     assert_eq!(world.inspect(&next).ghost_var("Other"), None);
@@ -73,7 +73,7 @@ fn a_world_without_ghost_variables_encodes_its_states_as_before() {
 }
 
 #[test]
-fn ghost_variables_refuse_symmetry_and_turn_reduction_off_with_a_reason() {
+fn ghost_variables_refuse_symmetry_and_turn_reduction_and_sleep_sets_off_with_a_reason() {
     let mut receivers = WorldSpec::new(Arc::new(ReqAck::default()), 3).unwrap();
     receivers.set_all(&["requests=1", "symmetry=1,2"]).unwrap();
     let symmetric = World::new(receivers);
@@ -84,6 +84,9 @@ fn ghost_variables_refuse_symmetry_and_turn_reduction_off_with_a_reason() {
         .with_ghost(steps())
         .unwrap();
     let off = world.reduction_support().unwrap_err();
+    assert!(off.contains("ghost variable `Steps`"), "{off}");
+    // Sleep sets too: an update may tell the two orders of commuting steps apart.
+    let off = world.sleep_support().unwrap_err();
     assert!(off.contains("ghost variable `Steps`"), "{off}");
 }
 

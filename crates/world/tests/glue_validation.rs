@@ -198,7 +198,9 @@ fn malformed_logs_are_refused_with_the_line() {
 /// reqack core, messages delivered in order, writes flushed at once.
 #[test]
 fn a_rust_glue_logs_with_the_writer_and_validates() {
-    let core = cmc_world::cores::catalog().rust_core("reqack").unwrap();
+    let core = cmc_world::example_cores::catalog()
+        .rust_core("reqack")
+        .unwrap();
     let spec = WorldSpec::new(Arc::clone(&core), 2).unwrap();
     let mut states: Vec<Vec<u8>> = (0..2)
         .map(|_| vec![0; core.durable_size() + core.volatile_size()])

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use cmc_model::Model;
 use cmc_search::{Checker, Verdict};
-use cmc_world::cores::reqack::{self, ReqAck};
-use cmc_world::world::action::Action;
+use cmc_world::example_cores::reqack::{self, ReqAck};
+use cmc_world::world::action::{Action, ClientAction, CrashAction, LinkAction};
 use cmc_world::world::quiescence::QUIESCENCE;
 use cmc_world::{World, WorldSpec};
 
@@ -64,11 +64,11 @@ fn quiescence_is_judged_after_crashed_nodes_restart() {
 fn a_fair_run_shows_the_repairs() {
     let world = world(0, 2, &["requests=1", "partitions=1", "quiescence=30"]);
     let initial = common::initial_state(&world);
-    let cut = Action::Links {
+    let cut = Action::Link(LinkAction::Pair {
         a: 0,
         b: 1,
         cut: true,
-    };
+    });
     let state = world.next_state(&initial, &cut).expect("a cut is enabled");
     let run = world.fair_run(&state).expect("every fault budget is spent");
     assert!(run.reached, "{run}");
@@ -98,12 +98,12 @@ fn the_lost_request_is_explained() {
     let world = world(0, 2, &["requests=1", "crashes=1", "restarts=1"]);
     let initial = common::initial_state(&world);
     let steps = [
-        Action::Client {
+        Action::Client(ClientAction::Request {
             request: 0,
             node: 0,
             op: 0,
-        },
-        Action::Crash { node: 0 },
+        }),
+        Action::Crash(CrashAction::Crash { node: 0 }),
     ];
     let crashed = steps.iter().fold(initial.clone(), |state, action| {
         world.next_state(&state, action).expect("enabled")
@@ -114,7 +114,7 @@ fn the_lost_request_is_explained() {
          open and is still down (the client saw its connection break; no reply is owed)\n"
     );
     let restarted = world
-        .next_state(&crashed, &Action::Restart { node: 0 })
+        .next_state(&crashed, &Action::Crash(CrashAction::Restart { node: 0 }))
         .expect("enabled");
     let mut actions = Vec::new();
     world.actions(&restarted, &mut actions);
@@ -135,11 +135,11 @@ fn a_hang_names_the_unanswered_request() {
     // and the deadlock report names it.
     let world = world(0, 2, &["requests=1", "partitions=1"]);
     let initial = common::initial_state(&world);
-    let client = Action::Client {
+    let client = Action::Client(ClientAction::Request {
         request: 0,
         node: 0,
         op: 0,
-    };
+    });
     let state = world.next_state(&initial, &client).expect("enabled");
     assert!(!world.is_terminal(&state));
     assert_eq!(
@@ -164,7 +164,7 @@ fn requests_that_cannot_be_issued_are_explained() {
     );
     assert!(!world.is_terminal(&initial));
     let crashed = world
-        .next_state(&initial, &Action::Crash { node: 0 })
+        .next_state(&initial, &Action::Crash(CrashAction::Crash { node: 0 }))
         .expect("enabled");
     assert_eq!(
         world.explain_unanswered(&crashed),

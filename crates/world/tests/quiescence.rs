@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use cmc_search::{Checker, Verdict};
-use cmc_world::cores::reqack::{self, ReqAck};
+use cmc_world::example_cores::reqack::{self, ReqAck};
 use cmc_world::world::quiescence::QUIESCENCE;
 use cmc_world::{World, WorldSpec};
 

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use cmc_linearizability::SequentialSpec;
 use cmc_model::{Model, Property};
 use cmc_search::{AnyModel, Checker, ReplayFile, SearchOptions, Verdict};
-use cmc_world::cores::reqack::{ReqAck, REPLY_BUSY, REPLY_OK};
+use cmc_world::example_cores::reqack::{ReqAck, REPLY_BUSY, REPLY_OK};
 use cmc_world::properties::consistency::{linearizable, ClientHistory, ReplyMeaning};
 use cmc_world::report::replay;
-use cmc_world::world::action::Action;
+use cmc_world::world::action::{Action, CrashAction};
 use cmc_world::world::state::WorldState;
 use cmc_world::{World, WorldSpec};
 
@@ -29,7 +29,7 @@ fn fault_budgets_are_shown_by_name() {
     let mut init = Vec::new();
     world.init_states(&mut init);
     let crashed = world
-        .next_state(&init[0], &Action::Crash { node: 0 })
+        .next_state(&init[0], &Action::Crash(CrashAction::Crash { node: 0 }))
         .unwrap();
     let budgets = |state: &WorldState| {
         let view = world.describe_state(state);
@@ -64,7 +64,7 @@ fn no_crash() -> Property<World> {
     Property::step(
         "NoCrash",
         |_: &World, _: &WorldState, action: &Action, _: &WorldState| {
-            !matches!(action, Action::Crash { .. })
+            !matches!(action, Action::Crash(CrashAction::Crash { .. }))
         },
     )
 }

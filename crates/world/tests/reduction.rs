@@ -451,7 +451,7 @@ fn reduction_is_refused_with_its_reason_when_it_could_hide_a_violation() {
 /// finds little to leave out, since any active node may send to any other.
 #[test]
 fn reqack_with_history_properties_keeps_its_verdicts() {
-    use cmc_world::cores::reqack::ReqAck;
+    use cmc_world::example_cores::reqack::ReqAck;
     let reqack = |bug, params: &[&str]| {
         let mut spec = WorldSpec::new(Arc::new(ReqAck { bug }), 3).expect("a spec");
         spec.set_all(params).expect("valid parameters");

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use cmc_search::{Checker, Verdict};
-use cmc_world::cores::reqack::{self, ReqAck};
+use cmc_world::example_cores::reqack::{self, ReqAck};
 use cmc_world::{World, WorldSpec};
 
 fn run(bug: u32, params: &[&str], symmetry: bool) -> (Verdict, u64, usize) {
@@ -131,7 +131,7 @@ fn the_c_reqack_gets_the_same_verdicts_with_and_without_symmetry() {
 #[test]
 fn witnesses_and_quiescence_give_the_same_verdicts_with_and_without_symmetry() {
     use cmc_model::Property;
-    use cmc_world::cores::reqack::Durable;
+    use cmc_world::example_cores::reqack::Durable;
     use cmc_world::world::state::WorldState;
 
     let stored = |request: u32| {

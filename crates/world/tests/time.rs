@@ -11,7 +11,7 @@ use bytemuck::{Pod, Zeroable};
 use cmc_model::Property;
 use cmc_search::{Checker, Verdict};
 use cmc_world::core::abi::{EventKind, OutputKind};
-use cmc_world::world::action::Action;
+use cmc_world::world::action::{Action, NodeAction};
 use cmc_world::world::state::WorldState;
 use cmc_world::{FaultKind, World, WorldSpec};
 use common::step_core::StepCore;
@@ -278,13 +278,13 @@ fn an_early_fire_is_not_enabled_even_when_asked_for_directly() {
     let world = alarm(Arming::At(1), 1, &["ticks=1"]);
     let mut init = Vec::new();
     world.init_states(&mut init);
-    let fire = Action::Fire { node: 0, timer: 0 };
+    let fire = Action::Node(NodeAction::Fire { node: 0, timer: 0 });
     assert!(world.next_state(&init[0], &fire).is_none(), "clock 0 < 1");
     let mut enabled = Vec::new();
     world.actions(&init[0], &mut enabled);
-    assert_eq!(enabled, vec![Action::Tick { node: 0 }]);
+    assert_eq!(enabled, vec![Action::Node(NodeAction::Tick { node: 0 })]);
     let ticked = world
-        .next_state(&init[0], &Action::Tick { node: 0 })
+        .next_state(&init[0], &Action::Node(NodeAction::Tick { node: 0 }))
         .unwrap();
     let fired = world.next_state(&ticked, &fire).expect("clock 1 reached 1");
     assert_eq!(firings(&world, &fired), vec![1]);

@@ -8,7 +8,7 @@
 //! `AcceptSync` it sends server 2 must start at server 2's own log end.
 
 use cmc_model::{Model, PropertyKind};
-use cmc_world::world::action::{Action, NetOp};
+use cmc_world::world::action::{Action, ClientAction, NetAction, NetOp, NodeAction};
 use cmc_world::world::state::WorldState;
 use cmc_world::World;
 
@@ -137,22 +137,22 @@ fn matches(step: &Step, action: &Action) -> bool {
     match (*step, action) {
         (
             Deliver(src, dst, tag),
-            Action::Net {
+            Action::Net(NetAction {
                 op: NetOp::Deliver,
                 src: s,
                 dst: d,
                 msg,
                 ..
-            },
+            }),
         ) => (src, dst) == (*s, *d) && msg.as_bytes().first() == Some(&tag),
-        (Tick(node), Action::Tick { node: n }) => node == *n,
+        (Tick(node), Action::Node(NodeAction::Tick { node: n })) => node == *n,
         (
             Client(request, node),
-            Action::Client {
+            Action::Client(ClientAction::Request {
                 request: r,
                 node: n,
                 ..
-            },
+            }),
         ) => (request, node) == (*r, *n),
         _ => false,
     }
@@ -164,7 +164,7 @@ fn flush_all(world: &World, mut state: WorldState) -> Result<WorldState, String>
         world.actions(&state, &mut actions);
         let Some(flush) = actions
             .into_iter()
-            .find(|action| matches!(action, Action::Flush { .. }))
+            .find(|action| matches!(action, Action::Node(NodeAction::Flush { .. })))
         else {
             return Ok(state);
         };
@@ -177,18 +177,9 @@ fn flush_all(world: &World, mut state: WorldState) -> Result<WorldState, String>
 /// moves as other messages come and go.
 fn same_action(a: &Action, b: &Action) -> bool {
     match (a, b) {
-        (
-            Action::Net {
-                op, src, dst, msg, ..
-            },
-            Action::Net {
-                op: o,
-                src: s,
-                dst: d,
-                msg: m,
-                ..
-            },
-        ) => (op, src, dst, msg.as_bytes()) == (o, s, d, m.as_bytes()),
+        (Action::Net(a), Action::Net(b)) => {
+            (a.op, a.src, a.dst, a.msg.as_bytes()) == (b.op, b.src, b.dst, b.msg.as_bytes())
+        }
         _ => a == b,
     }
 }

@@ -101,7 +101,7 @@ fn reply_after_flush(world: &World, state: &WorldState) -> bool {
                 .expect("every node runs abd")
         })
         .collect();
-    state.net.refs().all(|packet| {
+    inspect.messages().all(|packet| {
         let Some(replica) = durable.get(packet.src as usize) else {
             return true;
         };

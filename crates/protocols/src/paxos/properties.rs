@@ -96,7 +96,7 @@ fn at_most_one_chosen(world: &World, state: &WorldState) -> bool {
 
 fn promise_durable(world: &World, state: &WorldState) -> bool {
     let servers = servers_of(world, state);
-    let replies_covered = state.net.refs().all(|packet| {
+    let replies_covered = world.inspect(state).messages().all(|packet| {
         let Some(server) = servers.get(packet.src as usize) else {
             return true;
         };

@@ -277,7 +277,7 @@ impl Output {
 /// [`Outputs::as_slice`] only: the items past the count, which hold what
 /// earlier steps wrote, are out of its reach, so a core written in Rust
 /// cannot read outputs it did not write (C code can, and runs on a guarded
-/// buffer filled before each step, see `run::guarded`):
+/// buffer filled before each step, see `run::guard_pages`):
 ///
 /// ```compile_fail
 /// use cmc_world::core::abi::Outputs;
@@ -454,7 +454,7 @@ pub fn timer_deadline(output: &Output) -> Option<u64> {
 ///
 /// ```
 /// use cmc_world::core::abi::{Config, Event, EventKind, OutputKind, Outputs, StepFn};
-/// use cmc_world::cores::reqack::{Durable, ReqAck, Volatile};
+/// use cmc_world::example_cores::reqack::{Durable, ReqAck, Volatile};
 ///
 /// cmc_world::export_core!(ReqAck = ReqAck { bug: 0 });
 /// // SAFETY: `cmc_core_entry` returns a valid descriptor of this program.
@@ -483,7 +483,7 @@ pub type StepFn = unsafe extern "C" fn(
 /// ```
 /// use std::ffi::CStr;
 /// use cmc_world::core::abi::{Config, DescribeStateFn};
-/// use cmc_world::cores::reqack::{Durable, ReqAck, Volatile};
+/// use cmc_world::example_cores::reqack::{Durable, ReqAck, Volatile};
 ///
 /// cmc_world::export_core!(ReqAck = ReqAck { bug: 0 });
 /// // SAFETY: `cmc_core_entry` returns a valid descriptor of this program.
@@ -511,7 +511,7 @@ pub type DescribeStateFn = unsafe extern "C" fn(
 /// use std::ffi::CStr;
 /// use cmc_world::core::abi::{Config, DescribeMessageFn};
 /// use cmc_world::core::helpers::Message;
-/// use cmc_world::cores::reqack::{Msg, ReqAck, MSG_DATA};
+/// use cmc_world::example_cores::reqack::{Msg, ReqAck, MSG_DATA};
 ///
 /// cmc_world::export_core!(ReqAck = ReqAck { bug: 0 });
 /// // SAFETY: `cmc_core_entry` returns a valid descriptor of this program.
@@ -565,7 +565,7 @@ pub type PermuteFn = unsafe extern "C" fn(
 ///
 /// ```
 /// use cmc_world::core::abi::{CoreDescriptor, ABI_VERSION};
-/// use cmc_world::cores::reqack::{Durable, ReqAck, Volatile};
+/// use cmc_world::example_cores::reqack::{Durable, ReqAck, Volatile};
 ///
 /// cmc_world::export_core!(ReqAck = ReqAck { bug: 0 });
 /// // SAFETY: `cmc_core_entry` returns a valid descriptor of this program.
@@ -604,7 +604,7 @@ pub struct CoreDescriptor {
 /// ```
 /// use std::ffi::CStr;
 /// use cmc_world::core::abi::EntryFn;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 ///
 /// cmc_world::export_core!(ReqAck = ReqAck { bug: 0 });
 /// let entry: EntryFn = cmc_core_entry;

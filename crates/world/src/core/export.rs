@@ -86,7 +86,7 @@ struct Built {
 ///
 /// ```
 /// use cmc_world::core::export::{DescriptorCell, Exported};
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 ///
 /// struct Mine;
 /// impl Exported for Mine {
@@ -300,7 +300,7 @@ unsafe extern "C" fn describe_message<E: Exported>(
 /// The exported entry point, read back as the loader reads a library's:
 ///
 /// ```
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::{CCore, Core};
 ///
 /// cmc_world::export_core!(ReqAck = ReqAck { bug: 0 });

@@ -146,7 +146,7 @@ pub fn send<M: Message>(out: &mut Outputs, dst: u32, message: &M) -> Result<(), 
 /// ```
 /// use cmc_world::core::abi::{CoreError, Event, EventKind, Outputs};
 /// use cmc_world::core::helpers::{received, send_to_each};
-/// use cmc_world::cores::reqack::{Msg, MSG_DATA};
+/// use cmc_world::example_cores::reqack::{Msg, MSG_DATA};
 ///
 /// let data = Msg { kind: MSG_DATA, request: 3 };
 /// let mut out = Outputs::default();
@@ -221,7 +221,7 @@ pub const AFTER_FLUSH_FULL: i32 = 2;
 /// ```
 /// use cmc_world::core::abi::CoreError;
 /// use cmc_world::core::helpers::{AfterFlush, Held, Message};
-/// use cmc_world::cores::reqack::{Msg, MSG_ACK};
+/// use cmc_world::example_cores::reqack::{Msg, MSG_ACK};
 ///
 /// let mut queue = AfterFlush::<1, 2>::default();
 /// queue.hold(2, &Msg { kind: MSG_ACK, request: 5 })?;
@@ -265,7 +265,7 @@ impl<const WORDS: usize> Held<WORDS> {
 /// ```
 /// use cmc_world::core::abi::CoreError;
 /// use cmc_world::core::helpers::{AfterFlush, Message, AFTER_FLUSH_FULL};
-/// use cmc_world::cores::reqack::{Msg, MSG_ACK};
+/// use cmc_world::example_cores::reqack::{Msg, MSG_ACK};
 ///
 /// let ack = Msg { kind: MSG_ACK, request: 0 };
 /// let mut queue = AfterFlush::<2, 2>::default();

@@ -9,7 +9,7 @@ pub mod describe_table;
 pub mod export;
 pub mod fault;
 pub mod helpers;
-pub mod hex;
+pub(crate) mod hex;
 pub mod id_fields;
 pub use cmc_store::input_file;
 pub mod loader;
@@ -34,7 +34,7 @@ use crate::core::abi::{Config, CoreError, Event, Outputs};
 ///
 /// ```
 /// use cmc_world::core::abi::{Config, Event, EventKind, OutputKind, Outputs};
-/// use cmc_world::cores::reqack::{ReqAck, OFFSET_PENDING};
+/// use cmc_world::example_cores::reqack::{ReqAck, OFFSET_PENDING};
 /// use cmc_world::Core;
 ///
 /// let core: &dyn Core = &ReqAck::default();
@@ -59,7 +59,7 @@ pub trait Core: Send + Sync {
     fn volatile_size(&self) -> usize;
     /// Whether a step may break the memory contract (write outside its
     /// buffers, or into the durable part, the event or the configuration):
-    /// then every step runs on guarded copies (module `guarded`). `true`
+    /// then every step runs on guarded copies (module `guard_pages`). `true`
     /// unless the step is safe Rust over the slices it is given, which
     /// cannot, as every [`TypedCore`] is: those run on the state in place.
     fn needs_memory_guards(&self) -> bool {

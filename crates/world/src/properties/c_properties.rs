@@ -66,7 +66,7 @@ use crate::core::fault::{Fault, FaultKind};
 use crate::core::property_table::{
     CProperty, CPropertyKind, GhostView, NodeView, PacketView, Predicate, WorldView, WHY_MAX,
 };
-use crate::run::guarded::GuardedRegion;
+use crate::run::guard_pages::GuardedRegion;
 use crate::run::recorder::{recorded, Call};
 use crate::world::state::{GhostKind, WorldState};
 use crate::World;
@@ -78,7 +78,7 @@ use crate::World;
 /// The view is built in scratch vectors, then copied, header first, into
 /// a [`GuardedRegion`]: the only memory a predicate is handed is in a
 /// mapping of its own with inaccessible regions of
-/// [`GUARD`](crate::run::guarded::GUARD) bytes on both sides, so a write
+/// [`GUARD`](crate::run::guard_pages::GUARD) bytes on both sides, so a write
 /// past any of its arrays either changes the region (compared after each
 /// call) or faults, and never reaches the checker's other memory.
 #[derive(Default)]

@@ -51,7 +51,7 @@ use crate::World;
 /// BUSY that it was refused.
 ///
 /// ```
-/// use cmc_world::cores::reqack::{REPLY_BUSY, REPLY_OK};
+/// use cmc_world::example_cores::reqack::{REPLY_BUSY, REPLY_OK};
 /// use cmc_world::properties::consistency::ReplyMeaning;
 ///
 /// let meaning = |reply: &[u8]| match reply {
@@ -87,7 +87,7 @@ type RetOf<S> = dyn Fn(&<S as SequentialSpec>::Op, &[u8]) -> ReplyMeaning<<S as 
 /// use std::sync::Arc;
 /// use cmc_linearizability::SequentialSpec;
 /// use cmc_search::{Checker, Verdict};
-/// use cmc_world::cores::reqack::{ReqAck, REPLY_BUSY, REPLY_OK};
+/// use cmc_world::example_cores::reqack::{ReqAck, REPLY_BUSY, REPLY_OK};
 /// use cmc_world::properties::consistency::{linearizable, ClientHistory, ReplyMeaning};
 /// use cmc_world::{World, WorldSpec};
 ///

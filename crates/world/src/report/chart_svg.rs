@@ -134,7 +134,7 @@ pub fn render_svg(titles: &[String], rows: &[Row]) -> String {
 /// ```
 /// use std::sync::Arc;
 /// use cmc_search::{Checker, ReplayFile};
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::report::chart_svg::{lifeline_titles, replay_chart_svg};
 /// use cmc_world::{World, WorldSpec};
 ///

@@ -15,7 +15,7 @@ use cmc_search::ReplayFile;
 
 use crate::core::abi::{Event, OutputKind, Outputs};
 use crate::report::chart::{self, Row};
-use crate::world::action::{Action, NetOp};
+use crate::world::action::{Action, ChartStep};
 use crate::world::env::Observer;
 use crate::world::state::WorldState;
 use crate::World;
@@ -73,7 +73,7 @@ fn show_view(text: &mut String, view: &StateView) {
 /// ```
 /// use std::sync::Arc;
 /// use cmc_search::{Checker, ReplayFile};
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::report::replay;
 /// use cmc_world::{World, WorldSpec};
 ///
@@ -181,53 +181,8 @@ pub fn run_with_chart(world: &World, file: &ReplayFile) -> Result<(String, Vec<R
 }
 
 fn chart_row(world: &World, step: usize, action: &Action) -> Row {
-    let local = |node: u8, label: String| Row::local(step, node as usize, label);
-    match *action {
-        Action::Net {
-            op: NetOp::Deliver,
-            src,
-            dst,
-            msg,
-            ..
-        } => Row::arrow(
-            step,
-            src as usize,
-            dst as usize,
-            world.describe_message(src, msg.as_bytes()),
-        ),
-        Action::Net {
-            op, src, dst, msg, ..
-        } => local(
-            src,
-            format!(
-                "{} ->n{dst} {}",
-                op.name(),
-                world.describe_message(src, msg.as_bytes())
-            ),
-        ),
-        Action::Flush { node } => local(node, "FLUSH".into()),
-        Action::Fire { node, timer } => local(node, format!("FIRE timer={timer}")),
-        Action::Wake { node, wake } => local(node, format!("WAKE id={wake}")),
-        Action::Tick { node } => local(node, "TICK".into()),
-        Action::Crash { node } => local(node, "CRASH".into()),
-        Action::Restart { node } => local(node, "RESTART".into()),
-        Action::Client { request, node, .. } => local(node, format!("CLIENT r{request}")),
-        Action::LocalFail { request, node } => local(node, format!("LOCAL_FAIL r{request}")),
-        Action::Links { a, b, cut } => local(
-            a,
-            format!("LINKS {} n{a}-n{b}", if cut { "cut" } else { "heal" }),
-        ),
-        Action::Choose {
-            node,
-            choice,
-            value,
-        } => local(node, format!("CHOICE id={choice} value={value}")),
-        Action::OneWay { src, dst, cut } => local(
-            src,
-            format!("LINK {} n{src}->n{dst}", if cut { "cut" } else { "heal" }),
-        ),
-        Action::Isolate { node } => local(node, "ISOLATE".into()),
-        Action::Split { .. } => local(0, world.format_action(action)),
-        Action::Retry { request, node } => local(node, format!("RETRY r{request}")),
+    match action.chart(world.env()) {
+        ChartStep::Arrow { src, dst, label } => Row::arrow(step, src as usize, dst as usize, label),
+        ChartStep::Local { node, label } => Row::local(step, node as usize, label),
     }
 }

@@ -2,7 +2,7 @@
 //! determinism gate.
 //!
 //! Every step of a core that [needs them](Core::needs_memory_guards) (a C
-//! core) runs on guarded copies of its buffers (module `guarded`): a write
+//! core) runs on guarded copies of its buffers (module `guard_pages`): a write
 //! out of bounds or into the read-only durable part is a fault. A typed Rust
 //! core cannot do either and runs on the state in place.
 //!
@@ -15,14 +15,14 @@ use std::cell::{Cell, RefCell};
 
 use crate::core::abi::{Config, CoreError, Event, OutputKind, Outputs, OUTPUTS_MAX, PAYLOAD_MAX};
 use crate::core::Core;
-use crate::run::guarded;
+use crate::run::guard_pages;
 
 /// Why a step did not produce a usable result.
 ///
 /// ```
 /// use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 /// use cmc_world::core::helpers::Message;
-/// use cmc_world::cores::reqack::{Msg, ReqAck, MSG_ACK};
+/// use cmc_world::example_cores::reqack::{Msg, ReqAck, MSG_ACK};
 /// use cmc_world::run::step::{run, StepFailure};
 /// use cmc_world::Core;
 ///
@@ -104,7 +104,7 @@ pub fn run(
         recorder.note_event(config.node, event);
     }
     let once = |state: &mut [u8], out: &mut Outputs, fill: u8| {
-        guarded::step(core, config, state, event, out, fill).map_err(StepFailure::Memory)
+        guard_pages::step(core, config, state, event, out, fill).map_err(StepFailure::Memory)
     };
     if check_determinism {
         GATED.with(|gated| gated.set(true));

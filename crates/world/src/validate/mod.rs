@@ -34,7 +34,7 @@ use crate::world::spec::WorldSpec;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::validate::{glue_log, validate, Options};
 /// use cmc_world::WorldSpec;
 ///
@@ -73,7 +73,7 @@ pub struct Options {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::validate::{glue_log, validate, Options};
 /// use cmc_world::WorldSpec;
 ///
@@ -118,7 +118,7 @@ pub struct Summary {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::validate::{glue_log, validate, Options};
 /// use cmc_world::WorldSpec;
 ///

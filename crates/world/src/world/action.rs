@@ -1,116 +1,19 @@
-//! The World's actions: environment steps, each enabled only by something a
-//! core emitted or by a fault budget.
+//! The World's actions: one step of the environment, in one of five
+//! families. Each family's variants are declared in its module under
+//! [`crate::world::env`], next to their enabling and their effect, with
+//! their kind, encoding, text, chart label and renaming (the crate-private
+//! trait `Family`); this module only joins the families into [`Action`].
 
 use cmc_model::{DecodeError, Decoder, Encode};
 
-use crate::world::state::{Packet, Payload};
+use crate::world::env::Env;
+use crate::world::state::{Budget, Packet};
 
-/// What happens to a message in flight.
-///
-/// With a `drops` and a `dups` budget, a message in flight may be delivered,
-/// dropped or duplicated: three actions.
-///
-/// ```
-/// use std::sync::Arc;
-/// use cmc_model::Model;
-/// use cmc_world::cores::reqack::ReqAck;
-/// use cmc_world::world::action::{Action, NetOp};
-/// use cmc_world::{World, WorldSpec};
-///
-/// let spec = WorldSpec::builder(Arc::new(ReqAck::default()), 2).requests(1);
-/// let world = World::new(spec.param("drops", 1).param("dups", 1).build()?);
-/// let (mut states, mut actions) = (Vec::new(), Vec::new());
-/// world.init_states(&mut states);
-/// let mut state = states.remove(0);
-/// for _ in 0..2 { // CLIENT, then FLUSH of the request, which sends DATA
-///     actions.clear();
-///     world.actions(&state, &mut actions);
-///     state = world.next_state(&state, &actions[0]).expect("enabled");
-/// }
-/// actions.clear();
-/// world.actions(&state, &mut actions);
-/// let ops: Vec<NetOp> = actions.iter()
-///     .filter_map(|action| match action { Action::Net { op, .. } => Some(*op), _ => None })
-///     .collect();
-/// assert_eq!(ops, [NetOp::Deliver, NetOp::Drop, NetOp::Dup]);
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
-pub enum NetOp {
-    /// Hand it to the destination core (lost if the destination is down).
-    Deliver,
-    /// Lose it (budget `drops`).
-    Drop,
-    /// Add a copy (budget `dups`).
-    Dup,
-}
-
-impl NetOp {
-    /// `DELIVER`, `DROP` or `DUP`.
-    pub fn name(self) -> &'static str {
-        match self {
-            NetOp::Deliver => "DELIVER",
-            NetOp::Drop => "DROP",
-            NetOp::Dup => "DUP",
-        }
-    }
-}
-
-/// Which copies of a packet a DELIVER or DROP leaves (see [`crate::world::env`]).
-///
-/// With `net_bound=1`, a retransmitted message has more copies than the
-/// network counts: delivering it is two actions, one per outcome.
-///
-/// ```
-/// use std::sync::Arc;
-/// use cmc_model::Model;
-/// use cmc_world::cores::reqack::ReqAck;
-/// use cmc_world::world::action::{Action, NetOp, Surplus};
-/// use cmc_world::{World, WorldSpec};
-///
-/// let spec = WorldSpec::builder(Arc::new(ReqAck::default()), 2).requests(1);
-/// let world = World::new(spec.param("net_bound", 1).build()?);
-/// let (mut states, mut actions) = (Vec::new(), Vec::new());
-/// world.init_states(&mut states);
-/// let mut state = states.remove(0);
-/// let is_fire = |action: &Action| matches!(action, Action::Fire { .. });
-/// for step in 0..3 { // CLIENT, FLUSH (sends DATA), then FIRE: DATA again
-///     actions.clear();
-///     world.actions(&state, &mut actions);
-///     let action = if step == 2 { actions.iter().find(|a| is_fire(a)) } else { actions.first() };
-///     state = world.next_state(&state, action.expect("enabled")).expect("enabled");
-/// }
-/// actions.clear();
-/// world.actions(&state, &mut actions);
-/// let delivers: Vec<Surplus> = actions.iter()
-///     .filter_map(|action| match action {
-///         Action::Net { op: NetOp::Deliver, surplus, .. } => Some(*surplus), _ => None })
-///     .collect();
-/// assert_eq!(delivers, [Surplus::Ends, Surplus::Stays]);
-/// assert_eq!(Surplus::Ends.note(), " (last surplus copy)");
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Surplus {
-    /// The packet's copies are counted: one fewer remains.
-    None,
-    /// The packet has surplus copies and some remain after this one.
-    Stays,
-    /// The packet has surplus copies and this was the last of them: exactly
-    /// the counted copies remain.
-    Ends,
-}
-
-impl Surplus {
-    /// What an action's text says about it (empty for counted copies).
-    pub fn note(self) -> &'static str {
-        match self {
-            Surplus::None => "",
-            Surplus::Stays => " (surplus copy stays)",
-            Surplus::Ends => " (last surplus copy)",
-        }
-    }
-}
+pub use crate::world::env::clients::ClientAction;
+pub use crate::world::env::crashes::CrashAction;
+pub use crate::world::env::links::LinkAction;
+pub use crate::world::env::messages::{NetAction, NetOp, Surplus};
+pub use crate::world::env::node_events::NodeAction;
 
 /// One step of the World.
 ///
@@ -123,8 +26,8 @@ impl Surplus {
 /// ```
 /// use std::sync::Arc;
 /// use cmc_model::Model;
-/// use cmc_world::cores::reqack::ReqAck;
-/// use cmc_world::world::action::Action;
+/// use cmc_world::example_cores::reqack::ReqAck;
+/// use cmc_world::world::action::{Action, ClientAction};
 /// use cmc_world::{World, WorldSpec};
 ///
 /// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
@@ -136,142 +39,110 @@ impl Surplus {
 /// world.actions(&states[0], &mut actions);
 /// // No fault budget, nothing sent yet: only the client request is enabled.
 /// let [client] = &actions[..] else { panic!("{actions:?}") };
-/// assert!(matches!(client, Action::Client { request: 0, node: 0, .. }));
+/// assert!(matches!(client, Action::Client(ClientAction::Request { request: 0, node: 0, .. })));
 /// assert_eq!(client.kind().0, "CLIENT");
 /// # Ok::<(), cmc_world::world::spec::SpecError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
-    /// DELIVER, DROP or DUP of the message at `index` in the network.
-    Net {
-        /// What happens to it.
-        op: NetOp,
-        /// Position in [`crate::world::state::WorldState::net`].
-        index: u16,
-        /// Sending node.
+    /// DELIVER, DROP or DUP of a message in flight.
+    Net(NetAction),
+    /// An event of one node on its own: FLUSH, FIRE, WAKE, TICK, CHOOSE.
+    Node(NodeAction),
+    /// CRASH or RESTART of a node.
+    Crash(CrashAction),
+    /// A change of links: a pair, one direction, an isolated node, a split.
+    Link(LinkAction),
+    /// A client's request, its local failure or its retry.
+    Client(ClientAction),
+}
+
+/// Applies `$body` to the family value inside `$action`, bound to `$family`.
+macro_rules! each_family {
+    ($action:expr, $family:ident => $body:expr) => {
+        match $action {
+            Action::Net($family) => $body,
+            Action::Node($family) => $body,
+            Action::Crash($family) => $body,
+            Action::Link($family) => $body,
+            Action::Client($family) => $body,
+        }
+    };
+}
+
+/// What a family of actions says about each of its actions. A family
+/// implements it in its module under [`crate::world::env`], next to the
+/// functions that list its enabled actions and carry them out.
+pub(crate) trait Family: Copy + Into<Action> {
+    /// The family's kinds, each with the fault budget that enables it
+    /// (`None`: not a fault), as [`Family::kind`] names them.
+    const KINDS: &'static [(&'static str, Option<Budget>)];
+
+    /// The action's kind and whether it is a fault, taken from a budget.
+    fn kind(&self) -> (&'static str, bool);
+
+    /// The node whose state (core, clock, timers, persists, choices, ...)
+    /// the action may change; `None` when it changes no node.
+    /// [`Env::next_made`] changes no other node.
+    fn changed_node(&self) -> Option<u8>;
+
+    /// Writes the action's tag byte (one the other families do not use)
+    /// and its fields.
+    fn encode(&self, out: &mut Vec<u8>);
+
+    /// The action of this family that `tag` opens, read from `decoder`;
+    /// `Ok(None)` for a tag of another family.
+    fn decode(tag: u8, decoder: &mut Decoder<'_>) -> Result<Option<Self>, DecodeError>;
+
+    /// The action's text in traces (`CRASH n1`).
+    fn text(&self, env: &Env) -> String;
+
+    /// The action's place in a message sequence chart.
+    fn chart(&self, env: &Env) -> ChartStep;
+
+    /// The action with node `n` renamed `perm[n]`; `None` when it has no
+    /// renaming (a message the core cannot rename into a payload).
+    fn renamed(&self, env: &Env, perm: &[u32]) -> Option<Self>;
+
+    /// The rank of the action in a round of the fair schedule of the
+    /// quiescence check (lower first); `None` for an action the fair
+    /// schedule never takes (a fault).
+    fn fair_rank(&self) -> Option<u8> {
+        None
+    }
+
+    /// One action of each kind, in [`Family::KINDS`] order (for the tests
+    /// that every kind is listed, encoded and read back).
+    #[cfg(test)]
+    fn examples() -> Vec<Self>;
+}
+
+/// Where an action stands in a message sequence chart.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ChartStep {
+    /// An arrow from `src` to `dst` (a delivered message).
+    Arrow {
+        /// The sending node.
         src: u8,
-        /// Destination node.
+        /// The receiving node.
         dst: u8,
-        /// Message bytes.
-        msg: Payload,
-        /// For a packet with surplus copies (more than the network bound
-        /// counts), whether surplus copies remain after this one: the two
-        /// outcomes are separate actions so that both are explored.
-        surplus: Surplus,
+        /// The arrow's label.
+        label: String,
     },
-    /// FLUSH(n): the oldest pending persist of `node` becomes durable.
-    Flush {
+    /// A label on one node's line.
+    Local {
         /// The node.
         node: u8,
-    },
-    /// FIRE(n, k): armed timer `timer` of `node` fires.
-    Fire {
-        /// The node.
-        node: u8,
-        /// The timer id.
-        timer: u8,
-    },
-    /// WAKE(n, w): pending wake-up `wake` of `node` runs.
-    Wake {
-        /// The node.
-        node: u8,
-        /// The wake id.
-        wake: u8,
-    },
-    /// TICK(n): `node`'s clock advances by one (budget `ticks`).
-    Tick {
-        /// The node.
-        node: u8,
-    },
-    /// CRASH(n) (budget `crashes`).
-    Crash {
-        /// The node.
-        node: u8,
-    },
-    /// RESTART(n) of a crashed node (budget `restarts`).
-    Restart {
-        /// The node.
-        node: u8,
-    },
-    /// LINKS: cut or heal both directions between `a < b` (budget
-    /// `partitions`): a cut when both are up, else a heal.
-    Links {
-        /// Lower node id.
-        a: u8,
-        /// Higher node id.
-        b: u8,
-        /// `true`: cut; `false`: heal.
-        cut: bool,
-    },
-    /// CLIENT: request `request` is sent to `node`.
-    Client {
-        /// The request id.
-        request: u8,
-        /// The node it is sent to.
-        node: u8,
-        /// The operation: an index into the workload's operations
-        /// ([`crate::world::spec::Workload::operations`]; 0 without a workload).
-        op: u16,
-    },
-    /// LOCAL_FAIL: request `request` fails locally at `node` (budget `local_fails`).
-    LocalFail {
-        /// The request id.
-        request: u8,
-        /// The node that holds it.
-        node: u8,
-    },
-    /// CHOICE: pending random choice `choice` of `node` takes `value`.
-    Choose {
-        /// The node that asked.
-        node: u8,
-        /// The choice id.
-        choice: u8,
-        /// The value, below the choice's `k`.
-        value: u8,
-    },
-    /// LINK: cut or heal the direction `src -> dst` only (budget `oneway_cuts`).
-    OneWay {
-        /// Sending side.
-        src: u8,
-        /// Receiving side.
-        dst: u8,
-        /// `true`: cut; `false`: heal.
-        cut: bool,
-    },
-    /// ISOLATE: cut every link to and from `node` (budget `isolations`).
-    Isolate {
-        /// The node.
-        node: u8,
-    },
-    /// SPLIT: cut every link between the nodes of `group` (a bit per node,
-    /// node 0 always in it) and the others (budget `splits`).
-    Split {
-        /// The group containing node 0.
-        group: u64,
-    },
-    /// RETRY: the client of open request `request` times out and sends it
-    /// again to `node` (budget `retries`).
-    Retry {
-        /// The request id.
-        request: u8,
-        /// The node it is sent to now.
-        node: u8,
+        /// The label.
+        label: String,
     },
 }
 
 impl Action {
-    /// A message action's fields in their encoding's order (`op`, `index`,
-    /// `src`, `dst`, `msg`, `surplus`); `None` for any other action.
-    pub(crate) fn net_fields(&self) -> Option<(NetOp, u16, u8, u8, Payload, Surplus)> {
-        match *self {
-            Action::Net {
-                op,
-                index,
-                src,
-                dst,
-                msg,
-                surplus,
-            } => Some((op, index, src, dst, msg, surplus)),
+    /// The message action, `None` for any other.
+    pub fn net(&self) -> Option<&NetAction> {
+        match self {
+            Action::Net(net) => Some(net),
             _ => None,
         }
     }
@@ -279,325 +150,139 @@ impl Action {
     /// The node whose state (core, clock, timers, persists, choices, ...)
     /// the action may change: the destination of a delivered message, the
     /// node of a node action; `None` for a drop, a duplication or a change
-    /// of links. [`Env::next`](crate::world::env::Env::next) changes no
-    /// other node.
+    /// of links. [`Env::next_made`] changes no other node.
     pub(crate) fn changed_node(&self) -> Option<u8> {
-        match *self {
-            Action::Net { op, dst, .. } => (op == NetOp::Deliver).then_some(dst),
-            Action::Flush { node }
-            | Action::Fire { node, .. }
-            | Action::Wake { node, .. }
-            | Action::Tick { node }
-            | Action::Crash { node }
-            | Action::Restart { node }
-            | Action::Client { node, .. }
-            | Action::LocalFail { node, .. }
-            | Action::Choose { node, .. }
-            | Action::Retry { node, .. } => Some(node),
-            Action::Links { .. }
-            | Action::OneWay { .. }
-            | Action::Isolate { .. }
-            | Action::Split { .. } => None,
-        }
+        each_family!(self, family => family.changed_node())
     }
 
     /// Whether this is a message action on `packet`: the same endpoints and
     /// bytes, and surplus outcomes exactly when the packet has surplus copies.
     pub fn names_packet(&self, packet: &Packet) -> bool {
-        self.net_fields()
-            .is_some_and(|(_, _, src, dst, msg, surplus)| {
-                (packet.src, packet.dst, packet.msg) == (src, dst, msg)
-                    && packet.surplus == (surplus != Surplus::None)
-            })
+        self.net().is_some_and(|net| {
+            (packet.src, packet.dst, packet.msg) == (net.src, net.dst, net.msg)
+                && packet.surplus == (net.surplus != Surplus::None)
+        })
     }
 
     /// The action's kind (`DELIVER`, `DROP`, `DUP`, `FLUSH`, `FIRE`, `WAKE`,
-    /// `TICK`, `CRASH`, `RESTART`, `PARTITION` (a cut link), `HEAL`, `CLIENT`,
-    /// `LOCAL_FAIL`, `CHOOSE`, `ONEWAY_CUT`, `ONEWAY_HEAL`, `ISOLATE`, `SPLIT`,
-    /// `RETRY`) and whether it is a fault, taken from a budget.
+    /// `TICK`, `CHOOSE`, `CRASH`, `RESTART`, `PARTITION` (a cut pair),
+    /// `HEAL`, `ONEWAY_CUT`, `ONEWAY_HEAL`, `ISOLATE`, `SPLIT`, `CLIENT`,
+    /// `LOCAL_FAIL`, `RETRY`: [`kinds`]) and whether it is a fault, taken
+    /// from a budget.
     pub fn kind(&self) -> (&'static str, bool) {
-        match *self {
-            Action::Net { op, .. } => (op.name(), op != NetOp::Deliver),
-            Action::Flush { .. } => ("FLUSH", false),
-            Action::Fire { .. } => ("FIRE", false),
-            Action::Wake { .. } => ("WAKE", false),
-            Action::Tick { .. } => ("TICK", true),
-            Action::Crash { .. } => ("CRASH", true),
-            Action::Restart { .. } => ("RESTART", true),
-            Action::Links { cut: true, .. } => ("PARTITION", true),
-            Action::Links { cut: false, .. } => ("HEAL", true),
-            Action::Client { .. } => ("CLIENT", false),
-            Action::LocalFail { .. } => ("LOCAL_FAIL", true),
-            Action::Choose { .. } => ("CHOOSE", false),
-            Action::OneWay { cut: true, .. } => ("ONEWAY_CUT", true),
-            Action::OneWay { cut: false, .. } => ("ONEWAY_HEAL", true),
-            Action::Isolate { .. } => ("ISOLATE", true),
-            Action::Split { .. } => ("SPLIT", true),
-            Action::Retry { .. } => ("RETRY", true),
-        }
+        each_family!(self, family => family.kind())
+    }
+
+    /// The action's text in traces.
+    pub(crate) fn text(&self, env: &Env) -> String {
+        each_family!(self, family => family.text(env))
+    }
+
+    /// The action's place in a message sequence chart.
+    pub(crate) fn chart(&self, env: &Env) -> ChartStep {
+        each_family!(self, family => family.chart(env))
+    }
+
+    /// The action with node `n` renamed `perm[n]` (a message action keeps
+    /// its index: where the renamed message is is the renamed state's
+    /// business); `None` when it has no renaming.
+    pub(crate) fn renamed(&self, env: &Env, perm: &[u32]) -> Option<Action> {
+        each_family!(self, family => family.renamed(env, perm).map(Into::into))
+    }
+
+    /// The action's rank in a round of the quiescence check's fair schedule;
+    /// `None` for a fault.
+    pub(crate) fn fair_rank(&self) -> Option<u8> {
+        each_family!(self, family => family.fair_rank())
     }
 }
 
 /// Every environment action kind with the fault budget that enables it
-/// (`None`: not a fault), as [`Action::kind`] names them.
-pub const KINDS: [(&str, Option<crate::world::state::Budget>); 19] = {
-    use crate::world::state::Budget;
+/// (`None`: not a fault), as [`Action::kind`] names them, family by family.
+pub fn kinds() -> impl Iterator<Item = (&'static str, Option<Budget>)> {
     [
-        ("DELIVER", None),
-        ("DROP", Some(Budget::Drops)),
-        ("DUP", Some(Budget::Dups)),
-        ("FLUSH", None),
-        ("FIRE", None),
-        ("WAKE", None),
-        ("TICK", Some(Budget::Ticks)),
-        ("CRASH", Some(Budget::Crashes)),
-        ("RESTART", Some(Budget::Restarts)),
-        ("PARTITION", Some(Budget::Partitions)),
-        ("HEAL", Some(Budget::Partitions)),
-        ("CLIENT", None),
-        ("LOCAL_FAIL", Some(Budget::LocalFails)),
-        ("CHOOSE", None),
-        ("ONEWAY_CUT", Some(Budget::OneWayCuts)),
-        ("ONEWAY_HEAL", Some(Budget::OneWayCuts)),
-        ("ISOLATE", Some(Budget::Isolations)),
-        ("SPLIT", Some(Budget::Splits)),
-        ("RETRY", Some(Budget::Retries)),
+        NetAction::KINDS,
+        NodeAction::KINDS,
+        CrashAction::KINDS,
+        LinkAction::KINDS,
+        ClientAction::KINDS,
     ]
-};
+    .into_iter()
+    .flatten()
+    .copied()
+}
 
 impl Encode for Action {
     fn encode(&self, out: &mut Vec<u8>) {
-        if let Some((op, index, src, dst, msg, surplus)) = self.net_fields() {
-            out.push(0);
-            (op, index, src, dst).encode(out);
-            msg.encode(out);
-            out.push(surplus as u8);
-            return;
-        }
-        match *self {
-            Action::Net { .. } => unreachable!("encoded above"),
-            Action::Flush { node } => out.extend([1, node]),
-            Action::Fire { node, timer } => out.extend([2, node, timer]),
-            Action::Wake { node, wake } => out.extend([3, node, wake]),
-            Action::Tick { node } => out.extend([4, node]),
-            Action::Crash { node } => out.extend([5, node]),
-            Action::Restart { node } => out.extend([6, node]),
-            Action::Links { a, b, cut } => out.extend([7, a, b, u8::from(cut)]),
-            Action::Client { request, node, op } => {
-                out.extend([8, request, node]);
-                op.encode(out);
-            }
-            Action::LocalFail { request, node } => out.extend([9, request, node]),
-            Action::Choose {
-                node,
-                choice,
-                value,
-            } => out.extend([10, node, choice, value]),
-            Action::OneWay { src, dst, cut } => out.extend([11, src, dst, u8::from(cut)]),
-            Action::Isolate { node } => out.extend([12, node]),
-            Action::Split { group } => {
-                out.push(13);
-                group.encode(out);
-            }
-            Action::Retry { request, node } => out.extend([14, request, node]),
-        }
+        each_family!(self, family => family.encode(out))
     }
 
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {
-        let byte = |decoder: &mut Decoder<'_>| u8::decode(decoder);
-        Ok(match byte(decoder)? {
-            0 => {
-                let (op, index, src, dst) = <(NetOp, u16, u8, u8)>::decode(decoder)?;
-                Action::Net {
-                    op,
-                    index,
-                    src,
-                    dst,
-                    msg: Payload::decode(decoder)?,
-                    surplus: match u8::decode(decoder)? {
-                        0 => Surplus::None,
-                        1 => Surplus::Stays,
-                        2 => Surplus::Ends,
-                        tag => return decoder.invalid(format!("surplus tag {tag}")),
-                    },
-                }
-            }
-            1 => Action::Flush {
-                node: byte(decoder)?,
-            },
-            2 => Action::Fire {
-                node: byte(decoder)?,
-                timer: byte(decoder)?,
-            },
-            3 => Action::Wake {
-                node: byte(decoder)?,
-                wake: byte(decoder)?,
-            },
-            4 => Action::Tick {
-                node: byte(decoder)?,
-            },
-            5 => Action::Crash {
-                node: byte(decoder)?,
-            },
-            6 => Action::Restart {
-                node: byte(decoder)?,
-            },
-            7 => Action::Links {
-                a: byte(decoder)?,
-                b: byte(decoder)?,
-                cut: bool::decode(decoder)?,
-            },
-            8 => Action::Client {
-                request: byte(decoder)?,
-                node: byte(decoder)?,
-                op: u16::decode(decoder)?,
-            },
-            9 => Action::LocalFail {
-                request: byte(decoder)?,
-                node: byte(decoder)?,
-            },
-            10 => Action::Choose {
-                node: byte(decoder)?,
-                choice: byte(decoder)?,
-                value: byte(decoder)?,
-            },
-            11 => Action::OneWay {
-                src: byte(decoder)?,
-                dst: byte(decoder)?,
-                cut: bool::decode(decoder)?,
-            },
-            12 => Action::Isolate {
-                node: byte(decoder)?,
-            },
-            13 => Action::Split {
-                group: u64::decode(decoder)?,
-            },
-            14 => Action::Retry {
-                request: byte(decoder)?,
-                node: byte(decoder)?,
-            },
-            tag => return decoder.invalid(format!("world action tag {tag}")),
-        })
+        let tag = u8::decode(decoder)?;
+        if let Some(net) = NetAction::decode(tag, decoder)? {
+            return Ok(net.into());
+        }
+        if let Some(node) = NodeAction::decode(tag, decoder)? {
+            return Ok(node.into());
+        }
+        if let Some(crash) = CrashAction::decode(tag, decoder)? {
+            return Ok(crash.into());
+        }
+        if let Some(link) = LinkAction::decode(tag, decoder)? {
+            return Ok(link.into());
+        }
+        if let Some(client) = ClientAction::decode(tag, decoder)? {
+            return Ok(client.into());
+        }
+        decoder.invalid(format!("world action tag {tag}"))
     }
 }
+
+/// Implements `From<$family> for Action` for each family.
+macro_rules! family_into_action {
+    ($($family:ident => $variant:ident),*) => {$(
+        impl From<$family> for Action {
+            fn from(action: $family) -> Action {
+                Action::$variant(action)
+            }
+        }
+    )*};
+}
+family_into_action!(NetAction => Net, NodeAction => Node, CrashAction => Crash,
+    LinkAction => Link, ClientAction => Client);
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn every_action_kind_is_listed_with_its_budget() {
-        let msg = Payload::new(b"m").unwrap();
-        let net = |op| Action::Net {
-            op,
-            index: 0,
-            src: 0,
-            dst: 1,
-            msg,
-            surplus: Surplus::None,
-        };
-        let actions = [
-            net(NetOp::Deliver),
-            net(NetOp::Drop),
-            net(NetOp::Dup),
-            Action::Flush { node: 0 },
-            Action::Fire { node: 0, timer: 1 },
-            Action::Wake { node: 0, wake: 1 },
-            Action::Tick { node: 0 },
-            Action::Crash { node: 0 },
-            Action::Restart { node: 0 },
-            Action::Links {
-                a: 0,
-                b: 1,
-                cut: true,
-            },
-            Action::Links {
-                a: 0,
-                b: 1,
-                cut: false,
-            },
-            Action::Client {
-                request: 0,
-                node: 0,
-                op: 0,
-            },
-            Action::LocalFail {
-                request: 0,
-                node: 0,
-            },
-            Action::Choose {
-                node: 0,
-                choice: 0,
-                value: 0,
-            },
-            Action::OneWay {
-                src: 0,
-                dst: 1,
-                cut: true,
-            },
-            Action::OneWay {
-                src: 0,
-                dst: 1,
-                cut: false,
-            },
-            Action::Isolate { node: 0 },
-            Action::Split { group: 1 },
-            Action::Retry {
-                request: 0,
-                node: 0,
-            },
-        ];
-        let kinds: Vec<(&str, bool)> = actions.iter().map(Action::kind).collect();
-        let listed: Vec<(&str, bool)> = KINDS
-            .iter()
-            .map(|&(name, budget)| (name, budget.is_some()))
-            .collect();
-        assert_eq!(kinds, listed);
+    /// One action of every kind, family by family.
+    fn examples() -> Vec<Action> {
+        let mut all: Vec<Action> = Vec::new();
+        all.extend(NetAction::examples().into_iter().map(Action::from));
+        all.extend(NodeAction::examples().into_iter().map(Action::from));
+        all.extend(CrashAction::examples().into_iter().map(Action::from));
+        all.extend(LinkAction::examples().into_iter().map(Action::from));
+        all.extend(ClientAction::examples().into_iter().map(Action::from));
+        all
     }
 
     #[test]
+    fn every_action_kind_is_listed_once_with_its_budget() {
+        let taken: Vec<(&str, bool)> = examples().iter().map(Action::kind).collect();
+        let listed: Vec<(&str, bool)> = kinds()
+            .map(|(name, budget)| (name, budget.is_some()))
+            .collect();
+        assert_eq!(taken, listed);
+        let mut names: Vec<&str> = listed.iter().map(|(name, _)| *name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), listed.len(), "a kind is listed twice");
+    }
+
+    /// Every kind reads back as itself: no two families take one tag.
+    #[test]
     fn actions_round_trip() {
-        let actions = [
-            Action::Net {
-                op: NetOp::Dup,
-                index: 3,
-                src: 1,
-                dst: 2,
-                msg: Payload::new(b"m").unwrap(),
-                surplus: Surplus::Ends,
-            },
-            Action::Links {
-                a: 0,
-                b: 2,
-                cut: true,
-            },
-            Action::LocalFail {
-                request: 1,
-                node: 0,
-            },
-            Action::Client {
-                request: 2,
-                node: 1,
-                op: 300,
-            },
-            Action::Choose {
-                node: 1,
-                choice: 4,
-                value: 2,
-            },
-            Action::OneWay {
-                src: 2,
-                dst: 0,
-                cut: true,
-            },
-            Action::Isolate { node: 3 },
-            Action::Split { group: 0b1011 },
-            Action::Retry {
-                request: 0,
-                node: 2,
-            },
-        ];
-        for action in actions {
+        for action in examples() {
             assert_eq!(Action::decode_exact(&action.to_bytes()).unwrap(), action);
         }
         assert!(Action::decode_exact(&[42]).is_err());

@@ -7,7 +7,7 @@
 
 use bytemuck::Pod;
 
-use crate::world::state::{GhostEntry, GhostKind, NodeState, WorldState};
+use crate::world::state::{GhostEntry, GhostKind, NodeState, PacketRefs, WorldState};
 use crate::World;
 
 /// Read access to a World state's internals, for properties.
@@ -21,7 +21,7 @@ use crate::World;
 /// use std::sync::Arc;
 /// use cmc_model::Property;
 /// use cmc_search::{Checker, Verdict};
-/// use cmc_world::cores::reqack::{phase, Durable, ReqAck, Volatile};
+/// use cmc_world::example_cores::reqack::{phase, Durable, ReqAck, Volatile};
 /// use cmc_world::world::state::WorldState;
 /// use cmc_world::{World, WorldSpec};
 ///
@@ -47,7 +47,7 @@ pub struct Inspect<'a> {
 /// ```
 /// use std::sync::Arc;
 /// use cmc_model::Model;
-/// use cmc_world::cores::reqack::{Durable, ReqAck, Volatile};
+/// use cmc_world::example_cores::reqack::{Durable, ReqAck, Volatile};
 /// use cmc_world::{World, WorldSpec};
 ///
 /// let world = World::new(WorldSpec::builder(Arc::new(ReqAck::default()), 2).build()?);
@@ -110,6 +110,14 @@ impl<'a> Inspect<'a> {
             durable,
             volatile,
         }
+    }
+
+    /// The messages in flight, in the network's order: each packet once,
+    /// whatever its number of copies (for a property over what nodes have
+    /// sent, e.g. "every reply sent is covered by the sender's durable
+    /// state").
+    pub fn messages(&self) -> PacketRefs<'a> {
+        self.state.net.refs()
     }
 
     /// The ghost history of client requests and replies.

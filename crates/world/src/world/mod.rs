@@ -52,7 +52,7 @@ use crate::world::symmetry::Symmetry;
 /// ```
 /// use std::sync::Arc;
 /// use cmc_search::{Checker, Verdict};
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::{World, WorldSpec};
 ///
 /// let mut spec = WorldSpec::new(Arc::new(ReqAck { bug: 1 }), 2)?;
@@ -167,7 +167,7 @@ impl World {
     /// ```
     /// use std::sync::Arc;
     /// use cmc_search::{Checker, Verdict};
-    /// use cmc_world::cores::reqack::{self, ReqAck};
+    /// use cmc_world::example_cores::reqack::{self, ReqAck};
     /// use cmc_world::{World, WorldSpec};
     ///
     /// // Bug 2: a receiver ACKs before its store is flushed; only the
@@ -229,7 +229,7 @@ impl World {
     /// ```
     /// use std::sync::Arc;
     /// use cmc_model::Model;
-    /// use cmc_world::cores::reqack::{self, ReqAck};
+    /// use cmc_world::example_cores::reqack::{self, ReqAck};
     /// use cmc_world::{World, WorldSpec};
     ///
     /// let world = || {
@@ -272,6 +272,11 @@ impl World {
     /// The configuration.
     pub fn spec(&self) -> &WorldSpec {
         &self.env.spec
+    }
+
+    /// The environment: what is enabled, what an action does and says.
+    pub(crate) fn env(&self) -> &Env {
+        &self.env
     }
 
     /// The first fault seen, if any: when set, the search's verdict is void.
@@ -440,11 +445,7 @@ impl World {
 
     /// The sending core's text for a message from `src`, or its hex bytes.
     pub fn describe_message(&self, src: u8, message: &[u8]) -> String {
-        let node = src as usize;
-        self.spec()
-            .core_of(node)
-            .describe_message(&self.env.configs[node], message)
-            .unwrap_or_else(|| hex(message))
+        self.env.describe_message(src, message)
     }
 
     /// Node `node`'s core's text for a reply's payload, or its hex bytes.
@@ -475,8 +476,8 @@ impl World {
     pub fn describe_budgets(&self, state: &WorldState) -> String {
         let left: Vec<String> = crate::world::spec::BUDGET_NAMES
             .iter()
-            .filter(|(_, budget)| self.spec().budgets[*budget as usize] > 0)
-            .map(|(name, budget)| format!("{name}: {}", state.budget(*budget)))
+            .filter(|(_, budget, _)| self.spec().budgets[*budget as usize] > 0)
+            .map(|(name, budget, _)| format!("{name}: {}", state.budget(*budget)))
             .collect();
         format!("{{{}}}", left.join(", "))
     }
@@ -676,9 +677,18 @@ impl Model for World {
         reduction::persistent_set(&self.env, state, steps, out)
     }
 
-    /// Sleep sets over node-local steps (see `world/reduction.rs`).
+    /// Sleep sets over node-local steps (see `world/reduction.rs`); none
+    /// with ghost variables: an update may depend on the order of two steps
+    /// that otherwise commute, so the two orders need not reach one state.
     fn sleep_support(&self) -> Result<(), String> {
-        reduction::sleep_support(self)
+        reduction::sleep_support(self)?;
+        match self.ghosts.names().next() {
+            Some(name) => Err(format!(
+                "the ghost variable `{name}` is updated from every step in the order the steps \
+                 are taken, so steps of different nodes need not commute"
+            )),
+            None => Ok(()),
+        }
     }
 
     fn sleep_key(&self, _state: &WorldState, action: &Action) -> Option<cmc_model::SleepKey> {
@@ -707,7 +717,7 @@ impl Model for World {
             .then_some(next)
     }
 
-    /// The successor is made in the memory of `out` (see [`Env::next`]).
+    /// The successor is made in the memory of `out` (see [`Env::next_made`]).
     fn next_state_into(&self, state: &WorldState, action: &Action, out: &mut WorldState) -> bool {
         self.next_made(state, action, out, Successor::Whole)
     }
@@ -807,56 +817,7 @@ impl Model for World {
     }
 
     fn format_action(&self, action: &Action) -> String {
-        if let Some((op, index, src, dst, msg, surplus)) = action.net_fields() {
-            return format!(
-                "{} n{src}->n{dst} #{index} {}{}",
-                op.name(),
-                self.describe_message(src, msg.as_bytes()),
-                surplus.note()
-            );
-        }
-        match *action {
-            Action::Net { .. } => unreachable!("formatted above"),
-            Action::Flush { node } => format!("FLUSH n{node}"),
-            Action::Fire { node, timer } => format!("FIRE n{node} timer={timer}"),
-            Action::Wake { node, wake } => format!("WAKE n{node} id={wake}"),
-            Action::Tick { node } => format!("TICK n{node}"),
-            Action::Crash { node } => format!("CRASH n{node}"),
-            Action::Restart { node } => format!("RESTART n{node}"),
-            Action::Links { a, b, cut } => {
-                format!("LINKS {} n{a}-n{b}", if cut { "cut" } else { "heal" })
-            }
-            Action::Client { request, node, op } => match &self.spec().workload {
-                Some(workload) => {
-                    let payload = self.env.operations.get(op as usize).copied();
-                    let text = payload.map_or(format!("op={op}"), |payload| {
-                        workload.describe(payload.as_bytes())
-                    });
-                    format!("CLIENT r{request} -> n{node} {text}")
-                }
-                None => format!("CLIENT r{request} -> n{node}"),
-            },
-            Action::LocalFail { request, node } => format!("LOCAL_FAIL r{request} at n{node}"),
-            Action::Choose {
-                node,
-                choice,
-                value,
-            } => format!("CHOICE n{node} id={choice} value={value}"),
-            Action::OneWay { src, dst, cut } => {
-                format!("LINK {} n{src}->n{dst}", if cut { "cut" } else { "heal" })
-            }
-            Action::Isolate { node } => format!("ISOLATE n{node}"),
-            Action::Split { group } => {
-                let (inside, outside): (Vec<u8>, Vec<u8>) =
-                    (0..self.spec().nodes() as u8).partition(|node| group & (1 << node) != 0);
-                let names = |nodes: Vec<u8>| {
-                    let names: Vec<String> = nodes.iter().map(|n| format!("n{n}")).collect();
-                    names.join(",")
-                };
-                format!("SPLIT {} | {}", names(inside), names(outside))
-            }
-            Action::Retry { request, node } => format!("RETRY r{request} -> n{node}"),
-        }
+        action.text(&self.env)
     }
 
     fn action_kind(&self, action: &Action) -> ActionKind {
@@ -870,9 +831,8 @@ impl Model for World {
     /// Every non-fault kind, and each fault kind whose budget is not zero
     /// (HEAL only with PARTITION).
     fn action_kinds(&self) -> Vec<ActionKind> {
-        crate::world::action::KINDS
-            .iter()
-            .filter_map(|&(name, budget)| match budget {
+        crate::world::action::kinds()
+            .filter_map(|(name, budget)| match budget {
                 None => Some(ActionKind::normal(name)),
                 Some(budget) => {
                     (self.spec().budgets[budget as usize] > 0).then(|| ActionKind::fault(name))

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use cmc_model::{Model, Property};
 
-use crate::world::action::{Action, NetOp, Surplus};
+use crate::world::action::{Action, CrashAction, LinkAction, NetAction, Surplus};
 use crate::world::spec::NetSemantics;
 use crate::world::state::{Budget, WorldState};
 use crate::World;
@@ -35,7 +35,7 @@ use crate::World;
 /// ```
 /// use std::sync::Arc;
 /// use cmc_model::Model;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::quiescence::{every_client_replied, Goal};
 /// use cmc_world::world::state::WorldState;
 /// use cmc_world::{World, WorldSpec};
@@ -59,7 +59,7 @@ pub const QUIESCENCE: &str = "Quiescence";
 /// ```
 /// use std::sync::Arc;
 /// use cmc_search::{Checker, Verdict};
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::quiescence::{every_client_replied, QUIESCENCE};
 /// use cmc_world::{World, WorldSpec};
 ///
@@ -125,7 +125,7 @@ pub fn faults_spent(state: &WorldState) -> bool {
 /// ```
 /// use std::sync::Arc;
 /// use cmc_model::Model;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::{World, WorldSpec};
 ///
 /// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
@@ -174,35 +174,14 @@ impl fmt::Display for FairRun {
     }
 }
 
-/// The rank of a fair action in a round; `None` for a fault.
-fn fair_rank(action: &Action) -> Option<u8> {
-    match action {
-        // The fair schedule drains surplus copies: it never assumes more stay.
-        Action::Net {
-            op: NetOp::Deliver,
-            surplus: Surplus::None | Surplus::Ends,
-            ..
-        } => Some(0),
-        Action::Flush { .. } => Some(1),
-        // A pending choice is made with some value (the first enabled).
-        Action::Wake { .. } | Action::Choose { .. } => Some(2),
-        Action::Client { .. } => Some(3),
-        Action::Fire { .. } => Some(4),
-        Action::Tick { .. } => Some(5),
-        _ => None,
-    }
-}
-
 /// `action` for `state`, in which earlier steps of the round may have moved
 /// its message: where the same message now is on its link (in a FIFO
 /// network, only if it is the link's head). `None` if it is gone.
 fn relocated(state: &WorldState, action: &Action, fifo: bool) -> Option<Action> {
-    let Action::Net {
-        op, src, dst, msg, ..
-    } = *action
-    else {
+    let Some(&net) = action.net() else {
         return Some(*action);
     };
+    let NetAction { src, dst, msg, .. } = net;
     let link_head = state
         .net
         .iter()
@@ -216,18 +195,15 @@ fn relocated(state: &WorldState, action: &Action, fifo: bool) -> Option<Action> 
     if fifo && index != link_head {
         return None;
     }
-    Some(Action::Net {
-        op,
+    Some(Action::Net(NetAction {
         index: index as u16,
-        src,
-        dst,
-        msg,
         surplus: if packet.surplus {
             Surplus::Ends
         } else {
             Surplus::None
         },
-    })
+        ..net
+    }))
 }
 
 impl World {
@@ -272,8 +248,8 @@ impl World {
             }
             actions.clear();
             self.actions(&current, &mut actions);
-            actions.retain(|action| fair_rank(action).is_some());
-            actions.sort_by_key(fair_rank);
+            actions.retain(|action| action.fair_rank().is_some());
+            actions.sort_by_key(Action::fair_rank);
             let mut progressed = false;
             for action in &actions {
                 if taken.len() >= steps_max {
@@ -303,10 +279,10 @@ impl World {
         let heals = (0..nodes)
             .flat_map(|a| (a + 1..nodes).map(move |b| (a, b)))
             .filter(|&(a, b)| !state.pair_up(a, b))
-            .map(|(a, b)| Action::Links { a, b, cut: false });
+            .map(|(a, b)| Action::Link(LinkAction::Pair { a, b, cut: false }));
         let restarts = (0..nodes)
             .filter(|&node| state.nodes[node as usize].crashed)
-            .map(|node| Action::Restart { node });
+            .map(|node| Action::Crash(CrashAction::Restart { node }));
         let repairs: Vec<Action> = heals.chain(restarts).collect();
         let budgets = state.budgets;
         let mut current = state;

@@ -38,7 +38,9 @@
 
 use cmc_model::{Fingerprint, SleepKey};
 
-use crate::world::action::{Action, NetOp, Surplus};
+use crate::world::action::{
+    Action, ClientAction, CrashAction, NetAction, NetOp, NodeAction, Surplus,
+};
 use crate::world::env::Env;
 use crate::world::state::{Budget, Network, WorldState};
 use crate::World;
@@ -105,15 +107,17 @@ impl Nodes {
         };
         for (at, (action, next)) in steps.iter().enumerate() {
             let local = match **action {
-                Action::Net {
+                Action::Net(NetAction {
                     op: NetOp::Deliver,
                     dst,
                     ..
-                } => Some(dst),
-                Action::Flush { node }
-                | Action::Fire { node, .. }
-                | Action::Wake { node, .. }
-                | Action::Choose { node, .. } => Some(node),
+                }) => Some(dst),
+                Action::Node(
+                    NodeAction::Flush { node }
+                    | NodeAction::Fire { node, .. }
+                    | NodeAction::Wake { node, .. }
+                    | NodeAction::Choose { node, .. },
+                ) => Some(node),
                 _ => None,
             };
             match (local, action.changed_node()) {
@@ -131,7 +135,7 @@ impl Nodes {
                     nodes.pinned[node as usize] = true;
                 }
                 (None, None) => match **action {
-                    Action::Net { src, dst, .. } => {
+                    Action::Net(NetAction { src, dst, .. }) => {
                         nodes.pinned[src as usize] = true;
                         nodes.pinned[dst as usize] = true;
                     }
@@ -302,14 +306,14 @@ pub(crate) fn sleep_key(action: &Action) -> Option<SleepKey> {
         bytes.len()
     };
     let (owner, partner, length) = match *action {
-        Action::Net {
+        Action::Net(NetAction {
             op,
             src,
             dst,
             msg,
             surplus,
             ..
-        } => {
+        }) => {
             let bytes = msg.as_bytes();
             let op = match op {
                 NetOp::Deliver => 0,
@@ -325,27 +329,28 @@ pub(crate) fn sleep_key(action: &Action) -> Option<SleepKey> {
             name[at..at + bytes.len()].copy_from_slice(bytes);
             (dst, Some(src), at + bytes.len())
         }
-        Action::Flush { node } => (node, None, head(&[3, node])),
-        Action::Fire { node, timer } => (node, None, head(&[4, node, timer])),
-        Action::Wake { node, wake } => (node, None, head(&[5, node, wake])),
-        Action::Choose {
+        Action::Node(NodeAction::Flush { node }) => (node, None, head(&[3, node])),
+        Action::Node(NodeAction::Fire { node, timer }) => (node, None, head(&[4, node, timer])),
+        Action::Node(NodeAction::Wake { node, wake }) => (node, None, head(&[5, node, wake])),
+        Action::Node(NodeAction::Choose {
             node,
             choice,
             value,
-        } => (node, None, head(&[6, node, choice, value])),
-        Action::Tick { node } => (node, None, head(&[7, node])),
-        Action::Crash { node } => (node, None, head(&[8, node])),
-        Action::Restart { node } => (node, None, head(&[9, node])),
-        Action::Client { request, node, op } => {
+        }) => (node, None, head(&[6, node, choice, value])),
+        Action::Node(NodeAction::Tick { node }) => (node, None, head(&[7, node])),
+        Action::Crash(CrashAction::Crash { node }) => (node, None, head(&[8, node])),
+        Action::Crash(CrashAction::Restart { node }) => (node, None, head(&[9, node])),
+        Action::Client(ClientAction::Request { request, node, op }) => {
             let [low, high] = op.to_le_bytes();
             (node, None, head(&[10, request, node, low, high]))
         }
-        Action::Retry { request, node } => (node, None, head(&[11, request, node])),
-        Action::LocalFail { request, node } => (node, None, head(&[12, request, node])),
-        Action::Links { .. }
-        | Action::OneWay { .. }
-        | Action::Isolate { .. }
-        | Action::Split { .. } => return None,
+        Action::Client(ClientAction::Retry { request, node }) => {
+            (node, None, head(&[11, request, node]))
+        }
+        Action::Client(ClientAction::LocalFail { request, node }) => {
+            (node, None, head(&[12, request, node]))
+        }
+        Action::Link(_) => return None,
     };
     Some(SleepKey {
         owner: owner.into(),
@@ -370,13 +375,15 @@ pub(crate) fn taken_key(
 ) -> SleepKey {
     let local_kind = matches!(
         action,
-        Action::Net {
+        Action::Net(NetAction {
             op: NetOp::Deliver,
             ..
-        } | Action::Flush { .. }
-            | Action::Fire { .. }
-            | Action::Wake { .. }
-            | Action::Choose { .. }
+        }) | Action::Node(
+            NodeAction::Flush { .. }
+                | NodeAction::Fire { .. }
+                | NodeAction::Wake { .. }
+                | NodeAction::Choose { .. }
+        )
     );
     let alone = next.ghost.len() == state.ghost.len()
         && next.budgets == state.budgets

@@ -22,7 +22,7 @@ pub const QUIESCENCE_STEPS_MAX: u32 = 100_000;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::{NetSemantics, WorldSpec};
 ///
 /// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
@@ -49,7 +49,7 @@ pub enum NetSemantics {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::state::Budget;
 /// use cmc_world::WorldSpec;
 ///
@@ -114,29 +114,7 @@ pub struct WorldSpec {
     pub spread: bool,
 }
 
-/// The parameter name of each fault budget (`drops=K`...), in [`Budget`] order.
-pub const BUDGET_NAMES: [(&str, Budget); BUDGETS] = [
-    ("drops", Budget::Drops),
-    ("dups", Budget::Dups),
-    ("crashes", Budget::Crashes),
-    ("restarts", Budget::Restarts),
-    ("partitions", Budget::Partitions),
-    ("ticks", Budget::Ticks),
-    ("local_fails", Budget::LocalFails),
-    ("oneway_cuts", Budget::OneWayCuts),
-    ("isolations", Budget::Isolations),
-    ("splits", Budget::Splits),
-    ("retries", Budget::Retries),
-];
-
-/// The parameter name of budget `kind`, e.g. `drops`.
-pub fn budget_name(kind: Budget) -> &'static str {
-    BUDGET_NAMES
-        .iter()
-        .find(|(_, known)| *known == kind)
-        .map(|(name, _)| *name)
-        .expect("every budget has a name")
-}
+pub use crate::world::state::BUDGET_NAMES;
 
 /// Why a World specification was refused. Its text names the parameter
 /// and what was expected (the `cmc` command prints it and exits 2).
@@ -145,7 +123,7 @@ pub fn budget_name(kind: Budget) -> &'static str {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::spec::SpecError;
 /// use cmc_world::WorldSpec;
 ///
@@ -210,7 +188,8 @@ impl std::fmt::Display for SpecError {
             SpecError::NotAPair(word) => write!(f, "`{word}` is not NAME=VALUE"),
             SpecError::Unknown(name) => write!(
                 f,
-                "unknown world parameter `{name}`; known parameters:\n{PARAM_HELP}"
+                "unknown world parameter `{name}`; known parameters:\n{}",
+                param_help()
             ),
             SpecError::Repeated {
                 name,
@@ -246,16 +225,29 @@ impl From<SpecError> for String {
     }
 }
 
-/// The parameters [`WorldSpec::set`] accepts, with their meaning (for `--help` texts).
-pub const PARAM_HELP: &str = "\
+/// The parameters [`WorldSpec::set`] accepts, with their meaning (for
+/// `--help` texts): [`SETTINGS_HELP`] with a line per fault budget after
+/// the network's.
+pub fn param_help() -> String {
+    let budgets = BUDGET_NAMES.iter().map(|(name, _, allows)| {
+        format!(
+            "{:<25}budget of {allows} (default 0)\n",
+            format!("{name}=K")
+        )
+    });
+    let clients = SETTINGS_HELP
+        .find("requests=K")
+        .expect("the client settings");
+    let (network, rest) = SETTINGS_HELP.split_at(clients);
+    format!("{network}{}{rest}", budgets.collect::<String>())
+}
+
+/// The parameters [`WorldSpec::set`] accepts besides the fault budgets
+/// ([`BUDGET_NAMES`]), with their meaning.
+pub const SETTINGS_HELP: &str = "\
 net=unordered|dup|fifo   network semantics (default unordered)
 net_bound=K              copies of a message counted exactly; more are an untracked surplus (1 to 255, default 1)
 link_bound=K             FIFO: runs of different messages queued per link; more is a capacity fault (1 to 255, default 2)
-drops=K dups=K crashes=K restarts=K partitions=K ticks=K local_fails=K   fault budgets (default 0; a pair's cut and its heal each spend one of partitions)
-oneway_cuts=K            budget of one-way link changes: cut or heal src->dst only (default 0)
-isolations=K             budget of ISOLATE n: every link to and from n cut at once (default 0)
-splits=K                 budget of SPLIT: every link between two groups of nodes cut at once (default 0)
-retries=K                budget of client retries: an open request sent again, to any client node (default 0)
 requests=K               client requests issued in total (0 to 255, default 0)
 clients=0,2              nodes that receive client requests (default 0)
 workload=put:2:2,get:2   client operations: a name and the domain size of each argument (payload: op index, args)
@@ -407,7 +399,7 @@ impl WorldSpec {
         Ok(())
     }
 
-    /// Applies one `NAME=VALUE` parameter (see [`PARAM_HELP`]); each may be
+    /// Applies one `NAME=VALUE` parameter (see [`param_help`]); each may be
     /// given once.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), SpecError> {
         if let Some(earlier) = self.applied.iter().find(|param| param.name == name) {
@@ -418,7 +410,7 @@ impl WorldSpec {
             });
         }
         let word = ParamValue { name, value };
-        if let Some((_, kind)) = BUDGET_NAMES.iter().find(|(known, _)| *known == name) {
+        if let Some((_, kind, _)) = BUDGET_NAMES.iter().find(|(known, ..)| *known == name) {
             self.set_budget(*kind, &word)?;
         } else if name == "symmetry" {
             self.set_symmetric_nodes(&word)?;
@@ -603,7 +595,7 @@ impl WorldSpec {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::spec::SpecError;
 /// use cmc_world::world::state::Budget;
 /// use cmc_world::{NetSemantics, WorldSpec};
@@ -662,7 +654,7 @@ impl WorldSpecBuilder {
 
     /// A fault budget (`drops=`, `crashes=`, ...).
     pub fn budget(self, kind: Budget, count: u8) -> WorldSpecBuilder {
-        self.param(budget_name(kind), count)
+        self.param(kind.name(), count)
     }
 
     /// Client requests issued in total (`requests=`).

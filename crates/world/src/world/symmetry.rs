@@ -26,7 +26,7 @@ use crate::world::state::{NodeState, Payload, Persist, WorldState};
 /// ```
 /// use std::sync::Arc;
 /// use cmc_search::Checker;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::symmetry::Symmetry;
 /// use cmc_world::{World, WorldSpec};
 ///
@@ -127,7 +127,7 @@ impl Symmetry {
     /// does not decide, and the least's pieces are kept for all the ties
     /// they meet. The least's nodes are finally moved into place, not
     /// copied, and `state`'s environment renamed in place.
-    pub fn canonicalise(&self, env: &Env, state: &mut WorldState) {
+    pub(crate) fn canonicalise(&self, env: &Env, state: &mut WorldState) {
         SCRATCH.with(|scratch| {
             let Scratch {
                 cores,
@@ -730,7 +730,7 @@ mod tests {
     use cmc_model::{Encode, Model};
 
     use super::*;
-    use crate::cores::reqack::ReqAck;
+    use crate::example_cores::reqack::ReqAck;
     use crate::World;
 
     /// The order the canonical form is least in, on whole states.

@@ -25,9 +25,9 @@ use std::sync::atomic::Ordering;
 use cmc_model::{Encode, Model};
 
 use crate::core::fault::{Fault, FaultKind};
-use crate::world::action::Action;
+use crate::world::action::{Action, NetAction};
 use crate::world::env::Successor;
-use crate::world::state::{Payload, WorldState};
+use crate::world::state::WorldState;
 use crate::world::symmetry::{renamed, Symmetry};
 use crate::World;
 
@@ -145,92 +145,19 @@ fn rename_action(
     perm: &[u32],
     image: &WorldState,
 ) -> Option<Action> {
-    let to = |node: u8| perm[node as usize] as u8;
+    let wanted = action.renamed(&world.env, perm)?;
     let mut enabled = Vec::new();
     world.env.actions(image, &mut enabled);
-    let wanted = match *action {
-        Action::Net {
-            op,
-            src,
-            dst,
-            msg,
-            surplus,
-            ..
-        } => {
-            let config = &world.env.configs[src as usize];
-            let mut bytes = msg.as_bytes().to_vec();
-            world
-                .spec()
-                .core_of(src as usize)
-                .permute_message(config, &mut bytes, perm);
-            let msg = Payload::new(&bytes)?;
-            let renamed = (op, to(src), to(dst), msg, surplus);
-            return enabled.into_iter().find(|candidate| {
-                candidate
-                    .net_fields()
-                    .is_some_and(|(op, _, src, dst, msg, surplus)| {
-                        (op, src, dst, msg, surplus) == renamed
-                    })
-            });
+    // A renamed message is wherever the renamed state holds it: any index.
+    let at_any_index = |candidate: &Action| match (candidate, &wanted) {
+        (Action::Net(found), Action::Net(net)) => {
+            *found
+                == NetAction {
+                    index: found.index,
+                    ..*net
+                }
         }
-        Action::Flush { node } => Action::Flush { node: to(node) },
-        Action::Fire { node, timer } => Action::Fire {
-            node: to(node),
-            timer,
-        },
-        Action::Wake { node, wake } => Action::Wake {
-            node: to(node),
-            wake,
-        },
-        Action::Tick { node } => Action::Tick { node: to(node) },
-        Action::Crash { node } => Action::Crash { node: to(node) },
-        Action::Restart { node } => Action::Restart { node: to(node) },
-        Action::Links { a, b, cut } => Action::Links {
-            a: to(a).min(to(b)),
-            b: to(a).max(to(b)),
-            cut,
-        },
-        Action::Client { request, node, op } => Action::Client {
-            request,
-            node: to(node),
-            op,
-        },
-        Action::LocalFail { request, node } => Action::LocalFail {
-            request,
-            node: to(node),
-        },
-        Action::Choose {
-            node,
-            choice,
-            value,
-        } => Action::Choose {
-            node: to(node),
-            choice,
-            value,
-        },
-        Action::OneWay { src, dst, cut } => Action::OneWay {
-            src: to(src),
-            dst: to(dst),
-            cut,
-        },
-        Action::Isolate { node } => Action::Isolate { node: to(node) },
-        Action::Split { group } => {
-            let all = (1u64 << perm.len()) - 1;
-            let renamed = (0..perm.len())
-                .filter(|&node| group & (1 << node) != 0)
-                .fold(0, |renamed, node| renamed | 1 << perm[node]);
-            // The group named is the side that holds node 0.
-            let group = if renamed & 1 != 0 {
-                renamed
-            } else {
-                all & !renamed
-            };
-            Action::Split { group }
-        }
-        Action::Retry { request, node } => Action::Retry {
-            request,
-            node: to(node),
-        },
+        _ => *candidate == wanted,
     };
-    enabled.contains(&wanted).then_some(wanted)
+    enabled.into_iter().find(at_any_index)
 }

@@ -31,3 +31,27 @@ impl TypedCore for Idle {
         true
     }
 }
+
+/// Runs its function for every event (a test core in one line); nothing
+/// in its state.
+pub(crate) struct Stepping(pub fn(&Event, &mut Outputs) -> Result<(), CoreError>);
+
+impl TypedCore for Stepping {
+    type Durable = u8;
+    type Volatile = u8;
+
+    fn name(&self) -> &str {
+        "stepping"
+    }
+
+    fn step(
+        &self,
+        _: &Config,
+        _: &u8,
+        _: &mut u8,
+        event: &Event,
+        out: &mut Outputs,
+    ) -> Result<(), CoreError> {
+        (self.0)(event, out)
+    }
+}

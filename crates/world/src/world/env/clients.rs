@@ -2,11 +2,161 @@
 //! failed at its node, budget `local_fails`) and RETRY (an open request sent
 //! again, budget `retries`), each recorded in the ghost history.
 
+use cmc_model::{DecodeError, Decoder, Encode};
+
 use crate::core::abi::{Event, EventKind};
-use crate::world::action::Action;
+use crate::world::action::{Action, ChartStep, Family};
 use crate::world::state::{Budget, GhostEntry, GhostKind, Payload, WorldState};
 
 use super::{live, spend, Env, Observer, StepFault, GHOST_MAX};
+
+/// What a client does: each is recorded in the ghost history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientAction {
+    /// CLIENT: request `request` is sent to `node`.
+    Request {
+        /// The request id.
+        request: u8,
+        /// The node it is sent to.
+        node: u8,
+        /// The operation: an index into the workload's operations
+        /// ([`crate::world::spec::Workload::operations`]; 0 without a workload).
+        op: u16,
+    },
+    /// LOCAL_FAIL: request `request` fails locally at `node` (budget `local_fails`).
+    LocalFail {
+        /// The request id.
+        request: u8,
+        /// The node that holds it.
+        node: u8,
+    },
+    /// RETRY: the client of open request `request` times out and sends it
+    /// again to `node` (budget `retries`).
+    Retry {
+        /// The request id.
+        request: u8,
+        /// The node it is sent to now.
+        node: u8,
+    },
+}
+
+impl ClientAction {
+    /// The request and the node it goes to, or fails at.
+    pub fn request_and_node(&self) -> (u8, u8) {
+        match *self {
+            ClientAction::Request { request, node, .. }
+            | ClientAction::LocalFail { request, node }
+            | ClientAction::Retry { request, node } => (request, node),
+        }
+    }
+}
+
+impl Family for ClientAction {
+    const KINDS: &'static [(&'static str, Option<Budget>)] = &[
+        ("CLIENT", None),
+        ("LOCAL_FAIL", Some(Budget::LocalFails)),
+        ("RETRY", Some(Budget::Retries)),
+    ];
+
+    fn kind(&self) -> (&'static str, bool) {
+        match self {
+            ClientAction::Request { .. } => ("CLIENT", false),
+            ClientAction::LocalFail { .. } => ("LOCAL_FAIL", true),
+            ClientAction::Retry { .. } => ("RETRY", true),
+        }
+    }
+
+    fn changed_node(&self) -> Option<u8> {
+        Some(self.request_and_node().1)
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        match *self {
+            ClientAction::Request { request, node, op } => {
+                out.extend([8, request, node]);
+                op.encode(out);
+            }
+            ClientAction::LocalFail { request, node } => out.extend([9, request, node]),
+            ClientAction::Retry { request, node } => out.extend([14, request, node]),
+        }
+    }
+
+    fn decode(tag: u8, decoder: &mut Decoder<'_>) -> Result<Option<Self>, DecodeError> {
+        if ![8, 9, 14].contains(&tag) {
+            return Ok(None);
+        }
+        let (request, node) = (u8::decode(decoder)?, u8::decode(decoder)?);
+        Ok(Some(match tag {
+            8 => ClientAction::Request {
+                request,
+                node,
+                op: u16::decode(decoder)?,
+            },
+            9 => ClientAction::LocalFail { request, node },
+            _ => ClientAction::Retry { request, node },
+        }))
+    }
+
+    fn text(&self, env: &Env) -> String {
+        match *self {
+            ClientAction::Request { request, node, op } => match &env.spec.workload {
+                Some(workload) => {
+                    let payload = env.operations.get(op as usize).copied();
+                    let text = payload.map_or(format!("op={op}"), |payload| {
+                        workload.describe(payload.as_bytes())
+                    });
+                    format!("CLIENT r{request} -> n{node} {text}")
+                }
+                None => format!("CLIENT r{request} -> n{node}"),
+            },
+            ClientAction::LocalFail { request, node } => {
+                format!("LOCAL_FAIL r{request} at n{node}")
+            }
+            ClientAction::Retry { request, node } => format!("RETRY r{request} -> n{node}"),
+        }
+    }
+
+    fn chart(&self, _env: &Env) -> ChartStep {
+        let (request, node) = self.request_and_node();
+        ChartStep::Local {
+            node,
+            label: format!("{} r{request}", self.kind().0),
+        }
+    }
+
+    fn renamed(&self, _env: &Env, perm: &[u32]) -> Option<Self> {
+        let mut renamed = *self;
+        let (ClientAction::Request { node, .. }
+        | ClientAction::LocalFail { node, .. }
+        | ClientAction::Retry { node, .. }) = &mut renamed;
+        *node = perm[*node as usize] as u8;
+        Some(renamed)
+    }
+
+    /// A new request after the nodes' own events that answer earlier ones.
+    fn fair_rank(&self) -> Option<u8> {
+        matches!(self, ClientAction::Request { .. }).then_some(3)
+    }
+
+    #[cfg(test)]
+    fn examples() -> Vec<Self> {
+        vec![
+            ClientAction::Request {
+                request: 2,
+                node: 1,
+                op: 300,
+            },
+            ClientAction::LocalFail {
+                request: 1,
+                node: 0,
+            },
+            ClientAction::Retry {
+                request: 0,
+                node: 2,
+            },
+        ]
+    }
+}
 
 impl Env {
     /// The CLIENT, LOCAL_FAIL and RETRY actions of `state`.
@@ -15,10 +165,12 @@ impl Env {
         if state.issued < self.spec.requests {
             for &node in self.spec.request_nodes(state.issued) {
                 if !state.nodes[node as usize].crashed {
-                    out.extend((0..self.operations.len()).map(|op| Action::Client {
-                        request: state.issued,
-                        node,
-                        op: op as u16,
+                    out.extend((0..self.operations.len()).map(|op| {
+                        Action::Client(ClientAction::Request {
+                            request: state.issued,
+                            node,
+                            op: op as u16,
+                        })
                     }));
                 }
             }
@@ -26,10 +178,10 @@ impl Env {
         if state.budget(Budget::LocalFails) > 0 {
             for (request, node) in self.failable_requests(state) {
                 if !state.nodes[node as usize].crashed {
-                    out.push(Action::LocalFail {
+                    out.push(Action::Client(ClientAction::LocalFail {
                         request: request as u8,
                         node,
-                    });
+                    }));
                 }
             }
         }
@@ -37,10 +189,10 @@ impl Env {
             for (request, _) in open_requests(state) {
                 for &node in &self.spec.client_nodes {
                     if !state.nodes[node as usize].crashed {
-                        out.push(Action::Retry {
+                        out.push(Action::Client(ClientAction::Retry {
                             request: request as u8,
                             node,
-                        });
+                        }));
                     }
                 }
             }
@@ -53,13 +205,13 @@ impl Env {
     pub(super) fn client_next(
         &self,
         state: &WorldState,
-        action: &Action,
+        action: &ClientAction,
         next: &mut WorldState,
         observer: &mut impl Observer,
     ) -> Result<bool, StepFault> {
         let live = |node: u8| live(state, node);
         match *action {
-            Action::Client { request, node, op } => {
+            ClientAction::Request { request, node, op } => {
                 let Some(payload) = self.operations.get(op as usize).copied() else {
                     return Ok(false);
                 };
@@ -74,7 +226,7 @@ impl Env {
                 let sent = (GhostKind::Invoke, request, node, payload);
                 self.send_request(state, next, sent, observer)?;
             }
-            Action::LocalFail { request, node } => {
+            ClientAction::LocalFail { request, node } => {
                 let holds = || {
                     self.failable_requests(state)
                         .contains(&(request as u32, node))
@@ -103,7 +255,7 @@ impl Env {
                     observer,
                 )?;
             }
-            Action::Retry { request, node } => {
+            ClientAction::Retry { request, node } => {
                 let open = open_requests(state).any(|(open, _)| open == request as u32);
                 if !open || !live(node) || !self.spec.client_nodes.contains(&node) {
                     return Ok(false);
@@ -123,7 +275,6 @@ impl Env {
                 let sent = (GhostKind::Retry, request, node, payload);
                 self.send_request(state, next, sent, observer)?;
             }
-            _ => unreachable!("dispatched to the wrong family: {action:?}"),
         }
         Ok(true)
     }

@@ -7,7 +7,7 @@
 //!
 //! Capacities. Nothing a core emits is lost without a budget: every fixed
 //! capacity is either explored faithfully or stops the run with a
-//! [`EnvFailure::Capacity`] fault naming it, the node and the step.
+//! capacity fault naming it, the node and the step.
 //!
 //! - The network bound (`net_bound=K`) keeps retransmission finite without
 //!   losing messages. Copies of one message (unordered network) or of one
@@ -35,14 +35,15 @@
 //! SET_TIMER_AT may fire only once its node's clock has reached the
 //! deadline (and at any moment after that).
 
-mod clients;
-mod crashes;
-mod links;
-mod messages;
-mod node_events;
+pub(crate) mod clients;
+pub(crate) mod crashes;
+pub(crate) mod links;
+pub(crate) mod messages;
+pub(crate) mod node_events;
 mod outputs;
 
 use crate::core::abi::{Config, Event, EventKind, Outputs};
+use crate::core::hex::hex;
 use crate::run::step::StepFailure;
 use crate::world::action::{Action, Surplus};
 use crate::world::spec::WorldSpec;
@@ -64,31 +65,8 @@ pub const SPLIT_NODES_MAX: usize = 12;
 ///
 /// A core that ignores [`Outputs::send`]'s refusal of an oversized message
 /// still stops the run, with a capacity fault:
-///
-/// ```
-/// use std::sync::Arc;
-/// use cmc_world::core::abi::{Config, CoreError, Event, Outputs, PAYLOAD_MAX};
-/// use cmc_world::world::env::{Env, EnvFailure};
-/// use cmc_world::{TypedCore, WorldSpec};
-///
-/// struct Careless;
-/// impl TypedCore for Careless {
-///     type Durable = u32;
-///     type Volatile = u32;
-///     fn name(&self) -> &str { "careless" }
-///     fn step(&self, _: &Config, _: &u32, _: &mut u32, _: &Event, out: &mut Outputs)
-///         -> Result<(), CoreError> {
-///         let _ = out.send(0, &[0; PAYLOAD_MAX + 1]); // refused, error ignored
-///         Ok(())
-///     }
-/// }
-/// let env = Env::new(WorldSpec::builder(Arc::new(Careless), 1).build()?);
-/// let fault = env.init(&mut ()).expect_err("the first step already overflows");
-/// assert!(matches!(fault.failure, EnvFailure::Capacity(_)), "{:?}", fault.failure);
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
-/// ```
 #[derive(Debug, Clone)]
-pub enum EnvFailure {
+pub(crate) enum EnvFailure {
     /// The core's step failed.
     Step(StepFailure),
     /// A fixed capacity of the World was reached; the text names it.
@@ -96,68 +74,18 @@ pub enum EnvFailure {
 }
 
 /// A step that failed, with the node and event it failed on.
-///
-/// ```
-/// use std::sync::Arc;
-/// use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
-/// use cmc_world::run::step::StepFailure;
-/// use cmc_world::world::env::{Env, EnvFailure};
-/// use cmc_world::{TypedCore, WorldSpec};
-///
-/// /// Fails every client request with its error code 7.
-/// struct Refuse;
-/// impl TypedCore for Refuse {
-///     type Durable = u32;
-///     type Volatile = u32;
-///     fn name(&self) -> &str { "refuse" }
-///     fn step(&self, _: &Config, _: &u32, _: &mut u32, event: &Event, _: &mut Outputs)
-///         -> Result<(), CoreError> {
-///         if event.kind() == Some(EventKind::Client) { Err(CoreError::Code(7)) } else { Ok(()) }
-///     }
-/// }
-/// let env = Env::new(WorldSpec::builder(Arc::new(Refuse), 2).requests(1).build()?);
-/// let init = env.init(&mut ()).expect("the INIT steps succeed");
-/// let mut enabled = Vec::new();
-/// env.actions(&init, &mut enabled);
-/// let fault = env.next(&init, &enabled[0], &mut init.clone(), &mut ()).unwrap_err();
-/// assert_eq!((fault.node, fault.event.kind()), (0, Some(EventKind::Client)));
-/// assert!(matches!(fault.failure, EnvFailure::Step(StepFailure::Error(CoreError::Code(7)))));
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
-/// ```
 #[derive(Debug, Clone)]
-pub struct StepFault {
+pub(crate) struct StepFault {
     /// The node whose step failed.
-    pub node: u8,
+    pub(crate) node: u8,
     /// The event it was handling (boxed: faults are rare, results stay small).
-    pub event: Box<Event>,
+    pub(crate) event: Box<Event>,
     /// What went wrong.
-    pub failure: EnvFailure,
+    pub(crate) failure: EnvFailure,
 }
 
 /// Sees every core step the environment runs (replay uses it to print them).
-///
-/// ```
-/// use std::sync::Arc;
-/// use cmc_world::core::abi::{Event, EventKind, Outputs};
-/// use cmc_world::cores::reqack::ReqAck;
-/// use cmc_world::world::env::{Env, Observer};
-/// use cmc_world::WorldSpec;
-///
-/// /// Records which node handled which kind of event.
-/// #[derive(Default)]
-/// struct Steps(Vec<(u8, Option<EventKind>)>);
-/// impl Observer for Steps {
-///     fn on_step(&mut self, node: u8, event: &Event, _: &Outputs) {
-///         self.0.push((node, event.kind()));
-///     }
-/// }
-/// let env = Env::new(WorldSpec::builder(Arc::new(ReqAck::default()), 2).build()?);
-/// let mut steps = Steps::default();
-/// env.init(&mut steps).expect("every node starts");
-/// assert_eq!(steps.0, [(0, Some(EventKind::Start)), (1, Some(EventKind::Start))]);
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
-/// ```
-pub trait Observer {
+pub(crate) trait Observer {
     /// `node` handled `event` and emitted `out`.
     fn on_step(&mut self, node: u8, event: &Event, out: &Outputs);
 }
@@ -179,38 +107,19 @@ pub(crate) enum Successor {
 }
 
 /// The environment of one World: its spec and the per-node configurations.
-///
-/// ```
-/// use std::sync::Arc;
-/// use cmc_world::cores::reqack::ReqAck;
-/// use cmc_world::world::env::Env;
-/// use cmc_world::WorldSpec;
-///
-/// let env = Env::new(WorldSpec::builder(Arc::new(ReqAck::default()), 2).requests(1).build()?);
-/// let init = env.init(&mut ()).expect("every node starts");
-/// let mut enabled = Vec::new();
-/// env.actions(&init, &mut enabled);
-/// // Nothing was sent and no fault budget is set: only the client request.
-/// assert_eq!(enabled.len(), 1, "{enabled:?}");
-/// let mut next = init.clone();
-/// let enabled_now = env.next(&init, &enabled[0], &mut next, &mut ()).expect("the step succeeds");
-/// assert!(enabled_now);
-/// assert_eq!(next.issued, 1);
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
-/// ```
-pub struct Env {
+pub(crate) struct Env {
     /// The World's configuration.
-    pub spec: WorldSpec,
+    pub(crate) spec: WorldSpec,
     /// `configs[n]` is node `n`'s configuration.
-    pub configs: Vec<Config>,
+    pub(crate) configs: Vec<Config>,
     /// The operations a CLIENT action may issue (`Action::Client::op`
     /// indexes it): the workload's, or one empty payload without one.
-    pub operations: Vec<Payload>,
+    pub(crate) operations: Vec<Payload>,
 }
 
 impl Env {
     /// The environment for `spec`.
-    pub fn new(spec: WorldSpec) -> Env {
+    pub(crate) fn new(spec: WorldSpec) -> Env {
         let nodes = spec.nodes() as u32;
         let configs = (0..nodes)
             .map(|node| Config {
@@ -231,7 +140,7 @@ impl Env {
     }
 
     /// The single initial state: every node started from a zero durable part.
-    pub fn init(&self, observer: &mut impl Observer) -> Result<WorldState, StepFault> {
+    pub(crate) fn init(&self, observer: &mut impl Observer) -> Result<WorldState, StepFault> {
         let mut state = WorldState::default();
         state.nodes = (0..self.spec.nodes())
             .map(|node| {
@@ -266,7 +175,7 @@ impl Env {
     /// Appends the enabled actions of `state` to `out`, in a fixed order:
     /// messages in flight, each node's own events, crashes and restarts,
     /// link faults, clients (one module per family, each with its effect).
-    pub fn actions(&self, state: &WorldState, out: &mut Vec<Action>) {
+    pub(crate) fn actions(&self, state: &WorldState, out: &mut Vec<Action>) {
         self.message_actions(state, out);
         self.node_event_actions(state, out);
         self.crash_actions(state, out);
@@ -274,12 +183,9 @@ impl Env {
         self.client_actions(state, out);
     }
 
-    /// Makes in `next` the state `action` leads to from `state`, in the
-    /// memory `next` holds (a successor made earlier, reused so that a warm
-    /// search allocates nothing per successor): `Ok(true)` when the action
-    /// is enabled, `Ok(false)` when it is not (`next` then holds some
-    /// state), `Err` if a core step failed.
-    pub fn next(
+    /// [`Env::next_made`] making a whole successor (for tests).
+    #[cfg(test)]
+    pub(crate) fn next(
         &self,
         state: &WorldState,
         action: &Action,
@@ -289,8 +195,12 @@ impl Env {
         self.next_made(state, action, next, Successor::Whole, observer)
     }
 
-    /// [`Env::next`] making a *partial* successor when `made` says so: the
-    /// nodes the action leaves alone are not copied (see
+    /// Makes in `next` the state `action` leads to from `state`, in the
+    /// memory `next` holds (a successor made earlier, reused so that a warm
+    /// search allocates nothing per successor): `Ok(true)` when the action
+    /// is enabled, `Ok(false)` when it is not (`next` then holds some
+    /// state), `Err` if a core step failed. With `made` partial, the nodes
+    /// the action leaves alone are not copied (see
     /// [`WorldState::copy_for_step`]).
     pub(crate) fn next_made(
         &self,
@@ -305,18 +215,13 @@ impl Env {
         // (see `Env::actions`), is read while few stores wait ahead of its
         // own, and the packet is not read back from `next`'s fresh copy
         // (either read stalled the step, measured with `perf`).
-        let named = match *action {
-            Action::Net {
-                index,
-                src,
-                dst,
-                ref msg,
-                surplus,
-                ..
-            } => match state
-                .net
-                .named(index as usize, (src, dst), msg, surplus != Surplus::None)
-            {
+        let named = match action {
+            Action::Net(net) => match state.net.named(
+                net.index as usize,
+                (net.src, net.dst),
+                &net.msg,
+                net.surplus != Surplus::None,
+            ) {
                 Some(slot) => Some(slot),
                 None => return Ok(false),
             },
@@ -326,27 +231,25 @@ impl Env {
             Successor::Whole => next.clone_from(state),
             Successor::Partial => next.copy_for_step(state, action.changed_node()),
         }
-        match *action {
-            Action::Net { .. } => {
+        match action {
+            Action::Net(net) => {
                 let slot = named.expect("a message action names its packet");
-                self.message_next(state, action, slot, next, observer)
+                self.message_next(state, net, slot, next, observer)
             }
-            Action::Flush { .. }
-            | Action::Fire { .. }
-            | Action::Wake { .. }
-            | Action::Tick { .. }
-            | Action::Choose { .. } => self.node_event_next(state, action, next, observer),
-            Action::Crash { .. } | Action::Restart { .. } => {
-                self.crash_next(state, action, next, observer)
-            }
-            Action::Links { .. }
-            | Action::OneWay { .. }
-            | Action::Isolate { .. }
-            | Action::Split { .. } => self.link_next(state, action, next, observer),
-            Action::Client { .. } | Action::LocalFail { .. } | Action::Retry { .. } => {
-                self.client_next(state, action, next, observer)
-            }
+            Action::Node(node) => self.node_event_next(state, node, next, observer),
+            Action::Crash(crash) => self.crash_next(state, crash, next, observer),
+            Action::Link(link) => self.link_next(state, link, next, observer),
+            Action::Client(client) => self.client_next(state, client, next, observer),
         }
+    }
+
+    /// The sending core's text for a message from `src`, or its hex bytes.
+    pub(crate) fn describe_message(&self, src: u8, message: &[u8]) -> String {
+        let node = src as usize;
+        self.spec
+            .core_of(node)
+            .describe_message(&self.configs[node], message)
+            .unwrap_or_else(|| hex(message))
     }
 }
 
@@ -398,7 +301,99 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::world::test_core::Idle;
+    use crate::core::abi::{CoreError, PAYLOAD_MAX};
+    use crate::example_cores::reqack::ReqAck;
+    use crate::run::step::StepFailure;
+    use crate::world::action::NodeAction;
+    use crate::world::test_core::{Idle, Stepping};
+
+    /// Nothing was sent and no fault budget is set: only the client
+    /// request is enabled, and it issues request 0.
+    #[test]
+    fn the_first_step_of_a_world_with_one_request_is_the_request() {
+        let spec = WorldSpec::builder(Arc::new(ReqAck::default()), 2).requests(1);
+        let env = Env::new(spec.build().unwrap());
+        let init = env.init(&mut ()).expect("every node starts");
+        let mut enabled = Vec::new();
+        env.actions(&init, &mut enabled);
+        assert_eq!(enabled.len(), 1, "{enabled:?}");
+        let mut next = init.clone();
+        assert!(env.next(&init, &enabled[0], &mut next, &mut ()).unwrap());
+        assert_eq!(next.issued, 1);
+    }
+
+    /// Records which node handled which kind of event.
+    #[derive(Default)]
+    struct Steps(Vec<(u8, Option<EventKind>)>);
+    impl Observer for Steps {
+        fn on_step(&mut self, node: u8, event: &Event, _: &Outputs) {
+            self.0.push((node, event.kind()));
+        }
+    }
+
+    #[test]
+    fn an_observer_sees_every_start() {
+        let env = Env::new(
+            WorldSpec::builder(Arc::new(ReqAck::default()), 2)
+                .build()
+                .unwrap(),
+        );
+        let mut steps = Steps::default();
+        env.init(&mut steps).expect("every node starts");
+        let start = Some(EventKind::Start);
+        assert_eq!(steps.0, [(0, start), (1, start)]);
+    }
+
+    #[test]
+    fn a_core_that_ignores_a_refused_send_stops_the_run_with_a_capacity_fault() {
+        // Ignores the refusal of an oversized message.
+        let careless = Stepping(|_, out| {
+            let _ = out.send(0, &[0; PAYLOAD_MAX + 1]);
+            Ok(())
+        });
+        let env = Env::new(WorldSpec::builder(Arc::new(careless), 1).build().unwrap());
+        let fault = env
+            .init(&mut ())
+            .expect_err("the first step already overflows");
+        assert!(
+            matches!(fault.failure, EnvFailure::Capacity(_)),
+            "{:?}",
+            fault.failure
+        );
+    }
+
+    #[test]
+    fn a_failed_step_names_its_node_and_event() {
+        // Fails every client request with its error code 7.
+        let refuse = Stepping(|event, _| match event.kind() {
+            Some(EventKind::Client) => Err(CoreError::Code(7)),
+            _ => Ok(()),
+        });
+        let env = Env::new(
+            WorldSpec::builder(Arc::new(refuse), 2)
+                .requests(1)
+                .build()
+                .unwrap(),
+        );
+        let init = env.init(&mut ()).expect("the START steps succeed");
+        let mut enabled = Vec::new();
+        env.actions(&init, &mut enabled);
+        let fault = env
+            .next(&init, &enabled[0], &mut init.clone(), &mut ())
+            .unwrap_err();
+        assert_eq!(
+            (fault.node, fault.event.kind()),
+            (0, Some(EventKind::Client))
+        );
+        let code_7 = EnvFailure::Step(StepFailure::Error(CoreError::Code(7)));
+        assert!(
+            matches!(
+                fault.failure,
+                EnvFailure::Step(StepFailure::Error(CoreError::Code(7)))
+            ),
+            "{code_7:?}"
+        );
+    }
 
     #[test]
     fn bits_are_the_set_ones_lowest_first() {
@@ -418,7 +413,7 @@ mod tests {
         let env = Env::new(spec);
         let mut state = env.init(&mut ()).unwrap();
         state.nodes[0].clock = u32::MAX - 1;
-        let tick = Action::Tick { node: 0 };
+        let tick = Action::Node(NodeAction::Tick { node: 0 });
         let mut next = WorldState::default();
         assert!(env.next(&state, &tick, &mut next, &mut ()).unwrap());
         assert_eq!(next.nodes[0].clock, u32::MAX);
@@ -441,7 +436,7 @@ mod tests {
         let mut state = env.init(&mut ()).unwrap();
         state.nodes[1].clock = 7;
         let mut next = WorldState::default();
-        let tick = Action::Tick { node: 0 };
+        let tick = Action::Node(NodeAction::Tick { node: 0 });
         let made = env.next_made(&state, &tick, &mut next, Successor::Partial, &mut ());
         assert!(made.unwrap());
         assert!(!next.is_whole());
@@ -451,7 +446,7 @@ mod tests {
         assert!(next.is_whole());
         assert_eq!((next.nodes[0].clock, next.nodes[1].clock), (1, 7));
         for made in [Successor::Partial, Successor::Whole] {
-            let missing = Action::Tick { node: 5 };
+            let missing = Action::Node(NodeAction::Tick { node: 5 });
             let refused = env.next_made(&state, &missing, &mut next, made, &mut ());
             assert!(!refused.unwrap(), "{made:?}");
         }

@@ -2,11 +2,189 @@
 //! persist, FIRE of a due timer, WAKE, CHOOSE of a pending random choice, and
 //! TICK of its clock (budget `ticks`; with `skew=K`, within K of the slowest).
 
+use cmc_model::{DecodeError, Decoder, Encode};
+
 use crate::core::abi::{Event, EventKind};
-use crate::world::action::Action;
+use crate::world::action::{Action, ChartStep, Family};
 use crate::world::state::{Budget, Payload, WorldState};
 
 use super::{bits, live, spend, take_bit, Env, Observer, StepFault};
+
+/// An event of one node on its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeAction {
+    /// FLUSH(n): the oldest pending persist of `node` becomes durable.
+    Flush {
+        /// The node.
+        node: u8,
+    },
+    /// FIRE(n, k): armed timer `timer` of `node` fires.
+    Fire {
+        /// The node.
+        node: u8,
+        /// The timer id.
+        timer: u8,
+    },
+    /// WAKE(n, w): pending wake-up `wake` of `node` runs.
+    Wake {
+        /// The node.
+        node: u8,
+        /// The wake id.
+        wake: u8,
+    },
+    /// TICK(n): `node`'s clock advances by one (budget `ticks`).
+    Tick {
+        /// The node.
+        node: u8,
+    },
+    /// CHOICE: pending random choice `choice` of `node` takes `value`.
+    Choose {
+        /// The node that asked.
+        node: u8,
+        /// The choice id.
+        choice: u8,
+        /// The value, below the choice's `k`.
+        value: u8,
+    },
+}
+
+impl NodeAction {
+    /// The node the event happens at.
+    pub fn node(&self) -> u8 {
+        match *self {
+            NodeAction::Flush { node }
+            | NodeAction::Fire { node, .. }
+            | NodeAction::Wake { node, .. }
+            | NodeAction::Tick { node }
+            | NodeAction::Choose { node, .. } => node,
+        }
+    }
+
+    /// The event's text without its node (`FIRE timer=1`).
+    fn label(&self) -> String {
+        match *self {
+            NodeAction::Flush { .. } => "FLUSH".into(),
+            NodeAction::Fire { timer, .. } => format!("FIRE timer={timer}"),
+            NodeAction::Wake { wake, .. } => format!("WAKE id={wake}"),
+            NodeAction::Tick { .. } => "TICK".into(),
+            NodeAction::Choose { choice, value, .. } => {
+                format!("CHOICE id={choice} value={value}")
+            }
+        }
+    }
+}
+
+impl Family for NodeAction {
+    const KINDS: &'static [(&'static str, Option<Budget>)] = &[
+        ("FLUSH", None),
+        ("FIRE", None),
+        ("WAKE", None),
+        ("TICK", Some(Budget::Ticks)),
+        ("CHOOSE", None),
+    ];
+
+    fn kind(&self) -> (&'static str, bool) {
+        match self {
+            NodeAction::Flush { .. } => ("FLUSH", false),
+            NodeAction::Fire { .. } => ("FIRE", false),
+            NodeAction::Wake { .. } => ("WAKE", false),
+            NodeAction::Tick { .. } => ("TICK", true),
+            NodeAction::Choose { .. } => ("CHOOSE", false),
+        }
+    }
+
+    fn changed_node(&self) -> Option<u8> {
+        Some(self.node())
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        match *self {
+            NodeAction::Flush { node } => out.extend([1, node]),
+            NodeAction::Fire { node, timer } => out.extend([2, node, timer]),
+            NodeAction::Wake { node, wake } => out.extend([3, node, wake]),
+            NodeAction::Tick { node } => out.extend([4, node]),
+            NodeAction::Choose {
+                node,
+                choice,
+                value,
+            } => out.extend([10, node, choice, value]),
+        }
+    }
+
+    fn decode(tag: u8, decoder: &mut Decoder<'_>) -> Result<Option<Self>, DecodeError> {
+        let mut byte = || u8::decode(decoder);
+        Ok(Some(match tag {
+            1 => NodeAction::Flush { node: byte()? },
+            2 => NodeAction::Fire {
+                node: byte()?,
+                timer: byte()?,
+            },
+            3 => NodeAction::Wake {
+                node: byte()?,
+                wake: byte()?,
+            },
+            4 => NodeAction::Tick { node: byte()? },
+            10 => NodeAction::Choose {
+                node: byte()?,
+                choice: byte()?,
+                value: byte()?,
+            },
+            _ => return Ok(None),
+        }))
+    }
+
+    fn text(&self, _env: &Env) -> String {
+        let (label, node) = (self.label(), self.node());
+        match label.split_once(' ') {
+            Some((kind, rest)) => format!("{kind} n{node} {rest}"),
+            None => format!("{label} n{node}"),
+        }
+    }
+
+    fn chart(&self, _env: &Env) -> ChartStep {
+        ChartStep::Local {
+            node: self.node(),
+            label: self.label(),
+        }
+    }
+
+    fn renamed(&self, _env: &Env, perm: &[u32]) -> Option<Self> {
+        let mut renamed = *self;
+        let (NodeAction::Flush { node }
+        | NodeAction::Fire { node, .. }
+        | NodeAction::Wake { node, .. }
+        | NodeAction::Tick { node }
+        | NodeAction::Choose { node, .. }) = &mut renamed;
+        *node = perm[*node as usize] as u8;
+        Some(renamed)
+    }
+
+    /// FLUSH, then WAKE and CHOOSE (a pending choice is made with some
+    /// value: the first enabled), FIRE, TICK.
+    fn fair_rank(&self) -> Option<u8> {
+        Some(match self {
+            NodeAction::Flush { .. } => 1,
+            NodeAction::Wake { .. } | NodeAction::Choose { .. } => 2,
+            NodeAction::Fire { .. } => 4,
+            NodeAction::Tick { .. } => 5,
+        })
+    }
+
+    #[cfg(test)]
+    fn examples() -> Vec<Self> {
+        vec![
+            NodeAction::Flush { node: 2 },
+            NodeAction::Fire { node: 1, timer: 3 },
+            NodeAction::Wake { node: 1, wake: 4 },
+            NodeAction::Tick { node: 2 },
+            NodeAction::Choose {
+                node: 1,
+                choice: 4,
+                value: 2,
+            },
+        ]
+    }
+}
 
 impl Env {
     /// The FLUSH, FIRE, WAKE, CHOOSE and TICK actions of every node, node by
@@ -17,28 +195,30 @@ impl Env {
             let node = node as u8;
             if ns.crashed {
                 if self.spec.skew.is_some() && self.may_tick(state, node) {
-                    out.push(Action::Tick { node });
+                    out.push(Action::Node(NodeAction::Tick { node }));
                 }
                 continue;
             }
             if !ns.persists.is_empty() {
-                out.push(Action::Flush { node });
+                out.push(Action::Node(NodeAction::Flush { node }));
             }
             out.extend(
                 bits(ns.timers)
                     .filter(|&timer| ns.timer_due(timer))
-                    .map(|timer| Action::Fire { node, timer }),
+                    .map(|timer| Action::Node(NodeAction::Fire { node, timer })),
             );
-            out.extend(bits(ns.wakes).map(|wake| Action::Wake { node, wake }));
+            out.extend(bits(ns.wakes).map(|wake| Action::Node(NodeAction::Wake { node, wake })));
             for choice in &ns.choices {
-                out.extend((0..choice.k).map(|value| Action::Choose {
-                    node,
-                    choice: choice.id,
-                    value,
+                out.extend((0..choice.k).map(|value| {
+                    Action::Node(NodeAction::Choose {
+                        node,
+                        choice: choice.id,
+                        value,
+                    })
                 }));
             }
             if self.may_tick(state, node) {
-                out.push(Action::Tick { node });
+                out.push(Action::Node(NodeAction::Tick { node }));
             }
         }
     }
@@ -49,13 +229,13 @@ impl Env {
     pub(super) fn node_event_next(
         &self,
         state: &WorldState,
-        action: &Action,
+        action: &NodeAction,
         next: &mut WorldState,
         observer: &mut impl Observer,
     ) -> Result<bool, StepFault> {
         let live = |node: u8| live(state, node);
         match *action {
-            Action::Flush { node } => {
+            NodeAction::Flush { node } => {
                 if !live(node) || next.nodes[node as usize].persists.is_empty() {
                     return Ok(false);
                 }
@@ -73,7 +253,7 @@ impl Env {
                     observer,
                 )?;
             }
-            Action::Fire { node, timer } => {
+            NodeAction::Fire { node, timer } => {
                 if !live(node) || !state.nodes[node as usize].timer_due(timer) {
                     return Ok(false);
                 }
@@ -92,7 +272,7 @@ impl Env {
                     observer,
                 )?;
             }
-            Action::Wake { node, wake } => {
+            NodeAction::Wake { node, wake } => {
                 if !live(node) || !take_bit(&mut next.nodes[node as usize].wakes, wake) {
                     return Ok(false);
                 }
@@ -106,7 +286,7 @@ impl Env {
                     observer,
                 )?;
             }
-            Action::Tick { node } => {
+            NodeAction::Tick { node } => {
                 let exists = (node as usize) < state.nodes.len();
                 if !exists || !(live(node) || self.spec.skew.is_some()) {
                     return Ok(false);
@@ -127,7 +307,7 @@ impl Env {
                     self.step(next, node, EventKind::Tick, 0, 0, &Payload::EMPTY, observer)?;
                 }
             }
-            Action::Choose {
+            NodeAction::Choose {
                 node,
                 choice,
                 value,
@@ -150,7 +330,6 @@ impl Env {
                     observer,
                 )?;
             }
-            _ => unreachable!("dispatched to the wrong family: {action:?}"),
         }
         Ok(true)
     }

@@ -6,8 +6,8 @@
 /// ```
 /// use std::sync::Arc;
 /// use cmc_model::Model;
-/// use cmc_world::cores::reqack::ReqAck;
-/// use cmc_world::world::action::Action;
+/// use cmc_world::example_cores::reqack::ReqAck;
+/// use cmc_world::world::action::{Action, CrashAction};
 /// use cmc_world::world::state::Budget;
 /// use cmc_world::{World, WorldSpec};
 ///
@@ -17,7 +17,7 @@
 /// let mut init = Vec::new();
 /// world.init_states(&mut init);
 /// assert_eq!(init[0].budget(Budget::Crashes), 1);
-/// let crash = Action::Crash { node: 0 };
+/// let crash = Action::Crash(CrashAction::Crash { node: 0 });
 /// let crashed = world.next_state(&init[0], &crash).expect("enabled");
 /// assert_eq!(crashed.budget(Budget::Crashes), 0);
 /// assert_eq!(crashed.budget(Budget::Restarts), 1);
@@ -51,3 +51,78 @@ pub enum Budget {
 
 /// Number of [`Budget`] kinds.
 pub const BUDGETS: usize = 11;
+
+/// Each fault budget's parameter name (`drops=K`...) and what it allows
+/// (for `--help` texts), in [`Budget`] order.
+pub const BUDGET_NAMES: [(&str, Budget, &str); BUDGETS] = [
+    ("drops", Budget::Drops, "DROP: a message in flight lost"),
+    (
+        "dups",
+        Budget::Dups,
+        "DUP: a copy more of a message in flight",
+    ),
+    (
+        "crashes",
+        Budget::Crashes,
+        "CRASH n: a node loses its volatile state",
+    ),
+    (
+        "restarts",
+        Budget::Restarts,
+        "RESTART n: a crashed node starts again",
+    ),
+    (
+        "partitions",
+        Budget::Partitions,
+        "LINKS cut/heal n0-n1: both directions of a pair (a cut and its heal spend one each)",
+    ),
+    (
+        "ticks",
+        Budget::Ticks,
+        "TICK n: a node's clock advances by one",
+    ),
+    (
+        "local_fails",
+        Budget::LocalFails,
+        "LOCAL_FAIL: a request fails at its node",
+    ),
+    (
+        "oneway_cuts",
+        Budget::OneWayCuts,
+        "LINK cut/heal src->dst: one direction only",
+    ),
+    (
+        "isolations",
+        Budget::Isolations,
+        "ISOLATE n: every link to and from n cut at once",
+    ),
+    (
+        "splits",
+        Budget::Splits,
+        "SPLIT: every link between two groups of nodes cut at once",
+    ),
+    (
+        "retries",
+        Budget::Retries,
+        "RETRY: an open request sent again, to any client node",
+    ),
+];
+
+impl Budget {
+    /// The parameter name of the budget, e.g. `drops`.
+    pub fn name(self) -> &'static str {
+        BUDGET_NAMES[self as usize].0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_are_named_in_their_order() {
+        for (at, (_, budget, _)) in BUDGET_NAMES.iter().enumerate() {
+            assert_eq!(*budget as usize, at);
+        }
+    }
+}

@@ -44,7 +44,7 @@ impl GhostKind {
 /// use std::sync::Arc;
 /// use cmc_model::Property;
 /// use cmc_search::{Checker, Verdict};
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::state::{GhostKind, WorldState};
 /// use cmc_world::{World, WorldSpec};
 ///

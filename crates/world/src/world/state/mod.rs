@@ -21,7 +21,7 @@ mod provenance;
 
 use cmc_model::{DecodeError, Decoder, Encode};
 
-pub use budget::{Budget, BUDGETS};
+pub use budget::{Budget, BUDGETS, BUDGET_NAMES};
 pub use ghost::{Ghost, GhostEntry, GhostKind};
 pub(crate) use network::RenameScratch;
 pub(crate) use network::Slot;
@@ -43,8 +43,8 @@ use provenance::{DecodedLayout, Lineage, Provenance};
 /// ```
 /// use std::sync::Arc;
 /// use cmc_model::Model;
-/// use cmc_world::cores::reqack::ReqAck;
-/// use cmc_world::world::action::Action;
+/// use cmc_world::example_cores::reqack::ReqAck;
+/// use cmc_world::world::action::{Action, ClientAction};
 /// use cmc_world::world::state::{Budget, GhostKind};
 /// use cmc_world::{World, WorldSpec};
 ///
@@ -58,7 +58,7 @@ use provenance::{DecodedLayout, Lineage, Provenance};
 /// assert!(start.net.is_empty() && start.ghost.is_empty());
 /// assert_eq!(start.budget(Budget::Drops), 1);
 ///
-/// let request = Action::Client { request: 0, node: 0, op: 0 };
+/// let request = Action::Client(ClientAction::Request { request: 0, node: 0, op: 0 });
 /// let next = world.next_state(start, &request).expect("enabled");
 /// assert_eq!(next.issued, 1);
 /// assert_eq!(next.ghost[0].kind, GhostKind::Invoke);
@@ -148,7 +148,7 @@ fn encode_sequence<T: Encode>(items: &[T], out: &mut Vec<u8>) {
 
 /// Cloning into an existing state reuses its memory (`clone_from`): how
 /// the World makes successors without allocating (see
-/// [`crate::world::env::Env::next`]).
+/// the environment's step).
 impl Clone for WorldState {
     fn clone(&self) -> Self {
         let mut copy = WorldState::default();

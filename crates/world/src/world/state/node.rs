@@ -54,7 +54,7 @@ pub struct Deadline {
 /// ```
 /// use std::sync::Arc;
 /// use cmc_model::Model;
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::{World, WorldSpec};
 ///
 /// let world = World::new(WorldSpec::new(Arc::new(ReqAck::default()), 2)?);

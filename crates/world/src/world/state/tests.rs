@@ -254,7 +254,7 @@ fn world_encoding_is_canonical_over_a_reachable_state_space() {
     use std::collections::HashMap;
     use std::sync::Arc;
 
-    use crate::cores::reqack::ReqAck;
+    use crate::example_cores::reqack::ReqAck;
     use crate::world::env::Env;
 
     let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 3).unwrap();

@@ -59,7 +59,7 @@ pub mod phase {
 /// ```
 /// use std::mem::offset_of;
 /// use cmc_world::core::abi::{Config, Event, EventKind, Outputs};
-/// use cmc_world::cores::reqack::{Durable, ReqAck, Volatile, OFFSET_PENDING, OFFSET_STORED};
+/// use cmc_world::example_cores::reqack::{Durable, ReqAck, Volatile, OFFSET_PENDING, OFFSET_STORED};
 /// use cmc_world::TypedCore;
 ///
 /// assert_eq!(offset_of!(Durable, pending), OFFSET_PENDING as usize);
@@ -85,7 +85,7 @@ pub struct Durable {
 ///
 /// ```
 /// use cmc_world::core::abi::{Config, Event, EventKind, Outputs};
-/// use cmc_world::cores::reqack::{phase, Durable, ReqAck, Volatile};
+/// use cmc_world::example_cores::reqack::{phase, Durable, ReqAck, Volatile};
 /// use cmc_world::TypedCore;
 ///
 /// let sender = Config { node: 0, nodes: 2, params: [0; 8] };
@@ -121,7 +121,7 @@ pub struct Volatile {
 /// ```
 /// use std::sync::Arc;
 /// use cmc_search::{Checker, Verdict};
-/// use cmc_world::cores::reqack::ReqAck;
+/// use cmc_world::example_cores::reqack::ReqAck;
 /// use cmc_world::world::quiescence::QUIESCENCE;
 /// use cmc_world::{World, WorldSpec};
 ///
@@ -148,7 +148,7 @@ pub struct ReqAck {
 ///
 /// ```
 /// use cmc_world::core::helpers::Message;
-/// use cmc_world::cores::reqack::{describe_message, Msg, MSG_DATA};
+/// use cmc_world::example_cores::reqack::{describe_message, Msg, MSG_DATA};
 ///
 /// let data = Msg { kind: MSG_DATA, request: 2 };
 /// assert_eq!(data.encode(), [1, 0, 0, 0, 2, 0, 0, 0]);
@@ -370,7 +370,7 @@ impl TypedCore for ReqAck {
 ///
 /// ```
 /// use cmc_world::core::abi::Config;
-/// use cmc_world::cores::reqack::{describe_state, phase, Durable, Volatile};
+/// use cmc_world::example_cores::reqack::{describe_state, phase, Durable, Volatile};
 ///
 /// let sender = Config { node: 0, nodes: 3, params: [0; 8] };
 /// let sending = Volatile { phase: phase::SENDING, request: 1, acked: 0b10, flushing: 0 };

@@ -16,7 +16,7 @@ use crate::core::input_file::read_regular_file;
 use crate::core::loader::CCore;
 use crate::core::property_table::CProperty;
 use crate::core::Core;
-use crate::cores;
+use crate::example_cores;
 use crate::heap::{c_adapter, HeapCore};
 use crate::properties::c_properties::attach;
 use crate::world::spec::{WorldSpec, NODES_MAX};
@@ -53,7 +53,7 @@ pub struct WorldArgs {
     pub cores: Vec<String>,
     /// `--nodes N`.
     pub nodes: usize,
-    /// `NAME=VALUE` parameters (see [`crate::world::spec::PARAM_HELP`]), and the
+    /// `NAME=VALUE` parameters (see [`crate::world::spec::param_help`]), and the
     /// `core_digest=` entries of recorded parameters (one per C core, in order).
     pub params: Vec<String>,
     /// `--check-determinism`.
@@ -243,7 +243,7 @@ fn recorded_cores(params: &[ModelParam]) -> Vec<RecordedCore<'_>> {
 ///
 /// ```
 /// use cmc_model::ModelParam;
-/// use cmc_world::open::relocate_cores;
+/// use cmc_world::world_args::relocate_cores;
 ///
 /// let world = |path: &str, digest: &str| {
 ///     vec![
@@ -291,7 +291,7 @@ pub fn relocate_cores(
 }
 
 /// [`CoreCatalog::build_world`] with this crate's example cores only
-/// ([`cores::catalog`]: `rust:reqack`); a front end passes its own catalog.
+/// ([`example_cores::catalog`]: `rust:reqack`); a front end passes its own catalog.
 ///
 /// ```
 /// use cmc_world::{build_world, WorldArgs};
@@ -309,7 +309,7 @@ pub fn relocate_cores(
 /// assert!(no_core.err().expect("refused").contains("no core given"));
 /// ```
 pub fn build_world(args: &WorldArgs) -> Result<World, String> {
-    cores::catalog().build_world(args)
+    example_cores::catalog().build_world(args)
 }
 
 impl CoreCatalog {
@@ -474,7 +474,7 @@ fn c_properties_of(opened: &[Opened]) -> Result<Vec<CProperty>, String> {
 /// # Ok::<(), String>(())
 /// ```
 pub fn build_model(args: &WorldArgs) -> Result<Box<dyn cmc_search::AnyModel>, String> {
-    cores::catalog().build_model(args)
+    example_cores::catalog().build_model(args)
 }
 
 #[cfg(test)]
@@ -494,7 +494,8 @@ mod tests {
     fn a_refused_default_names_the_registration_it_came_from() {
         use crate::catalog::CoreEntry;
         let catalog = CoreCatalog::new().with(
-            CoreEntry::new("reqack", cores::reqack::ReqAck::default).defaults(&["clients=5"]),
+            CoreEntry::new("reqack", example_cores::reqack::ReqAck::default)
+                .defaults(&["clients=5"]),
         );
         let error = catalog
             .build_world(&args(&["rust:reqack"], 2, &[]))

@@ -15,9 +15,9 @@ use crate::catalog::{CoreCatalog, CoreEntry};
 /// (the Rust core, or its C twin with the same state layout).
 ///
 /// ```
-/// use cmc_world::cores;
+/// use cmc_world::example_cores;
 ///
-/// let catalog = cores::catalog();
+/// let catalog = example_cores::catalog();
 /// assert_eq!(catalog.rust_core_names(), ["reqack", "reqack-bug1", "reqack-bug2", "reqack-bug3"]);
 /// let core = catalog.rust_core("reqack-bug2").unwrap();
 /// assert_eq!(core.name(), "reqack");
@@ -45,7 +45,7 @@ extern "C" {
 /// ```
 /// use std::sync::Arc;
 /// use cmc_search::Checker;
-/// use cmc_world::cores::{reqack::ReqAck, reqack_c};
+/// use cmc_world::example_cores::{reqack::ReqAck, reqack_c};
 /// use cmc_world::{Core, World, WorldSpec};
 ///
 /// let states = |core: Arc<dyn Core>| {
