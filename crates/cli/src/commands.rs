@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cmc_search::{
-    AnyModel, CheckpointOptions, FrontierWalks, ProgressMode, ReplayFile, Report, SearchOptions,
-    Strategy, WalksFrom,
+    AnyModel, CheckpointOptions, FrontierWalks, ProgressMode, RandomWalks, ReplayFile, Report,
+    SearchOptions, Strategy, WalksFrom,
 };
 use cmc_world::run::child::Role;
 use cmc_world::supervise;
@@ -44,11 +44,11 @@ fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
     if args.dfs {
         options.strategy = Strategy::Dfs;
     } else if args.simulate {
-        options.strategy = Strategy::Simulate {
+        options.strategy = Strategy::Simulate(RandomWalks {
             walks: args.walks,
             walk_length: args.walk_length,
             seed: args.seed,
-        };
+        });
     }
     if args.swarm && !args.simulate && args.frontier_walks.is_none() {
         return Err(
