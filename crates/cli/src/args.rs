@@ -168,6 +168,11 @@ pub struct CheckArgs {
     /// Random walks (see --walks, --walk-length, --seed).
     #[arg(long, group = "strategy")]
     pub simulate: bool,
+    /// Breadth-first over coarse views (one worker): a state is expanded
+    /// only if no state with its view (the World: all but the messages in
+    /// flight) was; finds deep bugs, proves nothing when it finds none.
+    #[arg(long, group = "strategy")]
+    pub view_bfs: bool,
     /// Worker threads [default: all cores], 1 to 1024.
     #[arg(long, value_parser = workers)]
     pub workers: Option<usize>,

@@ -43,6 +43,8 @@ fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
     let mut options = SearchOptions::default();
     if args.dfs {
         options.strategy = Strategy::Dfs;
+    } else if args.view_bfs {
+        options.strategy = Strategy::ViewBfs;
     } else if args.simulate {
         options.strategy = Strategy::Simulate(RandomWalks {
             walks: args.walks,

@@ -66,6 +66,7 @@ mod simulate;
 mod strategy;
 mod swarm;
 mod time_limit;
+mod view_bfs;
 mod visit;
 
 /// The examples of `docs/rust-models.md`, compiled and run as doctests.

@@ -58,6 +58,11 @@ pub enum Strategy {
     Dfs,
     /// Random walks ([`RandomWalks`]).
     Simulate(RandomWalks),
+    /// Breadth-first over the model's coarse view
+    /// ([`cmc_model::Model::coarse_view`]), one worker: a state is expanded
+    /// only if its view is new. A directed search for deep bugs: its
+    /// counterexamples are real, a run without one proves nothing.
+    ViewBfs,
 }
 
 /// Random walks: `walks` walks of at most `walk_length` steps; walk `i` is
@@ -80,6 +85,7 @@ impl Strategy {
             Strategy::Bfs => &crate::bfs::BreadthFirst,
             Strategy::Dfs => &crate::dfs::DepthFirst,
             Strategy::Simulate(walks) => walks,
+            Strategy::ViewBfs => &crate::view_bfs::ViewBfs,
         }
     }
 
@@ -89,6 +95,7 @@ impl Strategy {
             Strategy::Bfs => crate::bfs::BreadthFirst.run(model, options),
             Strategy::Dfs => crate::dfs::DepthFirst.run(model, options),
             Strategy::Simulate(walks) => walks.run(model, options),
+            Strategy::ViewBfs => crate::view_bfs::ViewBfs.run(model, options),
         }
     }
 }
