@@ -168,6 +168,11 @@ pub struct CheckArgs {
     /// Random walks (see --walks, --walk-length, --seed).
     #[arg(long, group = "strategy")]
     pub simulate: bool,
+    /// Breadth-first over coarse views (one worker): a state is expanded
+    /// only if no state with its view (the World: all but the messages in
+    /// flight) was; finds deep bugs, proves nothing when it finds none.
+    #[arg(long, group = "strategy")]
+    pub view_bfs: bool,
     /// Worker threads [default: all cores], 1 to 1024.
     #[arg(long, value_parser = workers)]
     pub workers: Option<usize>,
@@ -217,7 +222,7 @@ pub struct CheckArgs {
     pub walks_from: Option<PathBuf>,
     /// After the breadth-first search to --max-depth, random walks of at
     /// most L steps from every state of its last level (the frontier).
-    #[arg(long, value_name = "L", requires = "max_depth", conflicts_with_all = ["dfs", "simulate", "resume", "checkpoint"], value_parser = walk_length)]
+    #[arg(long, value_name = "L", requires = "max_depth", conflicts_with_all = ["dfs", "simulate", "view_bfs", "resume", "checkpoint"], value_parser = walk_length)]
     pub frontier_walks: Option<u64>,
     /// Walks from each frontier state (with --frontier-walks).
     #[arg(long, value_name = "R", default_value_t = 1, requires = "frontier_walks", value_parser = frontier_rounds)]

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cmc_search::{
-    AnyModel, CheckpointOptions, FrontierWalks, ProgressMode, ReplayFile, Report, SearchOptions,
-    Strategy, WalksFrom,
+    AnyModel, CheckpointOptions, FrontierWalks, ProgressMode, RandomWalks, ReplayFile, Report,
+    SearchOptions, Strategy, WalksFrom,
 };
 use cmc_world::run::child::Role;
 use cmc_world::supervise;
@@ -43,12 +43,14 @@ fn search_options(args: &CheckArgs) -> Result<SearchOptions, String> {
     let mut options = SearchOptions::default();
     if args.dfs {
         options.strategy = Strategy::Dfs;
+    } else if args.view_bfs {
+        options.strategy = Strategy::ViewBfs;
     } else if args.simulate {
-        options.strategy = Strategy::Simulate {
+        options.strategy = Strategy::Simulate(RandomWalks {
             walks: args.walks,
             walk_length: args.walk_length,
             seed: args.seed,
-        };
+        });
     }
     if args.swarm && !args.simulate && args.frontier_walks.is_none() {
         return Err(

@@ -80,6 +80,7 @@ const FLAGS: &[&str] = &[
     "--dfs",
     "--bfs",
     "--simulate",
+    "--view-bfs",
     "--no-deadlock",
     "--check-determinism",
     "--disk-fingerprints",

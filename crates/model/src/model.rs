@@ -265,6 +265,16 @@ pub trait Model: Sync {
         None
     }
 
+    /// A view of `state` coarser than its encoding (what a search that
+    /// expands one state per view, `cmc_search::Strategy::ViewBfs`, keys
+    /// its visited set by), written to `out`: a model leaves out what it
+    /// holds to matter least to its bugs (the World: messages in flight).
+    /// Returns `false` (the default) when the model declares none.
+    fn coarse_view(&self, state: &Self::State, out: &mut Vec<u8>) -> bool {
+        let _ = (state, out);
+        false
+    }
+
     /// The properties to check on every reachable state or step.
     fn properties(&self) -> Vec<Property<Self>>
     where

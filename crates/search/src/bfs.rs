@@ -22,10 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use cmc_model::{Encode, Model};
-use cmc_store::{
-    DiskFingerprintSet, FingerprintTable, Frontier, InsertRoom, LevelBuilder, RoomError, Segment,
-    TraceLog, VisitedSet, Wanted,
-};
+use cmc_store::{Frontier, InsertRoom, LevelBuilder, Segment, TraceLog, VisitedSet, Wanted};
 
 use crate::checkpoint::{CheckpointDir, Counters, NotResumed};
 use crate::coverage::{Coverage, KindTally};
@@ -34,6 +31,8 @@ use crate::expand::{Expander, Scratch, SearchError, ViolationSite};
 use crate::progress::Progress;
 use crate::properties::PropertySet;
 use crate::reduction;
+use crate::strategy::{Describe, Explore};
+use crate::visit::{make_room, new_visited_set, visit_initial_states};
 use crate::{Outcome, SearchOptions, Stats, Verdict};
 
 /// States a worker expands between two looks at the pause conditions
@@ -80,129 +79,149 @@ enum Ending {
     Interrupted { checkpoint: Option<PathBuf> },
 }
 
-/// Runs a breadth-first search of `model` (resuming from a checkpoint when
-/// the options say so).
-pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
-    let started = Instant::now();
-    let properties =
-        PropertySet::new(model.properties()).evaluating_twice(options.check_determinism);
-    let workers = options.workers.max(1);
-    // The outcome of a search that ended before it began.
-    let ended_before = |verdict: Verdict| Outcome {
-        verdict,
-        stats: Stats {
-            workers,
-            wall: started.elapsed(),
-            ..Stats::default()
-        },
-        counterexample: None,
-    };
-    let resume = options.checkpoint.as_ref().is_some_and(|c| c.resume);
-    let opened = match &options.checkpoint {
-        Some(c) if c.resume => match resume_position(model, &properties, options, &c.dir) {
-            Ok((dir, position, log)) => Ok((Some(dir), position, log)),
-            Err(NotResumed::Refused(message)) => Err(message),
-            // Interrupted while loading: the checkpoint is untouched.
-            Err(NotResumed::Stopped) => {
-                return ended_before(Verdict::Interrupted {
-                    checkpoint: Some(c.dir.clone()),
+/// Breadth-first search: the [`crate::Strategy::Bfs`] strategy.
+pub(crate) struct BreadthFirst;
+
+impl Describe for BreadthFirst {
+    fn name(&self) -> &'static str {
+        "bfs"
+    }
+}
+
+impl Explore for BreadthFirst {
+    /// Runs a breadth-first search of `model` (resuming from a checkpoint
+    /// when the options say so).
+    fn run<M: Model>(&self, model: &M, options: &SearchOptions) -> Outcome<M> {
+        let started = Instant::now();
+        let properties =
+            PropertySet::new(model.properties()).evaluating_twice(options.check_determinism);
+        let workers = options.workers.max(1);
+        // The outcome of a search that ended before it began.
+        let ended_before = |verdict: Verdict| Outcome {
+            verdict,
+            stats: Stats {
+                workers,
+                wall: started.elapsed(),
+                ..Stats::default()
+            },
+            counterexample: None,
+        };
+        let resume = options.checkpoint.as_ref().is_some_and(|c| c.resume);
+        let opened = match &options.checkpoint {
+            Some(c) if c.resume => match resume_position(model, &properties, options, &c.dir) {
+                Ok((dir, position, log)) => Ok((Some(dir), position, log)),
+                Err(NotResumed::Refused(message)) => Err(message),
+                // Interrupted while loading: the checkpoint is untouched.
+                Err(NotResumed::Stopped) => {
+                    return ended_before(Verdict::Interrupted {
+                        checkpoint: Some(c.dir.clone()),
+                    })
+                }
+            },
+            Some(c) => CheckpointDir::start(&c.dir, model, options, c.overwrite).and_then(|dir| {
+                let log = TraceLog::create_at(&dir.trace_log_path())
+                    .map_err(|p| format!("cannot create the trace log: {p}"))?;
+                let (position, log) = fresh_position(model, &properties, options, log)?;
+                Ok((Some(dir), position, log))
+            }),
+            None => options
+                .new_trace_log()
+                .map_err(|p| {
+                    format!(
+                        "cannot create the trace log in {}: {p}",
+                        options.spill_dir().display()
+                    )
                 })
-            }
-        },
-        Some(c) => CheckpointDir::start(&c.dir, model, options, c.overwrite).and_then(|dir| {
-            let log = TraceLog::create_at(&dir.trace_log_path())
-                .map_err(|p| format!("cannot create the trace log: {p}"))?;
-            let (position, log) = fresh_position(model, &properties, options, log)?;
-            Ok((Some(dir), position, log))
-        }),
-        None => options
-            .new_trace_log()
-            .map_err(|p| {
-                format!(
-                    "cannot create the trace log in {}: {p}",
-                    options.spill_dir().display()
-                )
-            })
-            .and_then(|log| fresh_position(model, &properties, options, log))
-            .map(|(position, log)| (None, position, log)),
-    };
-    let (checkpoints, mut position, log) = match opened {
-        Ok(opened) => opened,
-        Err(message) => return ended_before(Verdict::Error { message }),
-    };
+                .and_then(|log| fresh_position(model, &properties, options, log))
+                .map(|(position, log)| (None, position, log)),
+        };
+        let (checkpoints, mut position, log) = match opened {
+            Ok(opened) => opened,
+            Err(message) => return ended_before(Verdict::Error { message }),
+        };
 
-    let progress = Progress::start(options.progress);
-    let plan = reduction::Plan::of(model, options);
-    let search = Search {
-        model,
-        properties: &properties,
-        reduction: plan.reduction(),
-        options,
-        log: &log,
-        workers,
-        progress: &progress,
-        checkpoints: checkpoints.as_ref(),
-        started,
-    };
-    // A first checkpoint right away: a run killed at any moment after its
-    // initial states are stored can be resumed.
-    let first_checkpoint = match checkpoints.as_ref().filter(|_| !resume) {
-        Some(dir) => search.save_checkpoint(dir, &mut position),
-        None => Ok(()),
-    };
-    let ended = first_checkpoint.and_then(|()| search.explore(&mut position));
-    drop(progress);
+        let progress = Progress::start(options.progress);
+        let plan = reduction::Plan::of(model, options);
+        let search = Search {
+            model,
+            properties: &properties,
+            reduction: plan.reduction(),
+            options,
+            log: &log,
+            workers,
+            progress: &progress,
+            checkpoints: checkpoints.as_ref(),
+            started,
+        };
+        // A first checkpoint right away: a run killed at any moment after its
+        // initial states are stored can be resumed.
+        let first_checkpoint = match checkpoints.as_ref().filter(|_| !resume) {
+            Some(dir) => search.save_checkpoint(dir, &mut position),
+            None => Ok(()),
+        };
+        let ended = first_checkpoint.and_then(|()| search.explore(&mut position));
+        drop(progress);
 
-    let mut stats = Stats {
-        workers,
-        distinct_states: position.table.len(),
-        states_generated: position.states_generated,
-        depth: position.depth,
-        frontier_spilled_bytes: position.frontier_spilled_bytes + position.next.spilled_bytes(),
-        table_bytes: position.table.memory_bytes() as u64,
-        fingerprint_disk_bytes: position.table.disk_bytes(),
-        coverage: options
-            .coverage
-            .then(|| Coverage::new(mem::take(&mut position.tally), model.action_kinds())),
-        reduction: plan.stats(),
-        ..Stats::default()
-    };
-    let wall = position.wall_before + started.elapsed();
-    match ended {
-        Ok(Ending::Interrupted { checkpoint }) => {
-            stats.states_left_on_queue = position.level.len() + position.next.len();
-            stats.wall = wall;
-            Outcome {
-                verdict: Verdict::Interrupted { checkpoint },
-                stats,
-                counterexample: None,
-            }
-        }
-        Ok(Ending::Finished) | Err(_) => {
-            if position.violation.is_some() && !position.next.is_empty() {
-                stats.depth += 1;
-            }
-            stats.states_left_on_queue = position.level.len() + position.next.len();
-            stats.complete =
-                position.violation.is_none() && stats.states_left_on_queue == 0 && ended.is_ok();
-            if let (Some(frontier), Ok(_), None, false) = (
-                options.frontier_walks,
-                &ended,
-                &position.violation,
-                position.level.is_empty(),
-            ) {
+        let mut stats = Stats {
+            workers,
+            distinct_states: position.table.len(),
+            states_generated: position.states_generated,
+            depth: position.depth,
+            frontier_spilled_bytes: position.frontier_spilled_bytes + position.next.spilled_bytes(),
+            table_bytes: position.table.memory_bytes() as u64,
+            fingerprint_disk_bytes: position.table.disk_bytes(),
+            coverage: options
+                .coverage
+                .then(|| Coverage::new(mem::take(&mut position.tally), model.action_kinds())),
+            reduction: plan.stats(),
+            ..Stats::default()
+        };
+        let wall = position.wall_before + started.elapsed();
+        match ended {
+            Ok(Ending::Interrupted { checkpoint }) => {
+                stats.states_left_on_queue = position.level.len() + position.next.len();
                 stats.wall = wall;
-                let level = std::mem::take(&mut position.level);
-                return walk_frontier(model, &properties, options, &log, level, frontier, stats);
+                Outcome {
+                    verdict: Verdict::Interrupted { checkpoint },
+                    stats,
+                    counterexample: None,
+                }
             }
-            let result = ended.map(|_| position.violation.take());
-            let outcome = crate::outcome::conclude(model, &properties, &log, stats, result);
-            Outcome {
-                stats: Stats {
-                    wall,
-                    ..outcome.stats
-                },
-                ..outcome
+            Ok(Ending::Finished) | Err(_) => {
+                if position.violation.is_some() && !position.next.is_empty() {
+                    stats.depth += 1;
+                }
+                stats.states_left_on_queue = position.level.len() + position.next.len();
+                stats.complete = position.violation.is_none()
+                    && stats.states_left_on_queue == 0
+                    && ended.is_ok();
+                if let (Some(frontier), Ok(_), None, false) = (
+                    options.frontier_walks,
+                    &ended,
+                    &position.violation,
+                    position.level.is_empty(),
+                ) {
+                    stats.wall = wall;
+                    let level = std::mem::take(&mut position.level);
+                    return walk_frontier(
+                        model,
+                        &properties,
+                        options,
+                        &log,
+                        level,
+                        frontier,
+                        stats,
+                    );
+                }
+                let result = ended.map(|_| position.violation.take());
+                let outcome = crate::outcome::conclude(model, &properties, &log, stats, result);
+                Outcome {
+                    stats: Stats {
+                        wall,
+                        ..outcome.stats
+                    },
+                    ..outcome
+                }
             }
         }
     }
@@ -304,44 +323,6 @@ fn fresh_position<M: Model>(
     };
     drop(scratch);
     Ok((position, log))
-}
-
-/// Visits the initial states of `model` in batches that fit in `table`,
-/// making room before each.
-pub(crate) fn visit_initial_states<M: Model>(
-    model: &M,
-    properties: &PropertySet<M>,
-    table: &mut VisitedSet,
-    options: &SearchOptions,
-    scratch: &mut Scratch<'_, M>,
-    on_new: &mut impl FnMut(cmc_store::TraceId, &[u8], &M::State),
-) -> Result<(), SearchError> {
-    let mut initial = Vec::new();
-    model.init_states(&mut initial);
-    let mut states = initial.into_iter().enumerate().peekable();
-    while states.peek().is_some() {
-        make_room(table, options, Wanted::default())?;
-        let batch = usize::try_from(table.insert_room()).unwrap_or(usize::MAX);
-        let expander = Expander::new(model, properties, table, options);
-        for (index, state) in states.by_ref().take(batch) {
-            expander.visit_initial(scratch, index, state, on_new)?;
-        }
-    }
-    Ok(())
-}
-
-/// An empty visited set of the kind and size `options` ask for.
-pub(crate) fn new_visited_set(options: &SearchOptions) -> VisitedSet {
-    if options.fingerprints_on_disk {
-        VisitedSet::Disk(DiskFingerprintSet::new(
-            options.disk_set_table_capacity(),
-            &options.spill_dir(),
-        ))
-    } else {
-        VisitedSet::Memory(FingerprintTable::with_capacity(
-            options.initial_table_capacity(),
-        ))
-    }
 }
 
 /// The position saved in the checkpoint directory `dir`, with the
@@ -548,32 +529,6 @@ impl<M: Model> Search<'_, M> {
     }
 }
 
-/// Makes room in the visited set, if needed, for `wanted` more inserts
-/// ([`VisitedSet::make_room`]) within the memory budget.
-pub(crate) fn make_room(
-    table: &mut VisitedSet,
-    options: &SearchOptions,
-    wanted: Wanted,
-) -> Result<(), SearchError> {
-    table
-        .make_room(options.table_memory_budget_bytes(), wanted)
-        .map_err(|problem| match problem {
-            RoomError::OverBudget {
-                needed_bytes,
-                budget_bytes,
-            } => SearchError::MemoryBudget {
-                needed_bytes,
-                budget_bytes,
-                advice: if options.fingerprints_on_disk {
-                    "raise --max-memory (the fingerprint table must hold one state's new successors)"
-                } else {
-                    "raise --max-memory or keep fingerprints on disk (--disk-fingerprints)"
-                },
-            },
-            RoomError::Io(problem) => SearchError::TraceIo(problem),
-        })
-}
-
 /// What the workers of one pass over a level share.
 struct Share<'a, M: Model> {
     expander: &'a Expander<'a, M>,
@@ -727,37 +682,5 @@ impl<M: Model> Share<'_, M> {
         worker.tally = std::mem::take(&mut scratch.tally);
         worker.error = result.err();
         worker
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A table that cannot hold one state's successors within the budget is
-    /// an error whose advice names only options not already given.
-    #[test]
-    fn the_memory_budget_advice_names_only_options_not_given() {
-        let dir = tempfile::tempdir().unwrap();
-        for (on_disk, advice) in [
-            (
-                false,
-                "raise --max-memory or keep fingerprints on disk (--disk-fingerprints)",
-            ),
-            (
-                true,
-                "raise --max-memory (the fingerprint table must hold one state's new successors)",
-            ),
-        ] {
-            let options = SearchOptions {
-                max_memory_bytes: Some(64 << 10),
-                fingerprints_on_disk: on_disk,
-                trace_dir: Some(dir.path().to_path_buf()),
-                ..SearchOptions::default()
-            };
-            let mut table = new_visited_set(&options);
-            let error = make_room(&mut table, &options, Wanted::exactly(1 << 20)).unwrap_err();
-            assert!(error.to_string().ends_with(advice), "{error}");
-        }
     }
 }

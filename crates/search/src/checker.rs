@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 
 use cmc_model::Model;
-use cmc_store::TraceLog;
 
 use crate::{Outcome, ProgressMode, Report, SearchOptions, Stats, Strategy, Verdict};
 
@@ -46,11 +45,11 @@ impl<M: Model> Checker<M> {
 
     /// `walks` random walks of at most `walk_length` steps from `seed`.
     pub fn simulate(mut self, walks: u64, walk_length: u64, seed: u64) -> Checker<M> {
-        self.options.strategy = Strategy::Simulate {
+        self.options.strategy = Strategy::Simulate(crate::RandomWalks {
             walks,
             walk_length,
             seed,
-        };
+        });
         self
     }
 
@@ -228,28 +227,5 @@ fn search_strategy<M: Model>(model: &M, options: &SearchOptions) -> Outcome<M> {
             counterexample: None,
         };
     }
-    match options.strategy {
-        Strategy::Simulate {
-            walks,
-            walk_length,
-            seed,
-        } => crate::simulate::run(model, options, walks, walk_length, seed),
-        Strategy::Bfs => crate::bfs::run(model, options),
-        Strategy::Dfs => {
-            let dir = options.spill_dir();
-            match TraceLog::create_in(&dir) {
-                Ok(log) => crate::dfs::run(model, options, &log),
-                Err(problem) => Outcome {
-                    verdict: Verdict::Error {
-                        message: format!(
-                            "cannot create the trace log in {}: {problem}",
-                            dir.display()
-                        ),
-                    },
-                    stats: Stats::default(),
-                    counterexample: None,
-                },
-            }
-        }
-    }
+    options.strategy.run(model, options)
 }

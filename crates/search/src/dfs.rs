@@ -13,17 +13,52 @@ use cmc_store::{TraceId, TraceLog, Wanted};
 use crate::expand::{Expander, Scratch, SearchError, ViolationSite};
 use crate::progress::Progress;
 use crate::properties::PropertySet;
+use crate::strategy::{Describe, Explore};
+use crate::visit::{make_room, new_visited_set, visit_initial_states};
 use crate::{Outcome, SearchOptions, Stats, Verdict};
 
 /// States expanded between two looks at the interrupt flag.
 const INTERRUPT_CHECK_EVERY: u64 = 64;
 
-/// Runs a depth-first search of `model`.
-pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) -> Outcome<M> {
+/// Depth-first search: the [`crate::Strategy::Dfs`] strategy.
+pub(crate) struct DepthFirst;
+
+impl Describe for DepthFirst {
+    fn name(&self) -> &'static str {
+        "dfs"
+    }
+
+    fn workers(&self, _: &SearchOptions) -> usize {
+        1
+    }
+}
+
+impl Explore for DepthFirst {
+    /// Runs a depth-first search of `model`.
+    fn run<M: Model>(&self, model: &M, options: &SearchOptions) -> Outcome<M> {
+        let dir = options.spill_dir();
+        match TraceLog::create_in(&dir) {
+            Ok(log) => search(model, options, &log),
+            Err(problem) => Outcome {
+                verdict: Verdict::Error {
+                    message: format!(
+                        "cannot create the trace log in {}: {problem}",
+                        dir.display()
+                    ),
+                },
+                stats: Stats::default(),
+                counterexample: None,
+            },
+        }
+    }
+}
+
+/// Searches `model` depth-first, writing parent links into `log`.
+fn search<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) -> Outcome<M> {
     let started = Instant::now();
     let properties =
         PropertySet::new(model.properties()).evaluating_twice(options.check_determinism);
-    let mut table = crate::bfs::new_visited_set(options);
+    let mut table = new_visited_set(options);
     let progress = Progress::start(options.progress);
     let mut stats = Stats {
         workers: 1,
@@ -33,7 +68,7 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) 
     let mut interrupted = false;
     let result = (|| -> Result<Option<ViolationSite>, SearchError> {
         let mut scratch = Scratch::new(log);
-        crate::bfs::visit_initial_states(
+        visit_initial_states(
             model,
             &properties,
             &mut table,
@@ -63,7 +98,7 @@ pub(crate) fn run<M: Model>(model: &M, options: &SearchOptions, log: &TraceLog) 
             let state_bytes = state.to_bytes();
             let mut wanted = 0;
             loop {
-                crate::bfs::make_room(&mut table, options, Wanted::exactly(wanted))?;
+                make_room(&mut table, options, Wanted::exactly(wanted))?;
                 let room = table.insert_room();
                 let expander = Expander::new(model, &properties, &table, options);
                 let first_child = stack.len();

@@ -10,7 +10,7 @@ use cmc_store::{Insertion, TraceId, TraceLog, TraceRecord, TraceWriter, VisitedS
 use crate::coverage::KindTally;
 use crate::disk_batch::NewLink;
 use crate::properties::{Failure, PropertySet};
-use crate::reduction::Reduction;
+use crate::reduction::{Persistent, Reduction};
 use crate::sleep::{self, SleepSets};
 
 /// Where a violation was found, enough to rebuild its counterexample.
@@ -179,6 +179,9 @@ pub(crate) struct Batch<M: Model> {
     lookups: usize,
     /// With reduction: positions in `successors` of the persistent set.
     persistent: Vec<usize>,
+    /// With a persistent set: positions in `successors` in the order they
+    /// are visited.
+    order: Vec<usize>,
     /// With sleep sets: the state's sleep set.
     asleep: Vec<SleepKey>,
     /// With sleep sets: the indices among `actions` of the steps asleep.
@@ -200,11 +203,233 @@ impl<M: Model> Batch<M> {
             states: Vec::new(),
             lookups: 0,
             persistent: Vec::new(),
+            order: Vec::new(),
             asleep: Vec::new(),
             slept: Vec::new(),
             keys: Vec::new(),
             contribution: Vec::new(),
         }
+    }
+
+    /// The state whose successors the batch holds.
+    fn state(&self) -> &M::State {
+        self.parent
+            .as_ref()
+            .expect("the batch's state is set before it is prepared")
+    }
+
+    /// Makes `state` the one to expand, reusing the memory of the last one.
+    fn set_state(&mut self, state: &M::State) {
+        match &mut self.parent {
+            Some(parent) => parent.clone_from(state),
+            None => self.parent = Some(state.clone()),
+        }
+    }
+
+    /// Makes the state whose canonical encoding is `bytes` the one to
+    /// expand, decoded in place (see [`Encode::decode_in_place`]).
+    fn decode_state(&mut self, bytes: &[u8]) -> Result<(), SearchError> {
+        match &mut self.parent {
+            Some(parent) => parent.decode_exact_in_place(bytes)?,
+            None => self.parent = Some(M::State::decode_exact(bytes)?),
+        }
+        Ok(())
+    }
+
+    /// Lists the actions of the state and computes the successor of each
+    /// enabled one (a partial one where the model makes them, see
+    /// [`Model::next_state_partial_into`]), forgetting the last state's.
+    /// With sleep sets, a step whose key is in [`Batch::asleep`] is not
+    /// taken: its index goes to [`Batch::slept`].
+    fn take_steps(&mut self, expander: &Expander<'_, M>) -> Result<(), SearchError> {
+        let model = expander.model;
+        let sleep = expander.sleep_sets();
+        let state = self.parent.as_ref().expect("the batch's state is set");
+        self.actions.clear();
+        self.successors.clear();
+        self.slept.clear();
+        self.keys.clear();
+        guard_panic(
+            || format!("listing the actions of state {}", describe(model, state)),
+            || model.actions(state, &mut self.actions),
+        )?;
+        if expander.checks.determinism {
+            expander.recheck_actions(state, &self.actions)?;
+        }
+        for (index, action) in self.actions.iter().enumerate() {
+            let doing = || about_action(model, "taking", action, state);
+            let index = u32::try_from(index).expect("at most u32::MAX actions per state");
+            let key = match sleep {
+                Some(_) => guard_panic(doing, || model.sleep_key(state, action))?,
+                None => None,
+            };
+            if key.is_some_and(|key| self.asleep.iter().any(|z| z.same_step(&key))) {
+                self.slept.push(index);
+                continue;
+            }
+            let slot = self.successors.len();
+            let enabled = match self.states.get_mut(slot) {
+                Some(buffer) => guard_panic(doing, || {
+                    model.next_state_partial_into(state, action, buffer)
+                })?,
+                None => match guard_panic(doing, || model.next_state(state, action))? {
+                    Some(next) => {
+                        self.states.push(next);
+                        true
+                    }
+                    None => false,
+                },
+            };
+            if enabled {
+                self.successors.push(Successor {
+                    step: index,
+                    fingerprint: None,
+                    bytes: 0..0,
+                });
+                self.keys.push(key);
+            }
+        }
+        Ok(())
+    }
+
+    /// Encodes every successor, back to back, given the state's canonical
+    /// encoding `state_bytes` (see [`Model::encode_successor`]); under
+    /// `check-determinism` each is also made whole, made again from scratch
+    /// and encoded in full, and all must agree.
+    fn encode(
+        &mut self,
+        expander: &Expander<'_, M>,
+        state_bytes: &[u8],
+    ) -> Result<(), SearchError> {
+        let state = self.parent.as_ref().expect("the batch's state is set");
+        self.encoded.clear();
+        for (successor, next) in self.successors.iter_mut().zip(self.states.iter_mut()) {
+            let start = self.encoded.len();
+            expander
+                .model
+                .encode_successor(state, state_bytes, next, &mut self.encoded);
+            successor.bytes = start..self.encoded.len();
+            if expander.checks.determinism {
+                expander.complete(state, next)?;
+                expander.recheck_step(state, &self.actions[successor.step as usize], next)?;
+                check_successor_encoding(next, &self.encoded[successor.bytes.clone()])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Fingerprints every successor other than the state itself (a
+    /// stuttering step, whose lookup could only say "present": the state
+    /// was stored before it was expanded) and prefetches its slot in `table`.
+    fn fingerprint(&mut self, table: &VisitedSet, state_bytes: &[u8]) {
+        self.lookups = 0;
+        for successor in self.successors.iter_mut() {
+            let bytes = &self.encoded[successor.bytes.clone()];
+            if !same_bytes(bytes, state_bytes) {
+                let fingerprint = Fingerprint::of_bytes(bytes);
+                table.prefetch(fingerprint);
+                self.lookups += 1;
+                successor.fingerprint = Some(fingerprint);
+            }
+        }
+    }
+
+    /// Every successor with its action and state.
+    fn steps(&self) -> impl Iterator<Item = (&Successor, &M::Action, &M::State)> {
+        self.successors
+            .iter()
+            .zip(self.states.iter())
+            .map(|(successor, next)| (successor, &self.actions[successor.step as usize], next))
+    }
+
+    /// Makes every successor whole (see [`Model::complete_successor`]).
+    fn complete_all(&mut self, expander: &Expander<'_, M>) -> Result<(), SearchError> {
+        let state = self.parent.as_ref().expect("the batch's state is set");
+        for next in self.states.iter_mut().take(self.successors.len()) {
+            expander.complete(state, next)?;
+        }
+        Ok(())
+    }
+
+    /// Names the persistent set of the successors under `reduction` (their
+    /// positions, into [`Batch::persistent`]); whether it is a proper subset.
+    fn name_persistent_set(
+        &mut self,
+        model: &M,
+        reduction: &Persistent,
+    ) -> Result<bool, SearchError> {
+        let state = self.parent.as_ref().expect("the batch's state is set");
+        let steps: Vec<(&M::Action, &M::State)> = self
+            .successors
+            .iter()
+            .zip(self.states.iter())
+            .map(|(successor, next)| (&self.actions[successor.step as usize], next))
+            .collect();
+        let doing = || format!("naming a persistent set of {}", describe(model, state));
+        guard_panic(doing, || {
+            reduction.persistent_set(model, state, &steps, &mut self.persistent)
+        })
+    }
+
+    /// With sleep sets: completes the key of each step taken with what it
+    /// did (see [`Model::taken_key`]).
+    fn name_taken_keys(&mut self, model: &M) -> Result<(), SearchError> {
+        let state = self.parent.as_ref().expect("the batch's state is set");
+        for ((successor, next), key) in self
+            .successors
+            .iter()
+            .zip(self.states.iter())
+            .zip(self.keys.iter_mut())
+        {
+            let action = &self.actions[successor.step as usize];
+            if let Some(named) = *key {
+                *key = guard_panic(
+                    || about_action(model, "naming what it did:", action, state),
+                    || model.taken_key(state, action, next, named),
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the order the successors are visited in: the persistent set's
+    /// first, then the others (with no persistent set, as they come).
+    fn order_visits(&mut self) {
+        self.order.clear();
+        let persistent = &self.persistent;
+        if !persistent.is_empty() {
+            self.order.extend_from_slice(persistent);
+            self.order.extend(
+                (0..self.successors.len()).filter(|at| persistent.binary_search(at).is_err()),
+            );
+        }
+    }
+
+    /// The position in [`Batch::successors`] of the successor visited
+    /// `rank`-th (see [`Batch::order_visits`]).
+    fn visited_at(&self, rank: usize) -> usize {
+        if self.order.is_empty() {
+            rank
+        } else {
+            self.order[rank]
+        }
+    }
+
+    /// Successor `at`: its state (to be made whole where it is new), its
+    /// encoding, and the batch's state it is a successor of.
+    fn successor_mut(&mut self, at: usize) -> (&mut M::State, &[u8], &M::State) {
+        let bytes = self.successors[at].bytes.clone();
+        (
+            &mut self.states[at],
+            &self.encoded[bytes],
+            self.parent.as_ref().expect("the batch's state is set"),
+        )
+    }
+
+    /// Forgets the successors once settled.
+    fn clear(&mut self) {
+        self.successors.clear();
+        self.persistent.clear();
     }
 }
 
@@ -476,11 +701,7 @@ impl<'a, M: Model> Expander<'a, M> {
         room: &mut impl FnMut(usize) -> bool,
         on_new: &mut impl FnMut(TraceId, &[u8], &M::State),
     ) -> Result<bool, SearchError> {
-        let parent = &mut scratch.current.parent;
-        match parent {
-            Some(parent) => parent.clone_from(state),
-            None => *parent = Some(state.clone()),
-        }
+        scratch.current.set_state(state);
         self.prepare(&mut scratch.current, state_bytes)?;
         let on_new = &mut written_only(on_new);
         self.settle(scratch, state_bytes, trace_id, depth, room, on_new)
@@ -496,11 +717,7 @@ impl<'a, M: Model> Expander<'a, M> {
         scratch: &mut Scratch<'_, M>,
         state_bytes: &[u8],
     ) -> Result<(), SearchError> {
-        let parent = &mut scratch.ahead.parent;
-        match parent {
-            Some(parent) => parent.decode_exact_in_place(state_bytes)?,
-            None => *parent = Some(M::State::decode_exact(state_bytes)?),
-        }
+        scratch.ahead.decode_state(state_bytes)?;
         self.prepare(&mut scratch.ahead, state_bytes)
     }
 
@@ -511,101 +728,19 @@ impl<'a, M: Model> Expander<'a, M> {
     /// fingerprinted nor prefetched: the state was stored before it was
     /// expanded, so its lookup could only say "present".
     fn prepare(&self, batch: &mut Batch<M>, state_bytes: &[u8]) -> Result<(), SearchError> {
-        let Batch {
-            parent,
-            actions,
-            encoded,
-            successors,
-            states,
-            lookups,
-            asleep,
-            slept,
-            keys,
-            ..
-        } = batch;
-        let state = parent
-            .as_ref()
-            .expect("the batch's state is set before it is prepared");
-        actions.clear();
-        encoded.clear();
-        successors.clear();
-        *lookups = 0;
-        let model = self.model;
-        guard_panic(
-            || format!("listing the actions of state {}", describe(model, state)),
-            || model.actions(state, actions),
-        )?;
-        if self.checks.determinism {
-            self.recheck_actions(state, actions)?;
-        }
-        let sleep = self.sleep_sets();
-        match sleep {
-            Some(sleep) => sleep.asleep(Fingerprint::of_bytes(state_bytes), asleep),
-            None => asleep.clear(),
-        }
-        slept.clear();
-        keys.clear();
         // Three passes, each reading what the one before wrote a whole
         // batch earlier: a value read back right after it was written in
         // narrower stores (a successor's fields, then its encoding's bytes)
         // cannot be forwarded from the store buffer and stalls the read
-        // until the stores are done.
-        for (index, action) in actions.iter().enumerate() {
-            let doing = || about_action(model, "taking", action, state);
-            let index = u32::try_from(index).expect("at most u32::MAX actions per state");
-            let key = match sleep {
-                Some(_) => guard_panic(doing, || model.sleep_key(state, action))?,
-                None => None,
-            };
-            if key.is_some_and(|key| asleep.iter().any(|z| z.same_step(&key))) {
-                slept.push(index);
-                continue;
-            }
-            let slot = successors.len();
-            // A partial successor is made whole where it is checked (see
-            // `settle`).
-            let enabled = match states.get_mut(slot) {
-                Some(buffer) => guard_panic(doing, || {
-                    model.next_state_partial_into(state, action, buffer)
-                })?,
-                None => match guard_panic(doing, || model.next_state(state, action))? {
-                    Some(next) => {
-                        states.push(next);
-                        true
-                    }
-                    None => false,
-                },
-            };
-            if enabled {
-                successors.push(Successor {
-                    step: index,
-                    fingerprint: None,
-                    bytes: 0..0,
-                });
-                keys.push(key);
-            }
+        // until the stores are done. A partial successor is made whole
+        // where it is checked (see `settle`).
+        match self.sleep_sets() {
+            Some(sleep) => sleep.asleep(Fingerprint::of_bytes(state_bytes), &mut batch.asleep),
+            None => batch.asleep.clear(),
         }
-        for (successor, next) in successors.iter_mut().zip(states.iter_mut()) {
-            let start = encoded.len();
-            model.encode_successor(state, state_bytes, next, encoded);
-            successor.bytes = start..encoded.len();
-            if self.checks.determinism {
-                // The successor made whole must be the one made again from
-                // scratch, and the partial one's encoding must be its.
-                self.complete(state, next)?;
-                self.recheck_step(state, &actions[successor.step as usize], next)?;
-                check_successor_encoding(next, &encoded[successor.bytes.clone()])?;
-            }
-        }
-        for successor in successors.iter_mut() {
-            let bytes = &encoded[successor.bytes.clone()];
-            if !same_bytes(bytes, state_bytes) {
-                let fingerprint = Fingerprint::of_bytes(bytes);
-                self.table.prefetch(fingerprint);
-                *lookups += 1;
-                successor.fingerprint = Some(fingerprint);
-            }
-        }
+        batch.take_steps(self)?;
+        batch.encode(self, state_bytes)?;
+        batch.fingerprint(self.table, state_bytes);
         Ok(())
     }
 
@@ -631,44 +766,24 @@ impl<'a, M: Model> Expander<'a, M> {
         on_new: &mut impl FnMut(NewLink, &[u8], &M::State),
     ) -> Result<bool, SearchError> {
         let Scratch {
-            current,
+            current: batch,
             writer,
             generated,
             violation,
             tally,
             ..
         } = scratch;
-        let Batch {
-            parent,
-            actions,
-            encoded,
-            successors,
-            states,
-            lookups,
-            persistent,
-            asleep,
-            slept,
-            keys,
-            contribution,
-        } = current;
-        let state = parent.as_ref().expect("a prepared batch has its state");
         let model = self.model;
-        if !room(*lookups) {
+        if !room(batch.lookups) {
             return Ok(false);
         }
         // Every successor is made whole for the step properties; otherwise
         // only the new ones are, by `admit`.
-        let partial_of = if self.properties.has_step_properties() {
-            for next in states.iter_mut().take(successors.len()) {
-                self.complete(state, next)?;
-            }
-            None
-        } else {
-            Some(state)
-        };
-        if self.properties.has_step_properties() {
-            for (successor, next) in successors.iter().zip(states.iter()) {
-                let action = &actions[successor.step as usize];
+        let step_properties = self.properties.has_step_properties();
+        if step_properties {
+            batch.complete_all(self)?;
+            let state = batch.state();
+            for (successor, action, next) in batch.steps() {
                 let doing =
                     || about_action(model, "checking the step properties of", action, state);
                 if let Some(failure) = guard_panic(doing, || {
@@ -690,8 +805,8 @@ impl<'a, M: Model> Expander<'a, M> {
             }
         }
         // A step asleep is enabled: its state is no deadlock.
-        let stuck = successors.is_empty() && slept.is_empty();
-        if stuck && self.checks.deadlock && !self.model.is_terminal(state) {
+        let stuck = batch.successors.is_empty() && batch.slept.is_empty();
+        if stuck && self.checks.deadlock && !self.model.is_terminal(batch.state()) {
             ViolationSite::keep_least(
                 violation,
                 ViolationSite {
@@ -705,35 +820,17 @@ impl<'a, M: Model> Expander<'a, M> {
         }
         let sleep = self.sleep_sets();
         if let Some(sleep) = sleep {
-            sleep.count_skipped(slept.len());
+            sleep.count_skipped(batch.slept.len());
             if self.checks.coverage {
-                for &index in slept.iter() {
-                    tally.enabled(model.action_kind(&actions[index as usize]));
+                for &index in batch.slept.iter() {
+                    tally.enabled(model.action_kind(&batch.actions[index as usize]));
                 }
             }
-            for ((successor, next), key) in
-                successors.iter().zip(states.iter()).zip(keys.iter_mut())
-            {
-                let action = &actions[successor.step as usize];
-                if let Some(named) = *key {
-                    *key = guard_panic(
-                        || about_action(model, "naming what it did:", action, state),
-                        || model.taken_key(state, action, next, named),
-                    )?;
-                }
-            }
+            batch.name_taken_keys(model)?;
         }
         let reduced = match self.reduction {
             Some(Reduction::Persistent(reduction)) => {
-                let steps: Vec<(&M::Action, &M::State)> = successors
-                    .iter()
-                    .zip(states.iter())
-                    .map(|(successor, next)| (&actions[successor.step as usize], next))
-                    .collect();
-                let doing = || format!("naming a persistent set of {}", describe(model, state));
-                guard_panic(doing, || {
-                    reduction.persistent_set(model, state, &steps, persistent)
-                })?
+                batch.name_persistent_set(model, reduction)?
             }
             _ => false,
         };
@@ -742,12 +839,10 @@ impl<'a, M: Model> Expander<'a, M> {
         // `crate::reduction`).
         let mut deeper = false;
         let mut visited = 0;
-        let order = persistent
-            .iter()
-            .copied()
-            .chain((0..successors.len()).filter(|at| persistent.binary_search(at).is_err()));
-        for (rank, at) in order.enumerate() {
-            if reduced && rank == persistent.len() {
+        batch.order_visits();
+        for rank in 0..batch.successors.len() {
+            let at = batch.visited_at(rank);
+            if reduced && rank == batch.persistent.len() {
                 let Some(Reduction::Persistent(reduction)) = self.reduction else {
                     unreachable!("a persistent set comes from the reduction");
                 };
@@ -757,37 +852,44 @@ impl<'a, M: Model> Expander<'a, M> {
                 }
             }
             visited += 1;
-            let successor = &successors[at];
+            let (step, fingerprint) = {
+                let successor = &batch.successors[at];
+                (successor.step, successor.fingerprint)
+            };
             let kind = self
                 .checks
                 .coverage
-                .then(|| model.action_kind(&actions[successor.step as usize]));
+                .then(|| model.action_kind(&batch.actions[step as usize]));
             if let Some(kind) = &kind {
                 tally.enabled(kind.clone());
             }
-            let Some(fingerprint) = successor.fingerprint else {
-                continue; // a stuttering step: `state` itself, stored already
+            let Some(fingerprint) = fingerprint else {
+                continue; // a stuttering step: the state itself, stored already
             };
+            let mut contribution = std::mem::take(&mut batch.contribution);
+            if sleep.is_some() {
+                sleep::contribution(&batch.asleep, &batch.keys, at, &mut contribution);
+            }
+            let (next, bytes, state) = batch.successor_mut(at);
             let mut admit = || {
                 self.admit(
                     writer,
                     violation,
-                    (&mut states[at], partial_of),
-                    &encoded[successor.bytes.clone()],
+                    (next, (!step_properties).then_some(state)),
+                    bytes,
                     fingerprint,
                     Some(trace_id),
-                    successor.step,
+                    step,
                     depth + 1,
                     on_new,
                 )
             };
             let new = match sleep {
-                Some(sleep) => {
-                    sleep::contribution(asleep, keys, at, contribution);
-                    sleep.admit(fingerprint, contribution, admit)?
-                }
-                None => admit()?,
+                Some(sleep) => sleep.admit(fingerprint, &contribution, admit),
+                None => admit(),
             };
+            batch.contribution = contribution;
+            let new = new?;
             if let Some(Reduction::Persistent(reduction)) = self.reduction {
                 if new {
                     reduction.note_new(fingerprint);
@@ -799,8 +901,7 @@ impl<'a, M: Model> Expander<'a, M> {
             }
         }
         *generated += visited;
-        successors.clear();
-        persistent.clear();
+        batch.clear();
         Ok(true)
     }
 }

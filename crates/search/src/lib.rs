@@ -7,6 +7,9 @@
 //! - random walks from a seed ([`Strategy::Simulate`]);
 //! - and [`replay`] of a recorded action sequence ([`ReplayFile`]).
 //!
+//! Each strategy implements one interface in a file of its own
+//! (`strategy.rs` has the interface and the list).
+//!
 //! ```
 //! use cmc_model::{Encode, Model, Property};
 //! use cmc_search::{Checker, Verdict};
@@ -61,8 +64,11 @@ mod round_trip;
 pub mod sealed;
 mod simulate;
 mod sleep;
+mod strategy;
 mod swarm;
 mod time_limit;
+mod view_bfs;
+mod visit;
 
 /// The examples of `docs/rust-models.md`, compiled and run as doctests.
 #[doc = include_str!("../../../docs/rust-models.md")]
@@ -82,9 +88,7 @@ pub use coverage::{Coverage, KindCount};
 pub use dot::{state_graph_dot, DotError};
 pub use expand::same_bytes;
 pub use html::escape_html;
-pub use options::{
-    CheckpointOptions, FrontierWalks, ProgressMode, SearchOptions, Strategy, WalksFrom,
-};
+pub use options::{CheckpointOptions, FrontierWalks, ProgressMode, SearchOptions, WalksFrom};
 pub use outcome::{Outcome, ReductionStats, Stats, Verdict, ViolationKind, WalkStats};
 pub use properties::{Failure, PropertySet};
 pub use render::run_header;
@@ -97,4 +101,5 @@ pub use report::{
     CounterexampleReport, CoverageReport, FieldChangeReport, KindCoverageReport, Report,
     StepReport, WalksReport,
 };
+pub use strategy::{RandomWalks, Strategy};
 pub use time_limit::within_time_limit;

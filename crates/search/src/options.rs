@@ -5,6 +5,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub(crate) use crate::Strategy;
+
 /// Where and how often a breadth-first search saves checkpoints.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckpointOptions {
@@ -17,29 +19,6 @@ pub struct CheckpointOptions {
     /// Whether a new search may delete a checkpoint already in `dir` (else
     /// it refuses the directory).
     pub overwrite: bool,
-}
-
-/// The exploration order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Strategy {
-    /// Breadth-first, level by level: exact counts, shortest counterexamples.
-    Bfs,
-    /// Depth-first from each initial state (one worker), bounded by
-    /// [`SearchOptions::max_depth`] when set. A state first met deep in one
-    /// branch is not re-expanded when met shallower in another, so with a
-    /// depth bound DFS may miss states that BFS with the same bound finds.
-    Dfs,
-    /// `walks` random walks of at most `walk_length` steps; walk `i` is drawn
-    /// from a generator seeded by `(seed, i)`, so a seed gives the same walks
-    /// for every worker count.
-    Simulate {
-        /// Number of walks.
-        walks: u64,
-        /// Most steps per walk.
-        walk_length: u64,
-        /// The seed.
-        seed: u64,
-    },
 }
 
 /// How progress is shown while a search runs.
@@ -301,16 +280,7 @@ impl SearchOptions {
     /// line and a replay file record beside the model and its parameters.
     pub fn verdict_settings(&self) -> Vec<String> {
         let mut settings = Vec::new();
-        if let Strategy::Simulate {
-            walks,
-            walk_length,
-            seed,
-        } = self.strategy
-        {
-            settings.push(format!("walks={walks}"));
-            settings.push(format!("walk-length={walk_length}"));
-            settings.push(format!("seed={seed}"));
-        }
+        self.strategy.describe().verdict_settings(&mut settings);
         if let Some(frontier) = self.frontier_walks {
             settings.push(format!("frontier-walks={}", frontier.walk_length));
             settings.push(format!("frontier-rounds={}", frontier.rounds));
@@ -354,38 +324,17 @@ impl SearchOptions {
     /// What stops a search short of every reachable state other than a
     /// distinct-state budget: random walks, or a depth bound.
     fn depth_bound(&self) -> Option<String> {
-        match (&self.strategy, self.max_depth) {
-            (
-                Strategy::Simulate {
-                    walks, walk_length, ..
-                },
-                _,
-            ) => Some(format!(
-                "{walks} random walk{} of at most {walk_length} step{}",
-                if *walks == 1 { "" } else { "s" },
-                if *walk_length == 1 { "" } else { "s" }
-            )),
-            (_, Some(depth)) => Some(match self.frontier_walks {
-                Some(frontier) => format!(
-                    "depth {depth}, then {} random walk{} of at most {} step{} from each frontier state",
-                    frontier.rounds,
-                    if frontier.rounds == 1 { "" } else { "s" },
-                    frontier.walk_length,
-                    if frontier.walk_length == 1 { "" } else { "s" }
-                ),
-                None => format!("depth {depth}"),
-            }),
-            (_, None) => None,
-        }
+        self.strategy.describe().bound(self)
     }
 
     /// The strategy's name as reports print it.
     pub fn strategy_name(&self) -> &'static str {
-        match self.strategy {
-            Strategy::Bfs => "bfs",
-            Strategy::Dfs => "dfs",
-            Strategy::Simulate { .. } => "simulate",
-        }
+        self.strategy.describe().name()
+    }
+
+    /// Worker threads the strategy runs.
+    pub fn strategy_workers(&self) -> usize {
+        self.strategy.describe().workers(self)
     }
 }
 

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::report::{CoverageReport, WalksReport};
-use crate::{AnyModel, CounterexampleReport, Report, SearchOptions, Strategy};
+use crate::{AnyModel, CounterexampleReport, Report, SearchOptions};
 
 /// The first line of a report: the model, its parameters, the strategy, the
 /// workers and every setting that can change the verdict.
@@ -35,10 +35,7 @@ fn header(
 /// that search will start: what a front end prints before the search starts.
 pub fn run_header(model: &dyn AnyModel, options: &SearchOptions) -> String {
     let params = cmc_model::param_pairs(model.params());
-    let workers = match options.strategy {
-        Strategy::Dfs => 1,
-        _ => options.workers,
-    };
+    let workers = options.strategy_workers();
     header(
         &model.name(),
         &params,

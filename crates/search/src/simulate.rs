@@ -25,6 +25,7 @@ use crate::coverage::KindTally;
 use crate::kind_mix::{shape, KindMix};
 use crate::progress::Progress;
 use crate::properties::{Failure, PropertySet};
+use crate::strategy::{walks_text, Describe, Explore, RandomWalks};
 use crate::swarm::FaultMix;
 use crate::{
     Counterexample, Coverage, Outcome, SearchOptions, Stats, TraceStep, Verdict, WalkStats,
@@ -467,90 +468,103 @@ pub(crate) fn walk_outcome<M: Model>(
     }
 }
 
-/// Runs `walks` random walks of at most `walk_length` steps from `seed`,
-/// from the initial states or from the end of `options.walks_from`.
-pub(crate) fn run<M: Model>(
-    model: &M,
-    options: &SearchOptions,
-    walks: u64,
-    walk_length: u64,
-    seed: u64,
-) -> Outcome<M> {
-    let started = Instant::now();
-    let properties =
-        PropertySet::new(model.properties()).evaluating_twice(options.check_determinism);
-    let workers = options.workers.max(1);
-    let error = |message: String| Outcome {
-        verdict: Verdict::Error { message },
-        stats: Stats {
-            workers,
-            ..Stats::default()
-        },
-        counterexample: None,
-    };
-    let (starts, prefix): (Vec<M::State>, Option<Counterexample<M>>) = match &options.walks_from {
-        Some(from) => match crate::replay(model, &from.file) {
-            Err(problem) => return error(format!("{}: {problem}", from.label)),
-            Ok(replayed) if !replayed.verdict.is_pass() => {
-                // The trace itself already fails: that is the verdict.
-                return replayed;
-            }
-            Ok(replayed) => {
-                let trace = replayed.counterexample.expect("a replay keeps its trace");
-                let last = trace.last_state().expect("a trace has a state").clone();
-                (vec![last], Some(trace))
-            }
-        },
-        None => {
-            let mut initial = Vec::new();
-            model.init_states(&mut initial);
-            (initial, None)
-        }
-    };
-    if starts.is_empty() {
-        return Outcome::without_violation(
-            Vec::new(),
-            Stats {
+impl Describe for RandomWalks {
+    fn name(&self) -> &'static str {
+        "simulate"
+    }
+
+    fn verdict_settings(&self, out: &mut Vec<String>) {
+        out.push(format!("walks={}", self.walks));
+        out.push(format!("walk-length={}", self.walk_length));
+        out.push(format!("seed={}", self.seed));
+    }
+
+    fn bound(&self, _: &SearchOptions) -> Option<String> {
+        Some(walks_text(self.walks, self.walk_length))
+    }
+}
+
+impl Explore for RandomWalks {
+    /// Runs the walks from the initial states, or from the end of
+    /// `options.walks_from`.
+    fn run<M: Model>(&self, model: &M, options: &SearchOptions) -> Outcome<M> {
+        let started = Instant::now();
+        let properties =
+            PropertySet::new(model.properties()).evaluating_twice(options.check_determinism);
+        let workers = options.workers.max(1);
+        let error = |message: String| Outcome {
+            verdict: Verdict::Error { message },
+            stats: Stats {
                 workers,
-                complete: true,
-                wall: started.elapsed(),
                 ..Stats::default()
             },
-        );
-    }
-    let progress = Progress::start(options.progress);
-    let campaign = Campaign {
-        model,
-        properties: &properties,
-        options,
-        walks,
-        walk_length,
-        seed,
-    };
-    let from = match prefix {
-        Some(_) => Starts::Each(&starts),
-        None => Starts::Any(&starts),
-    };
-    let end = campaign.run(from, &progress);
-    drop(progress);
-    let stats = Stats {
-        workers,
-        distinct_states: end.stats.distinct_states,
-        states_generated: end.generated,
-        depth: end.stats.deepest + 1 + prefix.as_ref().map_or(0, |p| p.len() as u64 - 1),
-        wall: started.elapsed(),
-        ..Stats::default()
-    };
-    walk_outcome(model, options, &properties, end, stats, |start| {
-        Ok(match prefix {
-            Some(prefix) => prefix,
-            None => Counterexample {
-                init_index: start,
-                steps: vec![TraceStep {
-                    action: None,
-                    state: starts[start].clone(),
-                }],
+            counterexample: None,
+        };
+        let (starts, prefix): (Vec<M::State>, Option<Counterexample<M>>) = match &options.walks_from
+        {
+            Some(from) => match crate::replay(model, &from.file) {
+                Err(problem) => return error(format!("{}: {problem}", from.label)),
+                Ok(replayed) if !replayed.verdict.is_pass() => {
+                    // The trace itself already fails: that is the verdict.
+                    return replayed;
+                }
+                Ok(replayed) => {
+                    let trace = replayed.counterexample.expect("a replay keeps its trace");
+                    let last = trace.last_state().expect("a trace has a state").clone();
+                    (vec![last], Some(trace))
+                }
             },
+            None => {
+                let mut initial = Vec::new();
+                model.init_states(&mut initial);
+                (initial, None)
+            }
+        };
+        if starts.is_empty() {
+            return Outcome::without_violation(
+                Vec::new(),
+                Stats {
+                    workers,
+                    complete: true,
+                    wall: started.elapsed(),
+                    ..Stats::default()
+                },
+            );
+        }
+        let progress = Progress::start(options.progress);
+        let campaign = Campaign {
+            model,
+            properties: &properties,
+            options,
+            walks: self.walks,
+            walk_length: self.walk_length,
+            seed: self.seed,
+        };
+        let from = match prefix {
+            Some(_) => Starts::Each(&starts),
+            None => Starts::Any(&starts),
+        };
+        let end = campaign.run(from, &progress);
+        drop(progress);
+        let stats = Stats {
+            workers,
+            distinct_states: end.stats.distinct_states,
+            states_generated: end.generated,
+            depth: end.stats.deepest + 1 + prefix.as_ref().map_or(0, |p| p.len() as u64 - 1),
+            wall: started.elapsed(),
+            ..Stats::default()
+        };
+        walk_outcome(model, options, &properties, end, stats, |start| {
+            Ok(match prefix {
+                Some(prefix) => prefix,
+                None => Counterexample {
+                    init_index: start,
+                    steps: vec![TraceStep {
+                        action: None,
+                        state: starts[start].clone(),
+                    }],
+                },
+            })
         })
-    })
+    }
 }

@@ -4,7 +4,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use cmc_model::{Encode, Model, Property};
-use cmc_search::{replay, Checker, ReplayFile, SearchOptions, Strategy, Verdict, ViolationKind};
+use cmc_search::{
+    replay, Checker, RandomWalks, ReplayFile, SearchOptions, Strategy, Verdict, ViolationKind,
+};
 
 /// A walker on a `width` x `height` grid that steps right or up, and may
 /// teleport from the origin to `teleport_to`.
@@ -364,11 +366,11 @@ fn simulation_is_reproducible_from_its_seed_for_any_worker_count() {
         let outcome = Checker::new(grid.clone())
             .options(options(
                 workers,
-                Strategy::Simulate {
+                Strategy::Simulate(RandomWalks {
                     walks: 200,
                     walk_length: 40,
                     seed,
-                },
+                }),
             ))
             .run();
         assert!(matches!(outcome.verdict, Verdict::Violated { .. }));

@@ -3,7 +3,8 @@
 
 use cmc_model::{ActionKind, Encode, Model, Property};
 use cmc_search::{
-    Checker, FrontierWalks, ReplayFile, Report, SearchOptions, Strategy, Verdict, WalksFrom,
+    Checker, FrontierWalks, RandomWalks, ReplayFile, Report, SearchOptions, Strategy, Verdict,
+    WalksFrom,
 };
 
 /// A counter that works up to `limit` while a "fault" that resets nothing
@@ -84,11 +85,11 @@ impl Model for Glitchy {
 
 fn simulate(model: Glitchy, walks: u64, length: u64, swarm: bool, workers: usize) -> Report {
     let options = SearchOptions {
-        strategy: Strategy::Simulate {
+        strategy: Strategy::Simulate(RandomWalks {
             walks,
             walk_length: length,
             seed: 11,
-        },
+        }),
         swarm,
         workers,
         check_deadlock: false,
@@ -184,11 +185,11 @@ fn walks_continue_from_the_end_of_a_trace() {
     );
     let file = ReplayFile::parse(&trace).unwrap();
     let options = |from: Option<WalksFrom>| SearchOptions {
-        strategy: Strategy::Simulate {
+        strategy: Strategy::Simulate(RandomWalks {
             walks: 400,
             walk_length: 12,
             seed: 3,
-        },
+        }),
         walks_from: from,
         check_deadlock: false,
         workers: 2,
@@ -323,11 +324,11 @@ fn exhaustive_coverage_adds_up_to_the_counts_of_the_search() {
 
 #[test]
 fn simulation_coverage_counts_enabled_and_taken_steps() {
-    let strategy = Strategy::Simulate {
+    let strategy = Strategy::Simulate(RandomWalks {
         walks: 50,
         walk_length: 8,
         seed: 4,
-    };
+    });
     let (report, _) = coverage_of(strategy, None);
     let coverage = report.coverage.unwrap();
     let walks = report.walks.unwrap();
@@ -346,11 +347,11 @@ fn simulation_coverage_counts_enabled_and_taken_steps() {
 #[test]
 fn a_full_distinct_state_table_makes_the_count_a_lower_bound_not_a_stop() {
     let options = SearchOptions {
-        strategy: Strategy::Simulate {
+        strategy: Strategy::Simulate(RandomWalks {
             walks: 4,
             walk_length: 4000,
             seed: 2,
-        },
+        }),
         table_capacity: 1024,
         check_deadlock: false,
         workers: 2,

@@ -852,6 +852,20 @@ impl Model for World {
         }
     }
 
+    /// What the protocol decides and the clients saw: each node's core
+    /// bytes and whether it is up, the requests issued and the client
+    /// history. Left out: the messages in flight and what the environment
+    /// keeps for a node (clock, timers, unflushed persists, wake-ups).
+    fn coarse_view(&self, state: &WorldState, out: &mut Vec<u8>) -> bool {
+        for node in &state.nodes {
+            node.core.encode(out);
+            node.crashed.encode(out);
+        }
+        state.issued.encode(out);
+        state.ghost.encode(out);
+        true
+    }
+
     fn describe_state(&self, state: &WorldState) -> StateView {
         let mut view = StateView::new();
         for (node, ns) in state.nodes.iter().enumerate() {
