@@ -602,6 +602,18 @@ fn replay(args: ReplayArgs, catalog: &Catalog) -> Result<Status, String> {
         )),
         _ => in_file(problem),
     };
+    // A trace this build cannot follow: stale if it records a violation
+    // (as `cmc corpus` counts it), else a mismatched file.
+    let not_followed = |problem: cmc_search::ReplayError| match &file.violates {
+        Some(expected) => {
+            eprintln!(
+                "{program}: {}: {problem}: the file says it violates {expected}, but this build no longer follows it: the trace is stale",
+                path.display()
+            );
+            Ok(Status::Stale)
+        }
+        None => Err(in_file(problem.to_string())),
+    };
     let params = trace_params(&file);
     let world_args = world_args_of(&params).map_err(in_file)?;
     if world_args.is_none() && !args.cores.is_empty() {
@@ -623,9 +635,12 @@ fn replay(args: ReplayArgs, catalog: &Catalog) -> Result<Status, String> {
                 .map_err(unknown_here)?;
             file.params =
                 cmc_world::open::relocate_cores(&file.params, &world.params()).map_err(in_file)?;
+            let mut report = match AnyModel::replay(&world, &file) {
+                Ok(report) => report,
+                Err(problem) => return not_followed(problem),
+            };
             let (steps, rows) =
                 cmc_world::report::replay::run_with_chart(&world, &file).map_err(in_file)?;
-            let mut report = AnyModel::replay(&world, &file).map_err(|e| in_file(e.to_string()))?;
             if let Some(path) = &args.report {
                 let titles = cmc_world::report::chart_svg::lifeline_titles(&world);
                 let chart = cmc_world::report::chart_svg::render_svg(&titles, &rows);
@@ -642,7 +657,10 @@ fn replay(args: ReplayArgs, catalog: &Catalog) -> Result<Status, String> {
             let model = catalog
                 .build_named(&file.model, &params)
                 .map_err(unknown_here)?;
-            let report = model.replay(&file).map_err(|e| in_file(e.to_string()))?;
+            let report = match model.replay(&file) {
+                Ok(report) => report,
+                Err(problem) => return not_followed(problem),
+            };
             if let Some(path) = &args.report {
                 write_html_report(path, &report, None)?;
             }
@@ -656,10 +674,11 @@ fn replay(args: ReplayArgs, catalog: &Catalog) -> Result<Status, String> {
                 "{program}: note: the file says it violates {expected}, the replay violated {found}"
             );
         }
-        (Some(expected), None) => {
+        (Some(expected), None) if report.passed() => {
             eprintln!(
-                "{program}: note: the file says it violates {expected}, but the replay found no violation"
+                "{program}: the file says it violates {expected}, but the replay found no violation: the trace is stale (what it recorded is gone, as on a fixed core)"
             );
+            return Ok(Status::Stale);
         }
         _ => {}
     }

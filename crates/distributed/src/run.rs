@@ -86,7 +86,7 @@ pub fn check<M: Model + Send + 'static>(
     let processes = cluster.map_or(1, Cluster::processes);
     let process = cluster.map_or(0, |cluster| cluster.process);
     let checkpoints = match checkpointing(model.as_ref(), options, process, processes)? {
-        Prepared::Ready(checkpoints) => checkpoints,
+        Prepared::Ready(checkpoints) => *checkpoints,
         // Stopped while the checkpoint was read: it is left as it was.
         Prepared::Stopped { dir } => {
             return Ok(DistributedRun {
@@ -185,7 +185,7 @@ pub fn check<M: Model + Send + 'static>(
 /// How the checkpoints of a run were prepared.
 enum Prepared {
     /// The checkpoints asked for (none, a new run's, or the one resumed).
-    Ready(Option<Checkpointing>),
+    Ready(Box<Option<Checkpointing>>),
     /// The interrupt flag stopped the load of the checkpoint in `dir`.
     Stopped { dir: PathBuf },
 }
@@ -200,7 +200,7 @@ fn checkpointing<M: Model>(
     processes: usize,
 ) -> Result<Prepared, DistributedError> {
     let Some(asked) = &options.checkpoint else {
-        return Ok(Prepared::Ready(None));
+        return Ok(Prepared::Ready(Box::new(None)));
     };
     let params = model
         .params()
@@ -234,11 +234,11 @@ fn checkpointing<M: Model>(
     } else {
         None
     };
-    Ok(Prepared::Ready(Some(Checkpointing {
+    Ok(Prepared::Ready(Box::new(Some(Checkpointing {
         store,
         interval: asked.interval,
         resumed,
-    })))
+    }))))
 }
 
 /// Fails on the options this engine does not implement.
