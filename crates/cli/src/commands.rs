@@ -240,7 +240,10 @@ fn check(args: CheckArgs, catalog: &Catalog) -> Result<Status, String> {
         Some(Role::Check) => check_in_child(&args, catalog),
         Some(Role::Explain) => {
             let world = world_of(&args)?.ok_or("the explainer is for Worlds only")?;
-            supervise::explain(&catalog.cores.build_world(&world)?)
+            let world = catalog.cores.build_world(&world)?;
+            let mut options = search_options(&args)?;
+            relocate_walks_from(&mut options, &world.params())?;
+            supervise::explain(&world, &options)
         }
         None => {}
     }
@@ -267,7 +270,8 @@ fn check(args: CheckArgs, catalog: &Catalog) -> Result<Status, String> {
             threads: options.workers,
             interrupt: Some(&interrupt),
         };
-        let code = supervise::check_supervised(&supervision, &replay_path(&args));
+        let code =
+            supervise::check_supervised(&supervision, &replay_path(&args), options.time_limit);
         return Ok(Status::Exit(code));
     }
     let mut out = String::new();
@@ -355,6 +359,19 @@ enum HeaderTo {
     Stderr,
 }
 
+/// Makes the prefix of `options`' walks (`--walks-from`), which may name
+/// this check's core library at another path, name it as `params` do.
+fn relocate_walks_from(
+    options: &mut SearchOptions,
+    params: &[cmc_model::ModelParam],
+) -> Result<(), String> {
+    if let Some(from) = options.walks_from.as_mut() {
+        from.file.params = cmc_world::open::relocate_cores(&from.file.params, params)
+            .map_err(|problem| format!("{}: {problem}", from.label))?;
+    }
+    Ok(())
+}
+
 /// Runs the check in this process, appending what goes to standard output to
 /// `out`; `stop`'s signals interrupt the search gracefully, whatever its
 /// strategy.
@@ -367,11 +384,7 @@ fn check_here(
     out: &mut String,
 ) -> Result<Status, String> {
     let model = open_model(args, catalog)?;
-    if let Some(from) = options.walks_from.as_mut() {
-        // The prefix may name this check's core library at another path.
-        from.file.params = cmc_world::open::relocate_cores(&from.file.params, &model.params())
-            .map_err(|problem| format!("{}: {problem}", from.label))?;
-    }
+    relocate_walks_from(&mut options, &model.params())?;
     // Every strategy stops gracefully at a signal: its report says it was
     // interrupted (exit 3).
     options.interrupt = Some(interrupt_flag(stop)?);
