@@ -648,12 +648,22 @@ fn replay(args: ReplayArgs, catalog: &Catalog) -> Result<Status, String> {
                 .map_err(unknown_here)?;
             file.params =
                 cmc_world::open::relocate_cores(&file.params, &world.params()).map_err(in_file)?;
-            let mut report = match AnyModel::replay(&world, &file) {
-                Ok(report) => report,
-                Err(problem) => return not_followed(problem),
+            // A core's fault on the way is the error to show, whichever
+            // replay met it.
+            let fault_or = |problem: String| match world.fault() {
+                Some(fault) => in_file(format!("the trace ends in a core fault:\n{fault}")),
+                None => in_file(problem),
             };
-            let (steps, rows) =
-                cmc_world::report::replay::run_with_chart(&world, &file).map_err(in_file)?;
+            let (steps, rows) = match cmc_world::report::replay::run_with_chart(&world, &file) {
+                Ok(done) => done,
+                Err(problem) if world.fault().is_some() => return Err(fault_or(problem)),
+                Err(problem) => match AnyModel::replay(&world, &file) {
+                    Err(diverged) if world.fault().is_none() => return not_followed(diverged),
+                    _ => return Err(fault_or(problem)),
+                },
+            };
+            let mut report =
+                AnyModel::replay(&world, &file).map_err(|e| fault_or(e.to_string()))?;
             if let Some(path) = &args.report {
                 let titles = cmc_world::report::chart_svg::lifeline_titles(&world);
                 let chart = cmc_world::report::chart_svg::render_svg(&titles, &rows);

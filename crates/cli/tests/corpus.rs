@@ -249,3 +249,34 @@ fn a_c_core_pin_loads_its_fixed_library_without_the_buggy_ones_digest() {
     let (_, err) = cmc_exiting(&["corpus", "."], dir.path(), 2);
     assert!(err.contains("has changed since it was recorded"), "{err}");
 }
+
+/// The trace of a core's fault (an error code) replays to that fault,
+/// named as the check named it: neither STALE nor "not enabled".
+#[test]
+fn replaying_the_trace_of_a_core_fault_shows_the_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = dir.path().join("liberror.so");
+    compile_c(
+        &["cores/test/misbehave.c"],
+        &["-DERROR_CODE", "-O2", "-shared", "-fPIC"],
+        &core,
+    );
+    let core = core.to_str().unwrap();
+    let check = [
+        "check",
+        "--core",
+        core,
+        "--nodes",
+        "2",
+        "requests=1",
+        "--replay-out",
+        "fault.cmc",
+    ];
+    let (_, err) = cmc_exiting(&check, dir.path(), 2);
+    assert!(err.contains("CORE ERROR"), "{err}");
+    let (_, err) = cmc_exiting(&["replay", "fault.cmc"], dir.path(), 2);
+    assert!(
+        err.contains("the trace ends in a core fault:\nCORE ERROR: the step returned error code 7"),
+        "{err}"
+    );
+}

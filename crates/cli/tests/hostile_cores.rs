@@ -501,7 +501,10 @@ fn a_core_that_exits_deep_in_a_random_walk_is_reported_with_the_walks_trace() {
         assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
         assert!(stderr.contains("exit code 0 inside a step"), "{stderr}");
         assert!(stderr.contains("-> n2\n"), "seed {seed}: {stderr}");
-        assert!(stderr.contains("step(s) to the faulting step"), "{stderr}");
+        assert!(
+            stderr.contains("step(s) to the faulting step (random walk "),
+            "{stderr}"
+        );
         let trace = std::fs::read_to_string(dir.path().join("fault.cmc")).unwrap();
         let requests = trace.lines().filter(|line| line.contains("-> n2")).count();
         assert_eq!(requests, 15, "seed {seed}: {trace}");

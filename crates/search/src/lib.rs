@@ -96,4 +96,5 @@ pub use report::{
     CounterexampleReport, CoverageReport, FieldChangeReport, KindCoverageReport, Report,
     StepReport, WalksReport,
 };
+pub use simulate::current_walk;
 pub use time_limit::within_time_limit;

@@ -74,7 +74,7 @@ fn supervised(core: &str) -> (Fault, ReplayFile) {
         event: String::new(),
         pre_state: slot.pre_state,
     };
-    let options = explainer_options(&cmc_search::SearchOptions::default(), None);
+    let options = explainer_options(&cmc_search::SearchOptions::default(), None, None);
     let replay = path_to_fault(&world, &fault, &options).unwrap();
     (fault, replay)
 }
@@ -112,7 +112,7 @@ fn a_hanging_core_is_killed_and_named() {
 
 #[test]
 fn a_recorded_fault_comes_back_with_its_event() {
-    let Ended::Message(Message::Fault { fault, action }) = run_child("liberror_code.so") else {
+    let Ended::Message(Message::Fault { fault, action, .. }) = run_child("liberror_code.so") else {
         panic!("the child sent no fault")
     };
     assert_eq!(
@@ -212,7 +212,7 @@ fn a_fault_met_by_random_walks_is_explained_by_the_walk_that_met_it() {
             ..cmc_search::SearchOptions::default()
         };
         let fault = deep_fault(&walks);
-        let options = explainer_options(&walks, Some(Duration::from_secs(20)));
+        let options = explainer_options(&walks, Some(Duration::from_secs(20)), None);
         let file = path_to_fault(&deep_fault_world(), &fault, &options).unwrap();
         let (_, last) = file.actions.last().unwrap();
         assert_eq!(last, &fault.action);
@@ -243,6 +243,7 @@ fn the_search_for_a_faults_path_stops_at_the_time_limit_and_says_so() {
     let bfs = explainer_options(
         &cmc_search::SearchOptions::default(),
         Some(Duration::from_millis(200)),
+        None,
     );
     let started = std::time::Instant::now();
     let problem = path_to_fault(&deep_fault_world(), &fault, &bfs).unwrap_err();

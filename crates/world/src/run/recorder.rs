@@ -50,6 +50,9 @@ const STATE_SUM: usize = 136;
 /// then (another thread's exit or crash) leaves it half written, which is
 /// no sign of a wild write.
 const WRITING: usize = 144;
+/// 1 + the number of the random walk whose step the slot records (0: none;
+/// see [`cmc_search::current_walk`]).
+const WALK: usize = 152;
 /// In the lengths word: the head holds a call's text, not a step's action.
 const TEXT_FLAG: u64 = 1 << 48;
 const TEXT_MAX: usize = 512;
@@ -213,6 +216,8 @@ pub struct SlotRecord {
     pub text: String,
     /// The last event handed to a core in the current step, with its node.
     pub event: Option<(u32, Event)>,
+    /// The number of the random walk the step was part of, if any.
+    pub walk: Option<u64>,
 }
 
 impl Recorder {
@@ -459,6 +464,8 @@ impl Recorder {
 
     /// Writes a step's action and lengths into `slot` and marks it inside the step.
     fn record_step(&self, slot: usize, state_len: u32, action: &[u8]) {
+        let walk = cmc_search::current_walk().map_or(0, |walk| walk.saturating_add(1));
+        self.word(slot + WALK).store(walk, Ordering::Relaxed);
         let action_len = self.write(slot + SLOT_HEAD, action, TEXT_MAX);
         self.word(slot + 16).store(
             state_len as u64 | (action_len as u64) << 32,
@@ -667,6 +674,10 @@ impl Recorder {
                 String::from_utf8_lossy(&head).into_owned()
             },
             event,
+            walk: self
+                .word(slot + WALK)
+                .load(Ordering::Acquire)
+                .checked_sub(1),
         }
     }
 }

@@ -333,6 +333,8 @@ struct Question {
     event: Option<(u32, Vec<u8>)>,
     /// What the check's `--time-limit` left, in milliseconds (`None`: no limit).
     time_left_ms: Option<u64>,
+    /// The number of the random walk the step was part of, if any.
+    walk: Option<u64>,
 }
 
 impl Question {
@@ -342,18 +344,26 @@ impl Question {
             self.action.clone(),
             self.event.clone(),
             self.time_left_ms,
+            self.walk,
         )
             .to_bytes()
     }
 
     fn from_bytes(bytes: &[u8]) -> Option<Question> {
-        let (pre_state, action, event, time_left_ms) =
-            <(Vec<u8>, Vec<u8>, Option<(u32, Vec<u8>)>, Option<u64>)>::decode_exact(bytes).ok()?;
+        type Parts = (
+            Vec<u8>,
+            Vec<u8>,
+            Option<(u32, Vec<u8>)>,
+            Option<u64>,
+            Option<u64>,
+        );
+        let (pre_state, action, event, time_left_ms, walk) = Parts::decode_exact(bytes).ok()?;
         Some(Question {
             pre_state,
             action,
             event,
             time_left_ms,
+            walk,
         })
     }
 }
@@ -399,7 +409,7 @@ pub fn explain(world: &World, check: &SearchOptions) -> ! {
         ))
     });
     let time_left = question.time_left_ms.map(Duration::from_millis);
-    let options = explainer_options(check, time_left);
+    let options = explainer_options(check, time_left, question.walk);
     let replay =
         path_to(world, &question.pre_state, &action_text, &options).map(|file| file.to_text());
     send_and_exit(&Message::Explained {
@@ -471,13 +481,18 @@ fn run_supervised(
             }
             return code;
         }
-        Ok(Ended::Message(Message::Fault { fault, action })) => {
+        Ok(Ended::Message(Message::Fault {
+            fault,
+            action,
+            walk,
+        })) => {
             // A fault outside any step (e.g. in a property) has no step to replay.
             let question = (fault.in_step() && replay_path.is_some()).then(|| Question {
                 pre_state: fault.pre_state.clone(),
                 action,
                 event: None,
                 time_left_ms: None,
+                walk,
             });
             (fault, question)
         }
@@ -507,7 +522,7 @@ fn run_supervised(
     let mut fault = fault;
     let explained = question
         .map(|question| explain_fault(rerun, &mut fault, question, time_left_ms, supervision));
-    if let Some(Ok((action, event, _))) = &explained {
+    if let Some(Ok((action, event, _, _))) = &explained {
         // A death is known only by the recorder's raw action; the explainer names it.
         if fault.action.starts_with('?') {
             fault.action = action.clone();
@@ -519,17 +534,20 @@ fn run_supervised(
     eprint!("{fault}");
     match explained {
         None => {}
-        Some(Err(problem)) | Some(Ok((_, _, Err(problem)))) => {
+        Some(Err(problem)) | Some(Ok((_, _, Err(problem), _))) => {
             eprintln!("  no replay file: {problem}")
         }
-        Some(Ok((_, _, Ok(text)))) => {
+        Some(Ok((_, _, Ok(text), walk))) => {
             let replay_path = replay_path.expect("only a check's fault is explained");
             let steps = ReplayFile::parse(&text).map_or(0, |file| file.actions.len());
             match std::fs::write(replay_path, text) {
                 Ok(()) => eprintln!(
-                    "  trace: {steps} step(s) to the faulting step, written to {path}\n  \
+                    "  trace: {steps} step(s) to the faulting step{found}, written to {path}\n  \
                      reproduce: cmc replay {path} (under gdb: gdb --args cmc replay {path})",
-                    path = replay_path.display()
+                    path = replay_path.display(),
+                    found = walk.map_or_else(String::new, |walk| format!(
+                        " (random walk {walk}, taken again alone)"
+                    )),
                 ),
                 Err(e) => eprintln!(
                     "  cannot write the replay file {}: {e}",
@@ -600,6 +618,7 @@ fn fault_of_death(kind: FaultKind, slot: Option<SlotRecord>) -> (Fault, Option<Q
                     .event
                     .map(|(node, event)| (node, bytemuck::bytes_of(&event).to_vec())),
                 time_left_ms: None,
+                walk: slot.walk,
             };
             let fault = Fault {
                 kind,
@@ -653,7 +672,7 @@ fn explain_fault(
     question: Question,
     time_left_ms: impl Fn() -> Option<u64>,
     supervision: &Supervision<'_>,
-) -> Result<(String, String, Result<String, String>), String> {
+) -> Result<(String, String, Result<String, String>, Option<u64>), String> {
     let mut question = question;
     for _ in 0..2 {
         let asked = Question {
@@ -665,7 +684,7 @@ fn explain_fault(
                 action,
                 event,
                 replay,
-            } => return Ok((action, event, replay)),
+            } => return Ok((action, event, replay, question.walk)),
             Explained::FirstFault {
                 fault: first,
                 question: next,
@@ -717,12 +736,17 @@ fn ask_explainer(
             event,
             replay,
         }),
-        Ended::Message(Message::Fault { fault, action }) if fault.in_step() => {
+        Ended::Message(Message::Fault {
+            fault,
+            action,
+            walk,
+        }) if fault.in_step() => {
             let question = Question {
                 pre_state: fault.pre_state.clone(),
                 action,
                 event: None,
                 time_left_ms: None,
+                walk,
             };
             Ok(Explained::FirstFault { fault, question })
         }
@@ -799,14 +823,23 @@ impl Model for Reach<'_> {
 /// (`--simulate`, and walks from a bounded search's frontier) are run again
 /// as the check ran them, with the same seed, walk numbers, lengths, mixes
 /// and starts: each walk draws the same choices, so the walk that faulted
-/// reaches its pre-state again, and no search of the whole space is needed.
-/// A fault of a complete search is found again by breadth-first search (a
-/// shortest path, among states that search expanded before the fault).
-pub fn explainer_options(check: &SearchOptions, time_left: Option<Duration>) -> SearchOptions {
+/// reaches its pre-state again, and no search of the whole space is needed;
+/// when the fault names its walk (`walk`, see [`cmc_search::current_walk`]),
+/// that walk alone is run. A fault of a complete search is found again by
+/// breadth-first search (a shortest path, among states that search
+/// expanded before the fault).
+pub fn explainer_options(
+    check: &SearchOptions,
+    time_left: Option<Duration>,
+    walk: Option<u64>,
+) -> SearchOptions {
     let walks = matches!(check.strategy, Strategy::Simulate { .. })
         || (check.strategy == Strategy::Bfs && check.frontier_walks.is_some());
     let search = if walks {
-        check.clone()
+        SearchOptions {
+            only_walk: walk,
+            ..check.clone()
+        }
     } else {
         SearchOptions {
             strategy: Strategy::Bfs,
@@ -864,7 +897,7 @@ pub fn explainer_options(check: &SearchOptions, time_left: Option<Duration>) -> 
 /// let checker = Checker::new(world()).workers(1);
 /// checker.run();
 /// let fault = checker.model().fault().expect("the second request fails");
-/// let options = explainer_options(checker.search_options(), None);
+/// let options = explainer_options(checker.search_options(), None, None);
 /// let file = path_to_fault(&world(), &fault, &options)?;
 /// let actions: Vec<&str> = file.actions.iter().map(|(_, action)| action.as_str()).collect();
 /// assert_eq!(actions, ["CLIENT r0 -> n0", "CLIENT r1 -> n0"]);
