@@ -522,7 +522,7 @@ fn run_supervised(
     let mut fault = fault;
     let explained = question
         .map(|question| explain_fault(rerun, &mut fault, question, time_left_ms, supervision));
-    if let Some(Ok((action, event, _, _))) = &explained {
+    if let Some(Ok(Explanation { action, event, .. })) = &explained {
         // A death is known only by the recorder's raw action; the explainer names it.
         if fault.action.starts_with('?') {
             fault.action = action.clone();
@@ -534,10 +534,18 @@ fn run_supervised(
     eprint!("{fault}");
     match explained {
         None => {}
-        Some(Err(problem)) | Some(Ok((_, _, Err(problem), _))) => {
+        Some(Err(problem))
+        | Some(Ok(Explanation {
+            replay: Err(problem),
+            ..
+        })) => {
             eprintln!("  no replay file: {problem}")
         }
-        Some(Ok((_, _, Ok(text), walk))) => {
+        Some(Ok(Explanation {
+            replay: Ok(text),
+            walk,
+            ..
+        })) => {
             let replay_path = replay_path.expect("only a check's fault is explained");
             let steps = ReplayFile::parse(&text).map_or(0, |file| file.actions.len());
             match std::fs::write(replay_path, text) {
@@ -662,6 +670,18 @@ enum Explained {
     FirstFault { fault: Fault, question: Question },
 }
 
+/// The explainer's answer about the fault reported.
+struct Explanation {
+    /// The faulting action as text.
+    action: String,
+    /// The faulting event as text (empty if unknown).
+    event: String,
+    /// The replay file's text, or why there is none.
+    replay: Result<String, String>,
+    /// The random walk taken again to find the path, if one was.
+    walk: Option<u64>,
+}
+
 /// Asks the explainer about `question` (see [`ask_explainer`]). When
 /// another step faults first on its way, that fault is the one reported:
 /// it is the first in the explainer's deterministic order, so a second
@@ -672,7 +692,7 @@ fn explain_fault(
     question: Question,
     time_left_ms: impl Fn() -> Option<u64>,
     supervision: &Supervision<'_>,
-) -> Result<(String, String, Result<String, String>, Option<u64>), String> {
+) -> Result<Explanation, String> {
     let mut question = question;
     for _ in 0..2 {
         let asked = Question {
@@ -684,7 +704,14 @@ fn explain_fault(
                 action,
                 event,
                 replay,
-            } => return Ok((action, event, replay, question.walk)),
+            } => {
+                return Ok(Explanation {
+                    action,
+                    event,
+                    replay,
+                    walk: question.walk,
+                })
+            }
             Explained::FirstFault {
                 fault: first,
                 question: next,
