@@ -2,7 +2,8 @@
 # The long fuzzing run of the cmc front end (the CI test runs 10^4 inputs):
 # mutated replay files, command lines, glue logs, gate files, corpus
 # manifests and checkpoint manifests through `cmc_cli::run` in-process, each
-# of which must end with exit code 0, 1 or 2, without a panic or a hang.
+# of which must end with exit code 0, 1 or 2 (or 4: a stale replay file),
+# without a panic or a hang.
 #
 #   scripts/fuzz.sh [INPUTS] [SEED]     # default 1000000 inputs, seed 7
 #

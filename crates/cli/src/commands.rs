@@ -243,7 +243,10 @@ fn check(args: CheckArgs, catalog: &Catalog) -> Result<Status, String> {
         Some(Role::Check) => check_in_child(&args, catalog),
         Some(Role::Explain) => {
             let world = world_of(&args)?.ok_or("the explainer is for Worlds only")?;
-            supervise::explain(&catalog.cores.build_world(&world)?)
+            let world = catalog.cores.build_world(&world)?;
+            let mut options = search_options(&args)?;
+            relocate_walks_from(&mut options, &world.params())?;
+            supervise::explain(&world, &options)
         }
         None => {}
     }
@@ -270,7 +273,8 @@ fn check(args: CheckArgs, catalog: &Catalog) -> Result<Status, String> {
             threads: options.workers,
             interrupt: Some(&interrupt),
         };
-        let code = supervise::check_supervised(&supervision, &replay_path(&args));
+        let code =
+            supervise::check_supervised(&supervision, &replay_path(&args), options.time_limit);
         return Ok(Status::Exit(code));
     }
     let mut out = String::new();
@@ -358,6 +362,19 @@ enum HeaderTo {
     Stderr,
 }
 
+/// Makes the prefix of `options`' walks (`--walks-from`), which may name
+/// this check's core library at another path, name it as `params` do.
+fn relocate_walks_from(
+    options: &mut SearchOptions,
+    params: &[cmc_model::ModelParam],
+) -> Result<(), String> {
+    if let Some(from) = options.walks_from.as_mut() {
+        from.file.params = cmc_world::world_args::relocate_cores(&from.file.params, params)
+            .map_err(|problem| format!("{}: {problem}", from.label))?;
+    }
+    Ok(())
+}
+
 /// Runs the check in this process, appending what goes to standard output to
 /// `out`; `stop`'s signals interrupt the search gracefully, whatever its
 /// strategy.
@@ -370,12 +387,7 @@ fn check_here(
     out: &mut String,
 ) -> Result<Status, String> {
     let model = open_model(args, catalog)?;
-    if let Some(from) = options.walks_from.as_mut() {
-        // The prefix may name this check's core library at another path.
-        from.file.params =
-            cmc_world::world_args::relocate_cores(&from.file.params, &model.params())
-                .map_err(|problem| format!("{}: {problem}", from.label))?;
-    }
+    relocate_walks_from(&mut options, &model.params())?;
     // Every strategy stops gracefully at a signal: its report says it was
     // interrupted (exit 3).
     options.interrupt = Some(interrupt_flag(stop)?);
@@ -608,6 +620,18 @@ fn replay(args: ReplayArgs, catalog: &Catalog) -> Result<Status, String> {
         )),
         _ => in_file(problem),
     };
+    // A trace this build cannot follow: stale if it records a violation
+    // (as `cmc corpus` counts it), else a mismatched file.
+    let not_followed = |problem: cmc_search::ReplayError| match &file.violates {
+        Some(expected) => {
+            eprintln!(
+                "{program}: {}: {problem}: the file says it violates {expected}, but this build no longer follows it: the trace is stale",
+                path.display()
+            );
+            Ok(Status::Stale)
+        }
+        None => Err(in_file(problem.to_string())),
+    };
     let params = trace_params(&file);
     let world_args = world_args_of(&params).map_err(in_file)?;
     if world_args.is_none() && !args.cores.is_empty() {
@@ -627,11 +651,24 @@ fn replay(args: ReplayArgs, catalog: &Catalog) -> Result<Status, String> {
                 .cores
                 .build_world(&world_args)
                 .map_err(unknown_here)?;
-            file.params = cmc_world::world_args::relocate_cores(&file.params, &world.params())
-                .map_err(in_file)?;
-            let (steps, rows) =
-                cmc_world::report::replay::run_with_chart(&world, &file).map_err(in_file)?;
-            let mut report = AnyModel::replay(&world, &file).map_err(|e| in_file(e.to_string()))?;
+            file.params =
+                cmc_world::world_args::relocate_cores(&file.params, &world.params()).map_err(in_file)?;
+            // A core's fault on the way is the error to show, whichever
+            // replay met it.
+            let fault_or = |problem: String| match world.fault() {
+                Some(fault) => in_file(format!("the trace ends in a core fault:\n{fault}")),
+                None => in_file(problem),
+            };
+            let (steps, rows) = match cmc_world::report::replay::run_with_chart(&world, &file) {
+                Ok(done) => done,
+                Err(problem) if world.fault().is_some() => return Err(fault_or(problem)),
+                Err(problem) => match AnyModel::replay(&world, &file) {
+                    Err(diverged) if world.fault().is_none() => return not_followed(diverged),
+                    _ => return Err(fault_or(problem)),
+                },
+            };
+            let mut report =
+                AnyModel::replay(&world, &file).map_err(|e| fault_or(e.to_string()))?;
             if let Some(path) = &args.report {
                 let titles = cmc_world::report::chart_svg::lifeline_titles(&world);
                 let chart = cmc_world::report::chart_svg::render_svg(&titles, &rows);
@@ -648,7 +685,10 @@ fn replay(args: ReplayArgs, catalog: &Catalog) -> Result<Status, String> {
             let model = catalog
                 .build_named(&file.model, &params)
                 .map_err(unknown_here)?;
-            let report = model.replay(&file).map_err(|e| in_file(e.to_string()))?;
+            let report = match model.replay(&file) {
+                Ok(report) => report,
+                Err(problem) => return not_followed(problem),
+            };
             if let Some(path) = &args.report {
                 write_html_report(path, &report, None)?;
             }
@@ -662,10 +702,11 @@ fn replay(args: ReplayArgs, catalog: &Catalog) -> Result<Status, String> {
                 "{program}: note: the file says it violates {expected}, the replay violated {found}"
             );
         }
-        (Some(expected), None) => {
+        (Some(expected), None) if report.passed() => {
             eprintln!(
-                "{program}: note: the file says it violates {expected}, but the replay found no violation"
+                "{program}: the file says it violates {expected}, but the replay found no violation: the trace is stale (what it recorded is gone, as on a fixed core)"
             );
+            return Ok(Status::Stale);
         }
         _ => {}
     }

@@ -93,7 +93,7 @@ fn run_corpus(dir: &Path, catalog: &Catalog, out: &mut String) -> Result<Status,
             manifest_path.display()
         ));
     }
-    let mut failed = 0usize;
+    let (mut stale, mut regressed) = (0usize, 0usize);
     let _ = writeln!(
         out,
         "corpus {}: {} pinned trace{}",
@@ -103,8 +103,10 @@ fn run_corpus(dir: &Path, catalog: &Catalog, out: &mut String) -> Result<Status,
     );
     for pin in &manifest.pin {
         let (verdict, detail) = run_pin(dir, catalog, pin)?;
-        if verdict != PinVerdict::Reproduces {
-            failed += 1;
+        match verdict {
+            PinVerdict::Reproduces => {}
+            PinVerdict::Stale => stale += 1,
+            PinVerdict::Regression => regressed += 1,
         }
         let _ = writeln!(out, "{} {}: {detail}", verdict.word(), pin.trace.display());
     }
@@ -116,16 +118,21 @@ fn run_corpus(dir: &Path, catalog: &Catalog, out: &mut String) -> Result<Status,
             unpinned.display()
         );
     }
-    if failed == 0 {
+    if stale + regressed == 0 {
         let _ = writeln!(
             out,
             "corpus: every pin reproduces on its buggy build and passes on its fixed one"
         );
-        Ok(Status::Pass)
-    } else {
-        let _ = writeln!(out, "corpus: {failed} pin(s) stale or regressed");
-        Ok(Status::Fail)
+        return Ok(Status::Pass);
     }
+    let _ = writeln!(out, "corpus: {stale} pin(s) stale, {regressed} regressed");
+    // A regression is a property failing on a fixed build: it outranks a pin
+    // that no longer guards anything.
+    Ok(if regressed > 0 {
+        Status::Fail
+    } else {
+        Status::Stale
+    })
 }
 
 /// The `.cmc-trace` files of `dir` that `pinned` leaves out.

@@ -32,7 +32,7 @@ pub use catalog::ModelEntry;
 pub use cmc_models::params::Params;
 pub use cmc_world::catalog::CoreEntry;
 pub use front_end::Cli;
-pub use status::{EXIT_FAIL, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_PASS, EXIT_USAGE};
+pub use status::{EXIT_FAIL, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_PASS, EXIT_STALE, EXIT_USAGE};
 
 /// Runs the `cmc` command line `args` (the program's name first, as in
 /// [`std::env::args_os`]) over the bundled models and cores

@@ -49,10 +49,71 @@ fn a_pin_that_no_longer_fails_on_its_buggy_build_is_stale() {
     // The "buggy" build is the fixed core: the trace no longer shows the bug.
     let dir = tempfile::tempdir().unwrap();
     one_pin(dir.path(), "rust:paxos", "rust:paxos");
-    let (out, _) = cmc_exiting(&["corpus", "."], dir.path(), 1);
+    let (out, _) = cmc_exiting(&["corpus", "."], dir.path(), 4);
     assert!(out.contains("STALE pin.cmc-trace"), "{out}");
     assert!(out.contains("no longer guards anything"), "{out}");
-    assert!(out.contains("1 pin(s) stale or regressed"), "{out}");
+    assert!(out.contains("1 pin(s) stale, 0 regressed"), "{out}");
+}
+
+/// `cmc replay` of a trace that no longer shows the violation it records
+/// ends as the corpus counts it: STALE, exit 4, whether the trace now runs
+/// to its end without the violation or cannot be followed any more.
+#[test]
+fn replaying_a_trace_that_no_longer_violates_its_property_is_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, err) = cmc_exiting(
+        &["check", "die-hard", "INVARIANTS=TypeOK,NotSolved"],
+        dir.path(),
+        1,
+    );
+    assert!(err.is_empty(), "{err}");
+    let trace = std::fs::read_to_string(dir.path().join("die-hard.cmc-trace")).unwrap();
+    // One step short of the solution, as if the puzzle had been fixed.
+    let short = trace.replace("action BigToSmall\nend\n", "end\n");
+    assert_ne!(short, trace);
+    std::fs::write(dir.path().join("short.cmc-trace"), &short).unwrap();
+    let (_, err) = cmc_exiting(&["replay", "short.cmc-trace"], dir.path(), 4);
+    assert!(
+        err.contains(
+            "says it violates NotSolved, but the replay found no violation: the trace is stale"
+        ),
+        "{err}"
+    );
+    // The same steps with no `violates` line claim nothing: they pass; the
+    // whole trace still violates its property (exit 1).
+    let unclaimed = short.replace("violates NotSolved\n", "");
+    std::fs::write(dir.path().join("short.cmc-trace"), unclaimed).unwrap();
+    cmc_exiting(&["replay", "short.cmc-trace"], dir.path(), 0);
+    cmc_exiting(&["replay", "die-hard.cmc-trace"], dir.path(), 1);
+    // Paxos bug 4's trace on the fixed core leaves the trace at line 41.
+    one_pin(dir.path(), "rust:paxos", "rust:paxos");
+    let (_, err) = cmc_exiting(&["replay", "pin.cmc-trace"], dir.path(), 4);
+    assert!(
+        err.contains("says it violates AtMostOneChosen, but this build no longer follows it: the trace is stale"),
+        "{err}"
+    );
+    assert!(err.contains("line 41: action"), "{err}");
+}
+
+/// A corpus with a stale pin and a regression fails as the regression does.
+#[test]
+fn a_regression_outranks_a_stale_pin() {
+    let dir = tempfile::tempdir().unwrap();
+    one_pin(dir.path(), "rust:paxos-bug4", "rust:paxos-bug4");
+    let regressed = std::fs::read_to_string(dir.path().join("pin.cmc-trace")).unwrap();
+    std::fs::write(
+        dir.path().join("stale.cmc-trace"),
+        regressed.replace("param core=rust:paxos-bug4", "param core=rust:paxos"),
+    )
+    .unwrap();
+    let manifest = std::fs::read_to_string(dir.path().join("corpus.toml")).unwrap();
+    std::fs::write(
+        dir.path().join("corpus.toml"),
+        format!("{manifest}[[pin]]\ntrace = \"stale.cmc-trace\"\nfixed = [\"core=rust:paxos\"]\n"),
+    )
+    .unwrap();
+    let (out, _) = cmc_exiting(&["corpus", "."], dir.path(), 1);
+    assert!(out.contains("1 pin(s) stale, 1 regressed"), "{out}");
 }
 
 #[test]
@@ -187,4 +248,35 @@ fn a_c_core_pin_loads_its_fixed_library_without_the_buggy_ones_digest() {
     );
     let (_, err) = cmc_exiting(&["corpus", "."], dir.path(), 2);
     assert!(err.contains("has changed since it was recorded"), "{err}");
+}
+
+/// The trace of a core's fault (an error code) replays to that fault,
+/// named as the check named it: neither STALE nor "not enabled".
+#[test]
+fn replaying_the_trace_of_a_core_fault_shows_the_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = dir.path().join("liberror.so");
+    compile_c(
+        &["cores/test/misbehave.c"],
+        &["-DERROR_CODE", "-O2", "-shared", "-fPIC"],
+        &core,
+    );
+    let core = core.to_str().unwrap();
+    let check = [
+        "check",
+        "--core",
+        core,
+        "--nodes",
+        "2",
+        "requests=1",
+        "--replay-out",
+        "fault.cmc",
+    ];
+    let (_, err) = cmc_exiting(&check, dir.path(), 2);
+    assert!(err.contains("CORE ERROR"), "{err}");
+    let (_, err) = cmc_exiting(&["replay", "fault.cmc"], dir.path(), 2);
+    assert!(
+        err.contains("the trace ends in a core fault:\nCORE ERROR: the step returned error code 7"),
+        "{err}"
+    );
 }

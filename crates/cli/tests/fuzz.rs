@@ -4,7 +4,8 @@
 //! names no core), corpus manifests (`cmc corpus`) and checkpoint manifests
 //! of both engines (`cmc check --resume`, half of them re-sealed so that the
 //! edit reaches the checks behind the seal), mutated by truncation, byte flips, huge
-//! numbers, unknown keywords, long lines and invalid UTF-8. Every input must end with exit code 0, 1 or 2, without a
+//! numbers, unknown keywords, long lines and invalid UTF-8. Every input must end with exit code 0, 1 or 2 (or 4:
+//! a replay file whose `violates` line no longer holds is stale), without a
 //! panic (on any thread), a signal or a hang.
 //!
 //! Most inputs run in-process through [`cmc_cli::run`] (fast enough for
@@ -369,7 +370,7 @@ fn panics() -> &'static Mutex<Vec<String>> {
 #[derive(Debug, Default)]
 struct Figures {
     inputs: u64,
-    by_exit_code: [u64; 4],
+    by_exit_code: [u64; 5],
     failures: Vec<String>,
 }
 
@@ -509,7 +510,7 @@ fn fuzz_in_process(seed: u64, count: u64, dir: &Path) -> Figures {
         let panicked = panics().lock().unwrap().get(panics_before).cloned();
         match (code, panicked) {
             (_, Some(panic)) => figures.failures.push(format!("{panic} for {args:?}")),
-            (Ok(code @ 0..=2), None) => figures.by_exit_code[code as usize] += 1,
+            (Ok(code @ (0..=2 | 4)), None) => figures.by_exit_code[code as usize] += 1,
             (Ok(code), None) => figures
                 .failures
                 .push(format!("exit code {code} for {args:?}")),
@@ -733,12 +734,13 @@ fn fuzz_long() {
     let figures = fuzz_in_process(seed, count, dir.path());
     let _ = writeln!(
         report,
-        "fuzz: seed {seed}: {} inputs in {:.1} s; exit codes 0/1/2: {}/{}/{}; failures: {}",
+        "fuzz: seed {seed}: {} inputs in {:.1} s; exit codes 0/1/2/4: {}/{}/{}/{}; failures: {}",
         figures.inputs,
         started.elapsed().as_secs_f64(),
         figures.by_exit_code[0],
         figures.by_exit_code[1],
         figures.by_exit_code[2],
+        figures.by_exit_code[4],
         figures.failures.len()
     );
     for failure in figures.failures.iter().take(20) {
@@ -748,7 +750,7 @@ fn fuzz_long() {
 }
 
 /// Runs the `cmc` binary on `args` in `dir`; an error text if it ends other
-/// than with 0, 1 or 2 and no panic text, or runs longer than `limit`.
+/// than with 0, 1, 2 or 4 (stale) and no panic text, or runs longer than `limit`.
 fn spawned_failure(args: &[OsString], dir: &Path, limit: Duration) -> Option<String> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_cmc"))
         .args(&args[1..])
@@ -779,7 +781,7 @@ fn spawned_failure(args: &[OsString], dir: &Path, limit: Duration) -> Option<Str
     let stderr = reader.join().unwrap();
     match (status.code(), status.signal()) {
         (_, Some(signal)) => Some(format!("signal {signal} for {args:?}: {stderr}")),
-        (Some(0..=2), _) if !stderr.contains("panicked") => None,
+        (Some(0..=2 | 4), _) if !stderr.contains("panicked") => None,
         (code, _) => Some(format!("exit code {code:?} for {args:?}: {stderr}")),
     }
 }

@@ -459,3 +459,58 @@ fn a_replay_file_that_cannot_be_written_does_not_hide_the_violation() {
         "{stderr}"
     );
 }
+
+/// A core that exits deep in a random walk (its third node's fifteenth
+/// request, reached by 30-step walks but by no breadth-first search in
+/// time): the path to the faulting step is the walks' own, found again from
+/// their seed, well within the check's time limit; it replays to the exit.
+/// With two workers, the other worker is anywhere when the process ends
+/// (even half way through writing its slot of the flight recorder): the
+/// exiting thread is the one blamed, whatever the seed.
+#[test]
+fn a_core_that_exits_deep_in_a_random_walk_is_reported_with_the_walks_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = hostile_core(dir.path(), "EXIT_AFTER=14");
+    let core = core.to_str().unwrap();
+    for seed in ["1", "2", "3", "4", "5", "6", "7", "8"] {
+        let args = [
+            "check",
+            "--core",
+            core,
+            "--nodes",
+            "3",
+            "requests=30",
+            "clients=0,1,2",
+            "--simulate",
+            "--swarm",
+            "--walks",
+            "100000",
+            "--walk-length",
+            "30",
+            "--seed",
+            seed,
+            "--workers",
+            "2",
+            "--time-limit",
+            "60",
+            "--replay-out",
+            "fault.cmc",
+        ];
+        let output = common::cmc_within(&args, dir.path(), Duration::from_secs(60));
+        let (stdout, stderr) = text(&output);
+        assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
+        assert!(stderr.contains("exit code 0 inside a step"), "{stderr}");
+        assert!(stderr.contains("-> n2\n"), "seed {seed}: {stderr}");
+        assert!(
+            stderr.contains("step(s) to the faulting step (random walk "),
+            "{stderr}"
+        );
+        let trace = std::fs::read_to_string(dir.path().join("fault.cmc")).unwrap();
+        let requests = trace.lines().filter(|line| line.contains("-> n2")).count();
+        assert_eq!(requests, 15, "seed {seed}: {trace}");
+        let replay = cmc(&["replay", "fault.cmc"], dir.path());
+        let (stdout, stderr) = text(&replay);
+        assert_eq!(replay.status.code(), Some(2), "{stdout}{stderr}");
+        assert!(stderr.contains("CORE EXITED"), "{stderr}");
+    }
+}

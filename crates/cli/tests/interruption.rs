@@ -99,3 +99,87 @@ fn one_signal_stops_a_resume_while_it_reads_the_checkpoint() {
         "{report}"
     );
 }
+
+/// Makes worker 0's file of the timely checkpoint in `dir` slow to read
+/// ([`make_slow_to_read`]) and lists it at its new length in the re-sealed
+/// manifest, as a checkpoint whose files are large lists them.
+fn make_timely_worker_file_slow_to_read(dir: &Path) {
+    let worker = dir.join("process-0/worker-0.bin");
+    make_slow_to_read(&worker);
+    let manifest = dir.join("process-0/manifest.json");
+    let sealed = std::fs::read_to_string(&manifest).unwrap();
+    let body = cmc_search::sealed::unseal(&sealed).expect("a sealed manifest");
+    let mut parsed: serde_json::Value = serde_json::from_str(body).unwrap();
+    let listed = parsed["workers"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|file| file["worker"] == 0)
+        .expect("worker 0 is listed");
+    listed["bytes"] = std::fs::metadata(&worker).unwrap().len().into();
+    let edited = serde_json::to_string_pretty(&parsed).unwrap();
+    std::fs::write(&manifest, cmc_search::sealed::seal(&edited)).unwrap();
+}
+
+/// The timely engine's resume reads its worker files before any worker
+/// starts; one signal ends that read at once as it ends the native
+/// engine's, with the interrupted outcome and the checkpoint untouched.
+#[test]
+fn one_signal_stops_a_timely_resume_while_it_reads_its_worker_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = cmc(
+        &[
+            "check",
+            "two-phase",
+            "RM=3",
+            "--engine",
+            "timely",
+            "--checkpoint",
+            "ckpt",
+            "--checkpoint-every",
+            "0.001",
+        ],
+        dir.path(),
+    );
+    assert_eq!(saved.status.code(), Some(0), "{:?}", text(&saved));
+    make_timely_worker_file_slow_to_read(&dir.path().join("ckpt"));
+    let before = checkpoint_files(&dir.path().join("ckpt/process-0"));
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let resume = spawn_cmc(
+            &["check", "--resume", "ckpt", "--engine", "timely", "--json"],
+            dir.path(),
+        );
+        let output = signal_once(resume, signal, Duration::from_millis(500));
+        let report = report(&output);
+        assert_eq!(output.status.code(), Some(3), "{report}");
+        assert_eq!(report["verdict"], "interrupted");
+        let stderr = text(&output).1;
+        assert!(
+            stderr.contains("resume this timely run with: cmc check --resume ckpt --engine timely"),
+            "{stderr}"
+        );
+        assert_eq!(
+            checkpoint_files(&dir.path().join("ckpt/process-0")),
+            before,
+            "the checkpoint was changed"
+        );
+    }
+}
+
+/// The names, lengths and modification times of the files in `dir`.
+fn checkpoint_files(dir: &Path) -> Vec<(String, u64, std::time::SystemTime)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| {
+            let entry = entry.unwrap();
+            let metadata = entry.metadata().unwrap();
+            (
+                entry.file_name().to_string_lossy().into_owned(),
+                metadata.len(),
+                metadata.modified().unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}

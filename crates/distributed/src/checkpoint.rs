@@ -24,10 +24,11 @@
 //! the same model at the same level are the same checkpoint.
 
 use std::fs;
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use cmc_store::stop::{Stop, Stoppable};
 use serde::{Deserialize, Serialize};
 
 use crate::shard::{Level, Link, Shard};
@@ -243,8 +244,10 @@ impl Checkpoints {
 
     /// Loads this process's checkpoint: the run's counters and each local
     /// worker's part, by local worker index. Refuses a checkpoint of another
-    /// run, another place in the cluster, or with a damaged file.
-    pub fn load(&self) -> Result<(RunCounters, Vec<WorkerPart>), DistributedError> {
+    /// run, another place in the cluster, or with a damaged file. `stop`
+    /// ends the load at once ([`Loaded::Stopped`]): reading large worker
+    /// files takes time, and the checkpoint is left as it was.
+    pub fn load(&self, stop: Stop<'_>) -> Result<Loaded, DistributedError> {
         let (dir, manifest) = read_manifest(&self.current)?;
         let failed = |what: String| DistributedError::Checkpoint(problem(&dir, what));
         let (saved, this) = (&manifest.of, &self.of);
@@ -282,25 +285,18 @@ impl Checkpoints {
                 .find(|file| file.worker == worker)
                 .ok_or_else(|| failed(format!("lists no file for worker {worker}")))?;
             let path = dir.join(worker_name(worker));
-            let bytes = cmc_store::input_file::read_regular_file(
-                &path,
-                "checkpoint worker file",
-                listed.bytes.min(WORKER_FILE_MAX_BYTES),
-            )
-            .map_err(DistributedError::Checkpoint)?;
-            if bytes.len() as u64 != listed.bytes || checksum(&bytes) != listed.xxh3_128 {
-                return Err(DistributedError::Checkpoint(problem(
-                    &path,
-                    "does not match its checksum in the manifest (damaged, or from another checkpoint)",
-                )));
-            }
+            let bytes = match read_worker_file(&path, listed, stop) {
+                Ok(bytes) => bytes,
+                Err(NotRead::Stopped) => return Ok(Loaded::Stopped),
+                Err(NotRead::Refused(what)) => return Err(DistributedError::Checkpoint(what)),
+            };
             parts.push(
                 decode_part(&bytes, worker)
                     .map_err(|what| DistributedError::Checkpoint(problem(&path, what)))?,
             );
         }
         check_counts(&manifest, &parts).map_err(failed)?;
-        Ok((manifest.counters, parts))
+        Ok(Loaded::Parts(manifest.counters, parts))
     }
 
     /// The text peers must agree on when this process resumes: its
@@ -392,6 +388,72 @@ impl Checkpoints {
         };
         swap().map_err(|error| problem(&self.current, error))
     }
+}
+
+/// What [`Checkpoints::load`] read.
+pub(crate) enum Loaded {
+    /// The run's counters and each local worker's part.
+    Parts(RunCounters, Vec<WorkerPart>),
+    /// The load was stopped before its end.
+    Stopped,
+}
+
+/// Why a worker file was not read.
+enum NotRead {
+    /// The stop asked for it.
+    Stopped,
+    /// The file is not the one the manifest lists (the message says why).
+    Refused(String),
+}
+
+/// The bytes of the worker file at `path`, once its length and checksum are
+/// the ones `listed` gives. They are checked by a first read in constant
+/// memory, so that a length changed in the manifest never makes the load
+/// hold more than the file; `stop` ends either read at once.
+fn read_worker_file(path: &Path, listed: &WorkerFile, stop: Stop<'_>) -> Result<Vec<u8>, NotRead> {
+    let refused = |what: String| NotRead::Refused(problem(path, what));
+    let failed = |error: std::io::Error| {
+        if cmc_store::stop::is_stopped(&error) {
+            NotRead::Stopped
+        } else {
+            refused(error.to_string())
+        }
+    };
+    let mismatch = || {
+        refused(
+            "does not match its checksum in the manifest (damaged, or from another checkpoint)"
+                .into(),
+        )
+    };
+    if listed.bytes > WORKER_FILE_MAX_BYTES {
+        return Err(refused(format!(
+            "is listed with {} bytes, more than a worker file of this build holds ({WORKER_FILE_MAX_BYTES})",
+            listed.bytes
+        )));
+    }
+    let mut file = cmc_store::input_file::open_regular_file(path, "checkpoint worker file")
+        .map_err(NotRead::Refused)?;
+    let (sum, length) = cmc_store::guarded::digest(&mut Stoppable::new(
+        (&mut file).take(listed.bytes.saturating_add(1)),
+        stop,
+    ))
+    .map_err(failed)?;
+    if length != listed.bytes || format!("{sum:032x}") != listed.xxh3_128 {
+        return Err(mismatch());
+    }
+    file.seek(SeekFrom::Start(0)).map_err(failed)?;
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(usize::try_from(length).unwrap_or(usize::MAX))
+        .map_err(|error| refused(format!("cannot be held in memory ({error})")))?;
+    Stoppable::new(file.take(length), stop)
+        .read_to_end(&mut bytes)
+        .map_err(failed)?;
+    // Changed between the two reads: refused as well.
+    if bytes.len() as u64 != length || checksum(&bytes) != listed.xxh3_128 {
+        return Err(mismatch());
+    }
+    Ok(bytes)
 }
 
 /// Fails if the worker files loaded do not hold what the counters say: in a
@@ -524,6 +586,7 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cmc_store::stop::NEVER;
 
     /// Process 1 of `processes` (one worker each) of the run `identity`.
     fn place(identity: &str, processes: usize) -> CheckpointOf {
@@ -568,6 +631,14 @@ mod tests {
         checkpoints.save_part(depth, 1, borrowed).unwrap();
     }
 
+    /// What a load that was not stopped read.
+    fn loaded_parts(loaded: Loaded) -> (RunCounters, Vec<WorkerPart>) {
+        match loaded {
+            Loaded::Parts(counters, parts) => (counters, parts),
+            Loaded::Stopped => panic!("a load that is never stopped stopped"),
+        }
+    }
+
     fn counters() -> RunCounters {
         RunCounters {
             depth: 2,
@@ -588,7 +659,10 @@ mod tests {
         let locked = Checkpoints::new(dir.path(), place("run", 2), true, false);
         assert!(locked.err().unwrap().to_string().contains("is locked"));
         drop(saving);
-        let (loaded, parts) = checkpoints(dir.path(), "run", true).load().unwrap();
+        let (loaded, parts) = checkpoints(dir.path(), "run", true)
+            .load(NEVER)
+            .map(loaded_parts)
+            .unwrap();
         assert_eq!(loaded, counters());
         assert_eq!(parts.len(), 1);
         assert_eq!(parts[0].sent_bytes, 7);
@@ -604,10 +678,13 @@ mod tests {
             checkpoint_model(dir.path(), 1).unwrap(),
             ("m".to_string(), vec![("RM".to_string(), "3".to_string())])
         );
-        let error = checkpoints(dir.path(), "other", true).load().unwrap_err();
+        let error = checkpoints(dir.path(), "other", true)
+            .load(NEVER)
+            .map(loaded_parts)
+            .unwrap_err();
         assert!(error.to_string().contains("is of `run`"), "{error}");
         let other_place = Checkpoints::new(dir.path(), place("run", 3), true, false).unwrap();
-        let error = other_place.load().unwrap_err();
+        let error = other_place.load(NEVER).map(loaded_parts).unwrap_err();
         assert!(error.to_string().contains("process 1 of 2"), "{error}");
         drop(other_place);
         // A new run does not silently replace it.
@@ -626,7 +703,10 @@ mod tests {
         // As if killed after `current` was renamed to `previous`.
         let current = dir.path().join("process-1");
         fs::rename(&current, current.with_extension("old")).unwrap();
-        let (loaded, _) = checkpoints(dir.path(), "run", true).load().unwrap();
+        let (loaded, _) = checkpoints(dir.path(), "run", true)
+            .load(NEVER)
+            .map(loaded_parts)
+            .unwrap();
         assert_eq!(loaded, counters());
         // The next checkpoint replaces it.
         let saving = checkpoints(dir.path(), "run", true);
@@ -636,7 +716,10 @@ mod tests {
         saving.commit(&deeper).unwrap();
         drop(saving);
         assert!(!current.with_extension("old").exists());
-        let (loaded, _) = checkpoints(dir.path(), "run", true).load().unwrap();
+        let (loaded, _) = checkpoints(dir.path(), "run", true)
+            .load(NEVER)
+            .map(loaded_parts)
+            .unwrap();
         assert_eq!(loaded.depth, 3);
     }
 
@@ -660,7 +743,10 @@ mod tests {
         ] {
             assert!(text.contains(from), "{text}");
             fs::write(&path, text.replace(from, to)).unwrap();
-            let error = checkpoints(dir.path(), "run", true).load().unwrap_err();
+            let error = checkpoints(dir.path(), "run", true)
+                .load(NEVER)
+                .map(loaded_parts)
+                .unwrap_err();
             assert!(error.to_string().contains("checksum line"), "{error}");
         }
     }
@@ -673,7 +759,8 @@ mod tests {
         other.build = "another build".into();
         let error = Checkpoints::new(dir.path(), other, true, false)
             .unwrap()
-            .load()
+            .load(NEVER)
+            .map(loaded_parts)
             .unwrap_err();
         assert!(error.to_string().contains("another build"), "{error}");
     }
@@ -688,7 +775,7 @@ mod tests {
         saving.commit(&wrong).unwrap();
         drop(saving);
         let loading = Checkpoints::new(dir.path(), place("run", 1), true, false).unwrap();
-        let error = loading.load().unwrap_err();
+        let error = loading.load(NEVER).map(loaded_parts).unwrap_err();
         assert!(error.to_string().contains("hold 1 states"), "{error}");
     }
 
@@ -699,7 +786,10 @@ mod tests {
         let path = dir.path().join("process-1").join("worker-1.bin");
         fs::remove_file(&path).unwrap();
         std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
-        let error = checkpoints(dir.path(), "run", true).load().unwrap_err();
+        let error = checkpoints(dir.path(), "run", true)
+            .load(NEVER)
+            .map(loaded_parts)
+            .unwrap_err();
         assert!(error.to_string().contains("is a device"), "{error}");
     }
 
@@ -714,7 +804,40 @@ mod tests {
         let mut bytes = fs::read(&path).unwrap();
         *bytes.last_mut().unwrap() ^= 1;
         fs::write(&path, bytes).unwrap();
-        let error = checkpoints(dir.path(), "run", true).load().unwrap_err();
+        let error = checkpoints(dir.path(), "run", true)
+            .load(NEVER)
+            .map(loaded_parts)
+            .unwrap_err();
+        assert!(error.to_string().contains("checksum"), "{error}");
+    }
+
+    #[test]
+    fn a_stopped_load_reads_nothing_more_and_leaves_the_checkpoint_to_resume() {
+        let dir = tempfile::tempdir().unwrap();
+        saved(dir.path());
+        let stop = || true;
+        let loading = checkpoints(dir.path(), "run", true);
+        assert!(matches!(loading.load(&stop), Ok(Loaded::Stopped)));
+        drop(loading);
+        let (loaded, _) = checkpoints(dir.path(), "run", true)
+            .load(NEVER)
+            .map(loaded_parts)
+            .unwrap();
+        assert_eq!(loaded, counters());
+    }
+
+    #[test]
+    fn a_worker_file_longer_than_listed_is_refused_without_reading_it_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        saved(dir.path());
+        let path = dir.path().join("process-1").join("worker-1.bin");
+        let file = fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(file.metadata().unwrap().len() + (1 << 40))
+            .unwrap();
+        let error = checkpoints(dir.path(), "run", true)
+            .load(NEVER)
+            .map(loaded_parts)
+            .unwrap_err();
         assert!(error.to_string().contains("checksum"), "{error}");
     }
 }

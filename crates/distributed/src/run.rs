@@ -2,6 +2,8 @@
 //! what they concluded, and turning it into the native engine's outcome.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
@@ -12,7 +14,7 @@ use timely_communication::allocator::zero_copy::initialize::initialize_networkin
 use timely_communication::allocator::ProcessBuilder;
 use timely_communication::{AllocatorBuilder, Hooks};
 
-use crate::checkpoint::{CheckpointOf, Checkpoints};
+use crate::checkpoint::{CheckpointOf, Checkpoints, Loaded};
 use crate::liveness::Liveness;
 use crate::worker::{self, Checkpointing, Ending, PeerLost, Resumed, Settings};
 use crate::{Cluster, DistributedError};
@@ -83,7 +85,30 @@ pub fn check<M: Model + Send + 'static>(
     let threads = options.workers.max(1);
     let processes = cluster.map_or(1, Cluster::processes);
     let process = cluster.map_or(0, |cluster| cluster.process);
-    let checkpoints = checkpointing(model.as_ref(), options, process, processes)?;
+    let checkpoints = match checkpointing(model.as_ref(), options, process, processes)? {
+        Prepared::Ready(checkpoints) => *checkpoints,
+        // Stopped while the checkpoint was read: it is left as it was.
+        Prepared::Stopped { dir } => {
+            return Ok(DistributedRun {
+                outcome: Outcome {
+                    verdict: Verdict::Interrupted {
+                        checkpoint: Some(dir),
+                    },
+                    stats: Stats {
+                        workers: threads,
+                        wall: started.elapsed(),
+                        ..Stats::default()
+                    },
+                    counterexample: None,
+                },
+                exchange: Exchange {
+                    workers: threads * processes,
+                    processes,
+                    ..Exchange::default()
+                },
+            })
+        }
+    };
     let checkpoint_dir = checkpoints
         .as_ref()
         .map(|checkpoints| checkpoints.store.dir());
@@ -157,17 +182,25 @@ pub fn check<M: Model + Send + 'static>(
     })
 }
 
+/// How the checkpoints of a run were prepared.
+enum Prepared {
+    /// The checkpoints asked for (none, a new run's, or the one resumed).
+    Ready(Box<Option<Checkpointing>>),
+    /// The interrupt flag stopped the load of the checkpoint in `dir`.
+    Stopped { dir: PathBuf },
+}
+
 /// The checkpoints `options` ask for (loading the one resumed, so that a
 /// bad one is refused before any peer is contacted), for process `process`
-/// of `processes`.
+/// of `processes`. The search's interrupt flag ends the load at once.
 fn checkpointing<M: Model>(
     model: &M,
     options: &SearchOptions,
     process: usize,
     processes: usize,
-) -> Result<Option<Checkpointing>, DistributedError> {
+) -> Result<Prepared, DistributedError> {
     let Some(asked) = &options.checkpoint else {
-        return Ok(None);
+        return Ok(Prepared::Ready(Box::new(None)));
     };
     let params = model
         .params()
@@ -185,19 +218,27 @@ fn checkpointing<M: Model>(
     };
     let store = Checkpoints::new(&asked.dir, of, asked.resume, asked.overwrite)?;
     let resumed = if asked.resume {
-        let (counters, parts) = store.load()?;
-        Some(Resumed {
-            counters,
-            parts: Mutex::new(parts.into_iter().map(Some).collect()),
-        })
+        let stop = || {
+            options
+                .interrupt
+                .as_deref()
+                .is_some_and(|flag| flag.load(Ordering::Relaxed))
+        };
+        match store.load(&stop)? {
+            Loaded::Parts(counters, parts) => Some(Resumed {
+                counters,
+                parts: Mutex::new(parts.into_iter().map(Some).collect()),
+            }),
+            Loaded::Stopped => return Ok(Prepared::Stopped { dir: store.dir() }),
+        }
     } else {
         None
     };
-    Ok(Some(Checkpointing {
+    Ok(Prepared::Ready(Box::new(Some(Checkpointing {
         store,
         interval: asked.interval,
         resumed,
-    }))
+    }))))
 }
 
 /// Fails on the options this engine does not implement.

@@ -101,5 +101,6 @@ pub use report::{
     CounterexampleReport, CoverageReport, FieldChangeReport, KindCoverageReport, Report,
     StepReport, WalksReport,
 };
+pub use simulate::current_walk;
 pub use strategy::{RandomWalks, Strategy};
 pub use time_limit::within_time_limit;

@@ -117,6 +117,10 @@ pub struct SearchOptions {
     /// Random walks start from the last state of this trace (replayed
     /// first), not from an initial state.
     pub walks_from: Option<WalksFrom>,
+    /// Random walks: only walk number `N` of the campaign is run, exactly
+    /// as it runs among all (the same generator, start and mix), to find
+    /// one walk again (see [`crate::current_walk`]).
+    pub only_walk: Option<u64>,
 }
 
 /// A trace whose last state random walks start from.
@@ -167,6 +171,7 @@ impl Default for SearchOptions {
             sleep_sets: false,
             frontier_walks: None,
             walks_from: None,
+            only_walk: None,
         }
     }
 }

@@ -34,6 +34,18 @@ use crate::{
 /// New states a worker counts between two looks at the table's load.
 const DISTINCT_CHECK_EVERY: u64 = 256;
 
+thread_local! {
+    /// The number of the walk this thread is taking, if any.
+    static CURRENT_WALK: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// The number of the random walk this thread is taking, if it is taking
+/// one: a model whose step fails can say which walk to run again
+/// ([`SearchOptions::only_walk`]) to reach that step.
+pub fn current_walk() -> Option<u64> {
+    CURRENT_WALK.with(std::cell::Cell::get)
+}
+
 /// The generator of walk number `walk` under `seed`.
 fn walk_rng(seed: u64, walk: u64) -> Pcg64 {
     let mut seed_bytes = [0u8; 32];
@@ -134,7 +146,12 @@ impl<M: Model> Campaign<'_, M> {
         let table = FingerprintTable::with_capacity(options.initial_table_capacity());
         let table_full = AtomicBool::new(false);
         let workers = options.workers.max(1);
-        let next_walk = AtomicU64::new(0);
+        // Walks `first..end`: all of them, or the one asked for.
+        let (first_walk, end_walk) = match options.only_walk {
+            Some(walk) => (walk, walk.saturating_add(1).min(self.walks)),
+            None => (0, self.walks),
+        };
+        let next_walk = AtomicU64::new(first_walk);
         let first_failure = AtomicU64::new(u64::MAX);
         let interrupted = || crate::options::stop_asked(options);
         let fault_kinds: Vec<_> = self
@@ -169,9 +186,10 @@ impl<M: Model> Campaign<'_, M> {
                                 break;
                             }
                             let walk = next_walk.fetch_add(1, Ordering::Relaxed);
-                            if walk >= self.walks || walk > first_failure.load(Ordering::Relaxed) {
+                            if walk >= end_walk || walk > first_failure.load(Ordering::Relaxed) {
                                 break;
                             }
+                            CURRENT_WALK.set(Some(walk));
                             let mut rng = walk_rng(self.seed, walk);
                             let start = match starts {
                                 Starts::Any(states) => rng.gen_range(0..states.len()),
@@ -207,6 +225,7 @@ impl<M: Model> Campaign<'_, M> {
                                 }
                             }
                         }
+                        CURRENT_WALK.set(None);
                         WorkerYield {
                             stats,
                             generated: walker.generated,
@@ -251,7 +270,7 @@ impl<M: Model> Campaign<'_, M> {
             }
         }
         // Every walk numbered below `next_walk` was run to its end.
-        end.interrupted = interrupted() && next_walk.load(Ordering::Relaxed) < self.walks;
+        end.interrupted = interrupted() && next_walk.load(Ordering::Relaxed) < end_walk;
         end.stats.distinct_states = table.len();
         end.stats.distinct_capped = table_full.load(Ordering::Relaxed);
         end.stats.failing_walk = end.failed.as_ref().map(|f| f.walk);

@@ -66,11 +66,11 @@ pub fn open_regular(options: &mut OpenOptions, path: &Path, flags: i32) -> io::R
 /// assert_eq!(refused, "the glue log /dev/zero is a device: give a regular file");
 /// ```
 pub fn check_regular_file(path: &Path, what: &str) -> Result<(), String> {
-    open(path, what).map(drop)
+    open_regular_file(path, what).map(drop)
 }
 
 /// `path` opened for reading, if it is a regular file (see [`check_regular_file`]).
-fn open(path: &Path, what: &str) -> Result<File, String> {
+pub fn open_regular_file(path: &Path, what: &str) -> Result<File, String> {
     let metadata = std::fs::metadata(path)
         .map_err(|problem| format!("cannot read the {what} {}: {problem}", path.display()))?;
     if let Some(is) = not_regular(metadata.file_type()) {
@@ -99,7 +99,7 @@ fn open(path: &Path, what: &str) -> Result<File, String> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn read_regular_file(path: &Path, what: &str, max_bytes: u64) -> Result<Vec<u8>, String> {
-    let file = open(path, what)?;
+    let file = open_regular_file(path, what)?;
     let mut bytes = Vec::new();
     file.take(max_bytes.saturating_add(1))
         .read_to_end(&mut bytes)

@@ -91,6 +91,8 @@ pub enum Message {
         fault: Fault,
         /// The encoded action (empty for the initial starts).
         action: Vec<u8>,
+        /// The number of the random walk the step was part of, if any.
+        walk: Option<u64>,
     },
     /// The explainer's answer.
     Explained {
@@ -109,10 +111,15 @@ impl Message {
         let mut payload = Vec::new();
         match self {
             Message::Report { code, stdout } => (0u8, *code, stdout.clone()).encode(&mut payload),
-            Message::Fault { fault, action } => {
+            Message::Fault {
+                fault,
+                action,
+                walk,
+            } => {
                 1u8.encode(&mut payload);
                 encode_fault(fault, &mut payload);
                 action.encode(&mut payload);
+                walk.encode(&mut payload);
             }
             Message::Explained {
                 action,
@@ -150,6 +157,7 @@ impl Message {
             1 => Message::Fault {
                 fault: decode_fault(&mut decoder)?,
                 action: Vec::decode(&mut decoder).ok()?,
+                walk: Option::decode(&mut decoder).ok()?,
             },
             2 => {
                 let (action, event, (ok, text)) =
@@ -374,5 +382,6 @@ pub(crate) fn report_fault(fault: &Fault, action: &[u8]) -> ! {
     send_and_exit(&Message::Fault {
         fault: fault.clone(),
         action: action.to_vec(),
+        walk: cmc_search::current_walk(),
     })
 }

@@ -46,6 +46,13 @@ const SEALED_HEAD: usize = EVENT_AT + std::mem::size_of::<Event>();
 const HEAD_SUM: usize = 128;
 /// The checksum of the recorded pre-state.
 const STATE_SUM: usize = 136;
+/// Non-zero while the slot's thread is writing it: a process that ends
+/// then (another thread's exit or crash) leaves it half written, which is
+/// no sign of a wild write.
+const WRITING: usize = 144;
+/// 1 + the number of the random walk whose step the slot records (0: none;
+/// see [`cmc_search::current_walk`]).
+const WALK: usize = 152;
 /// In the lengths word: the head holds a call's text, not a step's action.
 const TEXT_FLAG: u64 = 1 << 48;
 const TEXT_MAX: usize = 512;
@@ -123,6 +130,11 @@ pub struct Recorder {
 
 thread_local! {
     static SLOT: SlotLease = const { SlotLease { held: Cell::new(None) } };
+    /// The recorder and slot of this thread's lease, kept without a
+    /// destructor: `exit` runs the exiting thread's thread-local
+    /// destructors (the lease's among them) before its exit handlers,
+    /// which still need to name the slot (see [`Recorder::mark_culprit`]).
+    static LAST_SLOT: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
     /// Core calls this thread is inside (only the outermost is recorded).
     static DEPTH: Cell<u32> = const { Cell::new(0) };
     /// The stamp and length (`u32::MAX`: too large to record) of the
@@ -204,6 +216,8 @@ pub struct SlotRecord {
     pub text: String,
     /// The last event handed to a core in the current step, with its node.
     pub event: Option<(u32, Event)>,
+    /// The number of the random walk the step was part of, if any.
+    pub walk: Option<u64>,
 }
 
 impl Recorder {
@@ -300,6 +314,7 @@ impl Recorder {
             _ => {
                 let index = self.claim()?;
                 lease.held.set(Some((me, index)));
+                LAST_SLOT.set(Some((me, index)));
                 HELD_STATE.set(None);
                 Some(index)
             }
@@ -361,6 +376,15 @@ impl Recorder {
         })
     }
 
+    /// Runs `write`, which updates `slot`, with the slot marked as being
+    /// written (see [`WRITING`]).
+    fn updating<T>(&self, slot: usize, write: impl FnOnce() -> T) -> T {
+        self.word(slot + WRITING).store(1, Ordering::SeqCst);
+        let written = write();
+        self.word(slot + WRITING).store(0, Ordering::Release);
+        written
+    }
+
     fn mark(&self, slot: usize, call: Call) {
         self.word(slot + 24).store(0, Ordering::Relaxed);
         self.word(slot).store(call as u64, Ordering::Release);
@@ -403,15 +427,18 @@ impl Recorder {
             return None;
         }
         let slot = self.slot_offset()?;
-        let state_len = if state.len() > STATE_MAX {
-            u32::MAX
-        } else {
-            let len = self.write(slot + SLOT_HEAD + TEXT_MAX, state, STATE_MAX);
-            self.word(slot + STATE_SUM)
-                .store(xxh3_64(state), Ordering::Relaxed);
-            len
-        };
-        self.record_step(slot, state_len, action);
+        let state_len = self.updating(slot, || {
+            let state_len = if state.len() > STATE_MAX {
+                u32::MAX
+            } else {
+                let len = self.write(slot + SLOT_HEAD + TEXT_MAX, state, STATE_MAX);
+                self.word(slot + STATE_SUM)
+                    .store(xxh3_64(state), Ordering::Relaxed);
+                len
+            };
+            self.record_step(slot, state_len, action);
+            state_len
+        });
         let stamp = next_stamp();
         HELD_STATE.set(Some((stamp, state_len)));
         Some(stamp)
@@ -429,7 +456,7 @@ impl Recorder {
         }
         if self.enter() {
             if let Some(slot) = self.slot_offset() {
-                self.record_step(slot, state_len, action);
+                self.updating(slot, || self.record_step(slot, state_len, action));
             }
         }
         true
@@ -437,6 +464,8 @@ impl Recorder {
 
     /// Writes a step's action and lengths into `slot` and marks it inside the step.
     fn record_step(&self, slot: usize, state_len: u32, action: &[u8]) {
+        let walk = cmc_search::current_walk().map_or(0, |walk| walk.saturating_add(1));
+        self.word(slot + WALK).store(walk, Ordering::Relaxed);
         let action_len = self.write(slot + SLOT_HEAD, action, TEXT_MAX);
         self.word(slot + 16).store(
             state_len as u64 | (action_len as u64) << 32,
@@ -454,12 +483,14 @@ impl Recorder {
         let Some(slot) = self.slot_offset() else {
             return;
         };
-        let text_len = self.write(slot + SLOT_HEAD, text.as_bytes(), TEXT_MAX);
-        self.word(slot + 16).store(
-            u32::MAX as u64 | (text_len as u64) << 32 | TEXT_FLAG,
-            Ordering::Relaxed,
-        );
-        self.mark(slot, call);
+        self.updating(slot, || {
+            let text_len = self.write(slot + SLOT_HEAD, text.as_bytes(), TEXT_MAX);
+            self.word(slot + 16).store(
+                u32::MAX as u64 | (text_len as u64) << 32 | TEXT_FLAG,
+                Ordering::Relaxed,
+            );
+            self.mark(slot, call);
+        });
     }
 
     /// Records the event node `node`'s core is about to handle, inside a step.
@@ -470,14 +501,16 @@ impl Recorder {
         let Some(slot) = self.slot_offset() else {
             return;
         };
-        self.write(
-            slot + EVENT_AT,
-            bytemuck::bytes_of(event),
-            SEALED_HEAD - EVENT_AT,
-        );
-        self.word(slot + 24)
-            .store(1 << 32 | node as u64, Ordering::Release);
-        self.seal(slot);
+        self.updating(slot, || {
+            self.write(
+                slot + EVENT_AT,
+                bytemuck::bytes_of(event),
+                SEALED_HEAD - EVENT_AT,
+            );
+            self.word(slot + 24)
+                .store(1 << 32 | node as u64, Ordering::Release);
+            self.seal(slot);
+        });
     }
 
     /// Records that this thread's current core call returned.
@@ -487,16 +520,18 @@ impl Recorder {
             depth.get() == 0
         });
         if let Some(slot) = self.slot_offset().filter(|_| outermost) {
-            self.word(slot).store(0, Ordering::Relaxed);
-            self.word(slot + 8).fetch_add(1, Ordering::Release);
-            self.seal(slot);
+            self.updating(slot, || {
+                self.word(slot).store(0, Ordering::Relaxed);
+                self.word(slot + 8).fetch_add(1, Ordering::Release);
+                self.seal(slot);
+            });
         }
     }
 
     /// Records that this thread is ending the process (from a signal handler
     /// or an exit handler: only async-signal-safe operations).
     pub fn mark_culprit(&self) {
-        if let Ok(Some((owner, index))) = SLOT.try_with(|lease| lease.held.get()) {
+        if let Ok(Some((owner, index))) = LAST_SLOT.try_with(Cell::get) {
             if owner == self.address() && index < self.slots {
                 self.word(CULPRIT).store(index as u64 + 1, Ordering::SeqCst);
             }
@@ -508,7 +543,10 @@ impl Recorder {
     pub fn faulting_call(&self) -> Option<SlotRecord> {
         let records = self.read();
         let culprit = self.word(CULPRIT).load(Ordering::SeqCst) as usize;
-        let in_call = |record: &&SlotRecord| record.call.is_some();
+        let in_call = |record: &&SlotRecord| {
+            record.call.is_some()
+                && (record.index + 1 == culprit || !self.is_being_written(record.index))
+        };
         records
             .iter()
             .filter(in_call)
@@ -519,8 +557,12 @@ impl Recorder {
 
     /// Whether the header and every used slot hold what this recorder's
     /// threads wrote there (their checksums match): `Err` names the first
-    /// damage, from a write of core code into this shared memory. Meant for
-    /// a supervisor once its child has ended (a living child's slots change
+    /// damage, from a write of core code into this shared memory. A slot
+    /// its thread was writing when the process ended (another thread exited
+    /// or crashed meanwhile) is half written, not damaged: it is passed
+    /// over, unless it is the slot of the thread that ended the process
+    /// (whose writes were over: it was in core code). Meant for a
+    /// supervisor once its child has ended (a living child's slots change
     /// under the check).
     ///
     /// ```
@@ -551,7 +593,8 @@ impl Recorder {
             let slot = HEADER + index * SLOT_SIZE;
             let used = self.word(slot + 8).load(Ordering::Acquire) > 0
                 || self.word(slot).load(Ordering::Acquire) != 0;
-            if !used {
+            let culprit = self.word(CULPRIT).load(Ordering::Acquire) == index as u64 + 1;
+            if !used || (self.is_being_written(index) && !culprit) {
                 continue;
             }
             if self.word(slot + HEAD_SUM).load(Ordering::Acquire) != self.head_sum(slot) {
@@ -574,6 +617,13 @@ impl Recorder {
             }
         }
         Ok(())
+    }
+
+    /// Whether slot `index`'s thread was writing it (see [`WRITING`]).
+    fn is_being_written(&self, index: usize) -> bool {
+        self.word(HEADER + index * SLOT_SIZE + WRITING)
+            .load(Ordering::Acquire)
+            != 0
     }
 
     /// Reads every slot that was used.
@@ -624,6 +674,10 @@ impl Recorder {
                 String::from_utf8_lossy(&head).into_owned()
             },
             event,
+            walk: self
+                .word(slot + WALK)
+                .load(Ordering::Acquire)
+                .checked_sub(1),
         }
     }
 }
@@ -711,5 +765,25 @@ mod tests {
             );
             recorder.end();
         }
+    }
+
+    /// A process that ends while one of its threads is writing its slot
+    /// (another thread exited or crashed) leaves that slot half written:
+    /// no sign of a wild write, and no place of the fault either. The
+    /// culprit's own slot is always checked.
+    #[test]
+    fn a_slot_half_written_when_the_process_ended_is_no_damage() {
+        let recorder = Recorder::create(2).unwrap();
+        recorder.begin_step(b"the pre-state", b"an action");
+        let slot = HEADER;
+        // Half way through the next update: the action written, not sealed.
+        recorder.word(slot + WRITING).store(1, Ordering::SeqCst);
+        recorder.write(slot + SLOT_HEAD, b"another action", TEXT_MAX);
+        assert_eq!(recorder.check_integrity(), Ok(()));
+        assert!(recorder.faulting_call().is_none());
+        // Were this thread the one that ended the process, it was in core
+        // code, not writing: the same bytes are damage.
+        recorder.word(CULPRIT).store(1, Ordering::SeqCst);
+        assert!(recorder.check_integrity().is_err());
     }
 }

@@ -12,12 +12,18 @@
 //! error, so a core's `printf` never mixes with the report.
 //!
 //! For a fault in a step, a second child, the explainer ([`explain`]), names
-//! the step and its event in the cores' own words and finds a shortest path
-//! to the step's pre-state, with a single-worker BFS whose only invariant is
-//! "this is not the pre-state" (its counterexample is the path); the
-//! supervisor writes it as a replay file that ends with the faulting action,
-//! so `cmc replay` (under gdb if need be) reproduces the step. If the
-//! explainer fails too, the fault is still reported, without that file.
+//! the step and its event in the cores' own words and finds a path to the
+//! step's pre-state with a single-worker search whose only invariant is
+//! "this is not the pre-state" (its counterexample is the path): for a fault
+//! found by random walks, the same walks again (each is reproducible from
+//! the seed and its number, so the walk that faulted reaches the pre-state
+//! again, and no search of the whole space is needed); for any other fault,
+//! a breadth-first search (a shortest path). The supervisor writes the path
+//! as a replay file that ends with the faulting action, so `cmc replay`
+//! (under gdb if need be) reproduces the step. The explainer's search stops
+//! where the check's `--time-limit` ends (its time is what the check left)
+//! and then says so. If the explainer fails too, the fault is still
+//! reported, without that file.
 //!
 //! Every child gets `PR_SET_PDEATHSIG`: it never outlives the supervisor.
 //!
@@ -32,7 +38,7 @@
 //! use std::path::Path;
 //! use std::sync::Arc;
 //! use std::time::Duration;
-//! use cmc_search::{Checker, Verdict};
+//! use cmc_search::{Checker, SearchOptions, Verdict};
 //! use cmc_world::run::child::{child_from_env, finish, Role};
 //! use cmc_world::supervise::{self, Supervision};
 //! use cmc_world::{CCore, World, WorldSpec};
@@ -49,7 +55,7 @@
 //!         let code = if verdict == Verdict::Pass { 0 } else { 1 };
 //!         finish(code, format!("{verdict:?}\n").as_bytes())
 //!     }
-//!     Some(Role::Explain) => supervise::explain(&world()),
+//!     Some(Role::Explain) => supervise::explain(&world(), &SearchOptions::default()),
 //!     // The supervisor: never runs core code.
 //!     None => {
 //!         let supervision = Supervision {
@@ -57,7 +63,7 @@
 //!             threads: 1,
 //!             interrupt: None,
 //!         };
-//!         std::process::exit(supervise::check_supervised(&supervision, Path::new("fault.replay")))
+//!         std::process::exit(supervise::check_supervised(&supervision, Path::new("fault.replay"), None))
 //!     }
 //! }
 //! ```
@@ -72,7 +78,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use cmc_model::{Encode, Fingerprint, Model, ModelParam, Property, StateView};
-use cmc_search::{Checker, ReplayFile, Verdict};
+use cmc_search::{Checker, ProgressMode, ReplayFile, SearchOptions, Strategy, Verdict};
 
 use crate::core::abi::Event;
 use crate::core::fault::{Fault, FaultKind};
@@ -319,11 +325,16 @@ fn drain(file: &mut File, into: &mut Vec<u8>) {
         }
     }
 }
-/// What the explainer is given: the step to explain.
+/// What the explainer is given: the step to explain, and how long its
+/// search may take.
 struct Question {
     pre_state: Vec<u8>,
     action: Vec<u8>,
     event: Option<(u32, Vec<u8>)>,
+    /// What the check's `--time-limit` left, in milliseconds (`None`: no limit).
+    time_left_ms: Option<u64>,
+    /// The number of the random walk the step was part of, if any.
+    walk: Option<u64>,
 }
 
 impl Question {
@@ -332,26 +343,38 @@ impl Question {
             self.pre_state.clone(),
             self.action.clone(),
             self.event.clone(),
+            self.time_left_ms,
+            self.walk,
         )
             .to_bytes()
     }
 
     fn from_bytes(bytes: &[u8]) -> Option<Question> {
-        let (pre_state, action, event) =
-            <(Vec<u8>, Vec<u8>, Option<(u32, Vec<u8>)>)>::decode_exact(bytes).ok()?;
+        type Parts = (
+            Vec<u8>,
+            Vec<u8>,
+            Option<(u32, Vec<u8>)>,
+            Option<u64>,
+            Option<u64>,
+        );
+        let (pre_state, action, event, time_left_ms, walk) = Parts::decode_exact(bytes).ok()?;
         Some(Question {
             pre_state,
             action,
             event,
+            time_left_ms,
+            walk,
         })
     }
 }
 
 /// The explainer's work, in a supervised child with the role
-/// [`Role::Explain`](crate::run::child::Role::Explain): names the step it was given with `world` (built from
-/// the same arguments as the check) and finds the path to it; never returns.
-/// Its answer goes to the supervisor only (see the module's example).
-pub fn explain(world: &World) -> ! {
+/// [`Role::Explain`](crate::run::child::Role::Explain): names the step it was
+/// given with `world` (built from the same arguments as the check) and finds
+/// the path to it, by the search [`explainer_options`] makes of the check's
+/// `check` options; never returns. Its answer goes to the supervisor only
+/// (see the module's example).
+pub fn explain(world: &World, check: &SearchOptions) -> ! {
     let answer = (|| {
         let fd = input_fd()?;
         let mut bytes = Vec::new();
@@ -385,7 +408,10 @@ pub fn explain(world: &World) -> ! {
             world.spec().core_of(node).name()
         ))
     });
-    let replay = path_to(world, &question.pre_state, &action_text).map(|file| file.to_text());
+    let time_left = question.time_left_ms.map(Duration::from_millis);
+    let options = explainer_options(check, time_left, question.walk);
+    let replay =
+        path_to(world, &question.pre_state, &action_text, &options).map(|file| file.to_text());
     send_and_exit(&Message::Explained {
         action: action_text,
         event: event.unwrap_or_default(),
@@ -399,9 +425,14 @@ pub fn explain(world: &World) -> ! {
 /// printed to standard error, with a replay file of the path to it written
 /// to `replay_path` when it happened in a step, and the code is 2.
 /// `supervision.interrupt` (set by SIGINT/SIGTERM) is forwarded to the child.
-/// See the module's example.
-pub fn check_supervised(supervision: &Supervision<'_>, replay_path: &Path) -> i32 {
-    run_supervised(supervision, Some(replay_path))
+/// The explainer's search ends where `time_limit` (the check's
+/// `--time-limit`), counted from this call, ends. See the module's example.
+pub fn check_supervised(
+    supervision: &Supervision<'_>,
+    replay_path: &Path,
+    time_limit: Option<Duration>,
+) -> i32 {
+    run_supervised(supervision, Some((replay_path, time_limit)))
 }
 
 /// The supervising side of a command that runs cores without searching
@@ -416,9 +447,20 @@ pub fn command_supervised(supervision: &Supervision<'_>) -> i32 {
     run_supervised(supervision, None)
 }
 
-/// [`check_supervised`], or with no `replay_path` [`command_supervised`]
-/// (no explainer: the child's arguments are not a search's).
-fn run_supervised(supervision: &Supervision<'_>, replay_path: Option<&Path>) -> i32 {
+/// [`check_supervised`] with its replay path and time limit, or with
+/// neither [`command_supervised`] (no explainer: the child's arguments are
+/// not a search's).
+fn run_supervised(
+    supervision: &Supervision<'_>,
+    explained_to: Option<(&Path, Option<Duration>)>,
+) -> i32 {
+    let started = Instant::now();
+    let replay_path = explained_to.map(|(path, _)| path);
+    // What the check's time limit leaves the explainer, once the check ended.
+    let time_left_ms = || {
+        let limit = explained_to.and_then(|(_, limit)| limit)?;
+        Some(limit.saturating_sub(started.elapsed()).as_millis() as u64)
+    };
     let rerun = || -> Result<Command, String> {
         let exe = std::env::current_exe()
             .map_err(|e| format!("cannot find this executable to supervise it: {e}"))?;
@@ -439,12 +481,18 @@ fn run_supervised(supervision: &Supervision<'_>, replay_path: Option<&Path>) -> 
             }
             return code;
         }
-        Ok(Ended::Message(Message::Fault { fault, action })) => {
+        Ok(Ended::Message(Message::Fault {
+            fault,
+            action,
+            walk,
+        })) => {
             // A fault outside any step (e.g. in a property) has no step to replay.
             let question = (fault.in_step() && replay_path.is_some()).then(|| Question {
                 pre_state: fault.pre_state.clone(),
                 action,
                 event: None,
+                time_left_ms: None,
+                walk,
             });
             (fault, question)
         }
@@ -471,10 +519,10 @@ fn run_supervised(supervision: &Supervision<'_>, replay_path: Option<&Path>) -> 
         }
         Ok(Ended::Unplaced { kind, damage }) => (unplaced(kind, &damage), None),
     };
-    let explained = question
-        .map(|question| rerun().and_then(|child| ask_explainer(child, &question, supervision)));
     let mut fault = fault;
-    if let Some(Ok((action, event, _))) = &explained {
+    let explained = question
+        .map(|question| explain_fault(rerun, &mut fault, question, time_left_ms, supervision));
+    if let Some(Ok(Explanation { action, event, .. })) = &explained {
         // A death is known only by the recorder's raw action; the explainer names it.
         if fault.action.starts_with('?') {
             fault.action = action.clone();
@@ -486,17 +534,28 @@ fn run_supervised(supervision: &Supervision<'_>, replay_path: Option<&Path>) -> 
     eprint!("{fault}");
     match explained {
         None => {}
-        Some(Err(problem)) | Some(Ok((_, _, Err(problem)))) => {
+        Some(Err(problem))
+        | Some(Ok(Explanation {
+            replay: Err(problem),
+            ..
+        })) => {
             eprintln!("  no replay file: {problem}")
         }
-        Some(Ok((_, _, Ok(text)))) => {
+        Some(Ok(Explanation {
+            replay: Ok(text),
+            walk,
+            ..
+        })) => {
             let replay_path = replay_path.expect("only a check's fault is explained");
             let steps = ReplayFile::parse(&text).map_or(0, |file| file.actions.len());
             match std::fs::write(replay_path, text) {
                 Ok(()) => eprintln!(
-                    "  trace: {steps} step(s) to the faulting step, written to {path}\n  \
+                    "  trace: {steps} step(s) to the faulting step{found}, written to {path}\n  \
                      reproduce: cmc replay {path} (under gdb: gdb --args cmc replay {path})",
-                    path = replay_path.display()
+                    path = replay_path.display(),
+                    found = walk.map_or_else(String::new, |walk| format!(
+                        " (random walk {walk}, taken again alone)"
+                    )),
                 ),
                 Err(e) => eprintln!(
                     "  cannot write the replay file {}: {e}",
@@ -566,6 +625,8 @@ fn fault_of_death(kind: FaultKind, slot: Option<SlotRecord>) -> (Fault, Option<Q
                 event: slot
                     .event
                     .map(|(node, event)| (node, bytemuck::bytes_of(&event).to_vec())),
+                time_left_ms: None,
+                walk: slot.walk,
             };
             let fault = Fault {
                 kind,
@@ -594,6 +655,83 @@ fn fault_of_death(kind: FaultKind, slot: Option<SlotRecord>) -> (Fault, Option<Q
     }
 }
 
+/// What the explainer answered.
+enum Explained {
+    /// The step asked about: its action and event as text, and the replay
+    /// file's text or why there is none.
+    Named {
+        action: String,
+        event: String,
+        replay: Result<String, String>,
+    },
+    /// Another step faulted first on the explainer's way (its search is
+    /// deterministic: one worker, the check's walks in their order): that
+    /// fault, and the question that explains it.
+    FirstFault { fault: Fault, question: Question },
+}
+
+/// The explainer's answer about the fault reported.
+struct Explanation {
+    /// The faulting action as text.
+    action: String,
+    /// The faulting event as text (empty if unknown).
+    event: String,
+    /// The replay file's text, or why there is none.
+    replay: Result<String, String>,
+    /// The random walk taken again to find the path, if one was.
+    walk: Option<u64>,
+}
+
+/// Asks the explainer about `question` (see [`ask_explainer`]). When
+/// another step faults first on its way, that fault is the one reported:
+/// it is the first in the explainer's deterministic order, so a second
+/// asking, about it, reaches its pre-state before any other fault.
+fn explain_fault(
+    rerun: impl Fn() -> Result<Command, String>,
+    fault: &mut Fault,
+    question: Question,
+    time_left_ms: impl Fn() -> Option<u64>,
+    supervision: &Supervision<'_>,
+) -> Result<Explanation, String> {
+    let mut question = question;
+    for _ in 0..2 {
+        let asked = Question {
+            time_left_ms: time_left_ms(),
+            ..question
+        };
+        match ask_explainer(rerun()?, &asked, supervision)? {
+            Explained::Named {
+                action,
+                event,
+                replay,
+            } => {
+                return Ok(Explanation {
+                    action,
+                    event,
+                    replay,
+                    walk: question.walk,
+                })
+            }
+            Explained::FirstFault {
+                fault: first,
+                question: next,
+            } => {
+                eprintln!(
+                    "cmc: the search for the path to the fault met another faulting step first; \
+                     that one, the first on the search's deterministic way, is reported"
+                );
+                *fault = first;
+                question = next;
+            }
+        }
+    }
+    Err(
+        "the core faulted again at another step while the path to the first one was searched: \
+         it is not deterministic"
+            .into(),
+    )
+}
+
 /// Runs the explainer on `question`: the action and event as text, and the
 /// replay file's text or why there is none. The check's stop signal stops
 /// the explainer too, and its search for the path is then said to be
@@ -602,7 +740,7 @@ fn ask_explainer(
     child: Command,
     question: &Question,
     check: &Supervision<'_>,
-) -> Result<(String, String, Result<String, String>), String> {
+) -> Result<Explained, String> {
     let input = Recorder::shared_file(&question.to_bytes())
         .map_err(|e| format!("cannot hand the step to the explainer: {e}"))?;
     let supervision = Supervision {
@@ -620,15 +758,35 @@ fn ask_explainer(
             action,
             event,
             replay,
-        }) => Ok((action, event, replay)),
+        }) => Ok(Explained::Named {
+            action,
+            event,
+            replay,
+        }),
+        Ended::Message(Message::Fault {
+            fault,
+            action,
+            walk,
+        }) if fault.in_step() => {
+            let question = Question {
+                pre_state: fault.pre_state.clone(),
+                action,
+                event: None,
+                time_left_ms: None,
+                walk,
+            };
+            Ok(Explained::FirstFault { fault, question })
+        }
         Ended::Message(Message::Fault { fault, .. }) => Err(format!(
             "a fault happened again while searching for the path to the step:\n{fault}"
         )),
         Ended::Message(other) => Err(format!("the explainer answered {other:?}")),
-        Ended::Died { kind, slot } => Err(format!(
-            "the core failed again while the path to the step was searched:\n{}",
-            fault_of_death(kind, slot).0
-        )),
+        Ended::Died { kind, slot } => match fault_of_death(kind, slot) {
+            (fault, Some(question)) => Ok(Explained::FirstFault { fault, question }),
+            (fault, None) => Err(format!(
+                "the core failed again while the path to the step was searched:\n{fault}"
+            )),
+        },
         Ended::Unplaced { kind, damage } => Err(format!(
             "the core failed again while the path to the step was searched:\n{}",
             unplaced(kind, &damage)
@@ -672,22 +830,79 @@ impl Model for Reach<'_> {
     fn format_action(&self, action: &Action) -> String {
         self.world.format_action(action)
     }
+    // A walk draws its fault mix and weights by kind: the same as the check's.
+    fn action_kind(&self, action: &Action) -> cmc_model::ActionKind {
+        self.world.action_kind(action)
+    }
+    fn action_kinds(&self) -> Vec<cmc_model::ActionKind> {
+        self.world.action_kinds()
+    }
+    fn is_terminal(&self, state: &WorldState) -> bool {
+        self.world.is_terminal(state)
+    }
     fn describe_state(&self, state: &WorldState) -> StateView {
         self.world.describe_state(state)
     }
 }
 
-/// A replay file of a shortest path from the initial state to `fault`'s
-/// pre-state, followed by the faulting action. `world` must be built like the
-/// faulting run's; the search runs single-worker BFS, which expands only
-/// states a BFS run expanded before the fault. `Err` when the pre-state is
-/// not reached again (the core is not deterministic) or faults again.
+/// The search that finds the path to a step that faulted in a check run
+/// with `check`, on one worker, stopped at `time_left`. Random walks
+/// (`--simulate`, and walks from a bounded search's frontier) are run again
+/// as the check ran them, with the same seed, walk numbers, lengths, mixes
+/// and starts: each walk draws the same choices, so the walk that faulted
+/// reaches its pre-state again, and no search of the whole space is needed;
+/// when the fault names its walk (`walk`, see [`cmc_search::current_walk`]),
+/// that walk alone is run. A fault of a complete search is found again by
+/// breadth-first search (a shortest path, among states that search
+/// expanded before the fault).
+pub fn explainer_options(
+    check: &SearchOptions,
+    time_left: Option<Duration>,
+    walk: Option<u64>,
+) -> SearchOptions {
+    let walks = matches!(check.strategy, Strategy::Simulate(_))
+        || (check.strategy == Strategy::Bfs && check.frontier_walks.is_some());
+    let search = if walks {
+        SearchOptions {
+            only_walk: walk,
+            ..check.clone()
+        }
+    } else {
+        SearchOptions {
+            strategy: Strategy::Bfs,
+            frontier_walks: None,
+            walks_from: None,
+            ..check.clone()
+        }
+    };
+    SearchOptions {
+        workers: 1,
+        check_deadlock: false,
+        check_determinism: false,
+        progress: ProgressMode::Off,
+        checkpoint: None,
+        interrupt: None,
+        time_limit: time_left,
+        reduction: false,
+        max_states: None,
+        ..search
+    }
+}
+
+/// A replay file of a path from the initial state to `fault`'s pre-state,
+/// followed by the faulting action, found by the search `options` describe
+/// (made by [`explainer_options`] from the faulting run's: the same walks
+/// again, or a single-worker BFS, a shortest path, which expands only
+/// states a BFS run expanded before the fault). `world` must be built like
+/// the faulting run's. `Err` when the pre-state is not reached again (the
+/// core is not deterministic), the search faults again, or it reaches its
+/// time limit first (the message says so).
 ///
 /// ```
 /// use std::sync::Arc;
 /// use cmc_search::Checker;
 /// use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
-/// use cmc_world::supervise::path_to_fault;
+/// use cmc_world::supervise::{explainer_options, path_to_fault};
 /// use cmc_world::{TypedCore, World, WorldSpec};
 ///
 /// /// Fails on its second client request.
@@ -709,16 +924,28 @@ impl Model for Reach<'_> {
 /// let checker = Checker::new(world()).workers(1);
 /// checker.run();
 /// let fault = checker.model().fault().expect("the second request fails");
-/// let file = path_to_fault(&world(), &fault)?;
+/// let options = explainer_options(checker.search_options(), None, None);
+/// let file = path_to_fault(&world(), &fault, &options)?;
 /// let actions: Vec<&str> = file.actions.iter().map(|(_, action)| action.as_str()).collect();
 /// assert_eq!(actions, ["CLIENT r0 -> n0", "CLIENT r1 -> n0"]);
 /// # Ok::<(), String>(())
 /// ```
-pub fn path_to_fault(world: &World, fault: &Fault) -> Result<ReplayFile, String> {
-    path_to(world, &fault.pre_state, &fault.action)
+pub fn path_to_fault(
+    world: &World,
+    fault: &Fault,
+    options: &SearchOptions,
+) -> Result<ReplayFile, String> {
+    path_to(world, &fault.pre_state, &fault.action, options)
 }
 
-fn path_to(world: &World, pre_state: &[u8], action: &str) -> Result<ReplayFile, String> {
+/// A replay file of a path to `pre_state` found by the search `options`
+/// describe ([`explainer_options`]), followed by `action`.
+fn path_to(
+    world: &World,
+    pre_state: &[u8],
+    action: &str,
+    options: &SearchOptions,
+) -> Result<ReplayFile, String> {
     let mut file = if action == "INIT" {
         ReplayFile {
             model: world.name(),
@@ -734,7 +961,7 @@ fn path_to(world: &World, pre_state: &[u8], action: &str) -> Result<ReplayFile, 
     } else {
         let target = Fingerprint::of_bytes(pre_state);
         let reach = Reach { world, target };
-        let outcome = Checker::new(reach).workers(1).check_deadlock(false).run();
+        let outcome = Checker::new(reach).options(options.clone()).run();
         if let Some(again) = world.fault() {
             return Err(format!(
                 "a fault happened again while searching for its path:\n{again}"
@@ -743,6 +970,13 @@ fn path_to(world: &World, pre_state: &[u8], action: &str) -> Result<ReplayFile, 
         match (&outcome.verdict, &outcome.counterexample) {
             (Verdict::Violated { .. }, Some(path)) => {
                 ReplayFile::from_counterexample(&Reach { world, target }, path, None)
+            }
+            (Verdict::TimeLimit { .. }, _) => {
+                return Err(format!(
+                    "the search for the path to the step reached the check's --time-limit \
+                     ({:.1} s were left of it) before it found the step",
+                    options.time_limit.unwrap_or_default().as_secs_f64()
+                ))
             }
             _ => {
                 return Err(format!(
