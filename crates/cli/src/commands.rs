@@ -651,8 +651,8 @@ fn replay(args: ReplayArgs, catalog: &Catalog) -> Result<Status, String> {
                 .cores
                 .build_world(&world_args)
                 .map_err(unknown_here)?;
-            file.params =
-                cmc_world::world_args::relocate_cores(&file.params, &world.params()).map_err(in_file)?;
+            file.params = cmc_world::world_args::relocate_cores(&file.params, &world.params())
+                .map_err(in_file)?;
             // A core's fault on the way is the error to show, whichever
             // replay met it.
             let fault_or = |problem: String| match world.fault() {

@@ -433,7 +433,7 @@ fn read_worker_file(path: &Path, listed: &WorkerFile, stop: Stop<'_>) -> Result<
     }
     let mut file = cmc_store::input_file::open_regular_file(path, "checkpoint worker file")
         .map_err(NotRead::Refused)?;
-    let (sum, length) = cmc_store::guarded::digest(&mut Stoppable::new(
+    let (sum, length) = cmc_store::nofollow_files::digest(&mut Stoppable::new(
         (&mut file).take(listed.bytes.saturating_add(1)),
         stop,
     ))

@@ -199,8 +199,8 @@ fn every_gate_configuration_finds_the_same_states_with_sleep_sets_and_generates_
                         .any(|p| p.starts_with("symmetry="));
                     // Raft's registration keeps the Votes ghost, whose
                     // updates sleep sets do not reorder.
-                    let refused = (symmetric && why.contains("symmetry"))
-                        || why.contains("ghost variable");
+                    let refused =
+                        (symmetric && why.contains("symmetry")) || why.contains("ghost variable");
                     assert!(refused, "{label}: {why}");
                     assert_eq!(full.stats.states_generated, asleep.stats.states_generated);
                 }

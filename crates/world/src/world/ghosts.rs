@@ -20,21 +20,22 @@
 //! What they rule out, with a clear error rather than a wrong count:
 //! symmetry reduction (a renaming of the nodes would have to rename the
 //! variables' bytes, which hold node ids and per-node entries the World
-//! cannot see), and partial-order reduction (an update reads every step,
-//! so no step is invisible to the properties).
+//! cannot see), partial-order reduction (an update reads every step,
+//! so no step is invisible to the properties) and sleep sets (an update may
+//! tell apart the two orders of steps that otherwise commute).
 //!
 //! ```
 //! use std::sync::Arc;
 //! use cmc_model::{Model, Property};
 //! use cmc_search::{Checker, Verdict};
-//! use cmc_world::cores::reqack::ReqAck;
-//! use cmc_world::world::action::Action;
+//! use cmc_world::example_cores::reqack::ReqAck;
+//! use cmc_world::world::action::{Action, CrashAction};
 //! use cmc_world::world::ghosts::GhostVar;
 //! use cmc_world::{World, WorldSpec};
 //!
 //! // How many times node 1 crashed: a count no node's state keeps.
 //! let crashes = GhostVar::new("Crashes1", vec![0], |_, _, action, _, bytes| {
-//!     if matches!(action, Action::Crash { node: 1 }) {
+//!     if matches!(action, Action::Crash(CrashAction::Crash { node: 1 })) {
 //!         bytes[0] += 1;
 //!     }
 //! })?;
