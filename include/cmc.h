@@ -157,7 +157,8 @@ const cmc_core *cmc_core_entry(void);
  * before it loads unchanged.
  */
 #define CMC_DESCRIBE_SYMBOL "cmc_describe_entry"
-/* Writes a description of `len` bytes of payload into buf (at most cap bytes, NUL-terminated). */
+/* Writes a description of `len` bytes of payload into buf (at most cap bytes, NUL-terminated);
+ * an empty text means none of its own (traces show the World's text). */
 typedef void (*cmc_describe_payload_fn)(const cmc_config *config, const uint8_t *payload,
                                         uint32_t len, char *buf, size_t cap);
 typedef struct cmc_describe_table {

@@ -39,6 +39,11 @@
 //!   World's hexadecimal text when the core has none, so traces through the
 //!   library read as they do with the core in process. Text longer than the
 //!   buffer is cut at a character boundary.
+//! - `cmc_describe_entry` (the optional describe table, `CMC_DESCRIBE` in
+//!   `include/cmc.h`) is emitted too: its functions write the core's
+//!   [`Core::describe_reply`] and [`Core::describe_operation`] text, or an
+//!   empty text where the core has none (the loader then shows the World's
+//!   text), so replies and client operations read as in process.
 //! - `permute` is left null: the C ABI has no `permute_message`, so a core
 //!   whose messages carry node ids could not be renamed correctly. Symmetry
 //!   reduction (`symmetry=`) needs the core in process (`--core rust:NAME`
@@ -49,6 +54,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
 use crate::core::abi::{Config, CoreDescriptor, CoreError, Event, Outputs, ABI_VERSION};
+use crate::core::describe_table::{DescribePayloadFn, DescribeTable};
 use crate::core::{Core, TypedCore};
 
 /// What an exported step returns when the core's step panicked (or a
@@ -287,9 +293,66 @@ unsafe extern "C" fn describe_message<E: Exported>(
     unsafe { write_described(describe, "(describe_message panicked)", buf, cap) }
 }
 
+/// The C `describe_reply` of `E`'s core: its text, or an empty one.
+///
+/// # Safety
+/// As `cmc_describe_payload_fn` documents.
+unsafe extern "C" fn describe_reply<E: Exported>(
+    config: *const Config,
+    payload: *const u8,
+    len: u32,
+    buf: *mut c_char,
+    cap: usize,
+) {
+    let core = E::core();
+    let describe = || {
+        // SAFETY: the caller's contract: `len` readable bytes.
+        let payload = unsafe { bytes(payload.cast(), len as usize) };
+        // SAFETY: as above.
+        Core::describe_reply(core, unsafe { &*config }, payload).unwrap_or_default()
+    };
+    // SAFETY: the caller's contract.
+    unsafe { write_described(describe, "(describe_reply panicked)", buf, cap) }
+}
+
+/// The C `describe_operation` of `E`'s core: its text, or an empty one.
+///
+/// # Safety
+/// As `cmc_describe_payload_fn` documents.
+unsafe extern "C" fn describe_operation<E: Exported>(
+    config: *const Config,
+    payload: *const u8,
+    len: u32,
+    buf: *mut c_char,
+    cap: usize,
+) {
+    let core = E::core();
+    let describe = || {
+        // SAFETY: the caller's contract: `len` readable bytes.
+        let payload = unsafe { bytes(payload.cast(), len as usize) };
+        // SAFETY: as above.
+        Core::describe_operation(core, unsafe { &*config }, payload).unwrap_or_default()
+    };
+    // SAFETY: the caller's contract.
+    unsafe { write_described(describe, "(describe_operation panicked)", buf, cap) }
+}
+
+/// The describe table of `E`'s core, which the library's
+/// `cmc_describe_entry` (emitted by [`export_core!`](crate::export_core))
+/// returns.
+pub const fn describe_table<E: Exported>() -> DescribeTable {
+    DescribeTable {
+        abi_version: ABI_VERSION,
+        reserved: 0,
+        describe_reply: Some(describe_reply::<E> as DescribePayloadFn),
+        describe_operation: Some(describe_operation::<E> as DescribePayloadFn),
+    }
+}
+
 /// Exports a [`TypedCore`](crate::TypedCore) through the C ABI: emits the
 /// `#[no_mangle] extern "C" fn cmc_core_entry()` of a `cdylib`, so that the
-/// library loads with `cmc check --core ./libNAME.so` (see [`crate::core::export`]).
+/// library loads with `cmc check --core ./libNAME.so` (see [`crate::core::export`]),
+/// and its describe table's `cmc_describe_entry()`.
 ///
 /// `export_core!(MyCore)` builds the core with `MyCore::default()`;
 /// `export_core!(MyCore = expression)` with the expression (evaluated once,
@@ -317,20 +380,85 @@ macro_rules! export_core {
         $crate::export_core!($core = <$core as ::core::default::Default>::default());
     };
     ($core:ty = $value:expr) => {
+        /// The exported core, built on first use.
+        struct CmcExportedCore;
+        impl $crate::core::export::Exported for CmcExportedCore {
+            type Core = $core;
+            fn core() -> &'static $core {
+                static CORE: ::std::sync::OnceLock<$core> = ::std::sync::OnceLock::new();
+                CORE.get_or_init(|| $value)
+            }
+        }
         /// The core's descriptor (`cmc_core_entry` of `include/cmc.h`).
         #[no_mangle]
         pub extern "C" fn cmc_core_entry() -> *const $crate::core::abi::CoreDescriptor {
-            struct Exported;
-            impl $crate::core::export::Exported for Exported {
-                type Core = $core;
-                fn core() -> &'static $core {
-                    static CORE: ::std::sync::OnceLock<$core> = ::std::sync::OnceLock::new();
-                    CORE.get_or_init(|| $value)
-                }
-            }
             static DESCRIPTOR: $crate::core::export::DescriptorCell =
                 $crate::core::export::DescriptorCell::new();
-            DESCRIPTOR.entry::<Exported>()
+            DESCRIPTOR.entry::<CmcExportedCore>()
+        }
+        /// The core's describe table (`cmc_describe_entry` of `include/cmc.h`).
+        #[no_mangle]
+        pub extern "C" fn cmc_describe_entry() -> *const $crate::core::describe_table::DescribeTable
+        {
+            static TABLE: $crate::core::describe_table::DescribeTable =
+                $crate::core::export::describe_table::<CmcExportedCore>();
+            &TABLE
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::core::abi::{Config, CoreError, Event, Outputs};
+    use crate::{CCore, Core, TypedCore};
+
+    /// A core that names its one reply and leaves operations to the World.
+    #[derive(Default)]
+    struct Named;
+
+    impl TypedCore for Named {
+        type Durable = u8;
+        type Volatile = u8;
+        fn name(&self) -> &str {
+            "named"
+        }
+        fn step(
+            &self,
+            _: &Config,
+            _: &u8,
+            _: &mut u8,
+            _: &Event,
+            _: &mut Outputs,
+        ) -> Result<(), CoreError> {
+            Ok(())
+        }
+        fn describe_reply(&self, _: &Config, payload: &[u8]) -> Option<String> {
+            (payload == [1]).then(|| "OK".into())
+        }
+    }
+
+    crate::export_core!(Named);
+
+    #[test]
+    fn an_exported_core_describes_replies_and_operations_as_in_process() {
+        // SAFETY: both entry points are this program's, their tables static.
+        let exported = unsafe {
+            CCore::from_descriptor(cmc_core_entry(), "exported", None)
+                .and_then(|core| core.with_describe_table(cmc_describe_entry()))
+        }
+        .expect("a valid descriptor and describe table");
+        let config = Config {
+            node: 0,
+            nodes: 1,
+            params: [0; 8],
+        };
+        for payload in [&[1u8][..], &[2], &[]] {
+            assert_eq!(
+                Core::describe_reply(&exported, &config, payload),
+                TypedCore::describe_reply(&Named, &config, payload),
+                "{payload:?}"
+            );
+            assert_eq!(Core::describe_operation(&exported, &config, payload), None);
+        }
+    }
 }

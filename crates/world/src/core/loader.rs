@@ -189,6 +189,22 @@ impl CCore {
         unsafe { read_describe_table(table, shown) }
     }
 
+    /// The core with the describe functions of `table` (as a library's
+    /// `cmc_describe_entry` returns it), for tests of a core exported in
+    /// this process.
+    ///
+    /// # Safety
+    /// As [`read_describe_table`]'s: null or a static table.
+    #[cfg(test)]
+    pub(crate) unsafe fn with_describe_table(
+        mut self,
+        table: *const crate::core::describe_table::DescribeTable,
+    ) -> Result<CCore, LoadError> {
+        // SAFETY: the caller's contract.
+        self.describers = unsafe { read_describe_table(table, "this process") }?;
+        Ok(self)
+    }
+
     /// `describe`'s text for `payload`, a reply or an operation (`what`).
     fn described_payload(
         &self,
@@ -477,13 +493,18 @@ impl Core for CCore {
         }))
     }
 
+    /// An empty text is none: the World's text is shown.
     fn describe_reply(&self, config: &Config, payload: &[u8]) -> Option<String> {
         let describe = self.describers.reply?;
         Some(self.described_payload(describe, config, payload, "a reply"))
+            .filter(|text| !text.is_empty())
     }
 
+    /// An empty text is none: the World's text (the workload's, or hex) is
+    /// shown.
     fn describe_operation(&self, config: &Config, payload: &[u8]) -> Option<String> {
         let describe = self.describers.operation?;
         Some(self.described_payload(describe, config, payload, "a client operation"))
+            .filter(|text| !text.is_empty())
     }
 }
