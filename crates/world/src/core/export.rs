@@ -270,6 +270,30 @@ unsafe extern "C" fn describe_state<E: Exported>(
     unsafe { write_described(describe, "(describe_state panicked)", buf, cap) }
 }
 
+/// Writes into `buf` the text `describe` gives for the `len` bytes at
+/// `payload` (`panicked` if it panics), as the C describers of a message,
+/// a reply and an operation do.
+///
+/// # Safety
+/// `config` is valid, `payload` points to `len` readable bytes and `buf` is
+/// writable for `cap` bytes.
+unsafe fn write_payload_text(
+    config: *const Config,
+    payload: *const u8,
+    len: u32,
+    (buf, cap): (*mut c_char, usize),
+    describe: impl FnOnce(&Config, &[u8]) -> String,
+    panicked: &str,
+) {
+    let text = || {
+        // SAFETY: the caller's contract.
+        let (config, payload) = unsafe { (&*config, bytes(payload.cast(), len as usize)) };
+        describe(config, payload)
+    };
+    // SAFETY: the caller's contract.
+    unsafe { write_described(text, panicked, buf, cap) }
+}
+
 /// The C `describe_message` of `E`'s core: its text, or the World's.
 ///
 /// # Safety
@@ -281,16 +305,21 @@ unsafe extern "C" fn describe_message<E: Exported>(
     buf: *mut c_char,
     cap: usize,
 ) {
-    let core = E::core();
-    let describe = || {
-        // SAFETY: the caller's contract: `len` readable bytes.
-        let message = unsafe { bytes(message.cast(), len as usize) };
-        // SAFETY: as above.
-        Core::describe_message(core, unsafe { &*config }, message)
+    let describe = |config: &Config, message: &[u8]| {
+        Core::describe_message(E::core(), config, message)
             .unwrap_or_else(|| crate::core::hex::hex(message))
     };
     // SAFETY: the caller's contract.
-    unsafe { write_described(describe, "(describe_message panicked)", buf, cap) }
+    unsafe {
+        write_payload_text(
+            config,
+            message,
+            len,
+            (buf, cap),
+            describe,
+            "(describe_message panicked)",
+        )
+    }
 }
 
 /// The C `describe_reply` of `E`'s core: its text, or an empty one.
@@ -304,15 +333,20 @@ unsafe extern "C" fn describe_reply<E: Exported>(
     buf: *mut c_char,
     cap: usize,
 ) {
-    let core = E::core();
-    let describe = || {
-        // SAFETY: the caller's contract: `len` readable bytes.
-        let payload = unsafe { bytes(payload.cast(), len as usize) };
-        // SAFETY: as above.
-        Core::describe_reply(core, unsafe { &*config }, payload).unwrap_or_default()
+    let describe = |config: &Config, payload: &[u8]| {
+        Core::describe_reply(E::core(), config, payload).unwrap_or_default()
     };
     // SAFETY: the caller's contract.
-    unsafe { write_described(describe, "(describe_reply panicked)", buf, cap) }
+    unsafe {
+        write_payload_text(
+            config,
+            payload,
+            len,
+            (buf, cap),
+            describe,
+            "(describe_reply panicked)",
+        )
+    }
 }
 
 /// The C `describe_operation` of `E`'s core: its text, or an empty one.
@@ -326,15 +360,20 @@ unsafe extern "C" fn describe_operation<E: Exported>(
     buf: *mut c_char,
     cap: usize,
 ) {
-    let core = E::core();
-    let describe = || {
-        // SAFETY: the caller's contract: `len` readable bytes.
-        let payload = unsafe { bytes(payload.cast(), len as usize) };
-        // SAFETY: as above.
-        Core::describe_operation(core, unsafe { &*config }, payload).unwrap_or_default()
+    let describe = |config: &Config, payload: &[u8]| {
+        Core::describe_operation(E::core(), config, payload).unwrap_or_default()
     };
     // SAFETY: the caller's contract.
-    unsafe { write_described(describe, "(describe_operation panicked)", buf, cap) }
+    unsafe {
+        write_payload_text(
+            config,
+            payload,
+            len,
+            (buf, cap),
+            describe,
+            "(describe_operation panicked)",
+        )
+    }
 }
 
 /// The describe table of `E`'s core, which the library's
