@@ -342,7 +342,7 @@ fn workers(text: &str) -> Result<usize, String> {
 }
 
 pub(crate) fn nodes(text: &str) -> Result<usize, String> {
-    integer_in(text, 1..=cmc_world::world::spec::NODES_MAX as u64).map(|value| value as usize)
+    integer_in(text, 1..=cmc_world::system::spec::NODES_MAX as u64).map(|value| value as usize)
 }
 
 fn max_depth(text: &str) -> Result<u64, String> {

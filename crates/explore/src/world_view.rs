@@ -6,8 +6,8 @@
 use std::fmt::Write;
 
 use cmc_search::{escape_html, ReplayFile};
-use cmc_world::world::spec::BUDGET_NAMES;
-use cmc_world::world::state::{GhostKind, WorldState};
+use cmc_world::system::spec::BUDGET_NAMES;
+use cmc_world::system::state::{GhostKind, WorldState};
 use cmc_world::World;
 
 use crate::explorer::Extras;

@@ -4,7 +4,7 @@
 use std::ops::Deref;
 
 use bytemuck::Pod;
-use cmc_world::world::state::WorldState;
+use cmc_world::system::state::WorldState;
 use cmc_world::World;
 use smallvec::SmallVec;
 

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
 use cmc_model::{ModelParam, Property};
-use cmc_world::world::state::WorldState;
+use cmc_world::system::state::WorldState;
 use cmc_world::{CCore, World, WorldSpec};
 
 /// Record: coordinator has begun the transaction, undecided (`TPC_NONE`).

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use cmc_model::{Encode, Model};
 use cmc_protocols::raft;
 use cmc_search::{Checker, Verdict};
-use cmc_world::world::state::{GhostEntry, WorldState};
+use cmc_world::system::state::{GhostEntry, WorldState};
 use cmc_world::{World, WorldSpec};
 use support::check_determinism;
 

@@ -22,7 +22,7 @@
 //! use cmc_search::{Checker, Verdict};
 //! use cmc_world::catalog::{CoreCatalog, CoreEntry};
 //! use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
-//! use cmc_world::world::state::WorldState;
+//! use cmc_world::system::state::WorldState;
 //! use cmc_world::{example_cores, TypedCore, World, WorldArgs};
 //!
 //! struct Echo;

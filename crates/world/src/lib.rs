@@ -80,21 +80,21 @@
 //! let fixed = Checker::new(World::new(spec(Forward { remember: true })?)).workers(1).run();
 //! assert_eq!(fixed.verdict, Verdict::Pass);
 //! assert!(fixed.stats.complete);
-//! # Ok::<(), cmc_world::world::spec::SpecError>(())
+//! # Ok::<(), cmc_world::system::spec::SpecError>(())
 //! ```
 //!
 //! From there:
 //!
 //! - **More faults and clients**: every `NAME=VALUE` parameter of
 //!   [`WorldSpec::set`] (crashes, restarts, drops, link cuts, clocks,
-//!   workloads...) is listed in [`world::spec::param_help`].
+//!   workloads...) is listed in [`system::spec::param_help`].
 //! - **Your own properties**: [`World::with_property`] adds a
 //!   [`cmc_model::Property`] that reads core states through
 //!   [`World::inspect`]; [`properties::consistency`] checks the client history
 //!   against a sequential specification (linearizability); a C core may
 //!   declare properties in C ([`properties::c_properties`]).
 //! - **Liveness**: `quiescence=STEPS` checks that a fair schedule answers
-//!   every client once the faults are over ([`world::quiescence`]).
+//!   every client once the faults are over ([`system::quiescence`]).
 //! - **A core in C**: [`CCore::load`] loads a shared library built against
 //!   `include/cmc.h`; [`export_core!`] exports a Rust core the same way. A
 //!   core that may crash or hang is checked in a supervised child
@@ -118,12 +118,12 @@
 //! - [`heap`]: heap-state cores: a library whose node lives in heap
 //!   objects, driven through an adapter and rebuilt by replaying its
 //!   journal at each step.
-//! - [`world`]: the environment's semantics: spec, state, actions, the
+//! - [`system`]: the environment's semantics: spec, state, actions, the
 //!   environment, quiescence, symmetry, workloads, and [`World`] as a
 //!   [`cmc_model::Model`]. The environment sees core states only as bytes.
 //! - [`properties`]: what is checked of a World: the client history's
 //!   linearizability, properties written in C, and the one explicit path
-//!   ([`world::inspect`]) by which they read core internals.
+//!   ([`system::inspect`]) by which they read core internals.
 //! - [`supervise`]: the supervisor process, which runs the check in a child
 //!   and gives the verdict; the explainer of a core fault.
 //! - [`report`]: counterexamples replayed through the real cores, and
@@ -144,12 +144,12 @@ pub mod report;
 pub mod run;
 pub mod supervise;
 pub mod validate;
-pub mod world;
+pub mod system;
 pub mod world_args;
 
 pub use crate::core::fault::{Fault, FaultKind};
 pub use crate::core::loader::{CCore, LoadError};
 pub use crate::core::{Core, TypedCore};
-pub use world::spec::{NetSemantics, WorldSpec};
-pub use world::World;
+pub use system::spec::{NetSemantics, WorldSpec};
+pub use system::World;
 pub use world_args::{build_model, build_world, WorldArgs};

@@ -19,8 +19,8 @@ use crate::core::Core;
 use crate::example_cores;
 use crate::heap::{c_adapter, HeapCore};
 use crate::properties::c_properties::attach;
-use crate::world::spec::{WorldSpec, NODES_MAX};
-use crate::world::{World, SELECT_PARAM};
+use crate::system::spec::{WorldSpec, NODES_MAX};
+use crate::system::{World, SELECT_PARAM};
 
 /// The parameter that records a C core library's digest, after its `core=`.
 pub const CORE_DIGEST_PARAM: &str = "core_digest";
@@ -53,7 +53,7 @@ pub struct WorldArgs {
     pub cores: Vec<String>,
     /// `--nodes N`.
     pub nodes: usize,
-    /// `NAME=VALUE` parameters (see [`crate::world::spec::param_help`]), and the
+    /// `NAME=VALUE` parameters (see [`crate::system::spec::param_help`]), and the
     /// `core_digest=` entries of recorded parameters (one per C core, in order).
     pub params: Vec<String>,
     /// `--check-determinism`.

@@ -11,8 +11,8 @@ use bytemuck::{Pod, Zeroable};
 use cmc_model::{Model, Property};
 use cmc_search::{Checker, Outcome, Verdict};
 use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
-use cmc_world::world::spec::{SpecError, Workload};
-use cmc_world::world::state::{Budget, GhostKind, WorldState};
+use cmc_world::system::spec::{SpecError, Workload};
+use cmc_world::system::state::{Budget, GhostKind, WorldState};
 use cmc_world::{TypedCore, World, WorldSpec};
 
 #[derive(Clone, Copy, Default, Pod, Zeroable)]

@@ -1,4 +1,4 @@
-//! Ghost variables (`cmc_world::world::ghosts`): bytes a property module
+//! Ghost variables (`cmc_world::system::ghosts`): bytes a property module
 //! keeps in every state, updated from each step. They are part of the
 //! state's encoding only when declared, and what the World cannot carry
 //! them through (symmetry, partial-order reduction, sleep sets) is refused with a
@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use cmc_model::{Encode, Model};
 use cmc_world::example_cores::reqack::ReqAck;
-use cmc_world::world::action::{Action, ClientAction};
-use cmc_world::world::ghosts::GhostVar;
-use cmc_world::world::state::WorldState;
+use cmc_world::system::action::{Action, ClientAction};
+use cmc_world::system::ghosts::GhostVar;
+use cmc_world::system::state::WorldState;
 use cmc_world::{World, WorldSpec};
 
 fn spec(params: &[&str]) -> WorldSpec {

@@ -14,7 +14,7 @@ use cmc_model::{Encode, Model, PropertyKind};
 use cmc_search::{Checker, Outcome, Verdict};
 use cmc_world::core::abi::EventKind;
 use cmc_world::properties::consistency::{self, ClientHistory, ReplyMeaning};
-use cmc_world::world::state::WorldState;
+use cmc_world::system::state::WorldState;
 use cmc_world::{World, WorldSpec};
 use common::step_core::StepCore;
 

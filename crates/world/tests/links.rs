@@ -12,8 +12,8 @@ use bytemuck::{Pod, Zeroable};
 use cmc_model::Model;
 use cmc_search::{Checker, Verdict};
 use cmc_world::core::abi::EventKind;
-use cmc_world::world::spec::WorldSpecBuilder;
-use cmc_world::world::state::Budget;
+use cmc_world::system::spec::WorldSpecBuilder;
+use cmc_world::system::state::Budget;
 use cmc_world::{build_world, World, WorldArgs, WorldSpec};
 use common::step_core::StepCore;
 

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use cmc_model::Model;
 use cmc_search::{Checker, Verdict};
 use cmc_world::example_cores::reqack::{self, ReqAck};
-use cmc_world::world::action::{Action, ClientAction, CrashAction, LinkAction};
-use cmc_world::world::quiescence::QUIESCENCE;
+use cmc_world::system::action::{Action, ClientAction, CrashAction, LinkAction};
+use cmc_world::system::quiescence::QUIESCENCE;
 use cmc_world::{World, WorldSpec};
 
 fn world(bug: u32, nodes: usize, params: &[&str]) -> World {

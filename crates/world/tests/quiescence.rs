@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use cmc_search::{Checker, Verdict};
 use cmc_world::example_cores::reqack::{self, ReqAck};
-use cmc_world::world::quiescence::QUIESCENCE;
+use cmc_world::system::quiescence::QUIESCENCE;
 use cmc_world::{World, WorldSpec};
 
 fn world(bug: u32, extra: &[&str]) -> World {

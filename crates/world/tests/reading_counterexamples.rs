@@ -11,8 +11,8 @@ use cmc_search::{AnyModel, Checker, ReplayFile, SearchOptions, Verdict};
 use cmc_world::example_cores::reqack::{ReqAck, REPLY_BUSY, REPLY_OK};
 use cmc_world::properties::consistency::{linearizable, ClientHistory, ReplyMeaning};
 use cmc_world::report::replay;
-use cmc_world::world::action::{Action, CrashAction};
-use cmc_world::world::state::WorldState;
+use cmc_world::system::action::{Action, CrashAction};
+use cmc_world::system::state::WorldState;
 use cmc_world::{World, WorldSpec};
 
 /// Two reqack nodes with one request and one crash and restart to spend.
@@ -191,7 +191,7 @@ fn replies_and_operations_are_shown_in_the_cores_words() {
             .inspect(state)
             .ghost()
             .iter()
-            .all(|entry| entry.kind != cmc_world::world::state::GhostKind::Reply)
+            .all(|entry| entry.kind != cmc_world::system::state::GhostKind::Reply)
     });
     let checker = Checker::new(World::new(spec).with_property(no_reply)).workers(1);
     let trace = checker

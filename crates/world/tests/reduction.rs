@@ -14,7 +14,7 @@ use bytemuck::{Pod, Zeroable};
 use cmc_model::Property;
 use cmc_search::{Checker, Outcome, ReductionStats, Verdict};
 use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
-use cmc_world::world::state::{GhostKind, WorldState};
+use cmc_world::system::state::{GhostKind, WorldState};
 use cmc_world::{TypedCore, World, WorldSpec};
 
 const PING: u8 = 1;

@@ -14,7 +14,7 @@ use cmc_search::{Checker, ReplayFile};
 use cmc_world::run::child::{child_from_env, finish, Message};
 use cmc_world::run::recorder::Call;
 use cmc_world::supervise::{explainer_options, path_to_fault, supervise, Ended, Supervision};
-use cmc_world::world::action::Action;
+use cmc_world::system::action::Action;
 use cmc_world::{build_world, Fault, FaultKind, WorldArgs};
 
 const CHILD_CORE: &str = "CMC_TEST_CHILD_CORE";

@@ -132,7 +132,7 @@ fn the_c_reqack_gets_the_same_verdicts_with_and_without_symmetry() {
 fn witnesses_and_quiescence_give_the_same_verdicts_with_and_without_symmetry() {
     use cmc_model::Property;
     use cmc_world::example_cores::reqack::Durable;
-    use cmc_world::world::state::WorldState;
+    use cmc_world::system::state::WorldState;
 
     let stored = |request: u32| {
         move |world: &World, state: &WorldState| {
@@ -194,7 +194,7 @@ fn symmetry_refuses_nodes_that_differ() {
 mod cores {
     use cmc_model::Property;
     use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
-    use cmc_world::world::state::WorldState;
+    use cmc_world::system::state::WorldState;
     use cmc_world::{TypedCore, World};
 
     /// Each node answers a client request when its timer fires; node
@@ -436,7 +436,7 @@ mod common;
 mod c_votes {
     use super::*;
     use cmc_model::Property;
-    use cmc_world::world::state::WorldState;
+    use cmc_world::system::state::WorldState;
     use cmc_world::CCore;
 
     /// Node `n`'s volatile part: the votes it got, and whom it heard.

@@ -11,8 +11,8 @@ use bytemuck::{Pod, Zeroable};
 use cmc_model::Property;
 use cmc_search::{Checker, Verdict};
 use cmc_world::core::abi::{EventKind, OutputKind};
-use cmc_world::world::action::{Action, NodeAction};
-use cmc_world::world::state::WorldState;
+use cmc_world::system::action::{Action, NodeAction};
+use cmc_world::system::state::WorldState;
 use cmc_world::{FaultKind, World, WorldSpec};
 use common::step_core::StepCore;
 

@@ -11,7 +11,7 @@ use cmc_linearizability::SequentialSpec;
 use cmc_model::Property;
 use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 use cmc_world::properties::consistency::{linearizable_summarised, ClientHistory, ReplyMeaning};
-use cmc_world::world::state::{GhostKind, WorldState};
+use cmc_world::system::state::{GhostKind, WorldState};
 use cmc_world::{TypedCore, World};
 
 /// Planted bugs of [`Wal`].

@@ -25,8 +25,8 @@ use std::sync::Arc;
 use cmc_linearizability::SequentialSpec;
 use cmc_model::Property;
 use cmc_world::properties::consistency::{linearizable, ClientHistory, ReplyMeaning};
-use cmc_world::world::inspect::NodeView;
-use cmc_world::world::state::{GhostKind, WorldState};
+use cmc_world::system::inspect::NodeView;
+use cmc_world::system::state::{GhostKind, WorldState};
 use cmc_world::World;
 
 /// One log entry as the properties see it.

@@ -8,8 +8,8 @@
 //! `AcceptSync` it sends server 2 must start at server 2's own log end.
 
 use cmc_model::{Model, PropertyKind};
-use cmc_world::world::action::{Action, ClientAction, NetAction, NetOp, NodeAction};
-use cmc_world::world::state::WorldState;
+use cmc_world::system::action::{Action, ClientAction, NetAction, NetOp, NodeAction};
+use cmc_world::system::state::WorldState;
 use cmc_world::World;
 
 use crate::codec;

@@ -20,8 +20,8 @@ use std::sync::Arc;
 use cmc_log_properties::{Entry, Replica};
 use cmc_model::Property;
 use cmc_world::heap::HeapCore;
-use cmc_world::world::inspect::NodeView;
-use cmc_world::world::spec::SpecError;
+use cmc_world::system::inspect::NodeView;
+use cmc_world::system::spec::SpecError;
 use cmc_world::{World, WorldSpec};
 
 pub use adapter::RaftAdapter;

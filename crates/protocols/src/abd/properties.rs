@@ -13,7 +13,7 @@ use cmc_linearizability::specs::{Register, RegisterOp, RegisterRet};
 use cmc_model::Property;
 use cmc_world::core::helpers::Message;
 use cmc_world::properties::consistency::{self, ClientHistory, ReplyMeaning};
-use cmc_world::world::state::WorldState;
+use cmc_world::system::state::WorldState;
 use cmc_world::{Core, World};
 
 use crate::variants::{bug_variant, variant_spec};

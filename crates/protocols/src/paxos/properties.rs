@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use cmc_model::Property;
 use cmc_world::core::helpers::Message;
-use cmc_world::world::state::WorldState;
+use cmc_world::system::state::WorldState;
 use cmc_world::{Core, World};
 
 use crate::node_parts::{node_parts, NodeParts, Nodes};

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use cmc_model::Property;
-use cmc_world::world::state::{GhostKind, WorldState};
+use cmc_world::system::state::{GhostKind, WorldState};
 use cmc_world::{Core, World};
 
 use crate::node_parts::{node_parts, Nodes};

@@ -7,8 +7,8 @@
 //! durable vote with it.
 
 use cmc_model::Property;
-use cmc_world::world::ghosts::GhostVar;
-use cmc_world::world::state::WorldState;
+use cmc_world::system::ghosts::GhostVar;
+use cmc_world::system::state::WorldState;
 use cmc_world::World;
 
 use super::Durable;

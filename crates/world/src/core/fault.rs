@@ -126,7 +126,7 @@ impl FaultKind {
 /// assert!(matches!(fault.kind, FaultKind::CoreError(_)));
 /// assert_eq!(fault.kind.headline(), "CORE ERROR");
 /// assert!(fault.in_step() && fault.action.starts_with("CLIENT"), "{fault}");
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// # Ok::<(), cmc_world::system::spec::SpecError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fault {

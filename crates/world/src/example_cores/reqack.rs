@@ -23,7 +23,7 @@ use cmc_model::Property;
 use crate::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 use crate::core::helpers::{self, send, send_to_each, Message};
 use crate::core::TypedCore;
-use crate::world::state::WorldState;
+use crate::system::state::WorldState;
 use crate::World;
 
 /// Message type of DATA(request).
@@ -122,7 +122,7 @@ pub struct Volatile {
 /// use std::sync::Arc;
 /// use cmc_search::{Checker, Verdict};
 /// use cmc_world::example_cores::reqack::ReqAck;
-/// use cmc_world::world::quiescence::QUIESCENCE;
+/// use cmc_world::system::quiescence::QUIESCENCE;
 /// use cmc_world::{World, WorldSpec};
 ///
 /// let check = |bug, quiescence: Option<u32>| {

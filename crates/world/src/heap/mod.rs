@@ -60,7 +60,7 @@
 //! let outcome = Checker::new(World::new(spec)).workers(1).run();
 //! assert_eq!(outcome.verdict, Verdict::Pass);
 //! assert!(outcome.stats.complete);
-//! # Ok::<(), cmc_world::world::spec::SpecError>(())
+//! # Ok::<(), cmc_world::system::spec::SpecError>(())
 //! ```
 
 pub mod c_adapter;

@@ -68,7 +68,7 @@ use crate::core::property_table::{
 };
 use crate::run::guard_pages::GuardedRegion;
 use crate::run::recorder::{recorded, Call};
-use crate::world::state::{GhostKind, WorldState};
+use crate::system::state::{GhostKind, WorldState};
 use crate::World;
 
 /// A World state laid out as a `cmc_world_view`, in memory kept from call
@@ -474,7 +474,7 @@ impl CProperty {
 pub fn attach(world: World, properties: &[CProperty]) -> Result<World, String> {
     use cmc_model::Model;
     let taken: Vec<String> = world.properties().into_iter().map(|p| p.name).collect();
-    let reserved = [crate::world::quiescence::QUIESCENCE, "deadlock"];
+    let reserved = [crate::system::quiescence::QUIESCENCE, "deadlock"];
     if let Some(clash) = properties.iter().find(|p| {
         p.kind != CPropertyKind::QuiescenceGoal
             && (taken.contains(&p.name) || reserved.contains(&p.name.as_str()))

@@ -40,8 +40,8 @@ use cmc_linearizability::{
 };
 use cmc_model::{Encode, Property};
 
-use crate::world::state::{GhostEntry, GhostKind, WorldState};
-use crate::world::HistorySummary;
+use crate::system::state::{GhostEntry, GhostKind, WorldState};
+use crate::system::HistorySummary;
 use crate::World;
 
 /// What a reply to a request means, as the user's decoder says (see the
@@ -152,7 +152,7 @@ impl<S: SequentialSpec> ClientHistory<S> {
 
     /// As [`ClientHistory::new`], for a World with a workload:
     /// `op_of(request, node, operation)` also gets the operation's bytes
-    /// the invocation recorded (see [`crate::world::workload`]). A retried request
+    /// the invocation recorded (see [`crate::system::workload`]). A retried request
     /// stays one operation, invoked at its first invocation.
     pub fn with_operations(
         spec: S,

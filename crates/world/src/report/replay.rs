@@ -15,9 +15,9 @@ use cmc_search::ReplayFile;
 
 use crate::core::abi::{Event, OutputKind, Outputs};
 use crate::report::chart::{self, Row};
-use crate::world::action::{Action, ChartStep};
-use crate::world::env::Observer;
-use crate::world::state::WorldState;
+use crate::system::action::{Action, ChartStep};
+use crate::system::env::Observer;
+use crate::system::state::WorldState;
 use crate::World;
 
 /// Collects the core steps of one World step.

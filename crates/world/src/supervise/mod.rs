@@ -84,8 +84,8 @@ use crate::core::abi::Event;
 use crate::core::fault::{Fault, FaultKind};
 use crate::run::child::{input_fd, send_and_exit, Message, Nonce, CHILD_ENV};
 use crate::run::recorder::{Call, Recorder, SlotRecord, SLOTS_MAX};
-use crate::world::action::Action;
-use crate::world::state::WorldState;
+use crate::system::action::Action;
+use crate::system::state::WorldState;
 use crate::World;
 
 /// How a supervised child ended (see also [`supervise`]'s example, and

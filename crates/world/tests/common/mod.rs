@@ -17,8 +17,8 @@ use std::process::Command;
 use std::sync::Mutex;
 
 use cmc_model::Model;
-use cmc_world::world::action::Action;
-use cmc_world::world::state::WorldState;
+use cmc_world::system::action::Action;
+use cmc_world::system::state::WorldState;
 use cmc_world::World;
 
 /// Each fixture: output name, source under `cores/`, flags.

@@ -8,7 +8,7 @@
 use cmc_search::Verdict;
 use cmc_target_omnipaxos::scenario::{replay_until, shrink};
 use cmc_target_omnipaxos::{walks, world, SEARCH_CONFIGURATION};
-use cmc_world::world::action::Action;
+use cmc_world::system::action::Action;
 
 #[test]
 fn random_walks_from_the_initial_state_find_two_servers_deciding_differently() {

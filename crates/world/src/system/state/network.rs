@@ -21,7 +21,7 @@ use cmc_model::{DecodeError, Decoder, Encode};
 
 use super::{Packet, Payload};
 use crate::core::abi::PAYLOAD_MAX;
-use crate::world::action::Surplus;
+use crate::system::action::Surplus;
 
 /// Bytes of a record before its payload: source, destination, length.
 const HEAD: usize = 3;
@@ -33,7 +33,7 @@ const TAIL: usize = 2;
 ///
 /// ```
 /// use cmc_model::Encode;
-/// use cmc_world::world::state::{Network, Packet, Payload};
+/// use cmc_world::system::state::{Network, Packet, Payload};
 ///
 /// let msg = Payload::new(&[7]).unwrap();
 /// let net: Network = [Packet { src: 0, dst: 2, msg, count: 2, surplus: false }]
@@ -177,7 +177,7 @@ impl Network {
 
     /// The slot of the packet at `index` if it is from `link.0` to `link.1`,
     /// carries `msg` and has surplus copies exactly when `surplus` says so
-    /// (what a message action names: see [`crate::world::action::Action`]).
+    /// (what a message action names: see [`crate::system::action::Action`]).
     pub(crate) fn named(
         &self,
         index: usize,

@@ -8,7 +8,7 @@
 //! a step left unchanged). Each file holds one part with its encoding.
 //!
 //! A node's core state is an opaque byte blob here: nothing in this module or
-//! in the environment interprets it. Only [`crate::world::inspect`] splits it into the
+//! in the environment interprets it. Only [`crate::system::inspect`] splits it into the
 //! durable and volatile parts for properties and descriptions.
 
 mod budget;
@@ -44,8 +44,8 @@ use provenance::{DecodedLayout, Lineage, Provenance};
 /// use std::sync::Arc;
 /// use cmc_model::Model;
 /// use cmc_world::example_cores::reqack::ReqAck;
-/// use cmc_world::world::action::{Action, ClientAction};
-/// use cmc_world::world::state::{Budget, GhostKind};
+/// use cmc_world::system::action::{Action, ClientAction};
+/// use cmc_world::system::state::{Budget, GhostKind};
 /// use cmc_world::{World, WorldSpec};
 ///
 /// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
@@ -64,7 +64,7 @@ use provenance::{DecodedLayout, Lineage, Provenance};
 /// assert_eq!(next.ghost[0].kind, GhostKind::Invoke);
 /// // The sender made the request durable: one persist waits for FLUSH.
 /// assert_eq!(next.nodes[0].persists.len(), 1);
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// # Ok::<(), cmc_world::system::spec::SpecError>(())
 /// ```
 #[derive(Debug, Default)]
 pub struct WorldState {
@@ -84,7 +84,7 @@ pub struct WorldState {
     pub ghost: Ghost,
     /// Requests, sorted, that were open (invoked, not answered) at their
     /// node when that node crashed: the client saw its connection break, so
-    /// the request may never be answered (see [`crate::world::quiescence::answered`]).
+    /// the request may never be answered (see [`crate::system::quiescence::answered`]).
     pub lost_in_crash: Vec<u8>,
     /// Where the state came from: bookkeeping, not part of the state.
     provenance: Provenance,

@@ -5,8 +5,8 @@
 use cmc_model::{DecodeError, Decoder, Encode};
 
 use crate::core::abi::{Event, EventKind};
-use crate::world::action::{Action, ChartStep, Family};
-use crate::world::state::{Budget, GhostEntry, GhostKind, Payload, WorldState};
+use crate::system::action::{Action, ChartStep, Family};
+use crate::system::state::{Budget, GhostEntry, GhostKind, Payload, WorldState};
 
 use super::{live, spend, Env, Observer, StepFault, GHOST_MAX};
 
@@ -20,7 +20,7 @@ pub enum ClientAction {
         /// The node it is sent to.
         node: u8,
         /// The operation: an index into the workload's operations
-        /// ([`crate::world::spec::Workload::operations`]; 0 without a workload).
+        /// ([`crate::system::spec::Workload::operations`]; 0 without a workload).
         op: u16,
     },
     /// LOCAL_FAIL: request `request` fails locally at `node` (budget `local_fails`).

@@ -25,10 +25,10 @@ use std::sync::atomic::Ordering;
 use cmc_model::{Encode, Model};
 
 use crate::core::fault::{Fault, FaultKind};
-use crate::world::action::{Action, NetAction};
-use crate::world::env::Successor;
-use crate::world::state::WorldState;
-use crate::world::symmetry::{renamed, Symmetry};
+use crate::system::action::{Action, NetAction};
+use crate::system::env::Successor;
+use crate::system::state::WorldState;
+use crate::system::symmetry::{renamed, Symmetry};
 use crate::World;
 
 /// Without `check-determinism`, the first this many steps of a World (over

@@ -38,11 +38,11 @@
 
 use cmc_model::{Fingerprint, SleepKey};
 
-use crate::world::action::{
+use crate::system::action::{
     Action, ClientAction, CrashAction, NetAction, NetOp, NodeAction, Surplus,
 };
-use crate::world::env::Env;
-use crate::world::state::{Budget, Network, WorldState};
+use crate::system::env::Env;
+use crate::system::state::{Budget, Network, WorldState};
 use crate::World;
 
 /// Whether `world` can reduce: `Err` names what stands in the way.

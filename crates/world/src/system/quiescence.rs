@@ -25,9 +25,9 @@ use std::sync::Arc;
 
 use cmc_model::{Model, Property};
 
-use crate::world::action::{Action, CrashAction, LinkAction, NetAction, Surplus};
-use crate::world::spec::NetSemantics;
-use crate::world::state::{Budget, WorldState};
+use crate::system::action::{Action, CrashAction, LinkAction, NetAction, Surplus};
+use crate::system::spec::NetSemantics;
+use crate::system::state::{Budget, WorldState};
 use crate::World;
 
 /// A goal the fair schedule must reach, e.g. [`every_client_replied`].
@@ -36,8 +36,8 @@ use crate::World;
 /// use std::sync::Arc;
 /// use cmc_model::Model;
 /// use cmc_world::example_cores::reqack::ReqAck;
-/// use cmc_world::world::quiescence::{every_client_replied, Goal};
-/// use cmc_world::world::state::WorldState;
+/// use cmc_world::system::quiescence::{every_client_replied, Goal};
+/// use cmc_world::system::state::WorldState;
 /// use cmc_world::{World, WorldSpec};
 ///
 /// let world = World::new(WorldSpec::builder(Arc::new(ReqAck::default()), 2).requests(1).build()?);
@@ -47,7 +47,7 @@ use crate::World;
 /// let nothing_issued: Goal = Arc::new(|_: &World, state: &WorldState| state.issued == 0);
 /// assert!(!replied(&world, &states[0]), "the request is not even issued");
 /// assert!(nothing_issued(&world, &states[0]));
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// # Ok::<(), cmc_world::system::spec::SpecError>(())
 /// ```
 pub type Goal = Arc<dyn Fn(&World, &WorldState) -> bool + Send + Sync>;
 
@@ -60,7 +60,7 @@ pub const QUIESCENCE: &str = "Quiescence";
 /// use std::sync::Arc;
 /// use cmc_search::{Checker, Verdict};
 /// use cmc_world::example_cores::reqack::ReqAck;
-/// use cmc_world::world::quiescence::{every_client_replied, QUIESCENCE};
+/// use cmc_world::system::quiescence::{every_client_replied, QUIESCENCE};
 /// use cmc_world::{World, WorldSpec};
 ///
 /// // Bug 3 never retransmits a dropped DATA.
@@ -74,7 +74,7 @@ pub const QUIESCENCE: &str = "Quiescence";
 /// let trace = outcome.counterexample.expect("a path to the state");
 /// let run = checker.model().fair_run(trace.last_state().unwrap()).expect("faults are spent");
 /// assert!(!run.reached && !run.stuck, "{run}");
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// # Ok::<(), cmc_world::system::spec::SpecError>(())
 /// ```
 #[derive(Clone)]
 pub struct Quiescence {
@@ -138,7 +138,7 @@ pub fn faults_spent(state: &WorldState) -> bool {
 /// let run = world.fair_run(&init[0]).expect("quiescence is checked");
 /// assert!(run.reached && !run.stuck, "{run}");
 /// assert_eq!(run.actions[0], "CLIENT r0 -> n0");
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// # Ok::<(), cmc_world::system::spec::SpecError>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct FairRun {

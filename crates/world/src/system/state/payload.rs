@@ -10,7 +10,7 @@ use crate::core::hex::hex;
 ///
 /// ```
 /// use cmc_model::Encode;
-/// use cmc_world::world::state::Payload;
+/// use cmc_world::system::state::Payload;
 ///
 /// let ack = Payload::new(b"ACK").expect("3 bytes fit");
 /// // Encoded as its length, then its bytes.
@@ -21,7 +21,7 @@ use crate::core::hex::hex;
 /// Payloads are equal, and ordered, by their length, then their bytes.
 ///
 /// ```
-/// use cmc_world::world::state::Payload;
+/// use cmc_world::system::state::Payload;
 ///
 /// let payload = |bytes: &[u8]| Payload::new(bytes).unwrap();
 /// assert!(payload(&[9]) < payload(&[0, 0]), "shorter first");
@@ -40,7 +40,7 @@ impl Payload {
     ///
     /// ```
     /// use cmc_world::core::abi::PAYLOAD_MAX;
-    /// use cmc_world::world::state::Payload;
+    /// use cmc_world::system::state::Payload;
     ///
     /// assert_eq!(Payload::new(b"ACK").map(|p| p.as_bytes().len()), Some(3));
     /// assert!(Payload::new(&[0; PAYLOAD_MAX + 1]).is_none());

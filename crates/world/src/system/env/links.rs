@@ -4,8 +4,8 @@
 
 use cmc_model::{DecodeError, Decoder, Encode};
 
-use crate::world::action::{Action, ChartStep, Family};
-use crate::world::state::{Budget, WorldState};
+use crate::system::action::{Action, ChartStep, Family};
+use crate::system::state::{Budget, WorldState};
 
 use super::{spend, Env, Observer, StepFault, SPLIT_NODES_MAX};
 

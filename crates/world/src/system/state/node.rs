@@ -10,7 +10,7 @@ use super::{encode_sequence, same_items, Payload};
 ///
 /// ```
 /// use cmc_model::Encode;
-/// use cmc_world::world::state::{Payload, Persist};
+/// use cmc_world::system::state::{Payload, Persist};
 ///
 /// // Bytes 1, 0 to be written at offset 4 of the durable part.
 /// let write = Persist { offset: 4, bytes: Payload::new(&[1, 0]).unwrap() };
@@ -28,7 +28,7 @@ pub struct Persist {
 /// its node's clock has reached `at`.
 ///
 /// ```
-/// use cmc_world::world::state::{Deadline, NodeState};
+/// use cmc_world::system::state::{Deadline, NodeState};
 ///
 /// let mut node = NodeState::default();
 /// node.timers = 0b1;
@@ -64,7 +64,7 @@ pub struct Deadline {
 /// for node in &init[0].nodes {
 ///     assert!(!node.crashed && node.clock == 0 && node.persists.is_empty());
 /// }
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// # Ok::<(), cmc_world::system::spec::SpecError>(())
 /// ```
 #[derive(Debug, Default, Eq)]
 pub struct NodeState {
@@ -152,7 +152,7 @@ impl NodeState {
 ///
 /// ```
 /// use cmc_model::Encode;
-/// use cmc_world::world::state::Choice;
+/// use cmc_world::system::state::Choice;
 ///
 /// // A coin the core asked for (`CHOOSE` id 1 among 2 values): the
 /// // environment explores both CHOICE events, value 0 and value 1.

@@ -7,8 +7,8 @@ use cmc_model::ModelParam;
 
 use crate::core::abi::PARAMS_MAX;
 use crate::core::Core;
-use crate::world::state::{Budget, BUDGETS};
-pub use crate::world::workload::{Workload, WorkloadOp};
+use crate::system::state::{Budget, BUDGETS};
+pub use crate::system::workload::{Workload, WorkloadOp};
 
 /// Most nodes a World may have (a SPLIT names its group as a 64-bit set).
 pub const NODES_MAX: usize = 64;
@@ -29,7 +29,7 @@ pub const QUIESCENCE_STEPS_MAX: u32 = 100_000;
 /// assert_eq!(spec.net, NetSemantics::Unordered);
 /// spec.set("net", "dup")?;
 /// assert_eq!(spec.net, NetSemantics::Duplicating);
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// # Ok::<(), cmc_world::system::spec::SpecError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NetSemantics {
@@ -50,7 +50,7 @@ pub enum NetSemantics {
 /// ```
 /// use std::sync::Arc;
 /// use cmc_world::example_cores::reqack::ReqAck;
-/// use cmc_world::world::state::Budget;
+/// use cmc_world::system::state::Budget;
 /// use cmc_world::WorldSpec;
 ///
 /// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 3)?;
@@ -60,7 +60,7 @@ pub enum NetSemantics {
 /// assert_eq!(spec.budgets[Budget::Drops as usize], 1);
 /// // Every parameter applied is kept, to be written into replay files.
 /// assert_eq!(spec.applied.len(), 3);
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// # Ok::<(), cmc_world::system::spec::SpecError>(())
 /// ```
 #[derive(Clone)]
 pub struct WorldSpec {
@@ -84,21 +84,21 @@ pub struct WorldSpec {
     pub check_determinism: bool,
     /// Copies of one message (unordered network; FIFO: of one run of equal
     /// consecutive messages on a link) counted exactly; more are a surplus
-    /// whose number is not tracked (see [`crate::world::env`]). At least 1. Keeps
+    /// whose number is not tracked (see [`crate::system::env`]). At least 1. Keeps
     /// retransmission finite without losing a message.
     pub net_bound: u8,
     /// FIFO network: most runs of different messages queued on one link;
     /// a SEND that would start another is a capacity fault. At least 1.
     pub link_bound: u8,
     /// Bound of the quiescence check with the goal "every client replied"
-    /// (`quiescence=K`; see [`crate::world::quiescence`]); `None`: no check.
+    /// (`quiescence=K`; see [`crate::system::quiescence`]); `None`: no check.
     pub quiescence_steps: Option<u32>,
     /// Interchangeable nodes for symmetry reduction (`symmetry=1,2`; see
-    /// [`crate::world::symmetry`]); empty (the default): off.
+    /// [`crate::system::symmetry`]); empty (the default): off.
     pub symmetric_nodes: Vec<u8>,
     /// The drift bound (`skew=K`): the clocks of any two nodes never differ
     /// by more than K, a TICK that would break this is not enabled, and a
-    /// crashed node's clock keeps running (see [`crate::world::env`]). `None` (the
+    /// crashed node's clock keeps running (see [`crate::system::env`]). `None` (the
     /// default): every clock advances freely, and only on live nodes.
     pub skew: Option<u8>,
     /// `NAME=VALUE` pairs applied so far, for replay files.
@@ -114,7 +114,7 @@ pub struct WorldSpec {
     pub spread: bool,
 }
 
-pub use crate::world::state::BUDGET_NAMES;
+pub use crate::system::state::BUDGET_NAMES;
 
 /// Why a World specification was refused. Its text names the parameter
 /// and what was expected (the `cmc` command prints it and exits 2).
@@ -124,7 +124,7 @@ pub use crate::world::state::BUDGET_NAMES;
 /// ```
 /// use std::sync::Arc;
 /// use cmc_world::example_cores::reqack::ReqAck;
-/// use cmc_world::world::spec::SpecError;
+/// use cmc_world::system::spec::SpecError;
 /// use cmc_world::WorldSpec;
 ///
 /// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
@@ -437,7 +437,7 @@ impl WorldSpec {
     /// nodes a split can enumerate.
     fn set_budget(&mut self, kind: Budget, word: &ParamValue<'_>) -> Result<(), SpecError> {
         let budget = word.ranged(0, u8::MAX)?;
-        let max = crate::world::env::SPLIT_NODES_MAX;
+        let max = crate::system::env::SPLIT_NODES_MAX;
         if kind == Budget::Splits && budget > 0 && self.nodes() > max {
             return Err(word.bad(format!(
                 "a split is explored in every way to cut the nodes in two: at most {max} nodes, not {}",
@@ -596,8 +596,8 @@ impl WorldSpec {
 /// ```
 /// use std::sync::Arc;
 /// use cmc_world::example_cores::reqack::ReqAck;
-/// use cmc_world::world::spec::SpecError;
-/// use cmc_world::world::state::Budget;
+/// use cmc_world::system::spec::SpecError;
+/// use cmc_world::system::state::Budget;
 /// use cmc_world::{NetSemantics, WorldSpec};
 ///
 /// let spec = WorldSpec::builder(Arc::new(ReqAck::default()), 3)
@@ -770,7 +770,7 @@ impl ParamValue<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::world::test_core::Idle;
+    use crate::system::test_core::Idle;
 
     #[test]
     fn params_are_parsed_and_bad_ones_explained() {

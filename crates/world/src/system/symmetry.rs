@@ -16,10 +16,10 @@ use std::cmp::Ordering;
 use cmc_model::Encode;
 
 use crate::core::helpers::node_bit;
-use crate::world::env::Env;
-use crate::world::spec::{NetSemantics, WorldSpec};
-use crate::world::state::RenameScratch;
-use crate::world::state::{NodeState, Payload, Persist, WorldState};
+use crate::system::env::Env;
+use crate::system::spec::{NetSemantics, WorldSpec};
+use crate::system::state::RenameScratch;
+use crate::system::state::{NodeState, Payload, Persist, WorldState};
 
 /// The renamings of a World's interchangeable nodes.
 ///
@@ -27,7 +27,7 @@ use crate::world::state::{NodeState, Payload, Persist, WorldState};
 /// use std::sync::Arc;
 /// use cmc_search::Checker;
 /// use cmc_world::example_cores::reqack::ReqAck;
-/// use cmc_world::world::symmetry::Symmetry;
+/// use cmc_world::system::symmetry::Symmetry;
 /// use cmc_world::{World, WorldSpec};
 ///
 /// // Three nodes: the sender and two interchangeable receivers.

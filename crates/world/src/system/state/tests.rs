@@ -6,7 +6,7 @@ use std::num::NonZeroU64;
 use super::node::{decode_core_into, header, CORE_BLOCK};
 use super::*;
 use crate::core::abi::PAYLOAD_MAX;
-use crate::world::spec::WorldSpec;
+use crate::system::spec::WorldSpec;
 
 impl Persist {
     fn default_for_test() -> Persist {
@@ -255,7 +255,7 @@ fn world_encoding_is_canonical_over_a_reachable_state_space() {
     use std::sync::Arc;
 
     use crate::example_cores::reqack::ReqAck;
-    use crate::world::env::Env;
+    use crate::system::env::Env;
 
     let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 3).unwrap();
     spec.set_all(&["requests=1", "crashes=1", "restarts=1", "dups=1", "drops=1"])

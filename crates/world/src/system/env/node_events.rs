@@ -5,8 +5,8 @@
 use cmc_model::{DecodeError, Decoder, Encode};
 
 use crate::core::abi::{Event, EventKind};
-use crate::world::action::{Action, ChartStep, Family};
-use crate::world::state::{Budget, Payload, WorldState};
+use crate::system::action::{Action, ChartStep, Family};
+use crate::system::state::{Budget, Payload, WorldState};
 
 use super::{bits, live, spend, take_bit, Env, Observer, StepFault};
 

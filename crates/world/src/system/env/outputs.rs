@@ -9,8 +9,8 @@ use crate::core::abi::{
     timer_deadline, EventKind, OutputKind, Outputs, OUTPUTS_MAX, PAYLOAD_MAX, TIMERS_MAX,
 };
 use crate::run::step::{self, StepFailure};
-use crate::world::spec::NetSemantics;
-use crate::world::state::{Choice, GhostKind, Network, Payload, Persist, WorldState};
+use crate::system::spec::NetSemantics;
+use crate::system::state::{Choice, GhostKind, Network, Payload, Persist, WorldState};
 
 use super::clients::push_ghost;
 use super::{Env, EnvFailure, Observer, StepFault, NET_MAX, PERSISTS_MAX};

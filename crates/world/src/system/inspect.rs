@@ -1,13 +1,13 @@
 //! The explicit path by which properties read core internals.
 //!
-//! The environment ([`crate::world::env`]) never uses this module: what is enabled
+//! The environment ([`crate::system::env`]) never uses this module: what is enabled
 //! is decided without looking inside a core. Properties, descriptions and
 //! replays call [`World::inspect`] to see a node's durable and volatile parts
 //! and decode them with the core's own layout.
 
 use bytemuck::Pod;
 
-use crate::world::state::{GhostEntry, GhostKind, NodeState, PacketRefs, WorldState};
+use crate::system::state::{GhostEntry, GhostKind, NodeState, PacketRefs, WorldState};
 use crate::World;
 
 /// Read access to a World state's internals, for properties.
@@ -22,7 +22,7 @@ use crate::World;
 /// use cmc_model::Property;
 /// use cmc_search::{Checker, Verdict};
 /// use cmc_world::example_cores::reqack::{phase, Durable, ReqAck, Volatile};
-/// use cmc_world::world::state::WorldState;
+/// use cmc_world::system::state::WorldState;
 /// use cmc_world::{World, WorldSpec};
 ///
 /// let sending_is_durable = Property::always("SendingIsDurable", |world: &World, state: &WorldState| {
@@ -35,7 +35,7 @@ use crate::World;
 /// spec.set_all(&["requests=1", "crashes=1", "restarts=1"])?;
 /// let world = World::new(spec).with_property(sending_is_durable);
 /// assert_eq!(Checker::new(world).workers(1).run().verdict, Verdict::Pass);
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// # Ok::<(), cmc_world::system::spec::SpecError>(())
 /// ```
 pub struct Inspect<'a> {
     world: &'a World,
@@ -58,7 +58,7 @@ pub struct Inspect<'a> {
 /// assert_eq!(receiver.durable_as::<Durable>(), Some(Durable { pending: 0, stored: 0 }));
 /// assert_eq!(receiver.volatile.len(), size_of::<Volatile>());
 /// assert_eq!(receiver.volatile_as::<u8>(), None, "not the core's layout");
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// # Ok::<(), cmc_world::system::spec::SpecError>(())
 /// ```
 pub struct NodeView<'a> {
     /// The environment's record of the node (crashed, clock, timers, persists).
@@ -126,7 +126,7 @@ impl<'a> Inspect<'a> {
     }
 
     /// The bytes of the ghost variable `name` (see
-    /// [`crate::world::ghosts`]); `None` when the World declares none so named.
+    /// [`crate::system::ghosts`]); `None` when the World declares none so named.
     pub fn ghost_var(&self, name: &str) -> Option<&'a [u8]> {
         let range = self.world.ghosts.range(name)?;
         self.state.ghost.vars().get(range)

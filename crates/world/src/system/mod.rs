@@ -26,12 +26,12 @@ use crate::core::fault::{Fault, FaultKind};
 use crate::core::hex::{hex, state_hex};
 use crate::run::recorder::Recorder;
 use crate::run::step::StepFailure;
-use crate::world::action::Action;
-use crate::world::env::{Env, EnvFailure, Observer, StepFault, Successor};
-use crate::world::quiescence::{answered, every_client_replied, lost_in_crash, Quiescence};
-use crate::world::spec::WorldSpec;
-use crate::world::state::{GhostEntry, GhostKind, WorldState};
-use crate::world::symmetry::Symmetry;
+use crate::system::action::Action;
+use crate::system::env::{Env, EnvFailure, Observer, StepFault, Successor};
+use crate::system::quiescence::{answered, every_client_replied, lost_in_crash, Quiescence};
+use crate::system::spec::WorldSpec;
+use crate::system::state::{GhostEntry, GhostKind, WorldState};
+use crate::system::symmetry::Symmetry;
 
 /// N cores composed with a hostile environment; a [`Model`].
 ///
@@ -62,7 +62,7 @@ use crate::world::symmetry::Symmetry;
 ///     Verdict::Violated { property, .. } => assert_eq!(property, "AtMostOneReply"),
 ///     other => panic!("expected a double reply, got {other:?}"),
 /// }
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// # Ok::<(), cmc_world::system::spec::SpecError>(())
 /// ```
 pub struct World {
     env: Env,
@@ -180,7 +180,7 @@ impl World {
     /// let outcome = Checker::new(world).workers(1).run();
     /// assert!(matches!(&outcome.verdict,
     ///     Verdict::Violated { property, .. } if property == "AckedIsDurable"));
-    /// # Ok::<(), cmc_world::world::spec::SpecError>(())
+    /// # Ok::<(), cmc_world::system::spec::SpecError>(())
     /// ```
     pub fn with_property(mut self, property: Property<World>) -> World {
         self.properties.push(property);
@@ -474,7 +474,7 @@ impl World {
     /// The fault budgets `state` has left, by name, of those this World
     /// gives (e.g. `{crashes: 1, restarts: 0}`; `{}` without faults).
     pub fn describe_budgets(&self, state: &WorldState) -> String {
-        let left: Vec<String> = crate::world::spec::BUDGET_NAMES
+        let left: Vec<String> = crate::system::spec::BUDGET_NAMES
             .iter()
             .filter(|(_, budget, _)| self.spec().budgets[*budget as usize] > 0)
             .map(|(name, budget, _)| format!("{name}: {}", state.budget(*budget)))
@@ -554,7 +554,7 @@ impl World {
     /// yet, one line each: which request, which node, what happened to it.
     pub fn explain_unanswered(&self, state: &WorldState) -> String {
         let mut text = String::new();
-        for (request, node) in crate::world::env::open_requests(state) {
+        for (request, node) in crate::system::env::open_requests(state) {
             let ns = &state.nodes[node as usize];
             // A request open at a node when it crashes is marked lost, so an
             // unmarked open request's node is up.
@@ -799,7 +799,7 @@ impl Model for World {
 
     /// A state is a legitimate end when every client request issued has an
     /// answer (a reply, a local failure, or its node crashed while it was
-    /// open: see [`crate::world::quiescence::answered`]) and every request was
+    /// open: see [`crate::system::quiescence::answered`]) and every request was
     /// issued, or the rest cannot be: every node the next request may go to is down. Any other
     /// state without enabled actions is a hang, reported with
     /// [`World::explain_unanswered`]. After a fault, every state is terminal.
@@ -831,7 +831,7 @@ impl Model for World {
     /// Every non-fault kind, and each fault kind whose budget is not zero
     /// (HEAL only with PARTITION).
     fn action_kinds(&self) -> Vec<ActionKind> {
-        crate::world::action::kinds()
+        crate::system::action::kinds()
             .filter_map(|(name, budget)| match budget {
                 None => Some(ActionKind::normal(name)),
                 Some(budget) => {
@@ -843,7 +843,7 @@ impl Model for World {
 
     fn explain_violation(&self, property: &str, state: &WorldState) -> Option<String> {
         match property {
-            crate::world::quiescence::QUIESCENCE => {
+            crate::system::quiescence::QUIESCENCE => {
                 let run = self.fair_run(state)?;
                 Some(format!("{run}{}", self.explain_unanswered(&run.end)))
             }

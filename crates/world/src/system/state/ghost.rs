@@ -1,6 +1,6 @@
 //! The ghost history of client requests and replies, and how much of it is
 //! part of a state's identity; with it, the bytes of the World's ghost
-//! variables (see [`crate::world::ghosts`]).
+//! variables (see [`crate::system::ghosts`]).
 
 use cmc_model::{DecodeError, Decoder, Encode};
 
@@ -11,7 +11,7 @@ use super::{same_items, Payload};
 /// What a ghost history entry records.
 ///
 /// ```
-/// use cmc_world::world::state::GhostKind;
+/// use cmc_world::system::state::GhostKind;
 ///
 /// assert!(GhostKind::Reply.is_answer() && GhostKind::LocalFail.is_answer());
 /// assert!(!GhostKind::Invoke.is_answer() && !GhostKind::Retry.is_answer());
@@ -45,7 +45,7 @@ impl GhostKind {
 /// use cmc_model::Property;
 /// use cmc_search::{Checker, Verdict};
 /// use cmc_world::example_cores::reqack::ReqAck;
-/// use cmc_world::world::state::{GhostKind, WorldState};
+/// use cmc_world::system::state::{GhostKind, WorldState};
 /// use cmc_world::{World, WorldSpec};
 ///
 /// let one_byte = Property::always("OneByteReplies", |_: &World, state: &WorldState| {
@@ -56,7 +56,7 @@ impl GhostKind {
 /// let spec = WorldSpec::builder(Arc::new(ReqAck::default()), 2).requests(2).build()?;
 /// let world = World::new(spec).with_property(one_byte);
 /// assert_eq!(Checker::new(world).workers(1).run().verdict, Verdict::Pass);
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// # Ok::<(), cmc_world::system::spec::SpecError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GhostEntry {
@@ -112,7 +112,7 @@ impl GhostEntry {
 ///
 /// ```
 /// use cmc_model::Encode;
-/// use cmc_world::world::state::{GhostEntry, GhostKind, Payload};
+/// use cmc_world::system::state::{GhostEntry, GhostKind, Payload};
 ///
 /// let payload = Payload::new(&[9]).unwrap();
 /// for kind in [GhostKind::Invoke, GhostKind::Reply, GhostKind::LocalFail, GhostKind::Retry] {
@@ -204,7 +204,7 @@ impl Encode for GhostEntry {
 ///
 /// ```
 /// use cmc_model::Encode;
-/// use cmc_world::world::state::{Ghost, GhostEntry, GhostKind, Payload};
+/// use cmc_world::system::state::{Ghost, GhostEntry, GhostKind, Payload};
 ///
 /// let mut ghost = Ghost::default();
 /// let payload = Payload::default();
@@ -215,7 +215,7 @@ impl Encode for GhostEntry {
 /// ```
 ///
 /// It also holds the bytes of the World's ghost variables
-/// ([`crate::world::ghosts`]), all of them in declaration order: empty
+/// ([`crate::system::ghosts`]), all of them in declaration order: empty
 /// when the World declares none, and then encoded as before they existed.
 #[derive(Debug, Default, Eq)]
 pub struct Ghost {
@@ -238,7 +238,7 @@ impl Ghost {
 
     /// The bytes of the World's ghost variables, in declaration order
     /// (empty without any): read them by name with
-    /// [`Inspect::ghost_var`](crate::world::inspect::Inspect::ghost_var).
+    /// [`Inspect::ghost_var`](crate::system::inspect::Inspect::ghost_var).
     pub fn vars(&self) -> &[u8] {
         &self.vars
     }

@@ -7,8 +7,8 @@
 /// use std::sync::Arc;
 /// use cmc_model::Model;
 /// use cmc_world::example_cores::reqack::ReqAck;
-/// use cmc_world::world::action::{Action, CrashAction};
-/// use cmc_world::world::state::Budget;
+/// use cmc_world::system::action::{Action, CrashAction};
+/// use cmc_world::system::state::Budget;
 /// use cmc_world::{World, WorldSpec};
 ///
 /// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
@@ -21,7 +21,7 @@
 /// let crashed = world.next_state(&init[0], &crash).expect("enabled");
 /// assert_eq!(crashed.budget(Budget::Crashes), 0);
 /// assert_eq!(crashed.budget(Budget::Restarts), 1);
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// # Ok::<(), cmc_world::system::spec::SpecError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Budget {

@@ -45,9 +45,9 @@ mod outputs;
 use crate::core::abi::{Config, Event, EventKind, Outputs};
 use crate::core::hex::hex;
 use crate::run::step::StepFailure;
-use crate::world::action::{Action, Surplus};
-use crate::world::spec::WorldSpec;
-use crate::world::state::{Budget, NodeState, Payload, WorldState};
+use crate::system::action::{Action, Surplus};
+use crate::system::spec::WorldSpec;
+use crate::system::state::{Budget, NodeState, Payload, WorldState};
 
 pub use clients::open_requests;
 
@@ -304,8 +304,8 @@ mod tests {
     use crate::core::abi::{CoreError, PAYLOAD_MAX};
     use crate::example_cores::reqack::ReqAck;
     use crate::run::step::StepFailure;
-    use crate::world::action::NodeAction;
-    use crate::world::test_core::{Idle, Stepping};
+    use crate::system::action::NodeAction;
+    use crate::system::test_core::{Idle, Stepping};
 
     /// Nothing was sent and no fault budget is set: only the client
     /// request is enabled, and it issues request 0.

@@ -9,12 +9,12 @@ use super::Payload;
 
 /// Copies of one message in flight: in an unordered network all copies with
 /// the same source, destination and bytes; in a FIFO network a run of equal
-/// consecutive messages on one link (see [`crate::world::env`]). Encoded as its
+/// consecutive messages on one link (see [`crate::system::env`]). Encoded as its
 /// fields in order.
 ///
 /// ```
 /// use cmc_model::Encode;
-/// use cmc_world::world::state::{Packet, Payload};
+/// use cmc_world::system::state::{Packet, Payload};
 ///
 /// // Two copies of the one-byte message 7 from n0 to n2.
 /// let msg = Payload::new(&[7]).unwrap();
@@ -33,7 +33,7 @@ pub struct Packet {
     /// in a duplicating network).
     pub count: u8,
     /// More than `count` copies are in flight: the sends beyond the network
-    /// bound, whose number is not tracked (see [`crate::world::env`]).
+    /// bound, whose number is not tracked (see [`crate::system::env`]).
     pub surplus: bool,
 }
 

@@ -10,7 +10,7 @@
 use std::fmt;
 
 use crate::core::abi::PAYLOAD_MAX;
-use crate::world::state::Payload;
+use crate::system::state::Payload;
 
 /// Most operations a workload may expand to (the product of its domains,
 /// summed over its kinds): each CLIENT step branches over all of them.
@@ -19,7 +19,7 @@ pub const OPERATIONS_MAX: usize = 1024;
 /// One kind of operation: a name and the domain size of each argument.
 ///
 /// ```
-/// use cmc_world::world::workload::{Workload, WorkloadOp};
+/// use cmc_world::system::workload::{Workload, WorkloadOp};
 ///
 /// let workload = Workload::parse("put:2:3")?;
 /// assert_eq!(workload.ops, [WorkloadOp { name: "put".into(), domains: vec![2, 3] }]);
@@ -37,7 +37,7 @@ pub struct WorkloadOp {
 /// The operations clients issue.
 ///
 /// ```
-/// use cmc_world::world::workload::Workload;
+/// use cmc_world::system::workload::Workload;
 ///
 /// let workload = Workload::parse("put:2:2,get:2")?;
 /// // put(k, v) for k, v in 0..2, then get(k) for k in 0..2.

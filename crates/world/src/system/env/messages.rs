@@ -5,9 +5,9 @@
 use cmc_model::{DecodeError, Decoder, Encode};
 
 use crate::core::abi::EventKind;
-use crate::world::action::{Action, ChartStep, Family};
-use crate::world::spec::NetSemantics;
-use crate::world::state::{Budget, Payload, Slot, WorldState};
+use crate::system::action::{Action, ChartStep, Family};
+use crate::system::spec::NetSemantics;
+use crate::system::state::{Budget, Payload, Slot, WorldState};
 
 use super::{live, spend, Env, Observer, StepFault};
 
@@ -20,7 +20,7 @@ use super::{live, spend, Env, Observer, StepFault};
 /// use std::sync::Arc;
 /// use cmc_model::Model;
 /// use cmc_world::example_cores::reqack::ReqAck;
-/// use cmc_world::world::action::{Action, NetOp};
+/// use cmc_world::system::action::{Action, NetOp};
 /// use cmc_world::{World, WorldSpec};
 ///
 /// let spec = WorldSpec::builder(Arc::new(ReqAck::default()), 2).requests(1);
@@ -37,7 +37,7 @@ use super::{live, spend, Env, Observer, StepFault};
 /// world.actions(&state, &mut actions);
 /// let ops: Vec<NetOp> = actions.iter().filter_map(|action| Some(action.net()?.op)).collect();
 /// assert_eq!(ops, [NetOp::Deliver, NetOp::Drop, NetOp::Dup]);
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// # Ok::<(), cmc_world::system::spec::SpecError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Encode)]
 pub enum NetOp {
@@ -60,7 +60,7 @@ impl NetOp {
     }
 }
 
-/// Which copies of a packet a DELIVER or DROP leaves (see [`crate::world::env`]).
+/// Which copies of a packet a DELIVER or DROP leaves (see [`crate::system::env`]).
 ///
 /// With `net_bound=1`, a retransmitted message has more copies than the
 /// network counts: delivering it is two actions, one per outcome.
@@ -69,7 +69,7 @@ impl NetOp {
 /// use std::sync::Arc;
 /// use cmc_model::Model;
 /// use cmc_world::example_cores::reqack::ReqAck;
-/// use cmc_world::world::action::{Action, NetOp, NodeAction, Surplus};
+/// use cmc_world::system::action::{Action, NetOp, NodeAction, Surplus};
 /// use cmc_world::{World, WorldSpec};
 ///
 /// let spec = WorldSpec::builder(Arc::new(ReqAck::default()), 2).requests(1);
@@ -92,7 +92,7 @@ impl NetOp {
 ///     .collect();
 /// assert_eq!(delivers, [Surplus::Ends, Surplus::Stays]);
 /// assert_eq!(Surplus::Ends.note(), " (last surplus copy)");
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// # Ok::<(), cmc_world::system::spec::SpecError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Surplus {
@@ -121,7 +121,7 @@ impl Surplus {
 pub struct NetAction {
     /// What happens to it.
     pub op: NetOp,
-    /// Position in [`crate::world::state::WorldState::net`].
+    /// Position in [`crate::system::state::WorldState::net`].
     pub index: u16,
     /// Sending node.
     pub src: u8,

@@ -1,19 +1,19 @@
 //! The World's actions: one step of the environment, in one of five
 //! families. Each family's variants are declared in its module under
-//! [`crate::world::env`], next to their enabling and their effect, with
+//! [`crate::system::env`], next to their enabling and their effect, with
 //! their kind, encoding, text, chart label and renaming (the crate-private
 //! trait `Family`); this module only joins the families into [`Action`].
 
 use cmc_model::{DecodeError, Decoder, Encode};
 
-use crate::world::env::Env;
-use crate::world::state::{Budget, Packet};
+use crate::system::env::Env;
+use crate::system::state::{Budget, Packet};
 
-pub use crate::world::env::clients::ClientAction;
-pub use crate::world::env::crashes::CrashAction;
-pub use crate::world::env::links::LinkAction;
-pub use crate::world::env::messages::{NetAction, NetOp, Surplus};
-pub use crate::world::env::node_events::NodeAction;
+pub use crate::system::env::clients::ClientAction;
+pub use crate::system::env::crashes::CrashAction;
+pub use crate::system::env::links::LinkAction;
+pub use crate::system::env::messages::{NetAction, NetOp, Surplus};
+pub use crate::system::env::node_events::NodeAction;
 
 /// One step of the World.
 ///
@@ -27,7 +27,7 @@ pub use crate::world::env::node_events::NodeAction;
 /// use std::sync::Arc;
 /// use cmc_model::Model;
 /// use cmc_world::example_cores::reqack::ReqAck;
-/// use cmc_world::world::action::{Action, ClientAction};
+/// use cmc_world::system::action::{Action, ClientAction};
 /// use cmc_world::{World, WorldSpec};
 ///
 /// let mut spec = WorldSpec::new(Arc::new(ReqAck::default()), 2)?;
@@ -41,7 +41,7 @@ pub use crate::world::env::node_events::NodeAction;
 /// let [client] = &actions[..] else { panic!("{actions:?}") };
 /// assert!(matches!(client, Action::Client(ClientAction::Request { request: 0, node: 0, .. })));
 /// assert_eq!(client.kind().0, "CLIENT");
-/// # Ok::<(), cmc_world::world::spec::SpecError>(())
+/// # Ok::<(), cmc_world::system::spec::SpecError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
@@ -71,7 +71,7 @@ macro_rules! each_family {
 }
 
 /// What a family of actions says about each of its actions. A family
-/// implements it in its module under [`crate::world::env`], next to the
+/// implements it in its module under [`crate::system::env`], next to the
 /// functions that list its enabled actions and carry them out.
 pub(crate) trait Family: Copy + Into<Action> {
     /// The family's kinds, each with the fault budget that enables it

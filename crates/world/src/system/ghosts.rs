@@ -9,10 +9,10 @@
 //! the pre-state, the action and the post-state (read through
 //! [`World::inspect`], as properties read them) and the variable's bytes
 //! to change in place. Properties then read them with
-//! [`Inspect::ghost_var`](crate::world::inspect::Inspect::ghost_var).
+//! [`Inspect::ghost_var`](crate::system::inspect::Inspect::ghost_var).
 //!
 //! The bytes are part of the state: its encoding (after the client
-//! history, see [`crate::world::state::Ghost`]), its fingerprint, its
+//! history, see [`crate::system::state::Ghost`]), its fingerprint, its
 //! comparison, checkpoints and replay files, so two histories that differ
 //! only in a ghost variable are two states; the state space grows by as
 //! many distinct values as the variables reach.
@@ -29,8 +29,8 @@
 //! use cmc_model::{Model, Property};
 //! use cmc_search::{Checker, Verdict};
 //! use cmc_world::example_cores::reqack::ReqAck;
-//! use cmc_world::world::action::{Action, CrashAction};
-//! use cmc_world::world::ghosts::GhostVar;
+//! use cmc_world::system::action::{Action, CrashAction};
+//! use cmc_world::system::ghosts::GhostVar;
 //! use cmc_world::{World, WorldSpec};
 //!
 //! // How many times node 1 crashed: a count no node's state keeps.
@@ -55,8 +55,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::core::hex::hex;
-use crate::world::action::Action;
-use crate::world::state::WorldState;
+use crate::system::action::Action;
+use crate::system::state::WorldState;
 use crate::World;
 
 /// Most bytes of all of a World's ghost variables together.
@@ -128,7 +128,7 @@ impl GhostVar {
 }
 
 /// A World's ghost variables, laid out one after another in declaration
-/// order in [`Ghost::vars`](crate::world::state::Ghost::vars).
+/// order in [`Ghost::vars`](crate::system::state::Ghost::vars).
 #[derive(Clone, Default)]
 pub(crate) struct Ghosts {
     vars: Vec<GhostVar>,
