@@ -143,8 +143,8 @@ pub mod properties;
 pub mod report;
 pub mod run;
 pub mod supervise;
-pub mod validate;
 pub mod system;
+pub mod validate;
 pub mod world_args;
 
 pub use crate::core::fault::{Fault, FaultKind};

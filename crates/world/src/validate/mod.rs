@@ -27,8 +27,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use crate::core::abi::{Config, Event, EventKind, Output, OutputKind, Outputs};
 use crate::run::step::StepFailure;
-use crate::validate::glue_log::{format_record, Line, Record};
 use crate::system::spec::WorldSpec;
+use crate::validate::glue_log::{format_record, Line, Record};
 
 /// How the product's environment may behave.
 ///
