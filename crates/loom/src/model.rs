@@ -79,7 +79,7 @@ impl Builder {
     /// The checker these settings describe.
     fn checker(&self) -> Checker {
         let mode = match self.preemption_bound {
-            Some(n) => Mode::Bounded {
+            Some(n) => Mode::BoundedDpor {
                 max_preemptions: n as u32,
             },
             None => Mode::Dpor,

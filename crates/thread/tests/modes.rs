@@ -302,3 +302,40 @@ fn the_drop_that_frees_an_arc_conflicts_with_the_other_drops() {
     assert_eq!(reduced, all);
     assert_eq!(all.len(), 3, "{all:?}");
 }
+
+#[test]
+fn bounded_dpor_reaches_exactly_the_final_states_of_the_bounded_mode() {
+    // Locks, channels, `Arc` counts and CAS loops as well as plain atomics (the generated
+    // atomic programs are in `tests/weak_dpor.rs`), with weak memory (the default).
+    let programs: [fn() -> String; 5] = [
+        store_load_mix,
+        adders_seen,
+        locks_and_channels,
+        cas_and_reader,
+        last_dropper,
+    ];
+    for bound in 0..=2 {
+        for program in programs {
+            let (all, runs) = final_states(
+                Mode::Bounded {
+                    max_preemptions: bound,
+                },
+                program,
+            );
+            let (reduced, reduced_runs) = final_states(
+                Mode::BoundedDpor {
+                    max_preemptions: bound,
+                },
+                program,
+            );
+            assert_eq!(
+                reduced, all,
+                "bound {bound}: bounded DPOR missed or invented"
+            );
+            assert!(
+                reduced_runs <= runs,
+                "bound {bound}: {reduced_runs} vs {runs}"
+            );
+        }
+    }
+}

@@ -8,6 +8,10 @@
 //! order). These programs mix loads, stores, read-modify-writes, `compare_exchange` and
 //! `SeqCst` fences over two atomics with every ordering, so a pair left out wrongly shows
 //! up as an outcome DPOR misses.
+//!
+//! The same programs check bounded DPOR (`Mode::BoundedDpor`) against the bounded mode with
+//! the same preemption bound, which runs every schedule within it: a backtrack point the
+//! bound cuts without its compensation shows up as an outcome the reduced search misses.
 
 use cmc_thread::sync::atomic::{fence, AtomicU64};
 use cmc_thread::{thread, Checker, Mode, Rng};
@@ -148,4 +152,46 @@ fn weak_dpor_reaches_the_outcomes_of_naive_exploration_with_two_threads() {
 #[test]
 fn weak_dpor_reaches_the_outcomes_of_naive_exploration_with_three_threads() {
     dpor_matches_naive(1000..1008, 3, 2);
+}
+
+/// Bounded DPOR reaches exactly the outcomes of the bounded mode, bound by bound.
+fn bounded_dpor_matches_bounded(seeds: std::ops::Range<u64>, threads: usize, max_len: u64) {
+    for bound in 0..=2 {
+        let (mut reduced_runs, mut all_runs) = (0, 0);
+        for seed in seeds.clone() {
+            let p = program(seed, threads, max_len);
+            let (all, n) = outcomes(
+                &p,
+                Mode::Bounded {
+                    max_preemptions: bound,
+                },
+            );
+            let (reduced, d) = outcomes(
+                &p,
+                Mode::BoundedDpor {
+                    max_preemptions: bound,
+                },
+            );
+            assert_eq!(
+                reduced, all,
+                "seed {seed}, bound {bound}: bounded DPOR differs from the bounded mode on {p:?}"
+            );
+            reduced_runs += d;
+            all_runs += n;
+        }
+        println!(
+            "{threads} threads, bound {bound}: bounded DPOR {reduced_runs} executions, bounded {all_runs}"
+        );
+        assert!(reduced_runs < all_runs);
+    }
+}
+
+#[test]
+fn bounded_dpor_reaches_the_outcomes_of_the_bounded_mode_with_two_threads() {
+    bounded_dpor_matches_bounded(0..60, 2, 4);
+}
+
+#[test]
+fn bounded_dpor_reaches_the_outcomes_of_the_bounded_mode_with_three_threads() {
+    bounded_dpor_matches_bounded(1000..1010, 3, 2);
 }

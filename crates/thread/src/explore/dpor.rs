@@ -23,8 +23,27 @@
 //! (enabled or blocked) is checked for a race with the latest dependent step that does not
 //! happen before it, and the backtrack set there is extended as in the paper, so each
 //! Mazurkiewicz trace of a terminating program is explored at least once.
+//!
+//! Bounded DPOR ([`Dpor::bounded`], bounded partial-order reduction after Coons, Musuvathi
+//! and McKinley, OOPSLA 2013): every node records the preemptions of the schedule before
+//! it, and a backtrack choice that would exceed the bound is dropped. Dropping it alone
+//! loses behaviours the bounded mode reaches: a race whose reversal at its own node costs
+//! a preemption may be reversible for free earlier, where the schedule switched threads
+//! anyway. So every reversal is also scheduled at the latest node before the race where
+//! the chosen thread changed (running the racing thread there costs no more than that
+//! switch did). Preemptions are counted as in the bounded mode (a switch away from a
+//! thread at a yield point, blocked or finished is free). Two reductions of unbounded DPOR
+//! are left out, since each relies on a reordering the bound may forbid: sleep sets (a
+//! sleeping thread's continuations were explored from an earlier branch, possibly cut by
+//! the bound there) and the weak-memory choice restriction of [`Dpor::choose_stale`]
+//! (reading past a store stands for running the load before it); every read and
+//! modification-order choice is explored, as in the bounded mode. Without the
+//! compensating backtrack points, `tests/weak_dpor.rs` and `tests/modes.rs` find outcomes
+//! the bounded mode reaches and this search misses, at bound 0 already.
 
-use super::strategy::{check_replay, check_replay_end, ReadChoice, Recorded, Strategy};
+use super::strategy::{
+    check_replay, check_replay_end, is_preemption, ReadChoice, Recorded, Strategy,
+};
 use crate::rt::{
     Access, AtomicKind, Event, ExecState, ObjId, ObjState, Op, Scheduler, Stop, ThreadId, Value,
     MAX_THREADS,
@@ -45,6 +64,20 @@ struct Node {
     /// Steps each thread had taken before this node.
     counts: Clock,
     recorded: Recorded,
+    /// Preemptions in the schedule before this node's choice (bounded DPOR).
+    preemptions: u32,
+    /// Enabled threads whose choice here is a preemption.
+    preempting: u64,
+    /// The latest node at or before this one whose chosen thread differs from its
+    /// parent's (0 if none): where the schedule switched threads anyway.
+    last_switch: usize,
+}
+
+impl Node {
+    /// Preemptions in the schedule up to and including this node's choice of `t`.
+    fn preemptions_with(&self, t: ThreadId) -> u32 {
+        self.preemptions + (self.preempting >> t & 1) as u32
+    }
 }
 
 #[derive(Default, Clone)]
@@ -58,6 +91,8 @@ struct ObjClocks {
 
 /// The DPOR strategy.
 pub struct Dpor {
+    /// The preemption bound of bounded DPOR (`None`: unbounded).
+    bound: Option<u32>,
     nodes: Vec<Node>,
     started: bool,
     replayed: usize,
@@ -118,6 +153,15 @@ fn dependent_now(st: &ExecState, op: &Op, ran: &Event) -> bool {
     })
 }
 
+/// The `last_switch` of the last node of `nodes`, given its parent's.
+fn last_switch(nodes: &[Node]) -> usize {
+    match nodes {
+        [.., parent, node] if parent.chosen == node.chosen => parent.last_switch,
+        [] | [_] => 0,
+        _ => nodes.len() - 1,
+    }
+}
+
 fn join(a: &mut Clock, b: &Clock) {
     for (x, y) in a.iter_mut().zip(b.iter()) {
         *x = (*x).max(*y);
@@ -128,6 +172,7 @@ impl Dpor {
     /// A DPOR exploration from scratch.
     pub fn new() -> Self {
         Dpor {
+            bound: None,
             nodes: Vec::new(),
             started: false,
             replayed: 0,
@@ -137,6 +182,19 @@ impl Dpor {
             event_clocks: Vec::new(),
             objects: Vec::new(),
         }
+    }
+
+    /// Bounded DPOR: only schedules with at most `bound` preemptions (see the module docs).
+    pub fn bounded(bound: u32) -> Self {
+        Dpor {
+            bound: Some(bound),
+            ..Self::new()
+        }
+    }
+
+    /// Whether choosing `t` at `node` keeps the schedule within the preemption bound.
+    fn within_bound(&self, node: &Node, t: ThreadId) -> bool {
+        self.bound.is_none_or(|b| node.preemptions_with(t) <= b)
     }
 
     fn reset_clocks(&mut self) {
@@ -264,13 +322,31 @@ impl Dpor {
     /// `p` at node `i` if it is enabled and awake there, otherwise an awake thread whose
     /// later steps happen before `p`'s operation, otherwise every awake enabled thread (a
     /// sleeping `p` does not make the reversal redundant when what `p` does after `i`
-    /// depends on threads that had not run yet).
+    /// depends on threads that had not run yet). Bounded, a choice over the bound is
+    /// dropped, and the same reversal is also scheduled at the latest node before `i` where
+    /// the schedule switched threads: running `p` there costs no more preemptions than the
+    /// switch already did, so a reversal the bound forbids at `i` is still tried.
     fn add_backtrack(&mut self, i: usize, p: ThreadId) {
+        self.backtrack_at(i, p);
+        if self.bound.is_some() && i > 0 {
+            let j = self.nodes.get(i - 1).map_or(0, |n| n.last_switch);
+            self.backtrack_at(j, p);
+        }
+    }
+
+    fn backtrack_at(&mut self, i: usize, p: ThreadId) {
         let cp = self.thread_clocks[p];
-        let Some(node) = self.nodes.get_mut(i) else {
+        let Some(node) = self.nodes.get(i) else {
             return;
         };
-        let awake = node.enabled & !node.sleep;
+        let mut fits = 0u64;
+        for t in 0..MAX_THREADS {
+            if self.within_bound(node, t) {
+                fits |= 1 << t;
+            }
+        }
+        let node = &mut self.nodes[i];
+        let awake = node.enabled & !node.sleep & fits;
         if awake & (1 << p) != 0 {
             node.backtrack |= 1 << p;
             return;
@@ -310,6 +386,8 @@ impl Strategy for Dpor {
                 node.read = ReadChoice::default();
                 node.done |= 1 << t;
                 node.recorded.event = None;
+                let last = last_switch(&self.nodes);
+                self.nodes.last_mut().expect("non-empty").last_switch = last;
                 self.replayed = self.nodes.len() - 1;
                 self.recorded.truncate(self.replayed);
                 return true;
@@ -349,7 +427,12 @@ impl Scheduler for Dpor {
             }
             return Ok(chosen);
         }
-        let sleep = self.sleep_set(st, depth);
+        // Sleep sets assume an explored branch covers its reorderings, which a bound can cut.
+        let sleep = if self.bound.is_some() {
+            0
+        } else {
+            self.sleep_set(st, depth)
+        };
         let awake = enabled & !sleep;
         if awake == 0 {
             self.analyse(st);
@@ -365,6 +448,16 @@ impl Scheduler for Dpor {
         for (q, c) in self.thread_clocks.iter().enumerate() {
             counts[q] = c[q];
         }
+        let mut preempting = 0u64;
+        for t in 0..MAX_THREADS {
+            if enabled & (1 << t) != 0 && is_preemption(st, enabled, current, t) {
+                preempting |= 1 << t;
+            }
+        }
+        let preemptions = self
+            .nodes
+            .last()
+            .map_or(0, |n| n.preemptions_with(n.chosen));
         self.nodes.push(Node {
             enabled,
             sleep,
@@ -377,22 +470,30 @@ impl Scheduler for Dpor {
                 enabled,
                 event: None,
             },
+            preemptions,
+            preempting,
+            last_switch: 0,
         });
+        let last = last_switch(&self.nodes);
+        self.nodes.last_mut().expect("just pushed").last_switch = last;
         self.analyse(st);
         Ok(chosen)
     }
 
-    /// Only the choices whose passed-over stores all happen before the chosen thread's
-    /// step ([`ExecState::choices_passing_over`]). Reading a store older than one that
-    /// does not (or going before it in modification order) gives an execution DPOR also
-    /// reaches with the step moved before that store, since a load and a store of one
+    /// Unbounded, only the choices whose passed-over stores all happen before the chosen
+    /// thread's step ([`ExecState::choices_passing_over`]). Reading a store older than one
+    /// that does not (or going before it in modification order) gives an execution DPOR
+    /// also reaches with the step moved before that store, since a load and a store of one
     /// atomic are dependent: that order is explored as a race reversal, so the choice
-    /// here would repeat it.
+    /// here would repeat it. Bounded, every choice: the reversal may exceed the bound.
     fn choose_stale(&mut self, st: &ExecState, options: u32) -> Result<u32, Stop> {
         let depth = st.trace.len();
         let Some(t) = self.nodes.get(depth).map(|n| n.chosen) else {
             return Ok(0);
         };
+        if self.bound.is_some() {
+            return self.nodes[depth].read.choose(depth, options);
+        }
         let usable = st.choices_passing_over(t, options, |i| {
             i < self.event_clocks.len() && self.happens_before(i, st.trace[i].thread, t)
         });

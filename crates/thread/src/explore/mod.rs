@@ -33,6 +33,15 @@ pub enum Mode {
     /// Every Mazurkiewicz trace (all behaviours up to reordering of independent steps), with
     /// dynamic partial-order reduction; see the dependency relation in the crate docs.
     Dpor,
+    /// DPOR within a preemption bound (bounded partial-order reduction, as loom's
+    /// `preemption_bound`): reaches every outcome [`Mode::Bounded`] reaches with the same
+    /// bound, in fewer executions (it runs one schedule of a set that only reorders
+    /// independent steps, where the bounded mode runs them all). Depth-first: a failure
+    /// found is not the one with the fewest preemptions.
+    BoundedDpor {
+        /// The preemption bound.
+        max_preemptions: u32,
+    },
     /// Uniformly random choices; execution `i` uses seed `seed + i`.
     Random {
         /// The base seed.
@@ -55,6 +64,9 @@ impl std::fmt::Display for Mode {
                 "preemption-bounded, at most {max_preemptions} preemptions"
             ),
             Mode::Dpor => write!(f, "exhaustive with DPOR"),
+            Mode::BoundedDpor { max_preemptions } => {
+                write!(f, "DPOR within at most {max_preemptions} preemptions")
+            }
             Mode::Random { seed } => write!(f, "random, seed {seed}"),
             Mode::Pct { seed, depth } => write!(f, "PCT depth {depth}, seed {seed}"),
         }
@@ -236,6 +248,7 @@ impl Checker {
 
     fn strategy(&self, mode: Mode) -> Box<dyn Strategy> {
         match mode {
+            Mode::BoundedDpor { max_preemptions } => Box::new(Dpor::bounded(max_preemptions)),
             Mode::Bounded { max_preemptions } => Box::new(Bounded::new(
                 max_preemptions,
                 self.max_executions.min(1 << 22) as usize,
