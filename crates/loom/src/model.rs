@@ -81,6 +81,7 @@ impl Builder {
         let mode = match self.preemption_bound {
             Some(n) => Mode::BoundedDpor {
                 max_preemptions: n as u32,
+                weak_reduction: env("CMC_LOOM_WEAK_REDUCTION").is_some_and(|on: u8| on == 1),
             },
             None => Mode::Dpor,
         };

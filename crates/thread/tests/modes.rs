@@ -325,6 +325,7 @@ fn bounded_dpor_reaches_exactly_the_final_states_of_the_bounded_mode() {
             let (reduced, reduced_runs) = final_states(
                 Mode::BoundedDpor {
                     max_preemptions: bound,
+                    weak_reduction: false,
                 },
                 program,
             );

@@ -170,6 +170,7 @@ fn bounded_dpor_matches_bounded(seeds: std::ops::Range<u64>, threads: usize, max
                 &p,
                 Mode::BoundedDpor {
                     max_preemptions: bound,
+                    weak_reduction: false,
                 },
             );
             assert_eq!(

@@ -35,9 +35,10 @@
 //! thread at a yield point, blocked or finished is free). Two reductions of unbounded DPOR
 //! are left out, since each relies on a reordering the bound may forbid: sleep sets (a
 //! sleeping thread's continuations were explored from an earlier branch, possibly cut by
-//! the bound there) and the weak-memory choice restriction of [`Dpor::choose_stale`]
-//! (reading past a store stands for running the load before it); every read and
-//! modification-order choice is explored, as in the bounded mode. Without the
+//! the bound there) and, unless asked for (`Mode::BoundedDpor::weak_reduction`), the
+//! weak-memory choice restriction of [`Dpor::choose_stale`] (reading past a store stands
+//! for running the load before it); every read and modification-order choice is explored,
+//! as in the bounded mode. Without the
 //! compensating backtrack points, `tests/weak_dpor.rs` and `tests/modes.rs` find outcomes
 //! the bounded mode reaches and this search misses, at bound 0 already.
 
@@ -93,6 +94,9 @@ struct ObjClocks {
 pub struct Dpor {
     /// The preemption bound of bounded DPOR (`None`: unbounded).
     bound: Option<u32>,
+    /// Whether weak-memory choices are restricted to those passing over stores that
+    /// happen before the step (always when unbounded; see [`Dpor::choose_stale`]).
+    reduce_choices: bool,
     nodes: Vec<Node>,
     started: bool,
     replayed: usize,
@@ -173,6 +177,7 @@ impl Dpor {
     pub fn new() -> Self {
         Dpor {
             bound: None,
+            reduce_choices: true,
             nodes: Vec::new(),
             started: false,
             replayed: 0,
@@ -184,10 +189,12 @@ impl Dpor {
         }
     }
 
-    /// Bounded DPOR: only schedules with at most `bound` preemptions (see the module docs).
-    pub fn bounded(bound: u32) -> Self {
+    /// Bounded DPOR: only schedules with at most `bound` preemptions (see the module docs),
+    /// with the weak-memory choices restricted as unbounded DPOR does if `reduce_choices`.
+    pub fn bounded(bound: u32, reduce_choices: bool) -> Self {
         Dpor {
             bound: Some(bound),
+            reduce_choices,
             ..Self::new()
         }
     }
@@ -485,13 +492,14 @@ impl Scheduler for Dpor {
     /// that does not (or going before it in modification order) gives an execution DPOR
     /// also reaches with the step moved before that store, since a load and a store of one
     /// atomic are dependent: that order is explored as a race reversal, so the choice
-    /// here would repeat it. Bounded, every choice: the reversal may exceed the bound.
+    /// here would repeat it. Bounded, every choice unless asked otherwise: the reversal
+    /// may exceed the bound.
     fn choose_stale(&mut self, st: &ExecState, options: u32) -> Result<u32, Stop> {
         let depth = st.trace.len();
         let Some(t) = self.nodes.get(depth).map(|n| n.chosen) else {
             return Ok(0);
         };
-        if self.bound.is_some() {
+        if !self.reduce_choices {
             return self.nodes[depth].read.choose(depth, options);
         }
         let usable = st.choices_passing_over(t, options, |i| {

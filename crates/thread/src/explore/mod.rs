@@ -41,6 +41,14 @@ pub enum Mode {
     BoundedDpor {
         /// The preemption bound.
         max_preemptions: u32,
+        /// Weak memory: restrict read and modification-order choices as [`Mode::Dpor`] does
+        /// (a load reads past, or a store goes before, only stores that happen before it;
+        /// the other choices stand for running the step before those stores). Fewer
+        /// executions, but not every outcome of [`Mode::Bounded`]: a stale read whose
+        /// reordering costs more preemptions than the bound allows is not explored, where
+        /// the bounded mode reads stale for free. Use `false` for the bounded mode's
+        /// outcomes.
+        weak_reduction: bool,
     },
     /// Uniformly random choices; execution `i` uses seed `seed + i`.
     Random {
@@ -64,8 +72,15 @@ impl std::fmt::Display for Mode {
                 "preemption-bounded, at most {max_preemptions} preemptions"
             ),
             Mode::Dpor => write!(f, "exhaustive with DPOR"),
-            Mode::BoundedDpor { max_preemptions } => {
-                write!(f, "DPOR within at most {max_preemptions} preemptions")
+            Mode::BoundedDpor {
+                max_preemptions,
+                weak_reduction,
+            } => {
+                write!(f, "DPOR within at most {max_preemptions} preemptions")?;
+                if *weak_reduction {
+                    write!(f, ", weak-memory choices reduced")?;
+                }
+                Ok(())
             }
             Mode::Random { seed } => write!(f, "random, seed {seed}"),
             Mode::Pct { seed, depth } => write!(f, "PCT depth {depth}, seed {seed}"),
@@ -248,7 +263,10 @@ impl Checker {
 
     fn strategy(&self, mode: Mode) -> Box<dyn Strategy> {
         match mode {
-            Mode::BoundedDpor { max_preemptions } => Box::new(Dpor::bounded(max_preemptions)),
+            Mode::BoundedDpor {
+                max_preemptions,
+                weak_reduction,
+            } => Box::new(Dpor::bounded(max_preemptions, weak_reduction)),
             Mode::Bounded { max_preemptions } => Box::new(Bounded::new(
                 max_preemptions,
                 self.max_executions.min(1 << 22) as usize,
