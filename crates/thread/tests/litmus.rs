@@ -79,6 +79,16 @@ fn weak_bounded_reaches_the_same_outcomes_as_weak_dpor() {
 }
 
 #[test]
+fn weak_bounded_dpor_reaches_the_same_outcomes_with_and_without_its_weak_reduction() {
+    for weak_reduction in [false, true] {
+        check_every_case(Mode::BoundedDpor {
+            max_preemptions: 2,
+            weak_reduction,
+        });
+    }
+}
+
+#[test]
 fn the_seqcst_mode_reaches_exactly_the_seqcst_outcomes_whatever_the_ordering() {
     for case in CASES {
         let sc = CASES

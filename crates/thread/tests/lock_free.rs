@@ -1,8 +1,9 @@
 //! The benchmark set of `tests/structures` under cmc's defaults (DPOR, weak memory): every
 //! correct structure is explored completely without a failure, and every buggy one fails
 //! with the failure its weakened ordering causes (a data race on the payload, or for the
-//! deque an element taken twice). `cargo test --release -p cmc-thread --test lock_free --
-//! --nocapture` prints the execution counts.
+//! deque an element taken twice). The same verdicts hold in bounded DPOR (as loom's
+//! `preemption_bound` runs), with and without its weak-memory reduction. `cargo test
+//! --release -p cmc-thread --test lock_free -- --nocapture` prints the execution counts.
 
 #[macro_use]
 mod structures;
@@ -11,7 +12,7 @@ fn nothing() {}
 
 structures!(set, cmc_thread, super::nothing);
 
-use cmc_thread::{Checker, Stop};
+use cmc_thread::{Checker, Mode, Stop};
 
 /// The program of `structure`.
 fn program(structure: &str) -> set::Program {
@@ -116,4 +117,35 @@ fn the_linux_rwlock_passes() {
 #[test]
 fn a_relaxed_write_unlock_in_the_linux_rwlock_races_on_the_data() {
     assert_races_on_payload("Linux rwlock");
+}
+
+#[test]
+fn bounded_dpor_gives_the_same_verdicts_with_and_without_its_weak_reduction() {
+    for weak_reduction in [false, true] {
+        let mode = Mode::BoundedDpor {
+            max_preemptions: 2,
+            weak_reduction,
+        };
+        for p in set::programs() {
+            let stats = Checker::new()
+                .mode(mode)
+                .check(p.correct)
+                .unwrap_or_else(|f| panic!("{} under {mode}: {f}", p.structure));
+            assert!(stats.complete, "{} under {mode}: {stats:?}", p.structure);
+            let f = Checker::new()
+                .mode(mode)
+                .check(p.buggy)
+                .expect_err("the buggy version must fail");
+            assert!(
+                matches!(&f.stop, Stop::DataRace { .. } | Stop::Panic { .. }),
+                "{} under {mode}: {}",
+                p.structure,
+                f
+            );
+            println!(
+                "{} under {mode}: correct {} executions, {} found after {}",
+                p.structure, stats.executions, p.bug, f.executions
+            );
+        }
+    }
 }

@@ -196,3 +196,25 @@ fn bounded_dpor_reaches_the_outcomes_of_the_bounded_mode_with_two_threads() {
 fn bounded_dpor_reaches_the_outcomes_of_the_bounded_mode_with_three_threads() {
     bounded_dpor_matches_bounded(1000..1010, 3, 2);
 }
+
+#[test]
+fn the_weak_reduction_explores_a_stale_read_only_where_its_reordering_fits_the_bound() {
+    // Thread 1 loads x twice; thread 2 stores 3. Outcome `0, 3` (then x = 3, y = 0): the
+    // first load reads 0, the second 3. The bounded mode reaches it without a preemption
+    // (thread 2 first, thread 1's first load reading the older store); as a reordering it
+    // needs thread 1 preempted between its loads.
+    let p = vec![
+        vec![Instr::Load(0, Acquire), Instr::Load(0, Relaxed)],
+        vec![Instr::Store(0, 3, Release)],
+    ];
+    let stale_then_latest = vec![0, 3, 3, 0];
+    let reaches = |mode| outcomes(&p, mode).0.contains(&stale_then_latest);
+    let bounded_dpor = |max_preemptions, weak_reduction| Mode::BoundedDpor {
+        max_preemptions,
+        weak_reduction,
+    };
+    assert!(reaches(Mode::Bounded { max_preemptions: 0 }));
+    assert!(reaches(bounded_dpor(0, false)));
+    assert!(!reaches(bounded_dpor(0, true)));
+    assert!(reaches(bounded_dpor(1, true)));
+}
