@@ -38,9 +38,9 @@
 //! the bound there) and, unless asked for (`Mode::BoundedDpor::weak_reduction`), the
 //! weak-memory choice restriction of [`Dpor::choose_stale`] (reading past a store stands
 //! for running the load before it); every read and modification-order choice is explored,
-//! as in the bounded mode. Without the
-//! compensating backtrack points, `tests/weak_dpor.rs` and `tests/modes.rs` find outcomes
-//! the bounded mode reaches and this search misses, at bound 0 already.
+//! as in the bounded mode. Without the compensating backtrack points, or with sleep sets,
+//! `tests/weak_dpor.rs` and `tests/modes.rs` find outcomes the bounded mode reaches and
+//! this search misses, at bound 0 already.
 
 use super::strategy::{
     check_replay, check_replay_end, is_preemption, ReadChoice, Recorded, Strategy,

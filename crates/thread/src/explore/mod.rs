@@ -34,10 +34,11 @@ pub enum Mode {
     /// dynamic partial-order reduction; see the dependency relation in the crate docs.
     Dpor,
     /// DPOR within a preemption bound (bounded partial-order reduction, as loom's
-    /// `preemption_bound`): reaches every outcome [`Mode::Bounded`] reaches with the same
-    /// bound, in fewer executions (it runs one schedule of a set that only reorders
-    /// independent steps, where the bounded mode runs them all). Depth-first: a failure
-    /// found is not the one with the fewest preemptions.
+    /// `preemption_bound`): made to reach every outcome [`Mode::Bounded`] reaches with the
+    /// same bound (checked against it on generated programs, `tests/weak_dpor.rs`), in
+    /// fewer executions: of schedules that only reorder independent steps it runs few,
+    /// where the bounded mode runs them all. Depth-first: a failure found is not the one
+    /// with the fewest preemptions.
     BoundedDpor {
         /// The preemption bound.
         max_preemptions: u32,
