@@ -50,32 +50,41 @@ registry_src() {
 
 # Copies crate $1 version $2 to $work/$1-$2, standalone, with the test directory $4
 # (default `tests`) of version $3, and with the test module files $5 (space-separated
-# paths) of this repository added to that directory (declared in its `$4.rs`).
+# paths) of this repository added to that directory (declared in its `$4.rs`). The copy
+# is made beside the previous one and replaces it only if some file differs, so that an
+# unchanged crate keeps its files' times and cargo does not build it again.
 prepare() {
-    local dir=$work/$1-$2 tests=${4:-tests} v= m
+    local dir=$work/$1-$2 new=$work/$1-$2.new tests=${4:-tests} v= m
     [[ -z $only || $1-$2 == "$only" ]] || return 0
-    rm -rf "$dir"
-    cp -r "$(registry_src "$1" "$2")" "$dir"
-    chmod -R u+w "$dir"
-    rm -rf "${dir:?}/$tests"
-    cp -r "$(registry_src "$1" "$3")/$tests" "$dir/$tests"
+    rm -rf "$new"
+    cp -r "$(registry_src "$1" "$2")" "$new"
+    chmod -R u+w "$new"
+    rm -rf "${new:?}/$tests"
+    cp -r "$(registry_src "$1" "$3")/$tests" "$new/$tests"
     for m in ${5:-}; do
-        cp "$root/$m" "$dir/$tests/"
-        printf '\nmod %s;\n' "$(basename "$m" .rs)" >>"$dir/$tests.rs"
+        cp "$root/$m" "$new/$tests/"
+        printf '\nmod %s;\n' "$(basename "$m" .rs)" >>"$new/$tests.rs"
     done
-    printf '\n[workspace]\n' >>"$dir/Cargo.toml"
+    printf '\n[workspace]\n' >>"$new/Cargo.toml"
     # A crate published without a lock file gets one resolved now.
-    [[ -f $dir/Cargo.lock ]] || cargo generate-lockfile --quiet --manifest-path "$dir/Cargo.toml"
+    [[ -f $new/Cargo.lock ]] || cargo generate-lockfile --quiet --manifest-path "$new/Cargo.toml"
     # With `self_patch=true`, a dev-dependency built on the crate itself (tokio-test on
     # tokio) gets this copy, as the crate's repository does (its workspace patches the
     # crate), so that their features unify.
     ${self_patch:-false} && v=$(awk -v c="$1" -F '"' '$0 == "name = \"" c "\"" { getline; v = $2; getline
-            if ($1 == "source = " && $2 ~ /^registry/) print $2 "#" c "@" v }' "$dir/Cargo.lock")
+            if ($1 == "source = " && $2 ~ /^registry/) print $2 "#" c "@" v }' "$new/Cargo.lock")
     if [[ -n $v ]]; then
-        printf '[patch.crates-io]\n%s = { path = "." }\n' "$1" >>"$dir/Cargo.toml"
-        for v in $v; do cargo update --quiet --manifest-path "$dir/Cargo.toml" -p "$v"; done
+        printf '[patch.crates-io]\n%s = { path = "." }\n' "$1" >>"$new/Cargo.toml"
+        for v in $v; do cargo update --quiet --manifest-path "$new/Cargo.toml" -p "$v"; done
     fi
-    cp "$dir/Cargo.lock" "$dir/Cargo.lock.registry"
+    mv "$new/Cargo.lock" "$new/Cargo.lock.registry"
+    # `run` writes Cargo.lock from Cargo.lock.registry.
+    if [[ -d $dir ]] && diff -rq --exclude=Cargo.lock "$new" "$dir" >/dev/null; then
+        rm -rf "$new"
+    else
+        rm -rf "$dir"
+        mv "$new" "$dir"
+    fi
 }
 
 # loom 0.7.3's own test files in a package of their own, run on cmc (executions from
