@@ -197,6 +197,7 @@ run() {
             rm -f "$log.stats"
             st=0
             seconds=$(date +%s.%N)
+            # shellcheck disable=SC2086 # $include_ignored is empty or one flag
             CMC_LOOM_STATS=$log.stats LOOM_LOG=loom::model=info timeout "$limit" \
                 "$exe" --exact "$t" --nocapture --test-threads=1 $include_ignored >"$out" 2>&1 || st=$?
             seconds=$(awk "BEGIN { printf \"%.2f\", $(date +%s.%N) - $seconds }")
