@@ -2,7 +2,8 @@
 # Runs real crates' loom test suites, unchanged, from the crate registry on cmc
 # (crates/loom, package `loom`, through `--config patch.crates-io.loom.path`),
 # and with `--compare` also on the registry's loom in the same run. `--more` adds the
-# suites of concurrent-queue 2.5.0 and bytes 1.12.2 (expected to pass). `--loom-own` runs
+# suites of bytes 1.12.2, concurrent-queue 2.5.0, sharded-slab 0.1.7 and tokio 1.54.1 and
+# thingbuf's whole suite (`--ignored` also its tests marked `ignore`). `--loom-own` runs
 # only loom 0.7.3's own `tests/`, unchanged, on cmc and on loom, and prints per test file
 # the tests both finished and their executions (minutes: builds loom's dev-dependencies).
 #
@@ -11,12 +12,14 @@
 # test, and only that one, on loom), of 0.1.11 (must pass on loom) and of 0.1.12 with its
 # own suite (must pass). On cmc, 0.1.10 and 0.1.11 also fail two more tests, and all
 # three as uses after free (frees racing with accesses, which 0.1.12 fixed).
+# thingbuf: 0.1.5 (the hang when full) and 0.1.6 (its fix), with this repository's model
+# of the hang (must fail on 0.1.5 on both tools, pass on 0.1.6).
 # Exit status 0 only when every expectation holds. Builds go to target/loom-suites (kept
 # between runs).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" # cargo prints the paths of test binaries relative to it
-compare=false more=false own=false limit=300 only= tools= filter=
+compare=false more=false own=false limit=300 only= tools= filter= include_ignored=
 for arg in "$@"; do
     case $arg in
     --compare) compare=true ;;
@@ -26,7 +29,8 @@ for arg in "$@"; do
     --only=*) only=${arg#--only=} ;;    # one suite (e.g. tokio-1.54.1), with --more
     --tool=*) tools=${arg#--tool=} ;;   # cmc or loom only
     --filter=*) filter=${arg#--filter=} ;; # libtest filters instead of each suite's own
-    *) echo "usage: $0 [--compare] [--more] [--limit=SECONDS] [--only=CRATE-VERSION] [--tool=cmc|loom] [--filter=NAMES] | --loom-own" >&2 && exit 2 ;;
+    --ignored) include_ignored=--include-ignored ;; # also the tests a suite marks `ignore` (slow)
+    *) echo "usage: $0 [--compare] [--more] [--limit=SECONDS] [--only=CRATE-VERSION] [--tool=cmc|loom] [--filter=NAMES] [--ignored] | --loom-own" >&2 && exit 2 ;;
     esac
 done
 work=${TMPDIR:-/tmp}/cmc-loom-suites
@@ -45,28 +49,42 @@ registry_src() {
 }
 
 # Copies crate $1 version $2 to $work/$1-$2, standalone, with the test directory $4
-# (default `tests`) of version $3.
+# (default `tests`) of version $3, and with the test module files $5 (space-separated
+# paths) of this repository added to that directory (declared in its `$4.rs`). The copy
+# is made beside the previous one and replaces it only if some file differs, so that an
+# unchanged crate keeps its files' times and cargo does not build it again.
 prepare() {
-    local dir=$work/$1-$2 tests=${4:-tests} v=
+    local dir=$work/$1-$2 new=$work/$1-$2.new tests=${4:-tests} v= m
     [[ -z $only || $1-$2 == "$only" ]] || return 0
-    rm -rf "$dir"
-    cp -r "$(registry_src "$1" "$2")" "$dir"
-    chmod -R u+w "$dir"
-    rm -rf "${dir:?}/$tests"
-    cp -r "$(registry_src "$1" "$3")/$tests" "$dir/$tests"
-    printf '\n[workspace]\n' >>"$dir/Cargo.toml"
+    rm -rf "$new"
+    cp -r "$(registry_src "$1" "$2")" "$new"
+    chmod -R u+w "$new"
+    rm -rf "${new:?}/$tests"
+    cp -r "$(registry_src "$1" "$3")/$tests" "$new/$tests"
+    for m in ${5:-}; do
+        cp "$root/$m" "$new/$tests/"
+        printf '\nmod %s;\n' "$(basename "$m" .rs)" >>"$new/$tests.rs"
+    done
+    printf '\n[workspace]\n' >>"$new/Cargo.toml"
     # A crate published without a lock file gets one resolved now.
-    [[ -f $dir/Cargo.lock ]] || cargo generate-lockfile --quiet --manifest-path "$dir/Cargo.toml"
+    [[ -f $new/Cargo.lock ]] || cargo generate-lockfile --quiet --manifest-path "$new/Cargo.toml"
     # With `self_patch=true`, a dev-dependency built on the crate itself (tokio-test on
     # tokio) gets this copy, as the crate's repository does (its workspace patches the
     # crate), so that their features unify.
     ${self_patch:-false} && v=$(awk -v c="$1" -F '"' '$0 == "name = \"" c "\"" { getline; v = $2; getline
-            if ($1 == "source = " && $2 ~ /^registry/) print $2 "#" c "@" v }' "$dir/Cargo.lock")
+            if ($1 == "source = " && $2 ~ /^registry/) print $2 "#" c "@" v }' "$new/Cargo.lock")
     if [[ -n $v ]]; then
-        printf '[patch.crates-io]\n%s = { path = "." }\n' "$1" >>"$dir/Cargo.toml"
-        for v in $v; do cargo update --quiet --manifest-path "$dir/Cargo.toml" -p "$v"; done
+        printf '[patch.crates-io]\n%s = { path = "." }\n' "$1" >>"$new/Cargo.toml"
+        for v in $v; do cargo update --quiet --manifest-path "$new/Cargo.toml" -p "$v"; done
     fi
-    cp "$dir/Cargo.lock" "$dir/Cargo.lock.registry"
+    mv "$new/Cargo.lock" "$new/Cargo.lock.registry"
+    # `run` writes Cargo.lock from Cargo.lock.registry.
+    if [[ -d $dir ]] && diff -rq --exclude=Cargo.lock "$new" "$dir" >/dev/null; then
+        rm -rf "$new"
+    else
+        rm -rf "$dir"
+        mv "$new" "$dir"
+    fi
 }
 
 # loom 0.7.3's own test files in a package of their own, run on cmc (executions from
@@ -179,8 +197,9 @@ run() {
             rm -f "$log.stats"
             st=0
             seconds=$(date +%s.%N)
+            # shellcheck disable=SC2086 # $include_ignored is empty or one flag
             CMC_LOOM_STATS=$log.stats LOOM_LOG=loom::model=info timeout "$limit" \
-                "$exe" --exact "$t" --nocapture --test-threads=1 >"$out" 2>&1 || st=$?
+                "$exe" --exact "$t" --nocapture --test-threads=1 $include_ignored >"$out" 2>&1 || st=$?
             seconds=$(awk "BEGIN { printf \"%.2f\", $(date +%s.%N) - $seconds }")
             echo "$t $(outcome "$out" $st) $seconds $(executions "$out" "$log.stats")" >>"$log.tests"
             cp "$out" "$log.out.$t"
@@ -211,42 +230,48 @@ disagreements() {
 prepare oneshot 0.1.10 0.1.11
 prepare oneshot 0.1.11 0.1.11
 prepare oneshot 0.1.12 0.1.12
+# thingbuf's loom tests are lib tests (src/**/tests). 0.1.6 fixed a hang when the buffer is
+# full (a sender looping forever) and added test_full, which has no receiver and so never
+# skips a slot under a held RecvRef, which the hang needs: test_full passes on 0.1.5 under
+# cmc and loom alike. Both versions get 0.1.6's tests plus this repository's model of the
+# hang, which holds a slot: CI runs that model only (it must fail on 0.1.5 and pass on
+# 0.1.6), `--more` the whole suite.
+thingbuf_hang=crates/loom05/suites/thingbuf/full_with_held_slot.rs
+prepare thingbuf 0.1.5 0.1.6 src/mpsc/tests "$thingbuf_hang"
+prepare thingbuf 0.1.6 0.1.6 src/mpsc/tests "$thingbuf_hang"
+thingbuf_tests=$($more || echo full_with_held_slot)
 if $more; then
     prepare concurrent-queue 2.5.0 2.5.0
     prepare bytes 1.12.2 1.12.2
-    # thingbuf's loom tests are in src/ (lib tests); 0.1.6 added test_full with the fix
-    # of the hang when the buffer is full.
-    prepare thingbuf 0.1.5 0.1.6 src/mpsc/tests
-    prepare thingbuf 0.1.6 0.1.6 src/mpsc/tests
     prepare sharded-slab 0.1.7 0.1.7
     self_patch=true prepare tokio 1.54.1 1.54.1
 fi
-suites=(oneshot-0.1.10 oneshot-0.1.11 oneshot-0.1.12)
-$more && suites+=(concurrent-queue-2.5.0 bytes-1.12.2 thingbuf-0.1.5 thingbuf-0.1.6 sharded-slab-0.1.7 tokio-1.54.1)
+suites=(oneshot-0.1.10 oneshot-0.1.11 oneshot-0.1.12 thingbuf-0.1.5 thingbuf-0.1.6)
+$more && suites+=(concurrent-queue-2.5.0 bytes-1.12.2 sharded-slab-0.1.7 tokio-1.54.1)
 for tool in ${tools:-cmc $($compare && echo loom)}; do
     oneshot=(--cfg oneshot_loom)
     uaf=$([[ $tool == cmc ]] && echo async_recv poll_then_drop_receiver_during_send recv_drop_sender_different_threads || true)
     run "$work/oneshot-0.1.10" "${oneshot[*]}" "$tool" "${uaf:-poll_then_drop_receiver_during_send}" "--features loom --test loom"
     run "$work/oneshot-0.1.11" "${oneshot[*]}" "$tool" "$uaf" "--features loom --test loom"
     run "$work/oneshot-0.1.12" "${oneshot[*]}" "$tool" "" "--features loom --test loom"
+    $more && run "$work/bytes-1.12.2" "--cfg loom" "$tool" "" "--lib"
+    # As each crate's CI runs its loom tests: preemption bound 2 (cmc's bounded mode;
+    # bytes' CI sets none), debug assertions (thingbuf's loom profile inherits them; its
+    # loom constructor needs them), thingbuf's slow models marked `ignore` (`--ignored`
+    # runs them).
+    export LOOM_MAX_PREEMPTIONS=2
+    thingbuf=(--cfg loom --cfg ci_skip_slow_models -C debug-assertions)
+    run "$work/thingbuf-0.1.5" "${thingbuf[*]}" "$tool" \
+        mpsc::tests::full_with_held_slot::try_send_returns_full_while_a_recv_ref_is_held "--lib" "$thingbuf_tests"
+    run "$work/thingbuf-0.1.6" "${thingbuf[*]}" "$tool" "" "--lib" "$thingbuf_tests"
     if $more; then
         run "$work/concurrent-queue-2.5.0" "--cfg loom" "$tool" "" "--features loom --test loom"
-        run "$work/bytes-1.12.2" "--cfg loom" "$tool" "" "--lib"
-        # As each crate's CI runs its loom tests: preemption bound 2 (cmc's bounded mode),
-        # debug assertions (thingbuf's loom profile inherits them; its loom constructor
-        # needs them), thingbuf's slow async models skipped.
-        export LOOM_MAX_PREEMPTIONS=2
-        thingbuf=(--cfg loom --cfg ci_skip_slow_models -C debug-assertions)
-        # 0.1.6's test_full has no receiver, so it never skips a slot under a held RecvRef,
-        # which the hang of 0.1.5 needs: it passes on 0.1.5 under cmc and loom alike.
-        run "$work/thingbuf-0.1.5" "${thingbuf[*]}" "$tool" "" "--lib"
-        run "$work/thingbuf-0.1.6" "${thingbuf[*]}" "$tool" "" "--lib"
         run "$work/sharded-slab-0.1.7" "--cfg loom -C debug-assertions=on" "$tool" "" "--lib"
         # tokio's lib tests that run loom models (113 of the 148 built under its cfg).
         LOOM_MAX_BRANCHES=10000 run "$work/tokio-1.54.1" "--cfg loom --cfg tokio_unstable -C debug_assertions" \
             "$tool" "" "--lib --features full" "loom runtime::time::tests runtime::time_alt sync::watch::tests"
-        unset LOOM_MAX_PREEMPTIONS
     fi
+    unset LOOM_MAX_PREEMPTIONS
 done
 if $compare; then
     echo "tests whose outcome differs between cmc and loom:"
