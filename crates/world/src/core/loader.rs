@@ -169,7 +169,7 @@ impl CCore {
 
     /// The describe functions `library` declares with `CMC_DESCRIBE`, if it
     /// exports [`DESCRIBE_SYMBOL`] (none otherwise).
-    fn load_describers(
+    pub(crate) fn load_describers(
         library: &libloading::Library,
         shown: &str,
     ) -> Result<Describers, LoadError> {
