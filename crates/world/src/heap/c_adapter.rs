@@ -18,6 +18,7 @@ use crate::core::abi::{
     Config, CoreError, DescribeMessageFn, DescribeStateFn, Event, Outputs, STATE_MAX,
 };
 use crate::core::describe_table::{DescribePayloadFn, Describers};
+use crate::core::ghost_table::CGhost;
 use crate::core::loader::{CCore, LoadError};
 use crate::core::property_table::CProperty;
 use crate::heap::libc_calls::{self, Answers};
@@ -101,10 +102,10 @@ impl Drop for CNode {
     }
 }
 
-/// The heap-state adapter in the library at `path` with its C properties,
-/// or `None` when the library does not export [`HEAP_ENTRY_SYMBOL`] (it may
+/// The heap-state adapter in the library at `path` with its C properties
+/// and ghost variables, or `None` when the library does not export [`HEAP_ENTRY_SYMBOL`] (it may
 /// be a `cmc_core`).
-pub fn load(path: &Path) -> Result<Option<(CHeapAdapter, Vec<CProperty>)>, LoadError> {
+pub fn load(path: &Path) -> Result<Option<(CHeapAdapter, Vec<CProperty>, Vec<CGhost>)>, LoadError> {
     let shown = path.display().to_string();
     // SAFETY: loading runs the library's initialisers, as for any core.
     let library = unsafe { libloading::Library::new(path) }
@@ -127,7 +128,8 @@ pub fn load(path: &Path) -> Result<Option<(CHeapAdapter, Vec<CProperty>)>, LoadE
         unsafe { CHeapAdapter::from_descriptor(descriptor, &shown, library.clone()) }?;
     adapter.describers = CCore::load_describers(&library, &shown)?;
     let properties = CCore::load_properties(&library, &shown)?;
-    Ok(Some((adapter, properties)))
+    let ghosts = CCore::load_ghosts(&library, &shown)?;
+    Ok(Some((adapter, properties, ghosts)))
 }
 
 impl CHeapAdapter {
