@@ -102,10 +102,14 @@ impl Drop for CNode {
     }
 }
 
+/// A loaded heap-state adapter with its library's C properties and ghost
+/// variables.
+pub type Loaded = (CHeapAdapter, Vec<CProperty>, Vec<CGhost>);
+
 /// The heap-state adapter in the library at `path` with its C properties
 /// and ghost variables, or `None` when the library does not export [`HEAP_ENTRY_SYMBOL`] (it may
 /// be a `cmc_core`).
-pub fn load(path: &Path) -> Result<Option<(CHeapAdapter, Vec<CProperty>, Vec<CGhost>)>, LoadError> {
+pub fn load(path: &Path) -> Result<Option<Loaded>, LoadError> {
     let shown = path.display().to_string();
     // SAFETY: loading runs the library's initialisers, as for any core.
     let library = unsafe { libloading::Library::new(path) }
