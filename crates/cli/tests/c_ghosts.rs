@@ -54,6 +54,11 @@ fn distinct_states(stdout: &str) -> u64 {
 fn a_vote_forgotten_in_a_crash_is_caught_through_the_ghost_variable() {
     let dir = tempfile::tempdir().unwrap();
     let buggy = ballot(dir.path(), "bug", &["-DCMC_BUG=1"]);
+    let (described, _) = cmc_exiting(&["describe", buggy.to_str().unwrap()], dir.path(), 0);
+    assert!(
+        described.contains("Granted          8 bytes, read by VoteOnce, renamed under symmetry"),
+        "{described}"
+    );
     let (code, stdout, stderr) = check(&buggy, &["--replay-out", "vote.cmc"], dir.path());
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     assert!(
