@@ -575,7 +575,9 @@ static inline const uint8_t *cmc_view_ghost_var(const cmc_world_view *w, const c
  * INVARIANTS= leaves all of them out drops the variable (it would only multiply states),
  * and a property outside the list that reads it then finds NULL. NULL (or "") means every
  * property may read it: it is never dropped. An update must be a pure function of its
- * arguments, like a step; it runs under the same supervision as a property. `init` may be
+ * arguments, like a step. It runs within the World's step it follows: a crash, hang or exit
+ * in it is reported as a fault of that step (its trace ends there), a nonzero return or a
+ * write to its views as a fault naming the variable; never a verdict. `init` may be
  * NULL (all zero). Refused at load: a name used twice, a size of 0, more than
  * CMC_GHOST_VARS_MAX bytes in all, no update.
  *

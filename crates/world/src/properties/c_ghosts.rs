@@ -5,10 +5,11 @@
 //!
 //! An update is called on every step with read-only views of the pre- and
 //! post-World (those of [`crate::properties::c_properties`]), a read-only
-//! view of the action, and the variable's bytes to edit. It runs under the
-//! same supervision as a C property: a crash, hang or exit is a core fault
-//! naming the variable; a write to its views or to the action, or a
-//! nonzero return, is a fault of the run, never a verdict.
+//! view of the action, and the variable's bytes to edit. It runs within the
+//! World's step it follows: a crash, hang or exit in it is a core fault of
+//! that step (the supervisor records the step, not the nested update); a
+//! write to its views or to the action, or a nonzero return, is a fault
+//! naming the variable. Never a verdict.
 
 use std::cell::RefCell;
 use std::ffi::c_char;
