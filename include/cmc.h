@@ -321,7 +321,7 @@ typedef struct cmc_id_field_table {
  * is linked into the same shared library as the core. They read a read-only view of
  * the whole World (cmc_world_view below): every node's durable and volatile bytes,
  * crashed bit and clock; the network bag; the ghost history of client invocations
- * and replies. The checker builds the view through its explicit inspection path and
+ * and replies; the ghost variables (CMC_GHOSTS below). The checker builds the view through its explicit inspection path and
  * never calls a property to decide what is enabled. A property runs under the same
  * supervision as a step: one that crashes, hangs, exits or writes to its view is a
  * core fault "while checking property NAME", never a verdict.
@@ -422,7 +422,18 @@ typedef struct cmc_world_view {
     const cmc_ghost_view *ghost;       /* `ghost_len` entries */
     const uint8_t *cut;                /* nodes*nodes: cut[src*nodes+dst] != 0 when src->dst is cut */
     uint64_t params[CMC_PARAMS_MAX];   /* the World's cfg0..cfg7: every core's config.params */
+    uint32_t ghost_vars;               /* the World's ghost variables (see CMC_GHOSTS) */
+    uint32_t reserved;
+    const struct cmc_ghost_var_view *ghost_var; /* `ghost_vars` entries; read with cmc_view_ghost_var */
 } cmc_world_view;
+
+/* One ghost variable as a property sees it. */
+typedef struct cmc_ghost_var_view {
+    const char *name;
+    const uint8_t *bytes;              /* `size` bytes */
+    uint32_t size;
+    uint32_t reserved;
+} cmc_ghost_var_view;
 
 /* Why a property failed, in words, filled by a predicate declared with a _WHY macro. */
 #define CMC_WHY_MAX 512
@@ -527,6 +538,111 @@ static inline uint32_t cmc_view_replies(const cmc_world_view *w, uint32_t reques
         total += w->ghost[i].kind == CMC_GHOST_REPLY && w->ghost[i].request == request;
     return total;
 }
+/* The bytes of the ghost variable `name` (see CMC_GHOSTS), or NULL if the World has none
+ * so named. */
+static inline const uint8_t *cmc_view_ghost_var(const cmc_world_view *w, const char *name) {
+    for (uint32_t i = 0; i < w->ghost_vars; i++)
+        if (strcmp(w->ghost_var[i].name, name) == 0) return w->ghost_var[i].bytes;
+    return NULL;
+}
+
+/*
+ * Ghost variables in C.
+ *
+ * Some properties need what happened before, which a node may have forgotten: "a node
+ * never sends its vote to two candidates" must remember a vote the node lost in a crash.
+ * A ghost variable is bytes the World keeps in every state for the properties, as TLA+
+ * history variables are: declared with a name, a size and an initial value, updated from
+ * every step, part of the state's identity (its fingerprint, traces, replay files and
+ * checkpoints; `replay` shows it as ghost.NAME). Properties read it with
+ * cmc_view_ghost_var. Declare them in the library's property file, once per library:
+ *
+ *     static const uint8_t no_grant[8] = {0};
+ *     // Called on every step: pre and post are the World before and after it (post's
+ *     // ghost variables still hold their values before it); edit `bytes` in place.
+ *     static int note_grants(const cmc_world_view *pre, const cmc_action_view *action,
+ *                            const cmc_world_view *post, uint8_t *bytes) {
+ *         if (action->node < post->nodes) { ... bytes[action->node] |= ...; }
+ *         return 0;                                  // nonzero: a fault of the run
+ *     }
+ *     static int vote_once(const cmc_world_view *w) {
+ *         const uint8_t *granted = cmc_view_ghost_var(w, "Granted"); ...
+ *     }
+ *     CMC_PROPERTIES(CMC_INVARIANT("VoteOnce", vote_once))
+ *     CMC_GHOSTS(CMC_GHOST("Granted", 8, no_grant, note_grants, "VoteOnce"))
+ *
+ * The last field lists the properties that read the variable, comma-separated: a run whose
+ * INVARIANTS= leaves all of them out drops the variable (it would only multiply states),
+ * and a property outside the list that reads it then finds NULL. NULL (or "") means every
+ * property may read it: it is never dropped. An update must be a pure function of its
+ * arguments, like a step. It runs within the World's step it follows: a crash, hang or exit
+ * in it is reported as a fault of that step (its trace ends there), a nonzero return or a
+ * write to its views as a fault naming the variable; never a verdict. `init` may be
+ * NULL (all zero). Refused at load: a name used twice, a size of 0, more than
+ * CMC_GHOST_VARS_MAX bytes in all, no update.
+ *
+ * Ghosts and symmetry. With `symmetric=` the checker renames node ids; it can rename those
+ * a ghost variable holds only if told how: CMC_GHOST_RENAMED adds a hook that renames the
+ * bytes in place by `perm[old] = new` (perm has `nodes` entries), keeping them canonical.
+ * A World with symmetry refuses a ghost variable without such a hook.
+ */
+#define CMC_GHOSTS_SYMBOL "cmc_ghosts_entry"
+/* Most bytes of all ghost variables together. */
+#define CMC_GHOST_VARS_MAX 4096u
+/* cmc_action_view.node when the step changes no node's state (a drop, a link change). */
+#define CMC_NO_NODE 0xffffffffu
+
+/* One step of the World, as a ghost update sees it. */
+typedef struct cmc_action_view {
+    const char *kind;     /* DELIVER, DROP, DUP, FLUSH, FIRE, WAKE, TICK, CHOOSE, CRASH, RESTART,
+                             PARTITION, HEAL, ONEWAY_CUT, ONEWAY_HEAL, ISOLATE, SPLIT, CLIENT,
+                             LOCAL_FAIL or RETRY */
+    const char *text;     /* the step as traces print it, e.g. "CRASH n2" */
+    uint32_t node;        /* the node whose state the step may change, or CMC_NO_NODE */
+    uint32_t fault;       /* nonzero: the step is a fault, taken from a budget */
+} cmc_action_view;
+
+/* A ghost variable's update: 0 on success, any other value is a fault of the run. */
+typedef int (*cmc_ghost_update_fn)(const cmc_world_view *pre, const cmc_action_view *action,
+                                   const cmc_world_view *post, uint8_t *bytes);
+/* Renames the node ids in a ghost variable's `size` bytes by `perm[old] = new`, in place. */
+typedef void (*cmc_ghost_rename_fn)(uint8_t *bytes, uint32_t size, const uint32_t *perm,
+                                    uint32_t nodes);
+
+/* One declared ghost variable: use the macros below. */
+typedef struct cmc_ghost {
+    const char *name;
+    uint32_t size;                     /* bytes, 1..CMC_GHOST_VARS_MAX */
+    uint32_t reserved;
+    const uint8_t *init;               /* `size` bytes, or NULL: all zero */
+    cmc_ghost_update_fn update;        /* required */
+    const char *read_by;               /* properties that read it, comma-separated; NULL: all */
+    cmc_ghost_rename_fn rename;        /* for symmetry; may be NULL */
+} cmc_ghost;
+
+/* What CMC_GHOSTS_SYMBOL returns. */
+typedef struct cmc_ghost_table {
+    uint32_t abi_version;              /* CMC_ABI_VERSION */
+    uint32_t count;
+    const cmc_ghost *items;
+} cmc_ghost_table;
+
+#define CMC_GHOST(name, size, init, update, read_by) \
+    {(name), (size), 0, (init), (update), (read_by), NULL}
+#define CMC_GHOST_RENAMED(name, size, init, update, read_by, rename) \
+    {(name), (size), 0, (init), (update), (read_by), (rename)}
+
+/* Defines the library's ghost variables from a list of the macros above. */
+#define CMC_GHOSTS(...)                                                              \
+    static const cmc_ghost cmc_ghost_items_[] = {__VA_ARGS__};                      \
+    const cmc_ghost_table *cmc_ghosts_entry(void);                                   \
+    const cmc_ghost_table *cmc_ghosts_entry(void) {                                  \
+        static const cmc_ghost_table table = {                                       \
+            CMC_ABI_VERSION,                                                         \
+            (uint32_t)(sizeof cmc_ghost_items_ / sizeof cmc_ghost_items_[0]),        \
+            cmc_ghost_items_};                                                       \
+        return &table;                                                               \
+    }
 
 #ifdef __cplusplus
 }

@@ -36,7 +36,9 @@
  *
  * A library exports one symbol, CMC_HEAP_ENTRY_SYMBOL, returning its
  * descriptor; its C properties (cmc.h's CMC_PROPERTIES) read the views as
- * the nodes' volatile parts. `cmc check --core ./libadapter.so` loads it.
+ * the nodes' volatile parts, and its describe table (cmc.h's CMC_DESCRIBE)
+ * names the replies and client operations of its traces, as a plain core's
+ * does. `cmc check --core ./libadapter.so` loads it.
  */
 #ifndef CMC_HEAP_H
 #define CMC_HEAP_H

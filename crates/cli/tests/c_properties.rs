@@ -207,6 +207,41 @@ fn a_c_core_describes_its_replies_and_operations() {
         &["-O2", "-shared", "-fPIC", "-DCMC_BUG=1", "-DDESCRIBE"],
         &core,
     );
+    assert_replies_and_operations_described(&core, dir.path());
+}
+
+/// The same core behind a heap-state adapter (`include/cmc_heap.h`) whose
+/// library exports the same describe table: its counterexample reads as the
+/// plain core's.
+#[test]
+fn a_heap_state_core_describes_its_replies_and_operations() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = dir.path().join("libreqack_heap_described.so");
+    compile_c(
+        &[
+            "cores/reqack/reqack.c",
+            "cores/test/reqack_props.c",
+            "cores/test/reqack_heap.c",
+        ],
+        &["-O2", "-shared", "-fPIC", "-DCMC_BUG=1", "-DDESCRIBE"],
+        &core,
+    );
+    let (described, _) = cmc_exiting(&["describe", core.to_str().unwrap()], dir.path(), 0);
+    assert!(
+        described.contains("heap-state core reqack-heap"),
+        "{described}"
+    );
+    assert!(
+        described.contains("describes: replies, client operations"),
+        "{described}"
+    );
+    assert_replies_and_operations_described(&core, dir.path());
+}
+
+/// Checks reqack with planted bug 1 from the library `core` (built with
+/// `-DDESCRIBE`) and asserts that the counterexample and its replay show
+/// the replies as `OK` and the operations as `op=N`.
+fn assert_replies_and_operations_described(core: &Path, dir: &Path) {
     let args = [
         "check",
         "--core",
@@ -221,7 +256,7 @@ fn a_c_core_describes_its_replies_and_operations() {
         "--replay-out",
         "trace.cmc",
     ];
-    let output = cmc(&args, dir.path());
+    let output = cmc(&args, dir);
     let (stdout, stderr) = text(&output);
     assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
     assert!(stdout.contains("invoke r0@n"), "{stdout}");
@@ -230,7 +265,7 @@ fn a_c_core_describes_its_replies_and_operations() {
         "{stdout}"
     );
     assert!(stdout.contains("reply r0@n0 OK"), "{stdout}");
-    let replay = cmc(&["replay", "trace.cmc"], dir.path());
+    let replay = cmc(&["replay", "trace.cmc"], dir);
     let (replayed, errors) = text(&replay);
     assert!(
         replayed.contains("output  REPLY r0 OK"),

@@ -12,12 +12,14 @@ use std::sync::Arc;
 use cmc_model::ModelParam;
 
 use crate::catalog::CoreCatalog;
+use crate::core::ghost_table::CGhost;
 use crate::core::input_file::read_regular_file;
 use crate::core::loader::CCore;
 use crate::core::property_table::CProperty;
 use crate::core::Core;
 use crate::example_cores;
 use crate::heap::{c_adapter, HeapCore};
+use crate::properties::c_ghosts::attach_ghosts;
 use crate::properties::c_properties::attach;
 use crate::system::spec::{WorldSpec, NODES_MAX};
 use crate::system::{World, SELECT_PARAM};
@@ -116,6 +118,8 @@ struct Opened {
     recorded: Vec<ModelParam>,
     /// Properties a C core's library declares (`CMC_PROPERTIES`).
     properties: Vec<CProperty>,
+    /// Ghost variables a C core's library declares (`CMC_GHOSTS`).
+    ghosts: Vec<CGhost>,
 }
 
 fn open_core(catalog: &CoreCatalog, name: &str) -> Result<Opened, String> {
@@ -130,6 +134,7 @@ fn open_core(catalog: &CoreCatalog, name: &str) -> Result<Opened, String> {
             core,
             recorded: vec![ModelParam::new("core", name)],
             properties: Vec::new(),
+            ghosts: Vec::new(),
         });
     }
     let path = PathBuf::from(name);
@@ -141,16 +146,20 @@ fn open_core(catalog: &CoreCatalog, name: &str) -> Result<Opened, String> {
         ModelParam::new(CORE_DIGEST_PARAM, digest(&bytes)),
     ];
     // A library exporting `cmc_heap_core_entry` is a heap-state adapter.
-    if let Some((adapter, properties)) = c_adapter::load(&absolute).map_err(|e| e.to_string())? {
+    if let Some((adapter, properties, ghosts)) =
+        c_adapter::load(&absolute).map_err(|e| e.to_string())?
+    {
         return Ok(Opened {
             core: Arc::new(HeapCore::new(adapter)),
             recorded,
             properties,
+            ghosts,
         });
     }
     let core = CCore::load(&absolute).map_err(|e| e.to_string())?;
     Ok(Opened {
         properties: core.properties().to_vec(),
+        ghosts: core.ghosts().to_vec(),
         core: Arc::new(core),
         recorded,
     })
@@ -336,6 +345,9 @@ impl CoreCatalog {
         check_digests(&opened, &digests)?;
         let cores: Vec<Arc<dyn Core>> = opened.iter().map(|core| Arc::clone(&core.core)).collect();
         let c_properties = c_properties_of(&opened)?;
+        let c_ghosts: Vec<CGhost> = each_library(&opened)
+            .flat_map(|core| core.ghosts.iter().cloned())
+            .collect();
         let protocol = self.protocol_of(&cores);
         let roles = if cores.len() == 1 {
             vec![0; nodes]
@@ -368,6 +380,7 @@ impl CoreCatalog {
             None => world,
         };
         let world = attach(world, &c_properties)?;
+        let world = attach_ghosts(world, &c_ghosts)?;
         match selected {
             Some(names) => world.select_properties(&names),
             None => Ok(world),
@@ -433,14 +446,8 @@ fn split_selection(params: &[String]) -> (Option<Vec<String>>, Vec<String>) {
 /// given twice declares the same properties); two libraries declaring the
 /// same name are refused.
 fn c_properties_of(opened: &[Opened]) -> Result<Vec<CProperty>, String> {
-    let mut seen: Vec<&str> = Vec::new();
     let mut all: Vec<CProperty> = Vec::new();
-    for core in opened.iter().filter(|core| !core.properties.is_empty()) {
-        let path = core.recorded[0].value.as_str();
-        if seen.contains(&path) {
-            continue;
-        }
-        seen.push(path);
+    for core in each_library(opened) {
         for property in &core.properties {
             if all.iter().any(|p| p.name() == property.name()) {
                 return Err(format!(
@@ -452,6 +459,18 @@ fn c_properties_of(opened: &[Opened]) -> Result<Vec<CProperty>, String> {
         }
     }
     Ok(all)
+}
+
+/// The opened cores, one per library (a library loaded for several cores
+/// declares its properties and ghost variables once).
+fn each_library(opened: &[Opened]) -> impl Iterator<Item = &Opened> {
+    let mut seen: Vec<&str> = Vec::new();
+    opened.iter().filter(move |core| {
+        let path = core.recorded[0].value.as_str();
+        let first = !seen.contains(&path);
+        seen.push(path);
+        first
+    })
 }
 
 /// [`build_world`] behind the command line's model type, with this

@@ -209,12 +209,12 @@ fn properties_never_decide_what_is_enabled() {
     // And the environment's source has no path to them.
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     for file in [
-        "world/env/mod.rs",
-        "world/env/outputs.rs",
-        "world/action.rs",
+        "system/env/mod.rs",
+        "system/env/outputs.rs",
+        "system/action.rs",
         "run/step.rs",
-        "world/state/mod.rs",
-        "world/state/node.rs",
+        "system/state/mod.rs",
+        "system/state/node.rs",
     ] {
         let text = std::fs::read_to_string(src.join(file)).unwrap();
         assert!(

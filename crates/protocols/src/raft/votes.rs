@@ -16,6 +16,9 @@ use super::Durable;
 /// The ghost variable's name.
 pub const VOTES: &str = "Votes";
 
+/// The property's name (the ghost variable's only reader).
+pub const VOTE_ONCE: &str = "VoteOnce";
+
 /// Bytes per server in `Votes`: the term (`u32`, little-endian), then the
 /// candidate + 1 (0: no vote seen yet).
 const RECORD: usize = 5;
@@ -54,6 +57,7 @@ pub fn votes_ghost(nodes: usize) -> GhostVar {
         },
     )
     .expect("a server's record is 5 bytes, at most 5 servers")
+    .read_by([VOTE_ONCE])
     .describe_with(|_, bytes| {
         let servers: Vec<String> = bytes
             .chunks_exact(RECORD)
@@ -88,5 +92,5 @@ pub fn with_vote_once(world: World) -> World {
     world
         .with_ghost(votes_ghost(nodes))
         .expect("raft does not support symmetry reduction, which ghost variables refuse")
-        .with_property(Property::always("VoteOnce", vote_once))
+        .with_property(Property::always(VOTE_ONCE, vote_once))
 }

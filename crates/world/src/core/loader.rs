@@ -16,6 +16,7 @@ use crate::core::describe_table::{
     read_table as read_describe_table, DescribeEntryFn, DescribePayloadFn, Describers,
     DESCRIBE_SYMBOL,
 };
+use crate::core::ghost_table::{self, CGhost, GhostsEntryFn, GHOSTS_SYMBOL};
 use crate::core::id_fields::{
     read_table as read_id_fields, IdFields, IdFieldsEntryFn, PermuteMessageFn, ID_FIELDS_SYMBOL,
 };
@@ -100,6 +101,8 @@ pub struct CCore {
     name: String,
     origin: String,
     properties: Vec<CProperty>,
+    /// The ghost variables its library declares (`CMC_GHOSTS`).
+    ghosts: Vec<CGhost>,
     /// Where its state and messages hold node ids (`CMC_ID_FIELDS`), and
     /// its hook for messages, if it declares them.
     id_fields: Option<(IdFields, Option<PermuteMessageFn>)>,
@@ -162,6 +165,7 @@ impl CCore {
             CCore::from_descriptor(descriptor, &shown.to_string(), Some(library.clone()))
         }?;
         core.properties = CCore::load_properties(&library, &shown.to_string())?;
+        core.ghosts = CCore::load_ghosts(&library, &shown.to_string())?;
         core.id_fields = core.load_id_fields(&library, &shown.to_string())?;
         core.describers = CCore::load_describers(&library, &shown.to_string())?;
         Ok(core)
@@ -169,7 +173,7 @@ impl CCore {
 
     /// The describe functions `library` declares with `CMC_DESCRIBE`, if it
     /// exports [`DESCRIBE_SYMBOL`] (none otherwise).
-    fn load_describers(
+    pub(crate) fn load_describers(
         library: &libloading::Library,
         shown: &str,
     ) -> Result<Describers, LoadError> {
@@ -279,6 +283,32 @@ impl CCore {
         &self.properties
     }
 
+    /// The ghost variables `library` declares with `CMC_GHOSTS`, if it
+    /// exports [`GHOSTS_SYMBOL`] (none otherwise).
+    pub(crate) fn load_ghosts(
+        library: &Arc<libloading::Library>,
+        shown: &str,
+    ) -> Result<Vec<CGhost>, LoadError> {
+        // SAFETY: the symbol's type is fixed by include/cmc.h.
+        let Ok(entry) = (unsafe { library.get::<GhostsEntryFn>(GHOSTS_SYMBOL.as_bytes()) }) else {
+            return Ok(Vec::new());
+        };
+        let entry: GhostsEntryFn = *entry;
+        let table = recorded(
+            Call::Load,
+            || format!("the ghost variables of {shown} (its `{GHOSTS_SYMBOL}`)"),
+            // SAFETY: as for the core's entry point.
+            || unsafe { entry() },
+        );
+        // SAFETY: the table comes from the entry point; the library stays loaded.
+        unsafe { ghost_table::read_table(table, shown, Some(library.clone())) }
+    }
+
+    /// The ghost variables the core's library declares (`CMC_GHOSTS`).
+    pub fn ghosts(&self) -> &[CGhost] {
+        &self.ghosts
+    }
+
     /// Wraps the descriptor `descriptor` points to, after checking it; `origin`
     /// names where it came from in messages, `library` keeps it loaded.
     ///
@@ -339,6 +369,7 @@ impl CCore {
             name,
             origin: origin.to_string(),
             properties: Vec::new(),
+            ghosts: Vec::new(),
             id_fields: None,
             describers: Describers::default(),
             _library: library,

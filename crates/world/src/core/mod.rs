@@ -8,6 +8,7 @@ pub mod abi;
 pub mod describe_table;
 pub mod export;
 pub mod fault;
+pub mod ghost_table;
 pub mod helpers;
 pub(crate) mod hex;
 pub mod id_fields;

@@ -71,6 +71,19 @@ pub(crate) struct WorldView {
     pub(crate) ghost: *const GhostView,
     pub(crate) cut: *const u8,
     pub(crate) params: [u64; PARAMS_MAX],
+    pub(crate) ghost_vars: u32,
+    pub(crate) reserved: u32,
+    pub(crate) ghost_var: *const GhostVarView,
+}
+
+/// `cmc_ghost_var_view`: one ghost variable, by name.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GhostVarView {
+    pub(crate) name: *const c_char,
+    pub(crate) bytes: *const u8,
+    pub(crate) size: u32,
+    pub(crate) reserved: u32,
 }
 
 pub(crate) type StateFn = unsafe extern "C" fn(*const WorldView) -> c_int;
@@ -346,7 +359,8 @@ mod tests {
         assert_eq!(std::mem::size_of::<NodeView>(), 48);
         assert_eq!(std::mem::size_of::<PacketView>(), 24 + PAYLOAD_MAX);
         assert_eq!(std::mem::size_of::<GhostView>(), 16 + PAYLOAD_MAX);
-        assert_eq!(std::mem::size_of::<WorldView>(), 56 + 8 * PARAMS_MAX);
+        assert_eq!(std::mem::size_of::<WorldView>(), 72 + 8 * PARAMS_MAX);
+        assert_eq!(std::mem::size_of::<GhostVarView>(), 24);
         assert_eq!(std::mem::size_of::<PropertyRecord>(), 32);
         assert_eq!(std::mem::size_of::<PropertyTable>(), 16);
     }

@@ -4,7 +4,8 @@
 //! The library exports `cmc_heap_core_entry`, returning a `cmc_heap_core`
 //! descriptor (start, step, view, destroy over an opaque node object) and,
 //! optionally, C properties (`CMC_PROPERTIES`) that read the nodes' views as
-//! their volatile parts. [`load`] checks the descriptor as the loader checks
+//! their volatile parts and a describe table (`CMC_DESCRIBE`) for the
+//! replies and client operations of its traces, as a `cmc_core`'s. [`load`] checks the descriptor as the loader checks
 //! a `cmc_core`'s: every way it can be wrong is a [`LoadError`] saying what
 //! to do. The checked library's calls to libc for time and randomness are
 //! redirected to cmc's answers by [`super::libc_calls`].
@@ -16,6 +17,8 @@ use std::sync::Arc;
 use crate::core::abi::{
     Config, CoreError, DescribeMessageFn, DescribeStateFn, Event, Outputs, STATE_MAX,
 };
+use crate::core::describe_table::{DescribePayloadFn, Describers};
+use crate::core::ghost_table::CGhost;
 use crate::core::loader::{CCore, LoadError};
 use crate::core::property_table::CProperty;
 use crate::heap::libc_calls::{self, Answers};
@@ -71,6 +74,8 @@ pub struct CHeapAdapter {
     view: ViewFn,
     destroy: DestroyFn,
     name: String,
+    /// The functions of the library's describe table (`CMC_DESCRIBE`), if any.
+    describers: Describers,
     answers: Answers,
     /// The checked library and its calls that reach cmc, if the adapter names one.
     checked: Option<(String, libc_calls::Redirected)>,
@@ -97,10 +102,14 @@ impl Drop for CNode {
     }
 }
 
-/// The heap-state adapter in the library at `path` with its C properties,
-/// or `None` when the library does not export [`HEAP_ENTRY_SYMBOL`] (it may
+/// A loaded heap-state adapter with its library's C properties and ghost
+/// variables.
+pub type Loaded = (CHeapAdapter, Vec<CProperty>, Vec<CGhost>);
+
+/// The heap-state adapter in the library at `path` with its C properties
+/// and ghost variables, or `None` when the library does not export [`HEAP_ENTRY_SYMBOL`] (it may
 /// be a `cmc_core`).
-pub fn load(path: &Path) -> Result<Option<(CHeapAdapter, Vec<CProperty>)>, LoadError> {
+pub fn load(path: &Path) -> Result<Option<Loaded>, LoadError> {
     let shown = path.display().to_string();
     // SAFETY: loading runs the library's initialisers, as for any core.
     let library = unsafe { libloading::Library::new(path) }
@@ -119,9 +128,12 @@ pub fn load(path: &Path) -> Result<Option<(CHeapAdapter, Vec<CProperty>)>, LoadE
     );
     let library = Arc::new(library);
     // SAFETY: the descriptor comes from the entry point; the library stays loaded.
-    let adapter = unsafe { CHeapAdapter::from_descriptor(descriptor, &shown, library.clone()) }?;
+    let mut adapter =
+        unsafe { CHeapAdapter::from_descriptor(descriptor, &shown, library.clone()) }?;
+    adapter.describers = CCore::load_describers(&library, &shown)?;
     let properties = CCore::load_properties(&library, &shown)?;
-    Ok(Some((adapter, properties)))
+    let ghosts = CCore::load_ghosts(&library, &shown)?;
+    Ok(Some((adapter, properties, ghosts)))
 }
 
 impl CHeapAdapter {
@@ -202,6 +214,7 @@ impl CHeapAdapter {
             view,
             destroy,
             name,
+            describers: Describers::default(),
             answers,
             checked,
             _library: library,
@@ -253,6 +266,8 @@ impl CHeapAdapter {
         let describes: Vec<&str> = [
             d.describe_state.map(|_| "states"),
             d.describe_message.map(|_| "messages"),
+            self.describers.reply.map(|_| "replies"),
+            self.describers.operation.map(|_| "client operations"),
         ]
         .into_iter()
         .flatten()
@@ -375,6 +390,32 @@ impl HeapAdapter for CHeapAdapter {
             unsafe { describe(config, message.as_ptr(), message.len() as u32, buf, cap) }
         }))
     }
+
+    /// An empty text is none: the World's text is shown.
+    fn describe_reply(&self, config: &Config, payload: &[u8]) -> Option<String> {
+        described_payload(self.describers.reply?, config, payload)
+    }
+
+    /// An empty text is none: the World's text (the workload's, or hex) is
+    /// shown.
+    fn describe_operation(&self, config: &Config, payload: &[u8]) -> Option<String> {
+        described_payload(self.describers.operation?, config, payload)
+    }
+}
+
+/// What `describe` writes for `payload` (a reply or a client operation),
+/// `None` when it writes nothing.
+fn described_payload(
+    describe: DescribePayloadFn,
+    config: &Config,
+    payload: &[u8],
+) -> Option<String> {
+    let text = describe_text(|buf, cap| {
+        // SAFETY: the payload's bytes are valid for its length; the buffer
+        // holds cap + 1 bytes.
+        unsafe { describe(config, payload.as_ptr(), payload.len() as u32, buf, cap) }
+    });
+    (!text.is_empty()).then_some(text)
 }
 
 /// The text a describe function writes into a buffer of `cap` + 1 bytes.

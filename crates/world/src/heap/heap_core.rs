@@ -208,6 +208,14 @@ impl<A: HeapAdapter> Core for HeapCore<A> {
     fn describe_message(&self, config: &Config, message: &[u8]) -> Option<String> {
         self.adapter.describe_message(config, message)
     }
+
+    fn describe_reply(&self, config: &Config, payload: &[u8]) -> Option<String> {
+        self.adapter.describe_reply(config, payload)
+    }
+
+    fn describe_operation(&self, config: &Config, payload: &[u8]) -> Option<String> {
+        self.adapter.describe_operation(config, payload)
+    }
 }
 
 /// Runs a call into the library, a panic becoming [`CoreError::Library`].

@@ -124,6 +124,16 @@ pub trait HeapAdapter: Send + Sync {
     fn describe_message(&self, _config: &Config, _message: &[u8]) -> Option<String> {
         None
     }
+    /// The adapter's own text for the payload of a reply the library gives
+    /// (as [`crate::Core::describe_reply`]).
+    fn describe_reply(&self, _config: &Config, _payload: &[u8]) -> Option<String> {
+        None
+    }
+    /// The adapter's own text for the payload of a client operation the
+    /// library receives (as [`crate::Core::describe_operation`]).
+    fn describe_operation(&self, _config: &Config, _payload: &[u8]) -> Option<String> {
+        None
+    }
 }
 
 /// `digest` with `event` folded in: for an adapter whose library hides part

@@ -63,8 +63,10 @@ use cmc_model::Property;
 
 use crate::core::abi::{ABI_VERSION, PAYLOAD_MAX};
 use crate::core::fault::{Fault, FaultKind};
+use crate::core::ghost_table::CGhost;
 use crate::core::property_table::{
-    CProperty, CPropertyKind, GhostView, NodeView, PacketView, Predicate, WorldView, WHY_MAX,
+    CProperty, CPropertyKind, GhostVarView, GhostView, NodeView, PacketView, Predicate, WorldView,
+    WHY_MAX,
 };
 use crate::run::guard_pages::GuardedRegion;
 use crate::run::recorder::{recorded, Call};
@@ -88,6 +90,10 @@ struct OwnedView {
     net: Vec<PacketView>,
     ghost: Vec<GhostView>,
     cut: Vec<u8>,
+    /// The ghost variables: each one's name (NUL-terminated) and bytes, in
+    /// `ghost_blob` at the offsets the view's pointers hold until laid out.
+    ghost_vars: Vec<GhostVarView>,
+    ghost_blob: Vec<u8>,
     /// Where the view is handed to the predicate: the header at its start.
     region: Option<GuardedRegion>,
 }
@@ -163,6 +169,21 @@ impl OwnedView {
                 links_down |= 1 << (low * 8 + high);
             }
         }
+        self.ghost_vars.clear();
+        self.ghost_blob.clear();
+        for (name, bytes) in world.ghost_vars(state) {
+            let name_at = self.ghost_blob.len();
+            self.ghost_blob.extend_from_slice(name.as_bytes());
+            self.ghost_blob.push(0);
+            let bytes_at = self.ghost_blob.len();
+            self.ghost_blob.extend_from_slice(bytes);
+            self.ghost_vars.push(GhostVarView {
+                name: std::ptr::without_provenance(name_at),
+                bytes: std::ptr::without_provenance(bytes_at),
+                size: bytes.len() as u32,
+                reserved: 0,
+            });
+        }
         self.lay_out(WorldView {
             nodes: count as u32,
             packets: self.net.len() as u32,
@@ -174,6 +195,9 @@ impl OwnedView {
             ghost: std::ptr::null(),
             cut: std::ptr::null(),
             params: world.spec().core_params,
+            ghost_vars: self.ghost_vars.len() as u32,
+            reserved: 0,
+            ghost_var: std::ptr::null(),
         });
     }
 
@@ -188,8 +212,10 @@ impl OwnedView {
             std::mem::size_of_val(self.ghost.as_slice()),
             self.cut.len(),
             self.bytes.len(),
+            std::mem::size_of_val(self.ghost_vars.as_slice()),
+            self.ghost_blob.len(),
         ];
-        let mut offsets = [0usize; 6];
+        let mut offsets = [0usize; 8];
         let mut end = 0usize;
         for (offset, size) in offsets.iter_mut().zip(sizes) {
             *offset = end.next_multiple_of(VIEW_ALIGN);
@@ -212,6 +238,11 @@ impl OwnedView {
         header.net = at(2).cast();
         header.ghost = at(3).cast();
         header.cut = at(4);
+        header.ghost_var = at(6).cast();
+        for var in &mut self.ghost_vars {
+            var.name = at(7).wrapping_add(var.name.addr()).cast();
+            var.bytes = at(7).wrapping_add(var.bytes.addr());
+        }
         // SAFETY: each part fits at its offset inside the region (`end`
         // bytes at most), aligned to 16, at least each type's alignment;
         // the parts do not overlap, and nothing else refers to the region.
@@ -222,6 +253,10 @@ impl OwnedView {
             std::ptr::copy_nonoverlapping(self.ghost.as_ptr(), at(3).cast(), self.ghost.len());
             std::ptr::copy_nonoverlapping(self.cut.as_ptr(), at(4), self.cut.len());
             std::ptr::copy_nonoverlapping(self.bytes.as_ptr(), at(5), self.bytes.len());
+            let vars = self.ghost_vars.len();
+            std::ptr::copy_nonoverlapping(self.ghost_vars.as_ptr(), at(6).cast(), vars);
+            let blob = self.ghost_blob.len();
+            std::ptr::copy_nonoverlapping(self.ghost_blob.as_ptr(), at(7), blob);
         }
     }
 
@@ -341,6 +376,33 @@ thread_local! {
     /// This thread's [`ViewScratch`] (a C predicate calls no Rust: calls do
     /// not nest).
     static VIEWS: RefCell<ViewScratch> = RefCell::new(ViewScratch::default());
+}
+
+/// Calls `call` with views of `pre` and `post` (a step of `world`), under
+/// the recorder as `what`; `None` when the call wrote to the views (a
+/// memory fault of `world`, reported as happening `doing`).
+pub(crate) fn with_step_views<T>(
+    world: &World,
+    pre: &WorldState,
+    post: &WorldState,
+    what: &str,
+    doing: &str,
+    call: impl FnOnce(*const WorldView, *const WorldView) -> T,
+) -> Option<T> {
+    VIEWS.with_borrow_mut(|views| {
+        views.pre.show(world, pre);
+        views.post.fill_anew(world, post);
+        let (first, second) = (views.pre.view.as_ptr(), views.post.view.as_ptr());
+        let answer = recorded(Call::Property, || what, || call(first, second));
+        if !(views.pre.intact() & views.post.intact()) {
+            world.report_outside_step(Fault::outside_step(
+                FaultKind::Memory("it wrote to its read-only view of the World".into()),
+                doing.to_string(),
+            ));
+            return None;
+        }
+        Some(answer)
+    })
 }
 
 impl CProperty {
@@ -539,7 +601,7 @@ pub fn attach(world: World, properties: &[CProperty]) -> Result<World, String> {
 /// ```
 pub fn describe_library(path: &std::path::Path) -> Result<String, String> {
     crate::core::input_file::check_regular_file(path, "core library")?;
-    if let Some((adapter, properties)) =
+    if let Some((adapter, properties, ghosts)) =
         crate::heap::c_adapter::load(path).map_err(|e| e.to_string())?
     {
         let mut text = format!(
@@ -549,6 +611,7 @@ pub fn describe_library(path: &std::path::Path) -> Result<String, String> {
             adapter.declaration()
         );
         push_properties(&properties, &mut text);
+        push_ghosts(&ghosts, &mut text);
         return Ok(text);
     }
     let core = crate::core::loader::CCore::load(path).map_err(|e| e.to_string())?;
@@ -561,7 +624,31 @@ pub fn describe_library(path: &std::path::Path) -> Result<String, String> {
         crate::Core::volatile_size(&core),
     );
     push_properties(core.properties(), &mut text);
+    push_ghosts(core.ghosts(), &mut text);
     Ok(text)
+}
+
+/// The `ghost variables:` lines of `cmc describe` (none without any).
+fn push_ghosts(ghosts: &[CGhost], text: &mut String) {
+    if ghosts.is_empty() {
+        return;
+    }
+    text.push_str("  ghost variables:\n");
+    for ghost in ghosts {
+        let readers = match &ghost.read_by {
+            Some(names) => format!("read by {}", names.join(", ")),
+            None => "read by any property".into(),
+        };
+        let renamed = match ghost.rename {
+            Some(_) => ", renamed under symmetry",
+            None => "",
+        };
+        text.push_str(&format!(
+            "    {:<16} {} bytes, {readers}{renamed}\n",
+            ghost.name,
+            ghost.size()
+        ));
+    }
 }
 
 /// The `properties:` lines of `cmc describe`, by kind.

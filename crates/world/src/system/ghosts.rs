@@ -17,10 +17,15 @@
 //! only in a ghost variable are two states; the state space grows by as
 //! many distinct values as the variables reach.
 //!
+//! A variable may name the properties that read it
+//! ([`GhostVar::read_by`]): a World whose `INVARIANTS=` selection leaves
+//! all of them out drops it (it would only multiply states), and a
+//! property that reads a dropped variable anyway is a fault of the run.
+//!
 //! What they rule out, with a clear error rather than a wrong count:
-//! symmetry reduction (a renaming of the nodes would have to rename the
-//! variables' bytes, which hold node ids and per-node entries the World
-//! cannot see), partial-order reduction (an update reads every step,
+//! symmetry reduction unless each variable says how its bytes are renamed
+//! ([`GhostVar::renamed_by`]: they may hold node ids and per-node entries
+//! the World cannot see), partial-order reduction (an update reads every step,
 //! so no step is invisible to the properties) and sleep sets (an update may
 //! tell apart the two orders of steps that otherwise commute).
 //!
@@ -72,6 +77,11 @@ pub type GhostUpdate = dyn Fn(&World, &WorldState, &Action, &WorldState, &mut [u
 /// A ghost variable's text in descriptions of states (traces, `replay`).
 pub type GhostDescribe = dyn Fn(&World, &[u8]) -> String + Send + Sync;
 
+/// A ghost variable's renaming for symmetry: renames the node ids its bytes
+/// hold by `perm[old] = new`, in place, keeping them canonical (equal
+/// variables, equal bytes).
+pub type GhostRename = dyn Fn(&mut [u8], &[u32]) + Send + Sync;
+
 /// One ghost variable: a name, an initial value (whose length is its
 /// fixed size) and its update (see the module text).
 #[derive(Clone)]
@@ -80,6 +90,8 @@ pub struct GhostVar {
     init: Vec<u8>,
     update: Arc<GhostUpdate>,
     describe: Option<Arc<GhostDescribe>>,
+    read_by: Option<Vec<String>>,
+    rename: Option<Arc<GhostRename>>,
 }
 
 impl GhostVar {
@@ -103,7 +115,28 @@ impl GhostVar {
             init,
             update: Arc::new(update),
             describe: None,
+            read_by: None,
+            rename: None,
         })
+    }
+
+    /// Names the properties that read the variable (builder style): a World
+    /// whose `INVARIANTS=` selection keeps none of them drops it. Without
+    /// this, any property may read it and it is never dropped.
+    pub fn read_by<S: Into<String>>(mut self, properties: impl IntoIterator<Item = S>) -> GhostVar {
+        self.read_by = Some(properties.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Renames the node ids the variable holds with `rename` (builder
+    /// style): what lets a World with symmetry reduction keep it. `rename`
+    /// gets the bytes and `perm` (`perm[old] = new`, one entry per node).
+    pub fn renamed_by(
+        mut self,
+        rename: impl Fn(&mut [u8], &[u32]) + Send + Sync + 'static,
+    ) -> GhostVar {
+        self.rename = Some(Arc::new(rename));
+        self
     }
 
     /// Describes the variable's bytes with `describe` in traces (its hex
@@ -132,6 +165,8 @@ impl GhostVar {
 #[derive(Clone, Default)]
 pub(crate) struct Ghosts {
     vars: Vec<GhostVar>,
+    /// The variables a property selection dropped, by name.
+    dropped: Vec<String>,
 }
 
 impl Ghosts {
@@ -183,15 +218,81 @@ impl World {
                 var.name
             ));
         }
-        if self.symmetry.is_some() {
+        if self.symmetry.is_some() && var.rename.is_none() {
             return Err(format!(
                 "ghost variable `{}`: symmetry reduction cannot rename the node ids a ghost \
-                 variable may hold; leave out symmetric= (or the ghost variable)",
+                 variable may hold unless it says how (GhostVar::renamed_by, or a rename hook \
+                 in C: CMC_GHOST_RENAMED); leave out symmetry= or give it one",
                 var.name
             ));
         }
         self.ghosts.vars.push(var);
         Ok(self)
+    }
+
+    /// Refuses a ghost variable that names as its reader a property the
+    /// World does not have.
+    pub(crate) fn check_ghost_readers(&self) -> Result<(), String> {
+        let properties: Vec<&str> = self.properties.iter().map(|p| p.name.as_str()).collect();
+        for var in &self.ghosts.vars {
+            let unknown =
+                (var.read_by.iter().flatten()).find(|name| !properties.contains(&name.as_str()));
+            if let Some(unknown) = unknown {
+                return Err(format!(
+                    "ghost variable `{}` is read by `{unknown}`, which is no property of this \
+                     World; its properties are {}",
+                    var.name,
+                    properties.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops the ghost variables that name their readers when `selected`
+    /// (the properties an `INVARIANTS=` selection keeps) holds none of
+    /// them. Refused: a variable naming a reader the World does not have.
+    pub(crate) fn drop_unread_ghosts(&mut self, selected: &[String]) -> Result<(), String> {
+        self.check_ghost_readers()?;
+        let (kept, dropped) = std::mem::take(&mut self.ghosts.vars)
+            .into_iter()
+            .partition(|var| match &var.read_by {
+                Some(readers) => readers.iter().any(|name| selected.contains(name)),
+                None => true,
+            });
+        self.ghosts.vars = kept;
+        let dropped: Vec<GhostVar> = dropped;
+        self.ghosts
+            .dropped
+            .extend(dropped.into_iter().map(|var| var.name));
+        Ok(())
+    }
+
+    /// Whether `name` is a ghost variable a property selection dropped.
+    pub(crate) fn ghost_dropped(&self, name: &str) -> bool {
+        self.ghosts.dropped.iter().any(|dropped| dropped == name)
+    }
+
+    /// Each ghost variable of `state`, by name, with its bytes.
+    pub(crate) fn ghost_vars<'a>(
+        &'a self,
+        state: &'a WorldState,
+    ) -> impl Iterator<Item = (&'a str, &'a [u8])> {
+        let vars = state.ghost.vars();
+        self.ghosts
+            .laid_out()
+            .map(move |(var, range)| (var.name(), vars.get(range).unwrap_or(&[])))
+    }
+
+    /// Renames the ghost variables' bytes in `vars` (all of them, in
+    /// order) by `perm`, each with its renaming: under symmetry,
+    /// [`World::with_ghost`] refuses a variable without one.
+    pub(crate) fn rename_ghosts(&self, vars: &mut [u8], perm: &[u32]) {
+        for (var, range) in self.ghosts.laid_out() {
+            if let (Some(rename), Some(bytes)) = (&var.rename, vars.get_mut(range)) {
+                rename(bytes, perm);
+            }
+        }
     }
 
     /// Sets the ghost variables of `state`, an initial state, to their
@@ -208,8 +309,8 @@ impl World {
         if self.ghosts.is_empty() {
             return;
         }
-        // Taken out while the updates read `post`, then put back.
-        let mut bytes = std::mem::take(post.ghost.vars_mut());
+        // Updated in a copy: the updates read `post` with the pre-state's values.
+        let mut bytes = post.ghost.vars().to_vec();
         for (var, range) in self.ghosts.laid_out() {
             (var.update)(self, pre, action, post, &mut bytes[range]);
         }

@@ -7,6 +7,7 @@
 
 use bytemuck::Pod;
 
+use crate::core::fault::{Fault, FaultKind};
 use crate::system::state::{GhostEntry, GhostKind, NodeState, PacketRefs, WorldState};
 use crate::World;
 
@@ -126,8 +127,21 @@ impl<'a> Inspect<'a> {
     }
 
     /// The bytes of the ghost variable `name` (see
-    /// [`crate::system::ghosts`]); `None` when the World declares none so named.
+    /// [`crate::system::ghosts`]); `None` when the World declares none so
+    /// named. Reading a variable that an `INVARIANTS=` selection dropped
+    /// (its declared readers were all left out) is a fault of the run: the
+    /// property reading it is missing from its readers.
     pub fn ghost_var(&self, name: &str) -> Option<&'a [u8]> {
+        if self.world.ghost_dropped(name) {
+            self.world.report_outside_step(Fault::outside_step(
+                FaultKind::CoreError(format!(
+                    "a property read the ghost variable `{name}`, which INVARIANTS= dropped: \
+                     add the property to the variable's readers"
+                )),
+                format!("while reading ghost variable {name}"),
+            ));
+            return None;
+        }
         let range = self.world.ghosts.range(name)?;
         self.state.ghost.vars().get(range)
     }

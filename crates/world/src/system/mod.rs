@@ -259,6 +259,7 @@ impl World {
                 SELECT_PARAM
             ));
         }
+        self.drop_unread_ghosts(names)?;
         self.properties.retain(|p| names.contains(&p.name));
         self.selected = Some(names.to_vec());
         Ok(self)
@@ -388,13 +389,14 @@ impl World {
             None => self.next_state(pre, action)?.renaming()?,
         };
         let index = usize::from(index);
-        (index != 0).then(|| symmetry::renamed(&self.env, post, symmetry.inverse(index)))
+        let vars = |v: &mut [u8], p: &[u32]| self.rename_ghosts(v, p);
+        (index != 0).then(|| symmetry::renamed(&self.env, &vars, post, symmetry.inverse(index)))
     }
 
     /// Replaces `state` by its canonical form under symmetry reduction.
     fn canonicalise(&self, state: &mut WorldState) {
         if let Some(symmetry) = &self.symmetry {
-            symmetry.canonicalise(&self.env, state);
+            symmetry.canonicalise(&self.env, &|v, p| self.rename_ghosts(v, p), state);
         }
     }
 

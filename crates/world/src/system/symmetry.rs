@@ -21,6 +21,11 @@ use crate::system::spec::{NetSemantics, WorldSpec};
 use crate::system::state::RenameScratch;
 use crate::system::state::{NodeState, Payload, Persist, WorldState};
 
+/// Renames the bytes of a World's ghost variables (all of them, in order)
+/// by `perm[old] = new`, in place (see
+/// [`GhostVar::renamed_by`](crate::system::ghosts::GhostVar::renamed_by)).
+pub(crate) type RenameVars<'a> = &'a (dyn Fn(&mut [u8], &[u32]) + 'a);
+
 /// The renamings of a World's interchangeable nodes.
 ///
 /// ```
@@ -127,7 +132,7 @@ impl Symmetry {
     /// does not decide, and the least's pieces are kept for all the ties
     /// they meet. The least's nodes are finally moved into place, not
     /// copied, and `state`'s environment renamed in place.
-    pub(crate) fn canonicalise(&self, env: &Env, state: &mut WorldState) {
+    pub(crate) fn canonicalise(&self, env: &Env, vars: RenameVars<'_>, state: &mut WorldState) {
         SCRATCH.with(|scratch| {
             let Scratch {
                 cores,
@@ -212,7 +217,7 @@ impl Symmetry {
                     Ordering::Equal => {}
                 }
                 let least = best.map(|least| &*self.perms[least]);
-                if environments.order(env, state, perm, least) == Ordering::Less {
+                if environments.order(env, vars, state, perm, least) == Ordering::Less {
                     std::mem::swap(cores, best_cores);
                     environments.promote();
                     best = Some(index);
@@ -229,7 +234,7 @@ impl Symmetry {
                 let (node, ids, out) = (&original[old], &mut node_ids[old], &mut best_cores[at]);
                 rename_core(&renamer, node, old, perm, self.moved[least], ids, out);
             }
-            rename_environment(env, state, perm, &mut environments.net);
+            rename_environment(env, vars, state, perm, &mut environments.net);
             state.forget_lineage();
             state.set_renaming(least as u16);
             // The least's nodes are `state`'s moved, with their renamed
@@ -520,6 +525,8 @@ struct Environments {
     net: RenameScratch,
     /// Renamed cut links.
     cut_links: Vec<(u8, u8)>,
+    /// Renamed ghost variables' bytes.
+    renamed_vars: Vec<u8>,
 }
 
 impl Environments {
@@ -530,6 +537,7 @@ impl Environments {
     fn order(
         &mut self,
         env: &Env,
+        vars: RenameVars<'_>,
         state: &WorldState,
         perm: &[u32],
         least: Option<&[u32]>,
@@ -539,6 +547,7 @@ impl Environments {
             least: least_bytes,
             net,
             cut_links,
+            renamed_vars,
         } = self;
         tried.forget();
         tried.build_net(env, state, Some(perm), net);
@@ -548,8 +557,9 @@ impl Environments {
         if order.is_ne() {
             return order;
         }
-        tried.build_rest(state, Some(perm), cut_links);
-        least_bytes.build_rest(state, least, cut_links);
+        let mut scratch = (cut_links, renamed_vars, vars);
+        tried.build_rest(state, Some(perm), &mut scratch);
+        least_bytes.build_rest(state, least, &mut scratch);
         let (mine, theirs) = (&*tried, &*least_bytes);
         if mine.net.len() == theirs.net.len() {
             mine.rest.cmp(&theirs.rest)
@@ -612,26 +622,36 @@ impl EnvironmentBytes {
     }
 
     /// Builds the rest's piece, if not built, for `state` renamed by `perm`
-    /// (`None`: not renamed), renaming in `cut_links`.
+    /// (`None`: not renamed), renaming the cut links and the ghost
+    /// variables (with the renamer it holds) in `scratch`.
     fn build_rest(
         &mut self,
         state: &WorldState,
         perm: Option<&[u32]>,
-        cut_links: &mut Vec<(u8, u8)>,
+        scratch: &mut (&mut Vec<(u8, u8)>, &mut Vec<u8>, RenameVars<'_>),
     ) {
         if std::mem::replace(&mut self.rest_built, true) {
             return;
         }
         self.rest.clear();
+        let (cut_links, vars, rename_vars) = scratch;
         match perm {
-            None => {
-                state.encode_environment_after_net(&state.cut_links, |node| node, &mut self.rest)
-            }
+            None => state.encode_environment_after_net(
+                &state.cut_links,
+                |node| node,
+                state.ghost.vars(),
+                &mut self.rest,
+            ),
             Some(perm) => {
                 cut_links.clone_from(&state.cut_links);
                 rename_cut_links(cut_links, perm);
+                vars.clear();
+                vars.extend_from_slice(state.ghost.vars());
+                if !vars.is_empty() {
+                    rename_vars(vars, perm);
+                }
                 let to = |node: u8| perm[node as usize] as u8;
-                state.encode_environment_after_net(cut_links, to, &mut self.rest);
+                state.encode_environment_after_net(cut_links, to, vars, &mut self.rest);
             }
         }
     }
@@ -659,9 +679,14 @@ fn permutations(items: &mut Vec<u8>, at: usize, visit: &mut impl FnMut(&[u8])) {
 /// renamed), made whole and not canonicalised. Every node is renamed, and
 /// a `permute` that cannot rename a persist is caught (see
 /// [`rename_persists`]).
-pub(crate) fn renamed(env: &Env, state: &WorldState, perm: &[u32]) -> WorldState {
+pub(crate) fn renamed(
+    env: &Env,
+    vars: RenameVars<'_>,
+    state: &WorldState,
+    perm: &[u32],
+) -> WorldState {
     let mut renamed = state.clone();
-    rename_environment(env, &mut renamed, perm, &mut RenameScratch::default());
+    rename_environment(env, vars, &mut renamed, perm, &mut RenameScratch::default());
     let renamer = Renamer {
         env,
         check_skips: true,
@@ -686,13 +711,23 @@ pub(crate) fn renamed(env: &Env, state: &WorldState, perm: &[u32]) -> WorldState
 
 /// Renames node `n` to `perm[n]` in the environment of `state` (every field
 /// but the nodes, which are left alone): message endpoints and the ids in
-/// messages, cut links and the ghost history's nodes.
-fn rename_environment(env: &Env, state: &mut WorldState, perm: &[u32], net: &mut RenameScratch) {
+/// messages, cut links, the ghost history's nodes and the ghost variables
+/// (by `vars`).
+fn rename_environment(
+    env: &Env,
+    vars: RenameVars<'_>,
+    state: &mut WorldState,
+    perm: &[u32],
+    net: &mut RenameScratch,
+) {
     let fifo = env.spec.net == NetSemantics::Fifo;
     state.net.rename(fifo, packet_renamer(env, perm), net);
     rename_cut_links(&mut state.cut_links, perm);
     for entry in &mut state.ghost {
         entry.node = perm[entry.node as usize] as u8;
+    }
+    if !state.ghost.vars().is_empty() {
+        vars(state.ghost.vars_mut(), perm);
     }
 }
 
@@ -799,7 +834,7 @@ mod tests {
                 let all: Vec<WorldState> = symmetry
                     .perms
                     .iter()
-                    .map(|perm| renamed(&world.env, state, perm))
+                    .map(|perm| renamed(&world.env, &|v, p| world.rename_ghosts(v, p), state, perm))
                     .collect();
                 let least = all
                     .iter()
@@ -808,7 +843,11 @@ mod tests {
                 assert_eq!(least, state, "{params:?}: a reached state is canonical");
                 for member in all {
                     let mut canonical = member;
-                    symmetry.canonicalise(&world.env, &mut canonical);
+                    symmetry.canonicalise(
+                        &world.env,
+                        &|v, p| world.rename_ghosts(v, p),
+                        &mut canonical,
+                    );
                     assert_eq!(&canonical, state, "{params:?}");
                     tried += 1;
                 }

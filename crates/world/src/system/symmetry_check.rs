@@ -75,7 +75,7 @@ pub(crate) fn check_step(
     // A renaming other than the identity (index 0), each in turn.
     let index = 1 + (steps % (symmetry.len() as u64 - 1)) as usize;
     let perm = symmetry.perm(index);
-    let image = renamed(&world.env, state, perm);
+    let image = renamed(&world.env, &|v, p| world.rename_ghosts(v, p), state, perm);
     let broken =
         |why: String| Fault {
             kind: FaultKind::NotSymmetric(format!(

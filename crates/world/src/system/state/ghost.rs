@@ -6,7 +6,7 @@ use cmc_model::{DecodeError, Decoder, Encode};
 
 use super::node::copy_into;
 use super::packet::{write_records, RECORD_MAX};
-use super::{same_items, Payload};
+use super::{encode_sequence, same_items, Payload};
 
 /// What a ghost history entry records.
 ///
@@ -294,11 +294,18 @@ impl<'a> IntoIterator for &'a mut Ghost {
 
 impl Ghost {
     /// Appends the encoding of `self` with each entry's node `n` renamed
-    /// `node(n)`: the encoding of the ghost so renamed, without renaming it.
-    pub(crate) fn encode_renamed(&self, node: impl Fn(u8) -> u8 + Copy, out: &mut Vec<u8>) {
+    /// `node(n)` and `vars` (as many bytes) in place of its ghost variables'
+    /// bytes: the encoding of the ghost so renamed, without renaming it.
+    pub(crate) fn encode_renamed(
+        &self,
+        node: impl Fn(u8) -> u8 + Copy,
+        vars: &[u8],
+        out: &mut Vec<u8>,
+    ) {
+        debug_assert_eq!(vars.len(), self.vars.len());
         self.encode_history_renamed(node, out);
-        if !self.vars.is_empty() {
-            self.vars.encode(out);
+        if !vars.is_empty() {
+            encode_sequence(vars, out);
         }
     }
 
@@ -374,7 +381,7 @@ impl Clone for Ghost {
 /// the summary, then the ghost variables' bytes (when there are any).
 impl Encode for Ghost {
     fn encode(&self, out: &mut Vec<u8>) {
-        self.encode_renamed(|node| node, out);
+        self.encode_renamed(|node| node, &self.vars, out);
     }
 
     fn decode(decoder: &mut Decoder<'_>) -> Result<Self, DecodeError> {

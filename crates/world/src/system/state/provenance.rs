@@ -251,7 +251,7 @@ impl WorldState {
         if self.after_network_equals(parent) {
             out.extend_from_slice(&parent_bytes[layout.net_end as usize..]);
         } else {
-            self.encode_environment_after_net(&self.cut_links, |node| node, out);
+            self.encode_environment_after_net(&self.cut_links, |node| node, self.ghost.vars(), out);
         }
     }
 
@@ -259,25 +259,26 @@ impl WorldState {
     /// nodes in the state's encoding.
     pub(crate) fn encode_environment(&self, out: &mut Vec<u8>) {
         self.net.encode(out);
-        self.encode_environment_after_net(&self.cut_links, |node| node, out);
+        self.encode_environment_after_net(&self.cut_links, |node| node, self.ghost.vars(), out);
     }
 
     /// Appends what follows the network in the encoding of the environment,
-    /// with the cut links `cut_links` in place of `self`'s and each ghost
-    /// entry's node `n` renamed `node(n)` (the other fields hold no node
-    /// ids): the rest of the encoding of the environment so changed, without
+    /// with the cut links `cut_links` in place of `self`'s, each ghost
+    /// entry's node `n` renamed `node(n)` and `vars` in place of the ghost
+    /// variables' bytes (the other fields hold no node ids): the rest of the encoding of the environment so changed, without
     /// changing it.
     pub(crate) fn encode_environment_after_net(
         &self,
         cut_links: &[(u8, u8)],
         node: impl Fn(u8) -> u8 + Copy,
+        vars: &[u8],
         out: &mut Vec<u8>,
     ) {
         let (_, _, _, budgets, issued, ghost, lost_in_crash) = self.fields();
         encode_sequence(cut_links, out);
         budgets.encode(out);
         issued.encode(out);
-        ghost.encode_renamed(node, out);
+        ghost.encode_renamed(node, vars, out);
         encode_sequence(lost_in_crash, out);
     }
 
