@@ -10,27 +10,21 @@ use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Barrier;
 
 /// Two barriers for two checks: the first check touches the static before `touched`, the
-/// second one after it; both wait at `done` before their executions end.
+/// second one after it; the first check's execution then waits at `done` until the second
+/// check has ended.
 struct Overlap {
     touched: Barrier,
     done: Barrier,
 }
 
-/// Waits at `done` when dropped, so that an execution the checker stops early (unwinding)
-/// still releases the other check.
-struct WaitOnDrop<'a>(&'a Barrier);
-
-impl Drop for WaitOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.wait();
-    }
-}
-
 /// Runs two checks at the same time on two OS threads, both of the model `touch(); after()`.
 /// In their first executions (the checker may run a model again, e.g. to confirm a failure)
-/// the first check runs `touch` before the second one, and both run `after` only once the
-/// second one's `touch` is done, so that both executions are running at that point.
-/// Returns how each check ended (`None`: passed).
+/// the first check runs `touch` before the second one, and the second check runs to its
+/// end while the first one's execution waits between `touch` and `after`, so that both
+/// executions are running when the second one touches the static. (The second check
+/// releases the first one once it returned: an execution it stops early is abandoned, so
+/// nothing after the stop would run in its model.) Returns how each check ended (`None`:
+/// passed).
 fn overlapping_checks(touch: fn(), after: fn()) -> (Option<Stop>, Option<Stop>) {
     let overlap: &'static Overlap = Box::leak(Box::new(Overlap {
         touched: Barrier::new(2),
@@ -43,7 +37,6 @@ fn overlapping_checks(touch: fn(), after: fn()) -> (Option<Stop>, Option<Stop>) 
                 touch();
             } else if second {
                 overlap.touched.wait();
-                let _release = WaitOnDrop(&overlap.done);
                 touch();
             } else {
                 touch();
@@ -52,7 +45,13 @@ fn overlapping_checks(touch: fn(), after: fn()) -> (Option<Stop>, Option<Stop>) 
             }
             after();
         };
-        std::thread::spawn(move || Checker::new().check(model).err().map(|f| f.stop))
+        std::thread::spawn(move || {
+            let stop = Checker::new().check(model).err().map(|f| f.stop);
+            if second {
+                overlap.done.wait();
+            }
+            stop
+        })
     };
     let (a, b) = (check(false), check(true));
     (a.join().unwrap(), b.join().unwrap())

@@ -1,13 +1,15 @@
 //! Progress verdicts are sound: a loop counts as spinning only while nothing it read since
 //! its last progress was written by another thread, and a thread at `yield_now`,
-//! `spin_loop` or `sleep` gives way to the others (fair scheduling), so a correct program
-//! whose loops wait for another thread is neither a livelock nor a step-bound failure.
+//! `spin_loop`, `sleep` or a timed wait that times out gives way to the others (fair
+//! scheduling), so a correct program whose loops wait for another thread is neither a
+//! livelock nor a step-bound failure.
 
 use cmc_thread::cell::UnsafeCell;
 use cmc_thread::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
-use cmc_thread::sync::{Mutex, RwLock};
+use cmc_thread::sync::{Condvar, Mutex, RwLock};
 use cmc_thread::{hint, thread, Checker, Mode};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Every exploration mode, each with the default and the weak memory model.
 fn every_setting() -> Vec<(String, Checker)> {
@@ -243,6 +245,61 @@ fn polling_a_rwlock_with_spin_loop_ends() {
         };
         while !*ready.read().unwrap() {
             hint::spin_loop();
+        }
+        setter.join().unwrap();
+    };
+    for mode in [Mode::Dpor, Mode::Bounded { max_preemptions: 2 }] {
+        let stats = Checker::new()
+            .mode(mode)
+            .check(model)
+            .unwrap_or_else(|f| panic!("{mode}: {f}"));
+        assert!(stats.complete, "{mode}: {stats:?}");
+    }
+}
+
+/// Polls a `Mutex<bool>` and waits on a condvar with a timeout between polls; the setter
+/// does not notify, so each wait times out (tokio's paused-clock driver parks with a
+/// timeout this way while a blocking task runs).
+#[test]
+fn polling_a_mutex_with_timed_condvar_waits_ends() {
+    let model = || {
+        let ready = Arc::new((Mutex::new(false), Condvar::new()));
+        let setter = {
+            let ready = ready.clone();
+            thread::spawn(move || *ready.0.lock().unwrap() = true)
+        };
+        let mut set = ready.0.lock().unwrap();
+        while !*set {
+            set = ready
+                .1
+                .wait_timeout(set, Duration::from_millis(1))
+                .unwrap()
+                .0;
+        }
+        drop(set);
+        setter.join().unwrap();
+    };
+    for mode in [Mode::Dpor, Mode::Bounded { max_preemptions: 2 }] {
+        let stats = Checker::new()
+            .mode(mode)
+            .check(model)
+            .unwrap_or_else(|f| panic!("{mode}: {f}"));
+        assert!(stats.complete, "{mode}: {stats:?}");
+    }
+}
+
+/// Polls a `Mutex<bool>` and parks with a timeout between polls; the setter does not
+/// unpark. (Polling an atomic instead would be caught by the spin detector.)
+#[test]
+fn polling_a_mutex_with_park_timeout_ends() {
+    let model = || {
+        let ready = Arc::new(Mutex::new(false));
+        let setter = {
+            let ready = ready.clone();
+            thread::spawn(move || *ready.lock().unwrap() = true)
+        };
+        while !*ready.lock().unwrap() {
+            thread::park_timeout(Duration::from_millis(1));
         }
         setter.join().unwrap();
     };

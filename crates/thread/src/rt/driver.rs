@@ -4,9 +4,7 @@
 use super::execution::{ExecState, SpawnFn, VThread};
 use super::op::ThreadId;
 use super::overflow::{self, Running};
-use super::{
-    install_panic_hook, next_epoch, take_last_panic, uncontrolled, Abort, Context, CURRENT,
-};
+use super::{install_panic_hook, next_epoch, take_last_panic, uncontrolled, Context, CURRENT};
 use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::RefCell;
@@ -357,11 +355,9 @@ impl Driver {
                 let mut st = ctx.state.borrow_mut();
                 st.threads[tid].finished = true;
                 st.threads[tid].pending = None;
-                if let Err(payload) = result {
-                    if !payload.is::<Abort>() && st.panic.is_none() && !st.aborting {
-                        let message = take_last_panic().unwrap_or_else(|| "panic".to_string());
-                        st.panic = Some((tid, message));
-                    }
+                if result.is_err() && st.panic.is_none() {
+                    let message = take_last_panic().unwrap_or_else(|| "panic".to_string());
+                    st.panic = Some((tid, message));
                 }
             });
             self.coroutines.push(Some(co));
@@ -369,22 +365,35 @@ impl Driver {
         None
     }
 
-    /// Unwinds every unfinished thread so its destructors run, and recycles the stacks.
+    /// Abandons the threads that have not finished and recycles every stack. A thread stopped
+    /// in the middle of its code (after a failure, or cut by the strategy) is not unwound:
+    /// unwinding it from a switch point would run destructors on state that real code never
+    /// sees (a lock another suspended thread holds, a structure half updated), and a panic
+    /// of one of them during the unwinding would abort the process. loom leaves a failed
+    /// model's threads the same way. Nothing of an abandoned thread runs again: its stack is
+    /// reset without running the destructors of its frames (or of its closure, for a thread
+    /// not started), and what they own is leaked, with its thread-local values and the
+    /// values of the execution's statics (their destructors could reach the abandoned
+    /// frames).
     fn teardown(&mut self) {
-        self.ctx.state.borrow_mut().aborting = true;
-        for (slot, bounds) in self.coroutines.iter_mut().zip(&self.bounds) {
-            let Some(mut co) = slot.take() else { continue };
-            if co.started() && !co.done() {
-                self.ctx.state.borrow_mut().active = bounds.thread;
-                overflow::set_running(Some(*bounds));
-                let _ = co.resume(());
-                overflow::set_running(None);
-            }
-            if co.done() {
-                self.stacks.push(co.into_stack());
+        {
+            let mut st = self.ctx.state.borrow_mut();
+            if !st.all_finished() {
+                std::mem::forget(std::mem::take(&mut st.once_values));
+                std::mem::forget(std::mem::take(&mut st.locals));
+                std::mem::forget(std::mem::take(&mut st.spawn_queue));
             }
         }
-        self.coroutines.clear();
+        for mut co in self.coroutines.drain(..).flatten() {
+            if !co.done() {
+                // SAFETY: the frames on the stack (or the closure of a thread not started)
+                // are leaked, never used again: the driver never resumes the coroutine, and
+                // the values it owns stay allocated (leaked) with every pointer into its
+                // stack.
+                unsafe { co.force_reset() };
+            }
+            self.stacks.push(co.into_stack());
+        }
         self.bounds.clear();
     }
 }

@@ -52,8 +52,6 @@ pub struct ExecState {
     pub annotations: Vec<(usize, ThreadId, String)>,
     /// The thread currently running (or that ran last).
     pub active: ThreadId,
-    /// Whether the execution is being torn down.
-    pub aborting: bool,
     /// Closures spawned but not yet given a coroutine.
     pub spawn_queue: Vec<SpawnFn>,
     /// The first panic of a user thread: (thread, message).
@@ -95,7 +93,6 @@ impl ExecState {
             trace: Vec::new(),
             annotations: Vec::new(),
             active: 0,
-            aborting: false,
             spawn_queue: Vec::new(),
             panic: None,
             spin_limit,
@@ -212,15 +209,16 @@ impl ExecState {
     }
 
     /// The mask of enabled threads. A thread that announced a yield point (`yield_now`,
-    /// `spin_loop`, `sleep`) and has seen no other thread's step since gives way: it is left
-    /// out while any thread that does not give way is enabled (fair scheduling, as loom's:
-    /// a loop that yields until another thread acts cannot run forever ahead of it).
+    /// `spin_loop`, `sleep`) or a timed wait that would time out, and has seen no other
+    /// thread's step since, gives way: it is left out while any thread that does not give
+    /// way is enabled (fair scheduling, as loom's: a loop that yields, or waits with a
+    /// timeout, until another thread acts cannot run forever ahead of it).
     pub fn enabled_mask(&self) -> u64 {
         let (mut enabled, mut giving_way) = (0u64, 0u64);
         for (t, th) in self.threads.iter().enumerate() {
             if self.is_enabled(t) {
                 enabled |= 1 << t;
-                if self.gives_way(th) {
+                if self.gives_way(t, th) {
                     giving_way |= 1 << t;
                 }
             }
@@ -231,9 +229,25 @@ impl ExecState {
         }
     }
 
-    /// Whether `th` announced a yield point and no step ran since.
-    fn gives_way(&self, th: &VThread) -> bool {
-        th.pending.is_some_and(|(op, _)| op.is_yield()) && th.announced_at == self.trace.len()
+    /// Whether thread `t` (`th`) announced a yield point or a timed wait that would time
+    /// out, and no step ran since.
+    fn gives_way(&self, t: ThreadId, th: &VThread) -> bool {
+        th.pending
+            .is_some_and(|(op, _)| op.is_yield() || self.would_time_out(t, op))
+            && th.announced_at == self.trace.len()
+    }
+
+    /// Whether `op`, thread `t`'s announced operation, is a timed wait (`Condvar` wait with
+    /// a timeout, `park_timeout`) that nothing has woken, so that its step times out: like
+    /// `sleep`, it lets time pass without another thread acting.
+    fn would_time_out(&self, t: ThreadId, op: Op) -> bool {
+        match (op, op.object().map(|o| &self.objects[o].state)) {
+            (Op::CondWake(_, true), Some(ObjState::Condvar { notified, .. })) => {
+                notified & (1 << t) == 0
+            }
+            (Op::ParkTimeout(_), Some(ObjState::Park { token })) => !token,
+            _ => false,
+        }
     }
 
     /// Whether every thread finished.
@@ -258,13 +272,8 @@ impl ExecState {
         });
     }
 
-    /// Sets the value of the step the active thread is performing. Ignored while the
-    /// execution is torn down: operations then run without a step of their own (destructors
-    /// of unwinding threads), and their values must not overwrite the last step's.
+    /// Sets the value of the step the active thread is performing.
     pub fn set_value(&mut self, value: Value) {
-        if self.aborting {
-            return;
-        }
         if let Some(e) = self.trace.last_mut() {
             e.value = value;
         }
@@ -436,7 +445,7 @@ impl ExecState {
     pub fn spawn(&mut self, f: SpawnFn, location: &'static Location<'static>) -> Option<ThreadId> {
         let child = self.add_thread(Some(self.active), location)?;
         self.spawn_queue.push(f);
-        if let (false, Some(e)) = (self.aborting, self.trace.last_mut()) {
+        if let Some(e) = self.trace.last_mut() {
             e.op = Op::Spawn(child);
         }
         Some(child)

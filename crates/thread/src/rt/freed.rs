@@ -66,7 +66,7 @@ impl Drop for Quarantine {
 impl ExecState {
     /// `dealloc(ptr, layout)` by the active thread: keeps the block and records it freed.
     /// A block overlapping one already freed is not kept again: the double free is
-    /// returned (while the execution is torn down it is ignored).
+    /// returned.
     pub fn free(
         &mut self,
         ptr: usize,
@@ -79,9 +79,6 @@ impl ExecState {
             .iter()
             .find(|b| b.overlaps(ptr, layout.size()))
         {
-            if self.aborting {
-                return Ok(());
-            }
             return Err(Stop::UseAfterFree {
                 object: format!(
                     "the block at {ptr:#x} ({} bytes), freed twice",
@@ -143,9 +140,6 @@ impl ExecState {
         len: usize,
         location: &'static Location<'static>,
     ) -> Option<Stop> {
-        if self.aborting {
-            return None;
-        }
         let me = self.active;
         let now = &self.threads[me].clock.now.clock;
         let inside = |o: &&super::object::Object| start <= o.addr && o.addr < start + len;
@@ -169,15 +163,14 @@ impl ExecState {
     }
 
     /// The use-after-free failure when the object at `addr` (its `ObjCell`) lies in a block
-    /// freed in this execution; `name` is how reports show it. Nothing while the execution
-    /// is torn down.
+    /// freed in this execution; `name` is how reports show it.
     pub fn use_after_free(
         &self,
         addr: usize,
         name: impl FnOnce(&Self) -> String,
         location: &'static Location<'static>,
     ) -> Option<Stop> {
-        if self.quarantine.freed.is_empty() || self.aborting {
+        if self.quarantine.freed.is_empty() {
             return None;
         }
         let block = self.quarantine.freed.iter().find(|b| b.contains(addr))?;

@@ -39,9 +39,6 @@ thread_local! {
     static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
-/// Payload used to unwind the threads of an execution that is being torn down.
-pub(crate) struct Abort;
-
 fn current() -> Option<&'static Context> {
     let p = CURRENT.with(|c| c.get());
     // SAFETY: the driver sets CURRENT to a context that outlives every coroutine it runs and
@@ -87,19 +84,28 @@ pub fn relabel(index: usize, text: String) {
 }
 
 /// Ends the current execution with `failure`, found by a runtime check in the running
-/// thread at `location` (shown in its column of the table). Unwinds the running thread;
-/// outside an execution it panics with the failure.
-pub fn fail(failure: Stop, location: &'static Location<'static>) -> ! {
-    let recorded = with(|st| {
+/// thread at `location` (shown in its column of the table): the thread is suspended for
+/// good, never unwound (the driver abandons it, see `Driver::teardown`). Outside an
+/// execution it panics with the failure. It returns only while the running thread is
+/// unwinding from a panic: the failure is recorded and ends the execution at the thread's
+/// next switch point (a second panic, out of a destructor, would abort the process), and
+/// the caller carries on as if the check had passed.
+pub fn fail(failure: Stop, location: &'static Location<'static>) {
+    let suspend = with(|st| {
         let (step, me) = (st.trace.len(), st.active);
         let what = crate::report::stop_headline(&failure);
         st.annotations
             .push((step, me, format!("{what} at {location}")));
         st.failure.get_or_insert(failure.clone());
-        st.aborting = true;
+        (!std::thread::panicking()).then_some(st.threads[me].yielder)
     });
-    match recorded {
-        Some(()) => std::panic::resume_unwind(Box::new(Abort)),
+    match suspend {
+        // SAFETY: the yielder belongs to the running coroutine, which the driver never
+        // resumes once the execution has a failure.
+        Some(Some(yielder)) => loop {
+            unsafe { (*yielder).suspend(()) }
+        },
+        Some(None) => {}
         None => panic!("{}", crate::report::stop_headline(&failure)),
     }
 }
@@ -149,15 +155,13 @@ macro_rules! refused_read_write {
 pub(crate) use refused_read_write;
 
 /// Announces `op` by the running thread and yields to the scheduler; returns once the
-/// scheduler picked this thread to perform it. Outside an execution, while the thread is
-/// unwinding, or while the execution is torn down, it returns at once without yielding.
+/// scheduler picked this thread to perform it. Outside an execution it returns at once;
+/// while the thread is unwinding from a panic it performs `op` as a step at once, without
+/// yielding (a panic must not be suspended: the panic count is the OS thread's).
 pub fn schedule(op: Op, location: &'static Location<'static>) {
     let Some(ctx) = current() else { return };
     let yielder = {
         let mut st = ctx.state.borrow_mut();
-        if st.aborting {
-            return;
-        }
         let me = st.active;
         if std::thread::panicking() {
             st.threads[me].pending = Some((op, location));
@@ -171,9 +175,6 @@ pub fn schedule(op: Op, location: &'static Location<'static>) {
     // SAFETY: the yielder belongs to the running coroutine, which is suspended here and
     // resumed by the driver; it stays valid until the coroutine finishes.
     unsafe { (*yielder).suspend(()) };
-    if ctx.state.borrow().aborting {
-        std::panic::resume_unwind(Box::new(Abort));
-    }
 }
 
 static NEXT_EPOCH: AtomicU64 = AtomicU64::new(1);
@@ -370,7 +371,7 @@ pub fn atomic_access<R>(
     };
     let op = |o| with(|st| st.atomic_op(o, kind, ordered, location)).unwrap_or(Op::Atomic(o, kind));
     let id = announce(cell, type_name, atomic_state, op, location);
-    let weak = id.filter(|_| with(|st| st.weak.on && !st.aborting) == Some(true));
+    let weak = id.filter(|_| with(|st| st.weak.on) == Some(true));
     let Some(o) = weak else {
         let (result, value, written) = body(None);
         let wrote = written.is_some();
@@ -438,7 +439,7 @@ pub fn unsync_load(cell: &ObjCell, type_name: &'static str, location: &'static L
 /// `fence(SeqCst)` in weak-memory mode is a step of the `SeqCst` order (announced here);
 /// otherwise nothing.
 pub fn sc_fence_step(location: &'static Location<'static>) {
-    let order = with(|st| (st.weak.on && !st.aborting).then(|| st.sc_order(location))).flatten();
+    let order = with(|st| st.weak.on.then(|| st.sc_order(location))).flatten();
     if let Some(order) = order {
         schedule(Op::Fence(order), location);
     }
@@ -460,7 +461,7 @@ pub fn exclusive_access(cell: &ObjCell) {
 }
 
 /// The happens-before effect of an atomic access announced on `id` (see `clock.rs`);
-/// nothing outside an execution or while it is torn down.
+/// nothing outside an execution.
 pub fn sync_access(
     id: Option<ObjId>,
     kind: AtomicKind,
@@ -468,11 +469,7 @@ pub fn sync_access(
     wrote: bool,
 ) {
     if let Some(id) = id {
-        with(|st| {
-            if !st.aborting {
-                st.atomic_sync(id, kind, order, wrote, None)
-            }
-        });
+        with(|st| st.atomic_sync(id, kind, order, wrote, None));
     }
 }
 
@@ -491,18 +488,18 @@ pub fn register(
             Some(id) => st.object_name(id),
             None => type_name.to_string(),
         };
-        match st.use_after_free(addr, name, location) {
-            Some(stop) => Err(stop),
-            None => {
-                let id = cell.get(st, type_name, state, location);
-                st.note_use(id, location);
-                Ok(id)
-            }
-        }
+        let freed = st.use_after_free(addr, name, location);
+        let id = cell.get(st, type_name, state, location);
+        st.note_use(id, location);
+        (id, freed)
     });
     match found {
-        Some(Ok(id)) => Some(id),
-        Some(Err(stop)) => fail(stop, location),
+        Some((id, freed)) => {
+            if let Some(stop) = freed {
+                fail(stop, location);
+            }
+            Some(id)
+        }
         None => {
             uncontrolled::check(cell.epoch(), type_name, location);
             None
@@ -523,7 +520,11 @@ pub fn free(ptr: usize, layout: std::alloc::Layout, location: &'static Location<
     match with(|st| st.free(ptr, layout, location)) {
         None => false,
         Some(Ok(())) => true,
-        Some(Err(stop)) => fail(stop, location),
+        // Not freed for real when the failure could not stop the thread (see `fail`).
+        Some(Err(stop)) => {
+            fail(stop, location);
+            true
+        }
     }
 }
 

@@ -55,17 +55,13 @@ pub struct CellHistory {
 impl ExecState {
     /// Records an access of the active thread to cell `obj` (a write when `write`). Returns
     /// the data-race failure when an earlier conflicting access by another thread does not
-    /// happen before it. Destructors run while the execution is torn down are not checked
-    /// (the execution already stopped, and a failure could not unwind out of them).
+    /// happen before it.
     pub fn cell_access(
         &mut self,
         obj: ObjId,
         write: bool,
         location: &'static Location<'static>,
     ) -> Result<(), Stop> {
-        if self.aborting {
-            return Ok(());
-        }
         let access = self.access_now(location, if write { "writes" } else { "reads" });
         let (me, now) = (self.active, &self.threads[self.active].clock.now.clock);
         let super::ObjState::Cell(history) = &mut self.objects[obj].state else {
@@ -116,9 +112,6 @@ impl ExecState {
         location: &'static Location<'static>,
         unsync_load: bool,
     ) -> Result<(), Stop> {
-        if self.aborting {
-            return Ok(());
-        }
         let access = self.access_now(
             location,
             if unsync_load {

@@ -189,7 +189,7 @@ impl<T: ?Sized> MutexGuard<'_, T> {
     fn show_value(&self, id: ObjId) {
         if let Some(show) = self.lock.show {
             let text = show(self);
-            let name = rt::with(|st| (!st.aborting).then(|| st.object_name(id))).flatten();
+            let name = rt::with(|st| st.object_name(id));
             if let Some(name) = name {
                 rt::annotate(format!("{name} = {text}"));
             }
