@@ -2,7 +2,7 @@
 //! fault handling.
 
 pub mod action;
-pub mod env;
+pub(crate) mod env;
 pub mod ghosts;
 pub mod inspect;
 pub mod quiescence;

@@ -9,6 +9,22 @@
 //! fixes go unrenamed), and renames the environment's own ids: message
 //! endpoints, cut links and the ghost history's nodes. Sound when the core's
 //! behaviour does not depend on which of the interchangeable ids it has.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use cmc_search::Checker;
+//! use cmc_world::example_cores::reqack::ReqAck;
+//! use cmc_world::{World, WorldSpec};
+//!
+//! // Three nodes: the sender and two interchangeable receivers.
+//! let spec = |symmetric: &[u8]| {
+//!     WorldSpec::builder(Arc::new(ReqAck::default()), 3)
+//!         .requests(1).param("drops", 1).symmetry(symmetric).build().unwrap()
+//! };
+//! let states = |spec| Checker::new(World::new(spec)).workers(1).run().stats.distinct_states;
+//! let (full, reduced) = (states(spec(&[])), states(spec(&[1, 2])));
+//! assert!(reduced < full, "{reduced} < {full}");
+//! ```
 
 use std::cell::{Cell, RefCell};
 use std::cmp::Ordering;
@@ -22,26 +38,7 @@ use crate::system::state::RenameScratch;
 use crate::system::state::{NodeState, Payload, Persist, WorldState};
 
 /// The renamings of a World's interchangeable nodes.
-///
-/// ```
-/// use std::sync::Arc;
-/// use cmc_search::Checker;
-/// use cmc_world::example_cores::reqack::ReqAck;
-/// use cmc_world::system::symmetry::Symmetry;
-/// use cmc_world::{World, WorldSpec};
-///
-/// // Three nodes: the sender and two interchangeable receivers.
-/// let spec = |symmetric: &[u8]| {
-///     WorldSpec::builder(Arc::new(ReqAck::default()), 3)
-///         .requests(1).param("drops", 1).symmetry(symmetric).build().unwrap()
-/// };
-/// assert!(Symmetry::new(&spec(&[])).is_none(), "off by default");
-/// assert!(Symmetry::new(&spec(&[1, 2])).is_some());
-/// let states = |spec| Checker::new(World::new(spec)).workers(1).run().stats.distinct_states;
-/// let (full, reduced) = (states(spec(&[])), states(spec(&[1, 2])));
-/// assert!(reduced < full, "{reduced} < {full}");
-/// ```
-pub struct Symmetry {
+pub(crate) struct Symmetry {
     /// Every permutation of the node ids (`perm[old] = new`) that moves only
     /// interchangeable nodes, identity included.
     perms: Vec<Vec<u32>>,
@@ -53,7 +50,7 @@ pub struct Symmetry {
 
 impl Symmetry {
     /// The renamings for `spec`, or `None` when symmetry is off.
-    pub fn new(spec: &WorldSpec) -> Option<Symmetry> {
+    pub(crate) fn new(spec: &WorldSpec) -> Option<Symmetry> {
         let members = &spec.symmetric_nodes;
         if members.len() < 2 {
             return None;
@@ -773,6 +770,19 @@ mod tests {
     /// Every renaming of every reachable state canonicalises to the least
     /// renaming, found by building and comparing them all: the pruned,
     /// lazy search of `canonicalise` is exact.
+    #[test]
+    fn symmetry_is_off_without_two_interchangeable_nodes() {
+        let spec = |symmetric: &[u8]| {
+            WorldSpec::builder(Arc::new(ReqAck::default()), 3)
+                .symmetry(symmetric)
+                .build()
+                .unwrap()
+        };
+        assert!(Symmetry::new(&spec(&[])).is_none(), "off by default");
+        let on = Symmetry::new(&spec(&[1, 2])).expect("two receivers interchange");
+        assert_eq!(on.len(), 2, "the identity and the swap");
+    }
+
     #[test]
     fn the_canonical_form_is_the_least_of_every_renaming() {
         let worlds: [&[&str]; 3] = [
