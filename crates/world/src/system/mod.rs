@@ -2,7 +2,7 @@
 //! fault handling.
 
 pub mod action;
-pub(crate) mod env;
+pub mod env;
 pub mod ghosts;
 pub mod inspect;
 pub mod quiescence;
@@ -928,7 +928,7 @@ impl FastSuccessors for World {
     type State = WorldState;
     type Action = Action;
 
-    /// The successor is made in the memory of `out` (see [`Env::next_made`]).
+    /// The successor is made in the memory of `out` (see `Env::next_made`).
     fn next_state_into(&self, state: &WorldState, action: &Action, out: &mut WorldState) -> bool {
         self.next_made(state, action, out, Successor::Whole)
     }
