@@ -126,124 +126,176 @@ impl Symmetry {
     /// copied, and `state`'s environment renamed in place.
     pub(crate) fn canonicalise(&self, env: &Env, state: &mut WorldState) {
         SCRATCH.with(|scratch| {
-            let Scratch {
-                cores,
-                best_cores,
-                node_ids,
-                nodes,
-                environments,
-            } = &mut *scratch.borrow_mut();
+            let scratch = &mut *scratch.borrow_mut();
             // While renamings are tried, `state` holds only its environment.
-            let mut original = std::mem::take(&mut state.nodes);
-            let count = original.len();
-            cores.resize_with(count, RenamedCore::default);
-            best_cores.resize_with(count, RenamedCore::default);
-            node_ids.clear();
-            node_ids.resize(count, None);
+            let original = std::mem::take(&mut state.nodes);
             let renamer = Renamer {
                 env,
                 check_skips: cfg!(debug_assertions) || env.spec.check_determinism || sampled(),
             };
-            // The least renaming so far (`None`: `state` itself), and how
-            // many of its renamed cores `best_cores` holds (from position 0).
-            let mut best: Option<usize> = None;
-            let mut best_built = 0;
-            environments.least.forget();
-            let renamings = self.perms.iter().zip(&self.inverses).enumerate();
-            for (index, (perm, inverse)) in renamings.skip(1) {
-                let moved = self.moved[index];
-                let mut order = Ordering::Equal;
-                let mut at = 0;
-                while order == Ordering::Equal && at < count {
-                    let old = inverse[at] as usize;
-                    let node = &original[old];
-                    rename_core(
-                        &renamer,
-                        node,
-                        old,
-                        perm,
-                        moved,
-                        &mut node_ids[old],
-                        &mut cores[at],
-                    );
-                    let least = match best {
-                        Some(least) => {
-                            let least_old = self.inverses[least][at] as usize;
-                            let least_node = &original[least_old];
-                            if at == best_built {
-                                let (least_perm, least_moved) =
-                                    (&self.perms[least], self.moved[least]);
-                                let ids = &mut node_ids[least_old];
-                                let out = &mut best_cores[at];
-                                rename_core(
-                                    &renamer,
-                                    least_node,
-                                    least_old,
-                                    least_perm,
-                                    least_moved,
-                                    ids,
-                                    out,
-                                );
-                                best_built += 1;
-                            }
-                            best_cores[at].of(least_node)
-                        }
-                        None => {
-                            let node = &original[at];
-                            (node.core.as_slice(), node.persists.as_slice(), node)
-                        }
-                    };
-                    order = renamed_order(cores[at].of(node), least);
-                    at += 1;
+            match self.least_renaming(&renamer, state, &original, scratch) {
+                Least::Itself => {
+                    state.nodes = original;
+                    state.set_renaming(0);
                 }
-                match order {
-                    Ordering::Greater => continue,
-                    Ordering::Less => {
-                        std::mem::swap(cores, best_cores);
-                        best = Some(index);
-                        best_built = at;
-                        environments.least.forget();
-                        continue;
-                    }
-                    // Every core of both is built.
-                    Ordering::Equal => {}
-                }
-                let least = best.map(|least| &*self.perms[least]);
-                if environments.order(env, state, perm, least) == Ordering::Less {
-                    std::mem::swap(cores, best_cores);
-                    environments.promote();
-                    best = Some(index);
+                Least::Renaming { index, built } => {
+                    self.install(&renamer, state, original, (index, built), scratch)
                 }
             }
-            let Some(least) = best else {
-                state.nodes = original;
-                state.set_renaming(0);
-                return;
-            };
-            let (perm, inverse) = (&self.perms[least], &self.inverses[least]);
-            for at in best_built..count {
-                let old = inverse[at] as usize;
-                let (node, ids, out) = (&original[old], &mut node_ids[old], &mut best_cores[at]);
-                rename_core(&renamer, node, old, perm, self.moved[least], ids, out);
-            }
-            rename_environment(env, state, perm, &mut environments.net);
-            state.forget_lineage();
-            state.set_renaming(least as u16);
-            // The least's nodes are `state`'s moved, with their renamed
-            // cores (the scratch keeps the cores they had).
-            nodes.clear();
-            for (&old, core) in inverse.iter().zip(best_cores.iter_mut()) {
-                let mut node = std::mem::take(&mut original[old as usize]);
-                if !core.unchanged {
-                    std::mem::swap(&mut node.core, &mut core.bytes);
-                    std::mem::swap(&mut node.persists, &mut core.persists);
-                }
-                nodes.push(node);
-            }
-            // The scratch keeps `original`'s memory (emptied nodes).
-            state.nodes = std::mem::replace(nodes, original);
         })
     }
+
+    /// The least renaming of the state whose environment is `state` and
+    /// whose nodes are `original`, with the renamed cores of its first
+    /// `built` positions in `scratch.best_cores` (see
+    /// [`canonicalise`](Self::canonicalise) for the order and the search).
+    fn least_renaming(
+        &self,
+        renamer: &Renamer<'_>,
+        state: &WorldState,
+        original: &[NodeState],
+        scratch: &mut Scratch,
+    ) -> Least {
+        let Scratch {
+            cores,
+            best_cores,
+            node_ids,
+            environments,
+            ..
+        } = scratch;
+        let count = original.len();
+        cores.resize_with(count, RenamedCore::default);
+        best_cores.resize_with(count, RenamedCore::default);
+        node_ids.clear();
+        node_ids.resize(count, None);
+        // The least renaming so far (`None`: `state` itself), and how
+        // many of its renamed cores `best_cores` holds (from position 0).
+        let mut best: Option<usize> = None;
+        let mut best_built = 0;
+        environments.least.forget();
+        let renamings = self.perms.iter().zip(&self.inverses).enumerate();
+        for (index, (perm, inverse)) in renamings.skip(1) {
+            let moved = self.moved[index];
+            let mut order = Ordering::Equal;
+            let mut at = 0;
+            while order == Ordering::Equal && at < count {
+                let old = inverse[at] as usize;
+                let node = &original[old];
+                rename_core(
+                    renamer,
+                    node,
+                    old,
+                    perm,
+                    moved,
+                    &mut node_ids[old],
+                    &mut cores[at],
+                );
+                let least = match best {
+                    Some(least) => {
+                        let least_old = self.inverses[least][at] as usize;
+                        let least_node = &original[least_old];
+                        if at == best_built {
+                            let (least_perm, least_moved) = (&self.perms[least], self.moved[least]);
+                            let ids = &mut node_ids[least_old];
+                            let out = &mut best_cores[at];
+                            rename_core(
+                                renamer,
+                                least_node,
+                                least_old,
+                                least_perm,
+                                least_moved,
+                                ids,
+                                out,
+                            );
+                            best_built += 1;
+                        }
+                        best_cores[at].of(least_node)
+                    }
+                    None => {
+                        let node = &original[at];
+                        (node.core.as_slice(), node.persists.as_slice(), node)
+                    }
+                };
+                order = renamed_order(cores[at].of(node), least);
+                at += 1;
+            }
+            match order {
+                Ordering::Greater => continue,
+                Ordering::Less => {
+                    std::mem::swap(cores, best_cores);
+                    best = Some(index);
+                    best_built = at;
+                    environments.least.forget();
+                    continue;
+                }
+                // Every core of both is built.
+                Ordering::Equal => {}
+            }
+            let least = best.map(|least| &*self.perms[least]);
+            if environments.order(renamer.env, state, perm, least) == Ordering::Less {
+                std::mem::swap(cores, best_cores);
+                environments.promote();
+                best = Some(index);
+            }
+        }
+        match best {
+            None => Least::Itself,
+            Some(index) => Least::Renaming {
+                index,
+                built: best_built,
+            },
+        }
+    }
+
+    /// Makes `state` (its environment, its nodes taken out as `original`)
+    /// its renaming `least.0`, of which `scratch.best_cores` holds the
+    /// renamed cores of the first `least.1` positions: builds the others,
+    /// renames the environment in place and moves the nodes into their new
+    /// places with their renamed cores (the scratch keeps the cores they
+    /// had, and `original`'s memory).
+    fn install(
+        &self,
+        renamer: &Renamer<'_>,
+        state: &mut WorldState,
+        mut original: Vec<NodeState>,
+        (least, built): (usize, usize),
+        scratch: &mut Scratch,
+    ) {
+        let Scratch {
+            best_cores,
+            node_ids,
+            nodes,
+            environments,
+            ..
+        } = scratch;
+        let (perm, inverse) = (&self.perms[least], &self.inverses[least]);
+        for at in built..original.len() {
+            let old = inverse[at] as usize;
+            let (node, ids, out) = (&original[old], &mut node_ids[old], &mut best_cores[at]);
+            rename_core(renamer, node, old, perm, self.moved[least], ids, out);
+        }
+        rename_environment(renamer.env, state, perm, &mut environments.net);
+        state.forget_lineage();
+        state.set_renaming(least as u16);
+        nodes.clear();
+        for (&old, core) in inverse.iter().zip(best_cores.iter_mut()) {
+            let mut node = std::mem::take(&mut original[old as usize]);
+            if !core.unchanged {
+                std::mem::swap(&mut node.core, &mut core.bytes);
+                std::mem::swap(&mut node.persists, &mut core.persists);
+            }
+            nodes.push(node);
+        }
+        state.nodes = std::mem::replace(nodes, original);
+    }
+}
+
+/// The least renaming of a state, as [`Symmetry::least_renaming`] finds it.
+enum Least {
+    /// The state itself (the identity): no renaming is less.
+    Itself,
+    /// Renaming `index`, whose first `built` renamed cores are built.
+    Renaming { index: usize, built: usize },
 }
 
 /// A node as renamed: its core state, its pending persists and the node
