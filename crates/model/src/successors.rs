@@ -170,3 +170,107 @@ impl<M: Model> Successors for M {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A counter that steps by one up to 3: `next_state` alone.
+    struct Plain;
+
+    impl Model for Plain {
+        type State = u32;
+        type Action = ();
+        fn name(&self) -> String {
+            "plain".into()
+        }
+        fn init_states(&self, out: &mut Vec<u32>) {
+            out.push(0);
+        }
+        fn actions(&self, _: &u32, out: &mut Vec<()>) {
+            out.push(());
+        }
+        fn next_state(&self, state: &u32, _: &()) -> Option<u32> {
+            (*state < 3).then_some(state + 1)
+        }
+    }
+
+    /// The same counter with successors of its own, which leave `out`
+    /// partial (its old value) until completed, and encode as the parent's
+    /// bytes plus one: what the search must then call.
+    struct Fast;
+
+    impl Model for Fast {
+        type State = u32;
+        type Action = ();
+        fn name(&self) -> String {
+            "fast".into()
+        }
+        fn init_states(&self, out: &mut Vec<u32>) {
+            out.push(0);
+        }
+        fn actions(&self, _: &u32, out: &mut Vec<()>) {
+            out.push(());
+        }
+        fn next_state(&self, state: &u32, action: &()) -> Option<u32> {
+            let mut next = 0;
+            FastSuccessors::next_state_into(self, state, action, &mut next).then_some(next)
+        }
+        fn fast_successors(&self) -> Option<&DynFastSuccessors<'_, Self>> {
+            Some(self)
+        }
+    }
+
+    impl FastSuccessors for Fast {
+        type State = u32;
+        type Action = ();
+        fn next_state_into(&self, state: &u32, _: &(), out: &mut u32) -> bool {
+            *out = state + 1;
+            *state < 3
+        }
+        fn next_state_partial_into(&self, state: &u32, _: &(), _: &mut u32) -> bool {
+            *state < 3
+        }
+        fn complete_successor(&self, state: &u32, next: &mut u32) {
+            *next = state + 1;
+        }
+        fn encode_successor(&self, _: &u32, parent_bytes: &[u8], _: &u32, out: &mut Vec<u8>) {
+            let parent = u32::from_le_bytes(parent_bytes.try_into().expect("a u32"));
+            out.extend_from_slice(&(parent + 1).to_le_bytes());
+        }
+    }
+
+    /// The successor of `state` as the search makes it: partial, encoded
+    /// from the parent's bytes, then completed.
+    fn search_step<M: Model<State = u32, Action = ()>>(model: &M, state: u32) -> (u32, Vec<u8>) {
+        let mut next = 7;
+        assert!(Successors::next_state_partial_into(
+            model,
+            &state,
+            &(),
+            &mut next
+        ));
+        let mut bytes = Vec::new();
+        model.encode_successor(&state, &state.to_bytes(), &next, &mut bytes);
+        let partial = next;
+        model.complete_successor(&state, &mut next);
+        assert_eq!(bytes, next.to_bytes(), "the encoding is the successor's");
+        (partial, bytes)
+    }
+
+    #[test]
+    fn a_model_without_fast_successors_gets_whole_ones_from_next_state() {
+        assert_eq!(search_step(&Plain, 1), (2, 2u32.to_bytes()));
+        let mut out = 7;
+        assert!(!Successors::next_state_into(&Plain, &3, &(), &mut out));
+    }
+
+    #[test]
+    fn a_model_with_fast_successors_has_the_search_use_them() {
+        // Left partial (7, the buffer's old value): the model's own hook ran.
+        assert_eq!(search_step(&Fast, 1), (7, 2u32.to_bytes()));
+        let mut out = 7;
+        assert!(Successors::next_state_into(&Fast, &1, &(), &mut out));
+        assert_eq!(out, 2);
+    }
+}
