@@ -17,7 +17,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use cmc_model::{Encode, Fingerprint, Model};
+use cmc_model::{Encode, FastSuccessors, Fingerprint, Model};
 use cmc_store::{FingerprintTable, Insertion};
 use cmc_world::World;
 

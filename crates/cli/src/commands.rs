@@ -9,8 +9,7 @@ use cmc_search::{
     AnyModel, CheckpointOptions, FrontierWalks, ProgressMode, RandomWalks, ReplayFile, Report,
     SearchOptions, Strategy, WalksFrom,
 };
-use cmc_world::run::child::Role;
-use cmc_world::supervise;
+use cmc_world::supervise::{self, Role};
 use cmc_world::WorldArgs;
 
 use crate::args::{CheckArgs, Cli, Command, DescribeArgs, ProgressArg, PurityArgs, ReplayArgs};
@@ -239,7 +238,7 @@ fn world_args(args: &CheckArgs) -> WorldArgs {
 }
 
 fn check(args: CheckArgs, catalog: &Catalog) -> Result<Status, String> {
-    match cmc_world::run::child::child_from_env()? {
+    match cmc_world::supervise::child_from_env()? {
         Some(Role::Check) => check_in_child(&args, catalog),
         Some(Role::Explain) => {
             let world = world_of(&args)?.ok_or("the explainer is for Worlds only")?;
@@ -317,7 +316,7 @@ fn check_in_child(args: &CheckArgs, catalog: &Catalog) -> ! {
             EXIT_USAGE
         }
     };
-    cmc_world::run::child::finish(i32::from(code), out.as_bytes())
+    cmc_world::supervise::finish(i32::from(code), out.as_bytes())
 }
 
 /// Whether this supervised child's standard error is the file or terminal

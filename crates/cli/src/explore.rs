@@ -41,9 +41,9 @@ fn announce(program: &str, url: &str) {
 /// other is served. A fault outside a step, a description or a property
 /// (e.g. while loading the cores) ends `cmc explore` with exit 2.
 fn explore_cores(args: ExploreArgs, catalog: &Catalog) -> Result<Status, String> {
-    use cmc_world::run::child::{child_from_env, input_fd, Role};
+    use cmc_world::run::child::input_fd;
     use cmc_world::run::recorder::Call;
-    use cmc_world::supervise::{self, Ended, Supervision};
+    use cmc_world::supervise::{self, child_from_env, Ended, Role, Supervision};
     use std::os::fd::{AsRawFd, FromRawFd};
     match child_from_env()? {
         Some(Role::Check) => {
@@ -63,7 +63,7 @@ fn explore_cores(args: ExploreArgs, catalog: &Catalog) -> Result<Status, String>
             })();
             let Err(problem): Result<std::convert::Infallible, String> = served;
             eprintln!("{}: error: {problem}", catalog.program);
-            cmc_world::run::child::finish(i32::from(EXIT_USAGE), b"")
+            cmc_world::supervise::finish(i32::from(EXIT_USAGE), b"")
         }
         Some(Role::Explain) => return Err("the explorer has no step to explain".into()),
         None => {}

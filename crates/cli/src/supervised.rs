@@ -4,8 +4,7 @@
 
 use std::time::Duration;
 
-use cmc_world::run::child::Role;
-use cmc_world::supervise;
+use cmc_world::supervise::{self, Role};
 
 use crate::status::{Status, EXIT_USAGE};
 
@@ -19,7 +18,7 @@ pub fn run_supervised(
     step_timeout: f64,
     command: impl FnOnce(&mut String) -> Result<Status, String>,
 ) -> Result<Status, String> {
-    match cmc_world::run::child::child_from_env()? {
+    match cmc_world::supervise::child_from_env()? {
         Some(Role::Check) => {
             let mut out = String::new();
             let code = match command(&mut out) {
@@ -29,7 +28,7 @@ pub fn run_supervised(
                     EXIT_USAGE
                 }
             };
-            cmc_world::run::child::finish(i32::from(code), out.as_bytes())
+            cmc_world::supervise::finish(i32::from(code), out.as_bytes())
         }
         Some(Role::Explain) => Err("this command has no step to explain".into()),
         None => {

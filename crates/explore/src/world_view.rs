@@ -22,7 +22,7 @@ impl Extras<World> for WorldExtras {
         network(&mut html, world, state);
         links(&mut html, world, state);
         ghost(&mut html, world, state);
-        budgets(&mut html, state);
+        budgets(&mut html, world, state);
         Some(html)
     }
 
@@ -50,7 +50,9 @@ fn nodes(html: &mut String, world: &World, state: &WorldState) {
          <th>clock</th><th>timers armed (ids)</th><th>wakes pending (ids)</th><th>persists pending</th>\
          <th>core state</th></tr>\n",
     );
-    for (node, ns) in state.nodes.iter().enumerate() {
+    let view = world.inspect(state);
+    for node in 0..view.nodes() {
+        let ns = view.node(node).env;
         let persists: Vec<String> = ns
             .persists
             .iter()
@@ -83,14 +85,15 @@ fn nodes(html: &mut String, world: &World, state: &WorldState) {
 
 fn network(html: &mut String, world: &World, state: &WorldState) {
     html.push_str("<h2>Network</h2>\n");
-    if state.net.is_empty() {
+    let messages = world.inspect(state).messages();
+    if messages.clone().next().is_none() {
         html.push_str("<p id=\"network\">No message in flight.</p>\n");
         return;
     }
     html.push_str(
         "<table id=\"network\"><tr><th>from</th><th>to</th><th>message</th><th>copies</th></tr>\n",
     );
-    for packet in &state.net {
+    for packet in messages {
         let copies = if packet.surplus {
             format!("{} and more (surplus)", packet.count)
         } else {
@@ -101,7 +104,7 @@ fn network(html: &mut String, world: &World, state: &WorldState) {
             "<tr><td>n{}</td><td>n{}</td><td class=\"mono\">{}</td><td>{copies}</td></tr>",
             packet.src,
             packet.dst,
-            escape_html(&world.describe_message(packet.src, packet.msg.as_bytes()))
+            escape_html(&world.describe_message(packet.src, packet.msg))
         );
     }
     html.push_str("</table>\n");
@@ -112,7 +115,7 @@ fn links(html: &mut String, world: &World, state: &WorldState) {
     // Each direction on its own: a one-way cut shows one arrow, a pair cut two.
     let cut: Vec<String> = (0..nodes)
         .flat_map(|a| (0..nodes).filter(move |&b| b != a).map(move |b| (a, b)))
-        .filter(|&(a, b)| !state.link_up(a, b))
+        .filter(|&(a, b)| !world.inspect(state).link_up(a, b))
         .map(|(a, b)| format!("n{a} &rarr; n{b}"))
         .collect();
     let text = if cut.is_empty() {
@@ -125,12 +128,13 @@ fn links(html: &mut String, world: &World, state: &WorldState) {
 
 fn ghost(html: &mut String, world: &World, state: &WorldState) {
     html.push_str("<h2>Client history (ghost)</h2>\n");
-    if state.ghost.is_empty() {
+    let history = world.inspect(state).ghost();
+    if history.is_empty() {
         html.push_str("<p id=\"ghost\">No client request yet.</p>\n");
         return;
     }
     html.push_str("<ol id=\"ghost\">\n");
-    for entry in &state.ghost {
+    for entry in history {
         let text = match entry.kind {
             GhostKind::Invoke => format!("request r{} sent to n{}", entry.request, entry.node),
             GhostKind::Reply => format!(
@@ -149,14 +153,14 @@ fn ghost(html: &mut String, world: &World, state: &WorldState) {
     html.push_str("</ol>\n");
 }
 
-fn budgets(html: &mut String, state: &WorldState) {
+fn budgets(html: &mut String, world: &World, state: &WorldState) {
     html.push_str("<h2>Fault budgets left</h2>\n<table id=\"budgets\"><tr>");
     for (name, ..) in BUDGET_NAMES {
         let _ = write!(html, "<th>{name}</th>");
     }
     html.push_str("</tr><tr>");
     for (_, budget, _) in BUDGET_NAMES {
-        let _ = write!(html, "<td>{}</td>", state.budget(budget));
+        let _ = write!(html, "<td>{}</td>", world.inspect(state).budget(budget));
     }
     html.push_str("</tr></table>\n");
 }

@@ -19,6 +19,7 @@ mod fingerprint;
 mod model;
 pub mod property;
 mod sleep;
+mod successors;
 mod view;
 
 /// Derives [`Encode`](trait@Encode): see the trait's documentation.
@@ -28,4 +29,5 @@ pub use fingerprint::Fingerprint;
 pub use model::{param_pairs, ActionKind, Model, ModelParam};
 pub use property::{Explainer, Property, PropertyKind};
 pub use sleep::SleepKey;
+pub use successors::{DynFastSuccessors, FastSuccessors, Successors};
 pub use view::StateView;

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::fmt::Debug;
 
-use crate::{Encode, Property, SleepKey, StateView};
+use crate::{DynFastSuccessors, Encode, Property, SleepKey, StateView};
 
 /// One `NAME=VALUE` parameter a model instance was built with.
 ///
@@ -90,11 +90,11 @@ impl ActionKind {
 /// A state with no enabled action is a deadlock, unless
 /// [`is_terminal`](Model::is_terminal) says it is a legitimate end.
 ///
-/// Four more methods are speed hooks of the search, hidden from this page:
-/// `next_state_into`, `next_state_partial_into`, `complete_successor` and
-/// `encode_successor` let a model reuse a successor's memory and encode
-/// only what changed. Their defaults are correct for every model; the World
-/// overrides them (`docs/speed.md`), a model written by hand never needs to.
+/// How the search makes successors faster than `next_state` (in memory it
+/// keeps, partial, encoded from the parent's bytes) is not part of this
+/// trait: a model that needs it (the World, `docs/speed.md`) implements
+/// [`FastSuccessors`](crate::FastSuccessors); a model written by hand never
+/// needs to.
 pub trait Model: Sync {
     /// A state of the system; its [`Encode`] bytes are its identity.
     type State: Encode + Clone + Debug + Send + Sync;
@@ -120,75 +120,12 @@ pub trait Model: Sync {
     fn next_state(&self, state: &Self::State, action: &Self::Action) -> Option<Self::State>;
 
     #[doc(hidden)]
-    /// [`next_state`](Model::next_state) written over `out`: `true` and the
-    /// successor in `out` if the action is enabled, `false` (and `out`
-    /// unspecified) if not. The search calls it with successor buffers it
-    /// keeps from state to state, so a model whose states own heap memory
-    /// can override it to reuse `out`'s instead of allocating.
-    fn next_state_into(
-        &self,
-        state: &Self::State,
-        action: &Self::Action,
-        out: &mut Self::State,
-    ) -> bool {
-        match self.next_state(state, action) {
-            Some(next) => {
-                *out = next;
-                true
-            }
-            None => false,
-        }
-    }
-
-    #[doc(hidden)]
-    /// [`next_state_into`](Model::next_state_into) that may leave `out`
-    /// *partial*: the parts of the successor that equal `state`'s may be
-    /// left as `out` held them, to be copied only if the successor is
-    /// needed whole. Until [`complete_successor`](Model::complete_successor)
-    /// is called with the same `state`, `out` may be read only by
-    /// [`encode_successor`](Model::encode_successor) and `complete_successor`
-    /// (and written again only by a model method). The breadth-first search
-    /// calls it and completes only the successors it checks (new states,
-    /// and every successor when there are step properties): most successors
-    /// are states found before, for which only the encoding is needed. The
-    /// default makes the successor whole.
-    fn next_state_partial_into(
-        &self,
-        state: &Self::State,
-        action: &Self::Action,
-        out: &mut Self::State,
-    ) -> bool {
-        self.next_state_into(state, action, out)
-    }
-
-    #[doc(hidden)]
-    /// Makes `next`, a successor of `state` by
-    /// [`next_state_partial_into`](Model::next_state_partial_into), whole:
-    /// what [`next_state_into`](Model::next_state_into) would have made.
-    /// Nothing for a successor already whole, which is what the default
-    /// assumes.
-    fn complete_successor(&self, state: &Self::State, next: &mut Self::State) {
-        let _ = (state, next);
-    }
-
-    #[doc(hidden)]
-    /// Appends the canonical encoding of `next`, a successor of `parent`
-    /// (by [`next_state_into`](Model::next_state_into) or
-    /// [`next_state_partial_into`](Model::next_state_partial_into)), to `out`:
-    /// exactly the bytes `next.encode(out)` appends, which is what the
-    /// default does. The search calls it with `parent` decoded from
-    /// `parent_bytes` and not changed since, so a model may copy the parts
-    /// of `next` that equal `parent`'s from `parent_bytes` instead of
-    /// encoding them again.
-    fn encode_successor(
-        &self,
-        parent: &Self::State,
-        parent_bytes: &[u8],
-        next: &Self::State,
-        out: &mut Vec<u8>,
-    ) {
-        let _ = (parent, parent_bytes);
-        next.encode(out);
+    /// The model's own ways of making successors (see
+    /// [`FastSuccessors`](crate::FastSuccessors)), which the search then
+    /// uses instead of [`next_state`](Model::next_state); `None` (the
+    /// default) for a model that has none.
+    fn fast_successors(&self) -> Option<&DynFastSuccessors<'_, Self>> {
+        None
     }
 
     /// Whether this instance can name persistent sets for partial-order
@@ -202,7 +139,7 @@ pub trait Model: Sync {
     /// A persistent set of `state`'s enabled steps, for partial-order
     /// reduction: `steps` are the enabled actions of `state`, each with its
     /// successor (partial, as
-    /// [`next_state_partial_into`](Model::next_state_partial_into) made it);
+    /// [`next_state_partial_into`](crate::Successors::next_state_partial_into) made it);
     /// the positions of the set are written to `out` and `true` returned,
     /// or `false` to explore every step. Called only when
     /// [`reduction_support`](Model::reduction_support) is `Ok`.
@@ -249,7 +186,8 @@ pub trait Model: Sync {
     }
 
     /// For sleep sets: the key of the step `action` from `state` to `next`
-    /// (partial, as [`next_state_partial_into`](Model::next_state_partial_into)
+    /// (partial, as
+    /// [`next_state_partial_into`](crate::Successors::next_state_partial_into)
     /// made it), completed from `key` (its [`sleep_key`](Model::sleep_key))
     /// with what the step did: whom it fed and whether it touched the shared
     /// part ([`SleepKey::feeds`], [`SleepKey::shared`]), or `None` if it may

@@ -11,7 +11,9 @@
 //! sets. Receiving a Commit or Abort message twice is a stuttering step, kept
 //! as in the spec: it is what keeps the final states from being deadlocks.
 
-use cmc_model::{Encode, Model, ModelParam, Property, StateView};
+use cmc_model::{
+    DynFastSuccessors, Encode, FastSuccessors, Model, ModelParam, Property, StateView,
+};
 
 use crate::params::choices_param;
 use crate::rm::{Rm, RmSet, RmState, RmStates, RM_COUNT_MAX};
@@ -199,6 +201,71 @@ impl Model for TwoPhase {
             .then_some(next)
     }
 
+    fn fast_successors(&self) -> Option<&DynFastSuccessors<'_, Self>> {
+        Some(self)
+    }
+
+    fn properties(&self) -> Vec<Property<TwoPhase>> {
+        self.invariants
+            .iter()
+            .map(|invariant| match invariant {
+                TwoPhaseInvariant::TypeOk => {
+                    Property::always("TPTypeOK", |model: &TwoPhase, state: &TwoPhaseState| {
+                        model.type_ok(state)
+                    })
+                }
+                TwoPhaseInvariant::Consistent => {
+                    Property::always("TCConsistent", |model: &TwoPhase, state: &TwoPhaseState| {
+                        state.rm_state.tc_consistent(model.rm_count)
+                    })
+                }
+                TwoPhaseInvariant::NoRmCommitted => Property::always(
+                    "NoRMCommitted",
+                    |model: &TwoPhase, state: &TwoPhaseState| {
+                        state.rm_state.none_committed(model.rm_count)
+                    },
+                ),
+            })
+            .collect()
+    }
+
+    fn format_action(&self, action: &TwoPhaseAction) -> String {
+        match action {
+            TwoPhaseAction::TmCommit => "TMCommit".into(),
+            TwoPhaseAction::TmAbort => "TMAbort".into(),
+            TwoPhaseAction::TmRcvPrepared(rm) => format!("TMRcvPrepared({rm})"),
+            TwoPhaseAction::RmPrepare(rm) => format!("RMPrepare({rm})"),
+            TwoPhaseAction::RmChooseToAbort(rm) => format!("RMChooseToAbort({rm})"),
+            TwoPhaseAction::RmRcvCommitMsg(rm) => format!("RMRcvCommitMsg({rm})"),
+            TwoPhaseAction::RmRcvAbortMsg(rm) => format!("RMRcvAbortMsg({rm})"),
+        }
+    }
+
+    fn describe_state(&self, state: &TwoPhaseState) -> StateView {
+        let mut msgs: Vec<String> = state
+            .msgs
+            .prepared
+            .iter()
+            .map(|rm| format!("[type |-> \"Prepared\", rm |-> {rm}]"))
+            .collect();
+        if state.msgs.commit {
+            msgs.push("[type |-> \"Commit\"]".into());
+        }
+        if state.msgs.abort {
+            msgs.push("[type |-> \"Abort\"]".into());
+        }
+        StateView::new()
+            .text("rmState", state.rm_state.describe(self.rm_count))
+            .text("tmState", format!("\"{}\"", state.tm_state.spec_name()))
+            .field("tmPrepared", state.tm_prepared)
+            .text("msgs", format!("{{{}}}", msgs.join(", ")))
+    }
+}
+
+impl FastSuccessors for TwoPhase {
+    type State = TwoPhaseState;
+    type Action = TwoPhaseAction;
+
     /// Writes the successor in place: the search's buffer is written field by field and
     /// read back the same way by `encode`, with no copy of a state built on the stack.
     fn next_state_into(
@@ -257,62 +324,6 @@ impl Model for TwoPhase {
             }
         }
         true
-    }
-
-    fn properties(&self) -> Vec<Property<TwoPhase>> {
-        self.invariants
-            .iter()
-            .map(|invariant| match invariant {
-                TwoPhaseInvariant::TypeOk => {
-                    Property::always("TPTypeOK", |model: &TwoPhase, state: &TwoPhaseState| {
-                        model.type_ok(state)
-                    })
-                }
-                TwoPhaseInvariant::Consistent => {
-                    Property::always("TCConsistent", |model: &TwoPhase, state: &TwoPhaseState| {
-                        state.rm_state.tc_consistent(model.rm_count)
-                    })
-                }
-                TwoPhaseInvariant::NoRmCommitted => Property::always(
-                    "NoRMCommitted",
-                    |model: &TwoPhase, state: &TwoPhaseState| {
-                        state.rm_state.none_committed(model.rm_count)
-                    },
-                ),
-            })
-            .collect()
-    }
-
-    fn format_action(&self, action: &TwoPhaseAction) -> String {
-        match action {
-            TwoPhaseAction::TmCommit => "TMCommit".into(),
-            TwoPhaseAction::TmAbort => "TMAbort".into(),
-            TwoPhaseAction::TmRcvPrepared(rm) => format!("TMRcvPrepared({rm})"),
-            TwoPhaseAction::RmPrepare(rm) => format!("RMPrepare({rm})"),
-            TwoPhaseAction::RmChooseToAbort(rm) => format!("RMChooseToAbort({rm})"),
-            TwoPhaseAction::RmRcvCommitMsg(rm) => format!("RMRcvCommitMsg({rm})"),
-            TwoPhaseAction::RmRcvAbortMsg(rm) => format!("RMRcvAbortMsg({rm})"),
-        }
-    }
-
-    fn describe_state(&self, state: &TwoPhaseState) -> StateView {
-        let mut msgs: Vec<String> = state
-            .msgs
-            .prepared
-            .iter()
-            .map(|rm| format!("[type |-> \"Prepared\", rm |-> {rm}]"))
-            .collect();
-        if state.msgs.commit {
-            msgs.push("[type |-> \"Commit\"]".into());
-        }
-        if state.msgs.abort {
-            msgs.push("[type |-> \"Abort\"]".into());
-        }
-        StateView::new()
-            .text("rmState", state.rm_state.describe(self.rm_count))
-            .text("tmState", format!("\"{}\"", state.tm_state.spec_name()))
-            .field("tmPrepared", state.tm_prepared)
-            .text("msgs", format!("{{{}}}", msgs.join(", ")))
     }
 }
 

@@ -1,12 +1,12 @@
 //! A successor's nodes that a step left unchanged are copied from its
-//! parent's bytes (`Model::encode_successor`) rather than encoded again. The
+//! parent's bytes (`FastSuccessors::encode_successor`) rather than encoded again. The
 //! determinism check compares those bytes with a full encoding of every
 //! successor; these searches run it over Paxos (five nodes, a crash and a
 //! restart), ABD (symmetric replicas: nodes renamed after each step) and
 //! reqack (every kind of action), with the exact counts of the uncopied
 //! encoding.
 //!
-//! Most successors are also *partial* (`Model::next_state_partial_into`):
+//! Most successors are also *partial* (`FastSuccessors::next_state_partial_into`):
 //! the nodes a step leaves alone are not copied into them until the search
 //! needs them whole. The determinism check makes each whole, compares it
 //! with the successor made again from scratch, and compares the partial

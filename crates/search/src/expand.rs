@@ -4,7 +4,7 @@
 
 use std::io;
 
-use cmc_model::{Encode, Fingerprint, Model, SleepKey};
+use cmc_model::{Encode, Fingerprint, Model, SleepKey, Successors};
 use cmc_store::{Insertion, TraceId, TraceLog, TraceRecord, TraceWriter, VisitedSet};
 
 use crate::coverage::KindTally;
@@ -93,7 +93,7 @@ fn guard_panic<T>(doing: impl FnOnce() -> String, f: impl FnOnce() -> T) -> Resu
         .map_err(|payload| SearchError::Panic(format!("{}: {}", doing(), panic_text(&*payload))))
 }
 
-/// Whether `bytes`, what [`Model::encode_successor`] wrote for `next`, are
+/// Whether `bytes`, what [`Successors::encode_successor`] wrote for `next`, are
 /// its encoding (checked with `check-determinism`: a model that copies
 /// parts of the parent's bytes must copy the right ones).
 fn check_successor_encoding<S: Encode + std::fmt::Debug>(
@@ -173,7 +173,7 @@ pub(crate) struct Batch<M: Model> {
     encoded: Vec<u8>,
     successors: Vec<Successor>,
     /// Successor states, kept from state to state so that
-    /// [`Model::next_state_into`] can reuse their memory.
+    /// [`Successors::next_state_into`] can reuse their memory.
     states: Vec<M::State>,
     /// How many successors need a table lookup (not stuttering steps).
     lookups: usize,
@@ -238,7 +238,7 @@ impl<M: Model> Batch<M> {
 
     /// Lists the actions of the state and computes the successor of each
     /// enabled one (a partial one where the model makes them, see
-    /// [`Model::next_state_partial_into`]), forgetting the last state's.
+    /// [`Successors::next_state_partial_into`]), forgetting the last state's.
     /// With sleep sets, a step whose key is in [`Batch::asleep`] is not
     /// taken: its index goes to [`Batch::slept`].
     fn take_steps(&mut self, expander: &Expander<'_, M>) -> Result<(), SearchError> {
@@ -293,7 +293,7 @@ impl<M: Model> Batch<M> {
     }
 
     /// Encodes every successor, back to back, given the state's canonical
-    /// encoding `state_bytes` (see [`Model::encode_successor`]); under
+    /// encoding `state_bytes` (see [`Successors::encode_successor`]); under
     /// `check-determinism` each is also made whole, made again from scratch
     /// and encoded in full, and all must agree.
     fn encode(
@@ -342,7 +342,7 @@ impl<M: Model> Batch<M> {
             .map(|(successor, next)| (successor, &self.actions[successor.step as usize], next))
     }
 
-    /// Makes every successor whole (see [`Model::complete_successor`]).
+    /// Makes every successor whole (see [`Successors::complete_successor`]).
     fn complete_all(&mut self, expander: &Expander<'_, M>) -> Result<(), SearchError> {
         let state = self.parent.as_ref().expect("the batch's state is set");
         for next in self.states.iter_mut().take(self.successors.len()) {
@@ -577,7 +577,7 @@ impl<'a, M: Model> Expander<'a, M> {
     }
 
     /// Makes `next`, a successor of `state` that may be partial, whole (see
-    /// [`Model::complete_successor`]).
+    /// [`Successors::complete_successor`]).
     fn complete(&self, state: &M::State, next: &mut M::State) -> Result<(), SearchError> {
         guard_panic(
             || format!("completing a successor of {}", describe(self.model, state)),
@@ -588,7 +588,7 @@ impl<'a, M: Model> Expander<'a, M> {
     /// Admits a state whose canonical encoding is `bytes` and fingerprint
     /// `fingerprint` (reached by the link `parent`/`step`, at `depth`): if it
     /// is new, makes it whole (when it is a partial successor of
-    /// `partial_of`, see [`Model::next_state_partial_into`]), checks
+    /// `partial_of`, see [`Successors::next_state_partial_into`]), checks
     /// invariants, stores its parent link (or defers it, see
     /// [`Expander::defer_links`]) and hands it to `on_new`. Returns whether
     /// it was new.

@@ -69,13 +69,13 @@ fn echo(
 
 /// Every reply carries the operation of its invocation.
 fn echoes_its_operation() -> Property<World> {
-    Property::always("EchoesItsOperation", |_: &World, state: &WorldState| {
-        state
-            .ghost
+    Property::always("EchoesItsOperation", |world: &World, state: &WorldState| {
+        let history = world.inspect(state).ghost();
+        history
             .iter()
             .filter(|e| e.kind == GhostKind::Reply)
             .all(|reply| {
-                state.ghost.iter().any(|e| {
+                history.iter().any(|e| {
                     e.kind == GhostKind::Invoke
                         && e.request == reply.request
                         && e.payload == reply.payload
@@ -128,7 +128,7 @@ fn every_operation_of_the_workload_is_issued_and_seen_by_the_core() {
     let put_1_0 = common::action_named(&world, &initial, "CLIENT r0 -> n0 put(1,0)");
     let put = world.next_state(&initial, &put_1_0).unwrap();
     assert_eq!(
-        put.ghost[0].payload.as_bytes(),
+        world.inspect(&put).ghost()[0].payload.as_bytes(),
         [0, 1, 0],
         "the invocation records the operation"
     );
@@ -265,11 +265,12 @@ fn transact(
 /// Every acknowledged transaction is durable once its node has flushed.
 fn acked_is_durable() -> Property<World> {
     Property::always("AckedIsDurable", |world: &World, state: &WorldState| {
-        let node = &state.nodes[0];
-        let durable = world.inspect(state).node(0).durable_as::<Words>().unwrap();
-        !node.persists.is_empty()
-            || state
-                .ghost
+        let node = world.inspect(state).node(0);
+        let durable = node.durable_as::<Words>().unwrap();
+        !node.env.persists.is_empty()
+            || world
+                .inspect(state)
+                .ghost()
                 .iter()
                 .filter(|e| e.kind == GhostKind::Reply)
                 .all(|reply| durable.a & (1 << reply.request) != 0)

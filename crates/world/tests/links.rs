@@ -227,6 +227,7 @@ fn a_one_way_cut_blocks_one_direction_only() {
     let cut = common::action_named(&world, &initial, "LINK cut n0->n1");
     let after = world.next_state(&initial, &cut).unwrap();
     let texts = common::action_texts(&world, &after);
+    let after = world.inspect(&after);
     assert!(
         texts.iter().any(|t| t.starts_with("DELIVER n1->n0")),
         "{texts:?}"
@@ -253,6 +254,7 @@ fn isolation_and_split_cut_every_link_across() {
     assert_eq!(texts.iter().filter(|t| t.starts_with("SPLIT")).count(), 7);
     let split = common::action_named(&world, &initial, "SPLIT n0,n2 | n1,n3");
     let after = world.next_state(&initial, &split).unwrap();
+    let after = world.inspect(&after);
     for (a, b) in [(0, 1), (0, 3), (2, 1), (2, 3)] {
         assert!(!after.link_up(a, b) && !after.link_up(b, a), "{a}-{b}");
     }

@@ -317,11 +317,14 @@ fn replies_are_visible_and_both_orders_are_explored() {
             false
         }
     }
-    let first_reply_to_request_0 =
-        Property::always("FirstReplyToRequest0", |_: &World, state: &WorldState| {
-            let mut replies = state.ghost.iter().filter(|e| e.kind == GhostKind::Reply);
+    let first_reply_to_request_0 = Property::always(
+        "FirstReplyToRequest0",
+        |world: &World, state: &WorldState| {
+            let history = world.inspect(state).ghost();
+            let mut replies = history.iter().filter(|e| e.kind == GhostKind::Reply);
             replies.next().is_none_or(|first| first.request == 0)
-        });
+        },
+    );
     for reduction in [false, true] {
         let mut spec = WorldSpec::new(Arc::new(Responder), 2).expect("a spec");
         spec.set_all(&["requests=2", "clients=0,1", "spread=1"])

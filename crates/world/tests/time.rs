@@ -79,7 +79,7 @@ fn alarm(arming: Arming, nodes: usize, params: &[&str]) -> World {
 /// Every node whose timer fired, with the clock it fired at.
 fn firings(world: &World, state: &WorldState) -> Vec<u32> {
     let inspect = world.inspect(state);
-    (0..state.nodes.len())
+    (0..inspect.nodes())
         .filter_map(|node| inspect.node(node).volatile_as::<Alarm>())
         .filter(|alarm| alarm.fired == 1)
         .map(|alarm| alarm.fired_at)
@@ -195,8 +195,9 @@ fn clock_vectors(nodes: usize, ticks: u32, skew: u32) -> u64 {
 }
 
 /// The largest difference between two clocks of `state`.
-fn spread(state: &WorldState) -> u32 {
-    let clocks = state.nodes.iter().map(|node| node.clock);
+fn spread(world: &World, state: &WorldState) -> u32 {
+    let inspect = world.inspect(state);
+    let clocks = (0..inspect.nodes()).map(|node| inspect.node(node).env.clock);
     clocks.clone().max().unwrap() - clocks.min().unwrap()
 }
 
@@ -206,8 +207,8 @@ fn the_skew_bound_holds_in_every_reachable_state() {
         let params = [format!("ticks={ticks}"), format!("skew={skew}")];
         let mut spec = WorldSpec::new(alarm_core(Arming::At(1_000)), nodes).unwrap();
         spec.set_all(&params).unwrap();
-        let bound = Property::always("SkewBound", move |_: &World, state: &WorldState| {
-            spread(state) <= skew
+        let bound = Property::always("SkewBound", move |world: &World, state: &WorldState| {
+            spread(world, state) <= skew
         });
         let checker = Checker::new(World::new(spec).with_property(bound)).workers(2);
         let outcome = checker.run();
@@ -238,11 +239,14 @@ fn a_crashed_node_does_not_hold_time_back() {
     )
     .with_property(Property::always(
         "SkewBound",
-        |_: &World, state: &WorldState| spread(state) <= 1,
+        |world: &World, state: &WorldState| spread(world, state) <= 1,
     ))
     .with_property(Property::sometimes(
         "TimePassesWhileDown",
-        |_: &World, state: &WorldState| state.nodes[1].crashed && state.nodes[0].clock == 3,
+        |world: &World, state: &WorldState| {
+            let view = world.inspect(state);
+            view.node(1).env.crashed && view.node(0).env.clock == 3
+        },
     ));
     let outcome = Checker::new(world).workers(1).run();
     assert_eq!(outcome.verdict, Verdict::Pass);
@@ -251,9 +255,12 @@ fn a_crashed_node_does_not_hold_time_back() {
     let frozen = || {
         Property::step(
             "FrozenWhileDown",
-            |_: &World, pre: &WorldState, _: &Action, post: &WorldState| {
-                !(pre.nodes[1].crashed && post.nodes[1].crashed)
-                    || pre.nodes[1].clock == post.nodes[1].clock
+            |world: &World, pre: &WorldState, _: &Action, post: &WorldState| {
+                let (pre, post) = (
+                    world.inspect(pre).node(1).env,
+                    world.inspect(post).node(1).env,
+                );
+                !(pre.crashed && post.crashed) || pre.clock == post.clock
             },
         )
     };
@@ -289,7 +296,7 @@ fn an_early_fire_is_not_enabled_even_when_asked_for_directly() {
     let fired = world.next_state(&ticked, &fire).expect("clock 1 reached 1");
     assert_eq!(firings(&world, &fired), vec![1]);
     assert!(
-        fired.nodes[0].deadlines.is_empty(),
+        world.inspect(&fired).node(0).env.deadlines.is_empty(),
         "a fired timer is disarmed"
     );
 }

@@ -4,8 +4,9 @@
 //! dying process was in ([`recorder`]), and the supervised child's side of
 //! its channel to the supervisor (`child`), and the guard for cores run
 //! outside any supervisor (`exit_guard`). The last two are the plumbing of
-//! cmc's own front end (`cmc-cli`), public for it only and hidden from
-//! these pages.
+//! cmc's own front end (`cmc-cli`, another crate, so they cannot be
+//! `pub(crate)`), hidden from these pages; what a program of its own needs
+//! of the child's side is re-exported by [`crate::supervise`].
 
 #[doc(hidden)]
 pub mod child;

@@ -17,7 +17,7 @@
 //! overwrite it (a wild write). Each slot is sealed: every time a thread
 //! writes its slot it stores an XXH3 checksum of the head and the action
 //! or text, and, with each pre-state it records, one of the state; the
-//! supervisor [checks](Recorder::check_integrity) the header and every
+//! supervisor checks (`Recorder::check_integrity`) the header and every
 //! used slot against them before it believes what they say.
 
 use std::cell::Cell;
@@ -59,20 +59,9 @@ const TEXT_MAX: usize = 512;
 const STATE_MAX: usize = 1 << 20;
 const SLOT_SIZE: usize = SLOT_HEAD + TEXT_MAX + STATE_MAX;
 /// Most slots (threads) a recorder has.
-pub const SLOTS_MAX: usize = 256;
+pub(crate) const SLOTS_MAX: usize = 256;
 
 /// Which core function a thread is inside.
-///
-/// ```
-/// use cmc_world::run::recorder::{Call, Recorder};
-///
-/// let recorder = Recorder::create(1)?;
-/// recorder.begin_call(Call::Describe, "describe_state of node 2");
-/// assert_eq!(recorder.faulting_call().and_then(|slot| slot.call), Some(Call::Describe));
-/// recorder.end();
-/// assert_eq!(recorder.read()[0].call, None, "between core calls");
-/// # Ok::<(), std::io::Error>(())
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Call {
     /// A step (or the initial starts, with no action).
@@ -102,22 +91,9 @@ impl Call {
     }
 }
 
-/// A flight recorder mapped into this process.
-///
-/// ```
-/// use cmc_world::run::recorder::{Call, Recorder};
-///
-/// let recorder = Recorder::create(2)?;
-/// recorder.begin_call(Call::Load, "./libcore.so");
-/// // Were the process to die now, its supervisor would read:
-/// let inside = recorder.faulting_call().expect("a call is under way");
-/// assert_eq!((inside.call, inside.text.as_str()), (Some(Call::Load), "./libcore.so"));
-/// recorder.end();
-/// assert!(recorder.faulting_call().is_none());
-/// assert_eq!(recorder.read()[0].calls, 1);
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub struct Recorder {
+/// A flight recorder mapped into this process: the supervision's own
+/// machinery (see the tests below for its use).
+pub(crate) struct Recorder {
     file: File,
     map: memmap2::MmapRaw,
     slots: usize,
@@ -182,22 +158,8 @@ impl Drop for SlotLease {
     }
 }
 
-/// What one thread's slot held when it was read.
-///
-/// ```
-/// use cmc_world::core::abi::{Event, EventKind};
-/// use cmc_world::run::recorder::{Call, Recorder};
-///
-/// let recorder = Recorder::create(1)?;
-/// recorder.begin_step(b"pre-state", b"action");
-/// recorder.note_event(1, &Event::new(EventKind::Tick, 0, 0, &[], 4));
-/// let slot = recorder.faulting_call().expect("inside a step");
-/// assert_eq!((slot.call, slot.calls), (Some(Call::Step), 0));
-/// assert_eq!((slot.pre_state.as_slice(), slot.action.as_slice()), (&b"pre-state"[..], &b"action"[..]));
-/// assert_eq!(slot.event.map(|(node, event)| (node, event.clock)), Some((1, 4)));
-/// recorder.end();
-/// # Ok::<(), std::io::Error>(())
-/// ```
+/// What one thread's slot held when it was read: where a supervised
+/// process that died was (see [`crate::supervise::Ended`]).
 #[derive(Debug, Clone)]
 pub struct SlotRecord {
     /// The slot's index.
@@ -223,7 +185,7 @@ pub struct SlotRecord {
 impl Recorder {
     /// A new recorder with room for `slots` threads (at most [`SLOTS_MAX`]),
     /// in anonymous shared memory allocated in full.
-    pub fn create(slots: usize) -> std::io::Result<Recorder> {
+    pub(crate) fn create(slots: usize) -> std::io::Result<Recorder> {
         let slots = slots.clamp(1, SLOTS_MAX);
         let file = memory_file(HEADER + slots * SLOT_SIZE)?;
         let recorder = Recorder {
@@ -241,7 +203,7 @@ impl Recorder {
 
     /// An anonymous shared file holding `bytes`, read from its start by a
     /// child that inherits it (how a supervisor hands a child its input).
-    pub fn shared_file(bytes: &[u8]) -> std::io::Result<File> {
+    pub(crate) fn shared_file(bytes: &[u8]) -> std::io::Result<File> {
         let mut file = memory_file(bytes.len())?;
         file.write_all(bytes)?;
         file.seek(std::io::SeekFrom::Start(0))?;
@@ -249,12 +211,12 @@ impl Recorder {
     }
 
     /// The descriptor a child inherits to [`open`](Self::open) this recorder.
-    pub fn raw_fd(&self) -> RawFd {
+    pub(crate) fn raw_fd(&self) -> RawFd {
         self.file.as_raw_fd()
     }
 
     /// Maps the recorder behind the inherited descriptor `fd`, checking its header.
-    pub fn open(fd: RawFd) -> std::io::Result<Recorder> {
+    pub(crate) fn open(fd: RawFd) -> std::io::Result<Recorder> {
         // SAFETY: duplicating a descriptor number is harmless; a bad one fails.
         let own = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
         if own < 0 {
@@ -289,7 +251,7 @@ impl Recorder {
 
     /// Makes `recorder` the one this process writes to (see [`installed`]).
     /// Fails if one is installed already.
-    pub fn install(recorder: Recorder) -> Result<&'static Recorder, String> {
+    pub(crate) fn install(recorder: Recorder) -> Result<&'static Recorder, String> {
         INSTALLED
             .set(recorder)
             .map_err(|_| "a flight recorder is installed already".to_string())?;
@@ -413,7 +375,7 @@ impl Recorder {
 
     /// Records that this thread begins a step from encoded `state` with
     /// encoded `action` (both empty for the initial starts).
-    pub fn begin_step(&self, state: &[u8], action: &[u8]) {
+    pub(crate) fn begin_step(&self, state: &[u8], action: &[u8]) {
         self.begin_step_stamped(state, action);
     }
 
@@ -421,7 +383,7 @@ impl Recorder {
     /// this thread's slot holds `state` (`None` inside another core call or
     /// without a slot): the stamp lets this thread's next step from the
     /// same state [begin again](Self::begin_step_again) without writing it.
-    pub fn begin_step_stamped(&self, state: &[u8], action: &[u8]) -> Option<NonZeroU64> {
+    pub(crate) fn begin_step_stamped(&self, state: &[u8], action: &[u8]) -> Option<NonZeroU64> {
         HELD_STATE.set(None);
         if !self.enter() {
             return None;
@@ -447,7 +409,7 @@ impl Recorder {
     /// Records that this thread begins a step with encoded `action` from
     /// the state its slot holds under `stamp`; `false` (and nothing
     /// recorded) when it holds no state under that stamp.
-    pub fn begin_step_again(&self, stamp: NonZeroU64, action: &[u8]) -> bool {
+    pub(crate) fn begin_step_again(&self, stamp: NonZeroU64, action: &[u8]) -> bool {
         let Some((held, state_len)) = HELD_STATE.get() else {
             return false;
         };
@@ -476,7 +438,7 @@ impl Recorder {
 
     /// Records that this thread calls a core function other than a step;
     /// `text` says what for (e.g. the library being loaded).
-    pub fn begin_call(&self, call: Call, text: &str) {
+    pub(crate) fn begin_call(&self, call: Call, text: &str) {
         if !self.enter() {
             return;
         }
@@ -494,7 +456,7 @@ impl Recorder {
     }
 
     /// Records the event node `node`'s core is about to handle, inside a step.
-    pub fn note_event(&self, node: u32, event: &Event) {
+    pub(crate) fn note_event(&self, node: u32, event: &Event) {
         if DEPTH.with(Cell::get) != 1 {
             return;
         }
@@ -514,7 +476,7 @@ impl Recorder {
     }
 
     /// Records that this thread's current core call returned.
-    pub fn end(&self) {
+    pub(crate) fn end(&self) {
         let outermost = DEPTH.with(|depth| {
             depth.set(depth.get().saturating_sub(1));
             depth.get() == 0
@@ -530,7 +492,7 @@ impl Recorder {
 
     /// Records that this thread is ending the process (from a signal handler
     /// or an exit handler: only async-signal-safe operations).
-    pub fn mark_culprit(&self) {
+    pub(crate) fn mark_culprit(&self) {
         if let Ok(Some((owner, index))) = LAST_SLOT.try_with(Cell::get) {
             if owner == self.address() && index < self.slots {
                 self.word(CULPRIT).store(index as u64 + 1, Ordering::SeqCst);
@@ -540,7 +502,7 @@ impl Recorder {
 
     /// The slot of the core call that ended the process: the culprit's if it
     /// was inside a core call, else any thread's that was.
-    pub fn faulting_call(&self) -> Option<SlotRecord> {
+    pub(crate) fn faulting_call(&self) -> Option<SlotRecord> {
         let records = self.read();
         let culprit = self.word(CULPRIT).load(Ordering::SeqCst) as usize;
         let in_call = |record: &&SlotRecord| {
@@ -575,7 +537,7 @@ impl Recorder {
     /// assert_eq!(recorder.check_integrity(), Ok(()));
     /// # Ok::<(), std::io::Error>(())
     /// ```
-    pub fn check_integrity(&self) -> Result<(), String> {
+    pub(crate) fn check_integrity(&self) -> Result<(), String> {
         let header = [
             (0, MAGIC),
             (8, VERSION),
@@ -627,7 +589,7 @@ impl Recorder {
     }
 
     /// Reads every slot that was used.
-    pub fn read(&self) -> Vec<SlotRecord> {
+    pub(crate) fn read(&self) -> Vec<SlotRecord> {
         (0..self.slots)
             .filter(|index| {
                 let slot = HEADER + index * SLOT_SIZE;
@@ -703,13 +665,13 @@ fn memory_file(len: usize) -> std::io::Result<File> {
 }
 
 /// The recorder this process writes to, if it runs under a supervisor.
-pub fn installed() -> Option<&'static Recorder> {
+pub(crate) fn installed() -> Option<&'static Recorder> {
     INSTALLED.get()
 }
 
 /// Runs `f`, a call of a core function other than a step, recorded as `call`
 /// with the text `what()` when a recorder is installed.
-pub fn recorded<T, S: AsRef<str>>(
+pub(crate) fn recorded<T, S: AsRef<str>>(
     call: Call,
     what: impl FnOnce() -> S,
     f: impl FnOnce() -> T,
@@ -737,6 +699,41 @@ mod tests {
     fn scribble(recorder: &Recorder, offset: usize) {
         // SAFETY: in bounds of the mapping; no other thread uses it.
         unsafe { *recorder.map.as_mut_ptr().add(offset) ^= 0x40 };
+    }
+
+    #[test]
+    fn the_call_under_way_is_the_faulting_one_until_it_ends() {
+        let recorder = Recorder::create(2).unwrap();
+        recorder.begin_call(Call::Load, "./libcore.so");
+        // Were the process to die now, its supervisor would read:
+        let inside = recorder.faulting_call().expect("a call is under way");
+        assert_eq!(
+            (inside.call, inside.text.as_str()),
+            (Some(Call::Load), "./libcore.so")
+        );
+        recorder.end();
+        assert!(recorder.faulting_call().is_none());
+        assert_eq!(recorder.read()[0].call, None, "between core calls");
+        assert_eq!(recorder.read()[0].calls, 1);
+    }
+
+    #[test]
+    fn a_step_records_its_pre_state_action_and_event() {
+        let recorder = Recorder::create(1).unwrap();
+        recorder.begin_step(b"pre-state", b"action");
+        let event = Event::new(crate::core::abi::EventKind::Tick, 0, 0, &[], 4);
+        recorder.note_event(1, &event);
+        let slot = recorder.faulting_call().expect("inside a step");
+        assert_eq!((slot.call, slot.calls), (Some(Call::Step), 0));
+        assert_eq!(
+            (slot.pre_state.as_slice(), slot.action.as_slice()),
+            (&b"pre-state"[..], &b"action"[..])
+        );
+        assert_eq!(
+            slot.event.map(|(node, event)| (node, event.clock)),
+            Some((1, 4))
+        );
+        recorder.end();
     }
 
     #[test]

@@ -39,8 +39,7 @@
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //! use cmc_search::{Checker, SearchOptions, Verdict};
-//! use cmc_world::run::child::{child_from_env, finish, Role};
-//! use cmc_world::supervise::{self, Supervision};
+//! use cmc_world::supervise::{self, child_from_env, finish, Role, Supervision};
 //! use cmc_world::{CCore, World, WorldSpec};
 //!
 //! fn world() -> World {
@@ -82,6 +81,9 @@ use cmc_search::{Checker, ProgressMode, ReplayFile, SearchOptions, Strategy, Ver
 
 use crate::core::abi::Event;
 use crate::core::fault::{Fault, FaultKind};
+/// The supervised child's side: which role this process was started in,
+/// and how a checking child hands its verdict to the supervisor.
+pub use crate::run::child::{child_from_env, finish, Role};
 use crate::run::child::{input_fd, send_and_exit, Message, Nonce, CHILD_ENV};
 use crate::run::recorder::{Call, Recorder, SlotRecord, SLOTS_MAX};
 use crate::system::action::Action;
@@ -89,7 +91,7 @@ use crate::system::state::WorldState;
 use crate::World;
 
 /// How a supervised child ended (see also [`supervise`]'s example, and
-/// [`Role`](crate::run::child::Role)'s for a child that sends its message).
+/// [`Role`]'s for a child that sends its message).
 ///
 /// ```
 /// use std::process::Command;
@@ -169,7 +171,7 @@ pub struct Supervision<'a> {
 }
 
 /// Runs `child` under supervision in the role `role` (`check` or `explain`,
-/// read by [`child_from_env`](crate::run::child::child_from_env)) and waits
+/// read by [`child_from_env`]) and waits
 /// for its end. `inherit` lists further descriptors the child must inherit.
 /// `Err` only when the child cannot be started or watched; however it ends
 /// is an [`Ended`]: its message, only if it sent one and then exited with
@@ -369,7 +371,7 @@ impl Question {
 }
 
 /// The explainer's work, in a supervised child with the role
-/// [`Role::Explain`](crate::run::child::Role::Explain): names the step it was
+/// [`Role::Explain`]: names the step it was
 /// given with `world` (built from the same arguments as the check) and finds
 /// the path to it, by the search [`explainer_options`] makes of the check's
 /// `check` options; never returns. Its answer goes to the supervisor only
@@ -438,8 +440,8 @@ pub fn check_supervised(
 /// The supervising side of a command that runs cores without searching
 /// (`cmc validate`, `cmc corpus`): re-runs this executable with the same
 /// arguments as a supervised child (whose role is
-/// [`Role::Check`](crate::run::child::Role::Check): it runs the command and
-/// [`finish`](crate::run::child::finish)es with its output), writes that
+/// [`Role::Check`]: it runs the command and
+/// [`finish`]es with its output), writes that
 /// output to standard output and returns its exit code. A core that
 /// crashes, hangs, exits or breaks its memory contract is printed to
 /// standard error as a fault with the call it was in, and the code is 2.

@@ -7,7 +7,7 @@
 use cmc_model::{DecodeError, Decoder, Encode};
 
 use crate::system::env::Env;
-use crate::system::state::{Budget, Packet};
+use crate::system::state::Budget;
 
 pub use crate::system::env::clients::ClientAction;
 pub use crate::system::env::crashes::CrashAction;
@@ -153,15 +153,6 @@ impl Action {
     /// of links. [`Env::next_made`] changes no other node.
     pub(crate) fn changed_node(&self) -> Option<u8> {
         each_family!(self, family => family.changed_node())
-    }
-
-    /// Whether this is a message action on `packet`: the same endpoints and
-    /// bytes, and surplus outcomes exactly when the packet has surplus copies.
-    pub fn names_packet(&self, packet: &Packet) -> bool {
-        self.net().is_some_and(|net| {
-            (packet.src, packet.dst, packet.msg) == (net.src, net.dst, net.msg)
-                && packet.surplus == (net.surplus != Surplus::None)
-        })
     }
 
     /// The action's kind (`DELIVER`, `DROP`, `DUP`, `FLUSH`, `FIRE`, `WAKE`,

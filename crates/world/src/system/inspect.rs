@@ -1,14 +1,17 @@
-//! The explicit path by which properties read core internals.
+//! The one path by which users of the World read its states: properties,
+//! descriptions, replays and views outside this crate.
 //!
-//! The environment ([`crate::system::env`]) never uses this module: what is enabled
-//! is decided without looking inside a core. Properties, descriptions and
-//! replays call [`World::inspect`] to see a node's durable and volatile parts
-//! and decode them with the core's own layout.
+//! A [`WorldState`]'s fields are this crate's own; [`World::inspect`] shows
+//! a node's durable and volatile parts (decoded with the core's own
+//! layout), the environment's record of each node, the messages in flight,
+//! the links, the budgets left and the client history. The environment
+//! ([`crate::system::env`]) never uses this module: what is enabled is
+//! decided without looking inside a core.
 
 use bytemuck::Pod;
 
 use crate::core::fault::{Fault, FaultKind};
-use crate::system::state::{GhostEntry, GhostKind, NodeState, PacketRefs, WorldState};
+use crate::system::state::{Budget, GhostEntry, GhostKind, NodeState, PacketRefs, WorldState};
 use crate::World;
 
 /// Read access to a World state's internals, for properties.
@@ -119,6 +122,28 @@ impl<'a> Inspect<'a> {
     /// state").
     pub fn messages(&self) -> PacketRefs<'a> {
         self.state.net.refs()
+    }
+
+    /// Whether messages from `src` reach `dst`: the direction is not cut
+    /// (a node always reaches itself).
+    pub fn link_up(&self, src: u8, dst: u8) -> bool {
+        self.state.link_up(src, dst)
+    }
+
+    /// The fault budget of `kind` left.
+    pub fn budget(&self, kind: Budget) -> u8 {
+        self.state.budget(kind)
+    }
+
+    /// The number of client requests issued so far (request ids `0..issued`).
+    pub fn issued(&self) -> u8 {
+        self.state.issued
+    }
+
+    /// The requests, sorted, that were open at their node when it crashed
+    /// (see [`crate::system::quiescence::answered`]).
+    pub fn lost_in_crash(&self) -> &'a [u8] {
+        &self.state.lost_in_crash
     }
 
     /// The ghost history of client requests and replies.

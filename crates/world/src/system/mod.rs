@@ -19,7 +19,10 @@ mod test_core;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use cmc_model::{ActionKind, Encode, Model, ModelParam, Property, PropertyKind, StateView};
+use cmc_model::{
+    ActionKind, DynFastSuccessors, Encode, FastSuccessors, Model, ModelParam, Property,
+    PropertyKind, StateView,
+};
 
 use crate::core::abi::{Event, EventKind, OutputKind, Outputs};
 use crate::core::fault::{Fault, FaultKind};
@@ -719,42 +722,8 @@ impl Model for World {
             .then_some(next)
     }
 
-    /// The successor is made in the memory of `out` (see [`Env::next_made`]).
-    fn next_state_into(&self, state: &WorldState, action: &Action, out: &mut WorldState) -> bool {
-        self.next_made(state, action, out, Successor::Whole)
-    }
-
-    /// Without symmetry, the nodes the action leaves alone are not copied
-    /// into the successor until it is completed; with it, the successor is
-    /// made whole (renaming reads every node), and so with ghost variables
-    /// (their updates inspect the successor).
-    fn next_state_partial_into(
-        &self,
-        state: &WorldState,
-        action: &Action,
-        out: &mut WorldState,
-    ) -> bool {
-        let made = match self.symmetry {
-            None if self.ghosts.is_empty() => Successor::Partial,
-            _ => Successor::Whole,
-        };
-        self.next_made(state, action, out, made)
-    }
-
-    fn complete_successor(&self, state: &WorldState, next: &mut WorldState) {
-        next.complete_from(state);
-    }
-
-    /// Copies the nodes a step left unchanged (equal to the parent's node
-    /// of the same id) from the parent's bytes; encodes the others.
-    fn encode_successor(
-        &self,
-        parent: &WorldState,
-        parent_bytes: &[u8],
-        next: &WorldState,
-        out: &mut Vec<u8>,
-    ) {
-        next.encode_successor(parent, parent_bytes, out);
+    fn fast_successors(&self) -> Option<&DynFastSuccessors<'_, Self>> {
+        Some(self)
     }
 
     /// The first fault, with the pre-state described: it voids the verdict.
@@ -951,6 +920,52 @@ impl Model for World {
         self.describe_ghosts(state)
             .into_iter()
             .fold(view, |view, (name, text)| view.text(name, text))
+    }
+}
+
+/// The World makes its successors in the memory the search keeps, leaves
+/// the nodes a step did not touch in place until needed, and copies them
+/// from the parent's bytes when encoding (`docs/speed.md`).
+impl FastSuccessors for World {
+    type State = WorldState;
+    type Action = Action;
+
+    /// The successor is made in the memory of `out` (see `Env::next_made`).
+    fn next_state_into(&self, state: &WorldState, action: &Action, out: &mut WorldState) -> bool {
+        self.next_made(state, action, out, Successor::Whole)
+    }
+
+    /// Without symmetry, the nodes the action leaves alone are not copied
+    /// into the successor until it is completed; with it, the successor is
+    /// made whole (renaming reads every node), and so with ghost variables
+    /// (their updates inspect the successor).
+    fn next_state_partial_into(
+        &self,
+        state: &WorldState,
+        action: &Action,
+        out: &mut WorldState,
+    ) -> bool {
+        let made = match self.symmetry {
+            None if self.ghosts.is_empty() => Successor::Partial,
+            _ => Successor::Whole,
+        };
+        self.next_made(state, action, out, made)
+    }
+
+    fn complete_successor(&self, state: &WorldState, next: &mut WorldState) {
+        next.complete_from(state);
+    }
+
+    /// Copies the nodes a step left unchanged (equal to the parent's node
+    /// of the same id) from the parent's bytes; encodes the others.
+    fn encode_successor(
+        &self,
+        parent: &WorldState,
+        parent_bytes: &[u8],
+        next: &WorldState,
+        out: &mut Vec<u8>,
+    ) {
+        next.encode_successor(parent, parent_bytes, out);
     }
 }
 

@@ -9,6 +9,22 @@
 //! fixes go unrenamed), and renames the environment's own ids: message
 //! endpoints, cut links and the ghost history's nodes. Sound when the core's
 //! behaviour does not depend on which of the interchangeable ids it has.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use cmc_search::Checker;
+//! use cmc_world::example_cores::reqack::ReqAck;
+//! use cmc_world::{World, WorldSpec};
+//!
+//! // Three nodes: the sender and two interchangeable receivers.
+//! let spec = |symmetric: &[u8]| {
+//!     WorldSpec::builder(Arc::new(ReqAck::default()), 3)
+//!         .requests(1).param("drops", 1).symmetry(symmetric).build().unwrap()
+//! };
+//! let states = |spec| Checker::new(World::new(spec)).workers(1).run().stats.distinct_states;
+//! let (full, reduced) = (states(spec(&[])), states(spec(&[1, 2])));
+//! assert!(reduced < full, "{reduced} < {full}");
+//! ```
 
 use std::cell::{Cell, RefCell};
 use std::cmp::Ordering;
@@ -27,26 +43,7 @@ use crate::system::state::{NodeState, Payload, Persist, WorldState};
 pub(crate) type RenameVars<'a> = &'a (dyn Fn(&mut [u8], &[u32]) + 'a);
 
 /// The renamings of a World's interchangeable nodes.
-///
-/// ```
-/// use std::sync::Arc;
-/// use cmc_search::Checker;
-/// use cmc_world::example_cores::reqack::ReqAck;
-/// use cmc_world::system::symmetry::Symmetry;
-/// use cmc_world::{World, WorldSpec};
-///
-/// // Three nodes: the sender and two interchangeable receivers.
-/// let spec = |symmetric: &[u8]| {
-///     WorldSpec::builder(Arc::new(ReqAck::default()), 3)
-///         .requests(1).param("drops", 1).symmetry(symmetric).build().unwrap()
-/// };
-/// assert!(Symmetry::new(&spec(&[])).is_none(), "off by default");
-/// assert!(Symmetry::new(&spec(&[1, 2])).is_some());
-/// let states = |spec| Checker::new(World::new(spec)).workers(1).run().stats.distinct_states;
-/// let (full, reduced) = (states(spec(&[])), states(spec(&[1, 2])));
-/// assert!(reduced < full, "{reduced} < {full}");
-/// ```
-pub struct Symmetry {
+pub(crate) struct Symmetry {
     /// Every permutation of the node ids (`perm[old] = new`) that moves only
     /// interchangeable nodes, identity included.
     perms: Vec<Vec<u32>>,
@@ -58,7 +55,7 @@ pub struct Symmetry {
 
 impl Symmetry {
     /// The renamings for `spec`, or `None` when symmetry is off.
-    pub fn new(spec: &WorldSpec) -> Option<Symmetry> {
+    pub(crate) fn new(spec: &WorldSpec) -> Option<Symmetry> {
         let members = &spec.symmetric_nodes;
         if members.len() < 2 {
             return None;
@@ -134,124 +131,183 @@ impl Symmetry {
     /// copied, and `state`'s environment renamed in place.
     pub(crate) fn canonicalise(&self, env: &Env, vars: RenameVars<'_>, state: &mut WorldState) {
         SCRATCH.with(|scratch| {
-            let Scratch {
-                cores,
-                best_cores,
-                node_ids,
-                nodes,
-                environments,
-            } = &mut *scratch.borrow_mut();
+            let scratch = &mut *scratch.borrow_mut();
             // While renamings are tried, `state` holds only its environment.
-            let mut original = std::mem::take(&mut state.nodes);
-            let count = original.len();
-            cores.resize_with(count, RenamedCore::default);
-            best_cores.resize_with(count, RenamedCore::default);
-            node_ids.clear();
-            node_ids.resize(count, None);
+            let original = std::mem::take(&mut state.nodes);
             let renamer = Renamer {
                 env,
+                vars,
                 check_skips: cfg!(debug_assertions) || env.spec.check_determinism || sampled(),
             };
-            // The least renaming so far (`None`: `state` itself), and how
-            // many of its renamed cores `best_cores` holds (from position 0).
-            let mut best: Option<usize> = None;
-            let mut best_built = 0;
-            environments.least.forget();
-            let renamings = self.perms.iter().zip(&self.inverses).enumerate();
-            for (index, (perm, inverse)) in renamings.skip(1) {
-                let moved = self.moved[index];
-                let mut order = Ordering::Equal;
-                let mut at = 0;
-                while order == Ordering::Equal && at < count {
-                    let old = inverse[at] as usize;
-                    let node = &original[old];
-                    rename_core(
-                        &renamer,
-                        node,
-                        old,
-                        perm,
-                        moved,
-                        &mut node_ids[old],
-                        &mut cores[at],
-                    );
-                    let least = match best {
-                        Some(least) => {
-                            let least_old = self.inverses[least][at] as usize;
-                            let least_node = &original[least_old];
-                            if at == best_built {
-                                let (least_perm, least_moved) =
-                                    (&self.perms[least], self.moved[least]);
-                                let ids = &mut node_ids[least_old];
-                                let out = &mut best_cores[at];
-                                rename_core(
-                                    &renamer,
-                                    least_node,
-                                    least_old,
-                                    least_perm,
-                                    least_moved,
-                                    ids,
-                                    out,
-                                );
-                                best_built += 1;
-                            }
-                            best_cores[at].of(least_node)
-                        }
-                        None => {
-                            let node = &original[at];
-                            (node.core.as_slice(), node.persists.as_slice(), node)
-                        }
-                    };
-                    order = renamed_order(cores[at].of(node), least);
-                    at += 1;
+            match self.least_renaming(&renamer, state, &original, scratch) {
+                Least::Itself => {
+                    state.nodes = original;
+                    state.set_renaming(0);
                 }
-                match order {
-                    Ordering::Greater => continue,
-                    Ordering::Less => {
-                        std::mem::swap(cores, best_cores);
-                        best = Some(index);
-                        best_built = at;
-                        environments.least.forget();
-                        continue;
-                    }
-                    // Every core of both is built.
-                    Ordering::Equal => {}
-                }
-                let least = best.map(|least| &*self.perms[least]);
-                if environments.order(env, vars, state, perm, least) == Ordering::Less {
-                    std::mem::swap(cores, best_cores);
-                    environments.promote();
-                    best = Some(index);
+                Least::Renaming { index, built } => {
+                    self.install(&renamer, state, original, (index, built), scratch)
                 }
             }
-            let Some(least) = best else {
-                state.nodes = original;
-                state.set_renaming(0);
-                return;
-            };
-            let (perm, inverse) = (&self.perms[least], &self.inverses[least]);
-            for at in best_built..count {
-                let old = inverse[at] as usize;
-                let (node, ids, out) = (&original[old], &mut node_ids[old], &mut best_cores[at]);
-                rename_core(&renamer, node, old, perm, self.moved[least], ids, out);
-            }
-            rename_environment(env, vars, state, perm, &mut environments.net);
-            state.forget_lineage();
-            state.set_renaming(least as u16);
-            // The least's nodes are `state`'s moved, with their renamed
-            // cores (the scratch keeps the cores they had).
-            nodes.clear();
-            for (&old, core) in inverse.iter().zip(best_cores.iter_mut()) {
-                let mut node = std::mem::take(&mut original[old as usize]);
-                if !core.unchanged {
-                    std::mem::swap(&mut node.core, &mut core.bytes);
-                    std::mem::swap(&mut node.persists, &mut core.persists);
-                }
-                nodes.push(node);
-            }
-            // The scratch keeps `original`'s memory (emptied nodes).
-            state.nodes = std::mem::replace(nodes, original);
         })
     }
+
+    /// The least renaming of the state whose environment is `state` and
+    /// whose nodes are `original`, with the renamed cores of its first
+    /// `built` positions in `scratch.best_cores` (see
+    /// [`canonicalise`](Self::canonicalise) for the order and the search).
+    fn least_renaming(
+        &self,
+        renamer: &Renamer<'_>,
+        state: &WorldState,
+        original: &[NodeState],
+        scratch: &mut Scratch,
+    ) -> Least {
+        let Scratch {
+            cores,
+            best_cores,
+            node_ids,
+            environments,
+            ..
+        } = scratch;
+        let count = original.len();
+        cores.resize_with(count, RenamedCore::default);
+        best_cores.resize_with(count, RenamedCore::default);
+        node_ids.clear();
+        node_ids.resize(count, None);
+        // The least renaming so far (`None`: `state` itself), and how
+        // many of its renamed cores `best_cores` holds (from position 0).
+        let mut best: Option<usize> = None;
+        let mut best_built = 0;
+        environments.least.forget();
+        let renamings = self.perms.iter().zip(&self.inverses).enumerate();
+        for (index, (perm, inverse)) in renamings.skip(1) {
+            let moved = self.moved[index];
+            let mut order = Ordering::Equal;
+            let mut at = 0;
+            while order == Ordering::Equal && at < count {
+                let old = inverse[at] as usize;
+                let node = &original[old];
+                rename_core(
+                    renamer,
+                    node,
+                    old,
+                    perm,
+                    moved,
+                    &mut node_ids[old],
+                    &mut cores[at],
+                );
+                let least = match best {
+                    Some(least) => {
+                        let least_old = self.inverses[least][at] as usize;
+                        let least_node = &original[least_old];
+                        if at == best_built {
+                            let (least_perm, least_moved) = (&self.perms[least], self.moved[least]);
+                            let ids = &mut node_ids[least_old];
+                            let out = &mut best_cores[at];
+                            rename_core(
+                                renamer,
+                                least_node,
+                                least_old,
+                                least_perm,
+                                least_moved,
+                                ids,
+                                out,
+                            );
+                            best_built += 1;
+                        }
+                        best_cores[at].of(least_node)
+                    }
+                    None => {
+                        let node = &original[at];
+                        (node.core.as_slice(), node.persists.as_slice(), node)
+                    }
+                };
+                order = renamed_order(cores[at].of(node), least);
+                at += 1;
+            }
+            match order {
+                Ordering::Greater => continue,
+                Ordering::Less => {
+                    std::mem::swap(cores, best_cores);
+                    best = Some(index);
+                    best_built = at;
+                    environments.least.forget();
+                    continue;
+                }
+                // Every core of both is built.
+                Ordering::Equal => {}
+            }
+            let least = best.map(|least| &*self.perms[least]);
+            if environments.order(renamer.env, renamer.vars, state, perm, least) == Ordering::Less {
+                std::mem::swap(cores, best_cores);
+                environments.promote();
+                best = Some(index);
+            }
+        }
+        match best {
+            None => Least::Itself,
+            Some(index) => Least::Renaming {
+                index,
+                built: best_built,
+            },
+        }
+    }
+
+    /// Makes `state` (its environment, its nodes taken out as `original`)
+    /// its renaming `least.0`, of which `scratch.best_cores` holds the
+    /// renamed cores of the first `least.1` positions: builds the others,
+    /// renames the environment in place and moves the nodes into their new
+    /// places with their renamed cores (the scratch keeps the cores they
+    /// had, and `original`'s memory).
+    fn install(
+        &self,
+        renamer: &Renamer<'_>,
+        state: &mut WorldState,
+        mut original: Vec<NodeState>,
+        (least, built): (usize, usize),
+        scratch: &mut Scratch,
+    ) {
+        let Scratch {
+            best_cores,
+            node_ids,
+            nodes,
+            environments,
+            ..
+        } = scratch;
+        let (perm, inverse) = (&self.perms[least], &self.inverses[least]);
+        for at in built..original.len() {
+            let old = inverse[at] as usize;
+            let (node, ids, out) = (&original[old], &mut node_ids[old], &mut best_cores[at]);
+            rename_core(renamer, node, old, perm, self.moved[least], ids, out);
+        }
+        rename_environment(
+            renamer.env,
+            renamer.vars,
+            state,
+            perm,
+            &mut environments.net,
+        );
+        state.forget_lineage();
+        state.set_renaming(least as u16);
+        nodes.clear();
+        for (&old, core) in inverse.iter().zip(best_cores.iter_mut()) {
+            let mut node = std::mem::take(&mut original[old as usize]);
+            if !core.unchanged {
+                std::mem::swap(&mut node.core, &mut core.bytes);
+                std::mem::swap(&mut node.persists, &mut core.persists);
+            }
+            nodes.push(node);
+        }
+        state.nodes = std::mem::replace(nodes, original);
+    }
+}
+
+/// The least renaming of a state, as [`Symmetry::least_renaming`] finds it.
+enum Least {
+    /// The state itself (the identity): no renaming is less.
+    Itself,
+    /// Renaming `index`, whose first `built` renamed cores are built.
+    Renaming { index: usize, built: usize },
 }
 
 /// A node as renamed: its core state, its pending persists and the node
@@ -343,6 +399,8 @@ fn rename_core(
 /// How the nodes of one state are renamed.
 struct Renamer<'a> {
     env: &'a Env,
+    /// Renames the ghost variables' bytes.
+    vars: RenameVars<'a>,
     /// Whether every node a renaming skips is checked ([`check_node_ids`]):
     /// with `check-determinism`, in debug builds, and otherwise for one
     /// state canonicalised in [`NODE_IDS_SAMPLE`].
@@ -689,6 +747,7 @@ pub(crate) fn renamed(
     rename_environment(env, vars, &mut renamed, perm, &mut RenameScratch::default());
     let renamer = Renamer {
         env,
+        vars,
         check_skips: true,
     };
     let mut nodes: Vec<Option<NodeState>> = vec![None; state.nodes.len()];
@@ -808,6 +867,19 @@ mod tests {
     /// Every renaming of every reachable state canonicalises to the least
     /// renaming, found by building and comparing them all: the pruned,
     /// lazy search of `canonicalise` is exact.
+    #[test]
+    fn symmetry_is_off_without_two_interchangeable_nodes() {
+        let spec = |symmetric: &[u8]| {
+            WorldSpec::builder(Arc::new(ReqAck::default()), 3)
+                .symmetry(symmetric)
+                .build()
+                .unwrap()
+        };
+        assert!(Symmetry::new(&spec(&[])).is_none(), "off by default");
+        let on = Symmetry::new(&spec(&[1, 2])).expect("two receivers interchange");
+        assert_eq!(on.len(), 2, "the identity and the swap");
+    }
+
     #[test]
     fn the_canonical_form_is_the_least_of_every_renaming() {
         let worlds: [&[&str]; 3] = [

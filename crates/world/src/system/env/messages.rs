@@ -121,7 +121,8 @@ impl Surplus {
 pub struct NetAction {
     /// What happens to it.
     pub op: NetOp,
-    /// Position in [`crate::system::state::WorldState::net`].
+    /// Position of the packet among the messages in flight, in the
+    /// network's order ([`Inspect::messages`](crate::system::inspect::Inspect::messages)'s).
     pub index: u16,
     /// Sending node.
     pub src: u8,

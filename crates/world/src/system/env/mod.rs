@@ -49,7 +49,7 @@ use crate::system::action::{Action, Surplus};
 use crate::system::spec::WorldSpec;
 use crate::system::state::{Budget, NodeState, Payload, WorldState};
 
-pub use clients::open_requests;
+pub(crate) use clients::open_requests;
 
 /// Most unflushed persists a node may have.
 pub const PERSISTS_MAX: usize = 16;

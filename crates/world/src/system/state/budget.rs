@@ -1,7 +1,8 @@
 //! The fault budgets: how many of each environment fault a search may still
 //! inject.
 
-/// Index of each fault budget in [`WorldState::budgets`](super::WorldState::budgets).
+/// A fault budget: its index among a state's budgets, as
+/// [`Inspect::budget`](crate::system::inspect::Inspect::budget) reads them.
 ///
 /// ```
 /// use std::sync::Arc;

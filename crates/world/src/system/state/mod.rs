@@ -36,6 +36,9 @@ use provenance::{DecodedLayout, Lineage, Provenance};
 /// The World's state. Its [`Encode`] bytes are its identity: the fields in
 /// order, each node as [`NodeState`] encodes it.
 ///
+/// Its fields are the World's own: outside this crate, a state is read
+/// through [`World::inspect`](crate::World::inspect), the inspection view.
+///
 /// # Example
 ///
 /// Walking the World by hand, as a property or a test sees it:
@@ -54,38 +57,40 @@ use provenance::{DecodedLayout, Lineage, Provenance};
 /// let mut init = Vec::new();
 /// world.init_states(&mut init);
 /// let [start] = &init[..] else { panic!("one initial state") };
-/// assert_eq!(start.nodes.len(), 2);
-/// assert!(start.net.is_empty() && start.ghost.is_empty());
-/// assert_eq!(start.budget(Budget::Drops), 1);
+/// let view = world.inspect(start);
+/// assert_eq!(view.nodes(), 2);
+/// assert!(view.messages().next().is_none() && view.ghost().is_empty());
+/// assert_eq!(view.budget(Budget::Drops), 1);
 ///
 /// let request = Action::Client(ClientAction::Request { request: 0, node: 0, op: 0 });
 /// let next = world.next_state(start, &request).expect("enabled");
-/// assert_eq!(next.issued, 1);
-/// assert_eq!(next.ghost[0].kind, GhostKind::Invoke);
+/// let view = world.inspect(&next);
+/// assert_eq!(view.issued(), 1);
+/// assert_eq!(view.ghost()[0].kind, GhostKind::Invoke);
 /// // The sender made the request durable: one persist waits for FLUSH.
-/// assert_eq!(next.nodes[0].persists.len(), 1);
+/// assert_eq!(view.node(0).env.persists.len(), 1);
 /// # Ok::<(), cmc_world::system::spec::SpecError>(())
 /// ```
 #[derive(Debug, Default)]
 pub struct WorldState {
     /// The nodes, by id.
-    pub nodes: Vec<NodeState>,
+    pub(crate) nodes: Vec<NodeState>,
     /// Messages in flight: sorted by (src, dst, bytes) with counts, or, in FIFO
     /// mode, sorted by (src, dst) and in send order within a link.
-    pub net: Network,
+    pub(crate) net: Network,
     /// Cut directions of links, sorted: `(src, dst)` when messages from
     /// `src` to `dst` are not delivered (a pair cut is both directions).
-    pub cut_links: Vec<(u8, u8)>,
+    pub(crate) cut_links: Vec<(u8, u8)>,
     /// Remaining fault budgets, indexed by [`Budget`].
-    pub budgets: [u8; BUDGETS],
+    pub(crate) budgets: [u8; BUDGETS],
     /// Client requests issued so far (request ids `0..issued`).
-    pub issued: u8,
+    pub(crate) issued: u8,
     /// Client invocations and replies, in order.
-    pub ghost: Ghost,
+    pub(crate) ghost: Ghost,
     /// Requests, sorted, that were open (invoked, not answered) at their
     /// node when that node crashed: the client saw its connection break, so
     /// the request may never be answered (see [`crate::system::quiescence::answered`]).
-    pub lost_in_crash: Vec<u8>,
+    pub(crate) lost_in_crash: Vec<u8>,
     /// Where the state came from: bookkeeping, not part of the state.
     provenance: Provenance,
 }
@@ -264,22 +269,22 @@ impl WorldState {
     }
 
     /// Remaining budget of `kind`.
-    pub fn budget(&self, kind: Budget) -> u8 {
+    pub(crate) fn budget(&self, kind: Budget) -> u8 {
         self.budgets[kind as usize]
     }
 
     /// Whether messages from `src` reach `dst` (the link's direction is not cut).
-    pub fn link_up(&self, src: u8, dst: u8) -> bool {
+    pub(crate) fn link_up(&self, src: u8, dst: u8) -> bool {
         src == dst || self.cut_links.binary_search(&(src, dst)).is_err()
     }
 
     /// Whether both directions between `a` and `b` are up.
-    pub fn pair_up(&self, a: u8, b: u8) -> bool {
+    pub(crate) fn pair_up(&self, a: u8, b: u8) -> bool {
         self.link_up(a, b) && self.link_up(b, a)
     }
 
     /// Cuts (`cut`) or heals the direction `src -> dst`; whether it changed.
-    pub fn set_cut(&mut self, src: u8, dst: u8, cut: bool) -> bool {
+    pub(crate) fn set_cut(&mut self, src: u8, dst: u8, cut: bool) -> bool {
         self.forget_recording();
         match (self.cut_links.binary_search(&(src, dst)), cut) {
             (Err(at), true) if src != dst => self.cut_links.insert(at, (src, dst)),

@@ -98,14 +98,14 @@ impl Network {
     }
 
     /// Removes every packet, keeping the memory.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.records.clear();
         self.len = 0;
     }
 
     /// Appends `packet` after the others: the caller keeps the network's
     /// order.
-    pub fn push(&mut self, packet: &Packet) {
+    pub(crate) fn push(&mut self, packet: &Packet) {
         packet.encode(&mut self.records);
         self.len += 1;
     }

@@ -131,7 +131,7 @@ impl NodeState {
 
     /// Gives timer `timer` the deadline `at` (replacing an earlier one), or
     /// none (`None`), keeping [`NodeState::deadlines`] sorted.
-    pub fn set_deadline(&mut self, timer: u8, at: Option<u32>) {
+    pub(crate) fn set_deadline(&mut self, timer: u8, at: Option<u32>) {
         let position = self.deadlines.partition_point(|d| d.timer < timer);
         let present = self
             .deadlines
