@@ -207,13 +207,7 @@ fn a_c_core_describes_its_replies_and_operations() {
         &["-O2", "-shared", "-fPIC", "-DCMC_BUG=1", "-DDESCRIBE"],
         &core,
     );
-    let args = [
-        "check",
-        "--core",
-        core.to_str().unwrap(),
-        "--nodes",
-        "2",
-        "requests=1",
+    let extra = [
         "workload=put:2",
         "crashes=1",
         "restarts=1",
@@ -221,7 +215,7 @@ fn a_c_core_describes_its_replies_and_operations() {
         "--replay-out",
         "trace.cmc",
     ];
-    let output = cmc(&args, dir.path());
+    let output = cmc(&core_check_args(&core, &extra), dir.path());
     let (stdout, stderr) = text(&output);
     assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
     assert!(stdout.contains("invoke r0@n"), "{stdout}");

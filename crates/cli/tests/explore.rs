@@ -8,7 +8,7 @@ mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 
-use common::{cmc_exiting, compile_c, spawn_cmc};
+use common::{cmc_exiting, compile_c, spawn_cmc, Running};
 
 #[test]
 fn bad_inputs_are_refused_with_exit_code_2() {
@@ -32,16 +32,6 @@ fn bad_inputs_are_refused_with_exit_code_2() {
     let port = taken.local_addr().unwrap().port().to_string();
     let (_, stderr) = cmc_exiting(&["explore", "die-hard", "--port", &port], dir.path(), 2);
     assert!(stderr.contains("cannot listen on 127.0.0.1"), "{stderr}");
-}
-
-/// Kills the child when dropped.
-struct Running(std::process::Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// Starts `cmc explore ARGS --port 0` in `dir`; the child and the port

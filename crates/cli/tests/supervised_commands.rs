@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 
-use common::{cmc, cmc_command, compile_c, core_check_args, spawn_cmc, text};
+use common::{cmc, cmc_command, compile_c, core_check_args, spawn_cmc, text, Running};
 
 /// Compiles `cores/test/misbehave.c` with `-D<flag>` (the step crashes or
 /// never returns on a client request) into `dir`.
@@ -112,16 +112,6 @@ fn a_core_that_crashes_or_hangs_while_a_pinned_trace_is_replayed_is_a_named_faul
         let args = ["corpus", ".", "--step-timeout", "0.5"];
         let stderr = assert_fault(&bounded(&args, dir.path()), says);
         assert!(stderr.contains("inside a step"), "{stderr}");
-    }
-}
-
-/// Kills the process when dropped (a failing assertion leaves no server behind).
-struct Running(std::process::Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 

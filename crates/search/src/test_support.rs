@@ -5,11 +5,41 @@
 //! setting gives it one flaw a test is about: a panic in a chosen place
 //! ([`Counter::panicking`]) or a property that is not a function of its
 //! state ([`Counter::fickle`]). A test that needs a model of another shape
-//! keeps it next to itself.
+//! keeps it next to itself. [`fingerprints_on_disk`] are the options of a
+//! search that keeps most of its fingerprints on disk; [`print_outcome`]
+//! shows what a long test's run found and how long it took.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use cmc_model::{Encode, Model, Property, StateView};
+
+use crate::{Outcome, SearchOptions};
+
+/// Prints `outcome`'s verdict and figures, and the time since `start`, to
+/// standard error (shown with `--nocapture`, or when the test fails).
+pub fn print_outcome<M: Model>(outcome: &Outcome<M>, start: Instant) {
+    eprintln!(
+        "{:?} {:?} {:?}",
+        outcome.verdict,
+        outcome.stats,
+        start.elapsed()
+    );
+}
+
+/// The options of a search with `workers` workers that keeps its
+/// fingerprints on disk in `dir`, behind a table of 4,096 slots: a search
+/// of more states than that flushes the table to disk.
+pub fn fingerprints_on_disk(workers: usize, dir: &Path) -> SearchOptions {
+    SearchOptions {
+        workers,
+        table_capacity: 4096,
+        fingerprints_on_disk: true,
+        trace_dir: Some(dir.to_path_buf()),
+        ..SearchOptions::default()
+    }
+}
 
 /// The state of a counting model: one number.
 #[derive(Clone, Debug, PartialEq, Encode)]
