@@ -300,23 +300,19 @@ fn gone(pid: u32) -> bool {
     }
 }
 
+/// `cmc check` of three nodes of the slow core at `core`, each with a
+/// client, followed by `extra`.
+fn slow_check_args<'a>(core: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["check", "--core", core.to_str().unwrap(), "--nodes", "3"];
+    args.extend(["requests=3", "clients=0,1,2", "ticks=3"]);
+    args.extend_from_slice(extra);
+    args
+}
+
+/// A slow check started in `dir`, checkpointing to `saved`.
 fn slow_check(dir: &Path) -> std::process::Child {
     let core = hostile_core(dir, "SLOW");
-    spawn_cmc(
-        &[
-            "check",
-            "--core",
-            core.to_str().unwrap(),
-            "--nodes",
-            "3",
-            "requests=3",
-            "clients=0,1,2",
-            "ticks=3",
-            "--checkpoint",
-            "saved",
-        ],
-        dir,
-    )
+    spawn_cmc(&slow_check_args(&core, &["--checkpoint", "saved"]), dir)
 }
 
 #[test]
@@ -345,22 +341,10 @@ fn a_stop_delivered_twice_to_the_process_group_is_one_interruption() {
     let dir = tempfile::tempdir().unwrap();
     let core = hostile_core(dir.path(), "SLOW");
     for signal in [libc::SIGTERM, libc::SIGINT] {
-        let process = common::cmc_command(
-            &[
-                "check",
-                "--core",
-                core.to_str().unwrap(),
-                "--nodes",
-                "3",
-                "requests=3",
-                "clients=0,1,2",
-                "ticks=3",
-            ],
-            dir.path(),
-        )
-        .process_group(0)
-        .spawn()
-        .unwrap();
+        let process = common::cmc_command(&slow_check_args(&core, &[]), dir.path())
+            .process_group(0)
+            .spawn()
+            .unwrap();
         child_of(process.id());
         std::thread::sleep(Duration::from_millis(500));
         let pid = process.id() as i32;

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)] // each test file uses the part it needs
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
@@ -45,6 +46,25 @@ impl Drop for Running {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// Starts `cmc explore ARGS --port 0` in `dir`; the child and the port
+/// of the URL it prints.
+pub fn explore(args: &[&str], dir: &Path) -> (Running, String) {
+    let mut all = vec!["explore", "--port", "0"];
+    all.extend_from_slice(args);
+    let mut child = Running(spawn_cmc(&all, dir));
+    let mut line = String::new();
+    BufReader::new(child.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix("http://127.0.0.1:"))
+        .unwrap_or_else(|| panic!("a loopback URL in {line:?}"))
+        .trim_end_matches('/')
+        .to_string();
+    (child, port)
 }
 
 /// Runs `cmc args` in `dir`, failing the test (after killing it) if it has
