@@ -373,6 +373,7 @@ mod tests {
     use super::*;
     use crate::Cli;
     use cmc_world::catalog::CoreEntry;
+    use cmc_world::test_support::StepCore;
     use cmc_world::{World, WorldSpec};
 
     fn die_hard(params: &mut Params) -> Result<cmc_models::DieHard, String> {
@@ -509,28 +510,8 @@ mod tests {
             ["AckedIsDurable"]
         );
         let other: Arc<dyn Core> = Arc::new(reqack(0));
-        let smaller = {
-            // Another core with the same name but another state layout.
-            struct Other;
-            impl cmc_world::TypedCore for Other {
-                type Durable = u8;
-                type Volatile = u8;
-                fn name(&self) -> &str {
-                    "reqack"
-                }
-                fn step(
-                    &self,
-                    _: &cmc_world::core::abi::Config,
-                    _: &u8,
-                    _: &mut u8,
-                    _: &cmc_world::core::abi::Event,
-                    _: &mut cmc_world::core::abi::Outputs,
-                ) -> Result<(), cmc_world::core::abi::CoreError> {
-                    Ok(())
-                }
-            }
-            Arc::new(Other) as Arc<dyn Core>
-        };
+        // Another core with the same name but another state layout.
+        let smaller: Arc<dyn Core> = Arc::new(StepCore::<u8>::idle("reqack"));
         assert_eq!(added(vec![mine, other]).len(), 1);
         assert!(added(vec![smaller, catalog.cores.rust_core("mine").unwrap()]).is_empty());
     }

@@ -242,13 +242,7 @@ fn a_heap_state_core_describes_its_replies_and_operations() {
 /// `-DDESCRIBE`) and asserts that the counterexample and its replay show
 /// the replies as `OK` and the operations as `op=N`.
 fn assert_replies_and_operations_described(core: &Path, dir: &Path) {
-    let args = [
-        "check",
-        "--core",
-        core.to_str().unwrap(),
-        "--nodes",
-        "2",
-        "requests=1",
+    let extra = [
         "workload=put:2",
         "crashes=1",
         "restarts=1",
@@ -256,7 +250,7 @@ fn assert_replies_and_operations_described(core: &Path, dir: &Path) {
         "--replay-out",
         "trace.cmc",
     ];
-    let output = cmc(&args, dir);
+    let output = cmc(&core_check_args(core, &extra), dir);
     let (stdout, stderr) = text(&output);
     assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
     assert!(stdout.contains("invoke r0@n"), "{stdout}");

@@ -5,7 +5,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{check_reqack_bug2, cmc, cmc_exiting, compile_c, core_check_args, text};
+use common::{
+    check_args, check_reqack_bug2, cmc, cmc_exiting, compile_c, core_check_args,
+    five_crashing_nodes, text,
+};
 
 /// Compiles `cores/test/misbehave.c` with `-D<flag>` into `dir`, as a shared
 /// library (or an object file when `object` is set).
@@ -92,20 +95,13 @@ fn reference_protocol_cores_are_checked_with_their_properties() {
     let dir = tempfile::tempdir().unwrap();
     let (stdout, _) = cmc_exiting(
         &[
-            "check",
-            "--core",
-            "rust:paxos-bug1",
-            "--nodes",
-            "5",
-            "crash_nodes=0,1,2",
-            "crashes=1",
-            "restarts=1",
-            "--max-depth",
-            "6",
-            "--no-deadlock",
-            "--replay-out",
-            "p.cmc",
-        ],
+            &["check"][..],
+            &five_crashing_nodes(
+                "rust:paxos-bug1",
+                &["--max-depth", "6", "--no-deadlock", "--replay-out", "p.cmc"],
+            ),
+        ]
+        .concat(),
         dir.path(),
         1,
     );
@@ -159,19 +155,12 @@ fn abd_through_the_command_explores_the_states_of_its_rust_world() {
 #[test]
 fn a_supervised_check_prints_its_header_once() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "check",
-        "--core",
-        "rust:reqack",
-        "--nodes",
-        "2",
-        "requests=1",
-    ];
+    let args = check_args("rust:reqack", &[]);
     let header = "model world(reqack)";
 
     let both = std::fs::File::create(dir.path().join("both.txt")).unwrap();
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_cmc"))
-        .args(args)
+        .args(&args)
         .current_dir(dir.path())
         .stdout(both.try_clone().unwrap())
         .stderr(both)
@@ -182,7 +171,7 @@ fn a_supervised_check_prints_its_header_once() {
     assert_eq!(shown.matches(header).count(), 1, "{shown}");
 
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_cmc"))
-        .args(args)
+        .args(&args)
         .current_dir(dir.path())
         .output()
         .unwrap();

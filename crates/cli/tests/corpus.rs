@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{cmc_exiting, compile_c, repository};
+use common::{cmc_exiting, compile_c, five_crashing_nodes, repository};
 
 fn corpus_dir() -> std::path::PathBuf {
     repository().join("crates/protocols/corpus")
@@ -160,15 +160,7 @@ fn a_bad_manifest_or_an_unpinned_trace_is_reported() {
 #[test]
 fn a_failing_swarm_walk_writes_its_seed_and_walk_number_and_pins_it() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "check",
-        "--core",
-        "rust:paxos-bug3",
-        "--nodes",
-        "5",
-        "crash_nodes=0,1,2",
-        "crashes=1",
-        "restarts=1",
+    let simulate = [
         "--no-deadlock",
         "--simulate",
         "--swarm",
@@ -182,6 +174,11 @@ fn a_failing_swarm_walk_writes_its_seed_and_walk_number_and_pins_it() {
         "found.cmc-trace",
         "--json",
     ];
+    let args = [
+        &["check"][..],
+        &five_crashing_nodes("rust:paxos-bug3", &simulate),
+    ]
+    .concat();
     let (out, _) = cmc_exiting(&args, dir.path(), 1);
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     let walk = report["walks"]["failing_walk"].as_u64().unwrap();

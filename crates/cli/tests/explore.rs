@@ -5,10 +5,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 
-use common::{cmc_exiting, compile_c, spawn_cmc};
+use common::{cmc_exiting, compile_c, explore};
 
 #[test]
 fn bad_inputs_are_refused_with_exit_code_2() {
@@ -32,35 +32,6 @@ fn bad_inputs_are_refused_with_exit_code_2() {
     let port = taken.local_addr().unwrap().port().to_string();
     let (_, stderr) = cmc_exiting(&["explore", "die-hard", "--port", &port], dir.path(), 2);
     assert!(stderr.contains("cannot listen on 127.0.0.1"), "{stderr}");
-}
-
-/// Kills the child when dropped.
-struct Running(std::process::Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `cmc explore ARGS --port 0` in `dir`; the child and the port
-/// of the URL it prints.
-fn explore(args: &[&str], dir: &std::path::Path) -> (Running, String) {
-    let mut all = vec!["explore", "--port", "0"];
-    all.extend_from_slice(args);
-    let mut child = Running(spawn_cmc(&all, dir));
-    let mut line = String::new();
-    BufReader::new(child.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port = line
-        .split_whitespace()
-        .find_map(|word| word.strip_prefix("http://127.0.0.1:"))
-        .unwrap_or_else(|| panic!("a loopback URL in {line:?}"))
-        .trim_end_matches('/')
-        .to_string();
-    (child, port)
 }
 
 /// The whole response to `GET target` on the explorer at `port`.

@@ -607,16 +607,8 @@ impl SeedFiles {
             0 => {
                 let bytes = mutate_replay_file(rng, &[GLUE_LOG.as_bytes().to_vec()]);
                 replace_file(&dir.join("glue.log"), &bytes);
-                let args = [
-                    "cmc",
-                    "validate",
-                    "glue.log",
-                    "--core",
-                    "rust:reqack",
-                    "--nodes",
-                    "2",
-                ];
-                ("glue log", bytes, args.to_vec())
+                let args = [&["cmc"][..], &common::VALIDATE_GLUE_LOG].concat();
+                ("glue log", bytes, args)
             }
             1 => {
                 let bytes = mutate_replay_file(rng, &[GATE_FILE.as_bytes().to_vec()]);

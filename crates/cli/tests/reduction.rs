@@ -4,23 +4,18 @@
 
 mod common;
 
-use common::cmc_exiting;
+use common::{check_args, cmc_exiting};
 
-const WORLD: [&str; 6] = [
-    "check",
-    "--core",
-    "rust:reqack",
-    "--nodes",
-    "2",
-    "requests=1",
-];
+/// The core of the World these tests check ([`check_args`]: two nodes, one
+/// request).
+const WORLD: &str = "rust:reqack";
 
 /// reqack's own property `AckedIsDurable` reads node state: the run
 /// explores every step and says so, in text and JSON.
 #[test]
 fn a_refused_reduction_is_reported_with_its_reason() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [&WORLD[..], &["--reduction", "--json"]].concat();
+    let args = check_args(WORLD, &["--reduction", "--json"]);
     let (out, _) = cmc_exiting(&args, dir.path(), 0);
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     let reduction = report["reduction"].as_str().unwrap();
@@ -28,13 +23,13 @@ fn a_refused_reduction_is_reported_with_its_reason() {
         reduction.starts_with("asked for but off") && reduction.contains("AckedIsDurable"),
         "{reduction}"
     );
-    let args = [&WORLD[..], &["--reduction"]].concat();
+    let args = check_args(WORLD, &["--reduction"]);
     let (text, _) = cmc_exiting(&args, dir.path(), 0);
     assert!(
         text.contains("Partial-order reduction: asked for but off"),
         "{text}"
     );
-    let (plain, _) = cmc_exiting(&WORLD, dir.path(), 0);
+    let (plain, _) = cmc_exiting(&check_args(WORLD, &[]), dir.path(), 0);
     assert!(!plain.contains("Partial-order reduction"), "{plain}");
 }
 
@@ -42,7 +37,7 @@ fn a_refused_reduction_is_reported_with_its_reason() {
 fn reduction_is_for_breadth_first_search_only() {
     let dir = tempfile::tempdir().unwrap();
     for other in [&["--dfs"][..], &["--simulate", "--seed", "1"]] {
-        let args = [&WORLD[..], &["--reduction"], other].concat();
+        let args = [check_args(WORLD, &["--reduction"]), other.to_vec()].concat();
         let (_, err) = cmc_exiting(&args, dir.path(), 2);
         assert!(err.contains("--reduction"), "{err}");
     }
@@ -69,7 +64,7 @@ fn count_before(text: &str, what: &str) -> u64 {
 #[test]
 fn sleep_sets_find_every_state_and_say_how_many_steps_slept() {
     let dir = tempfile::tempdir().unwrap();
-    let world = [&WORLD[..], &["crashes=1", "restarts=1"]].concat();
+    let world = check_args(WORLD, &["crashes=1", "restarts=1"]);
     let (full, _) = cmc_exiting(&world, dir.path(), 0);
     let args = [&world[..], &["--sleep-sets"]].concat();
     let (asleep, _) = cmc_exiting(&args, dir.path(), 0);
@@ -93,7 +88,7 @@ fn sleep_sets_find_every_state_and_say_how_many_steps_slept() {
 fn sleep_sets_are_for_breadth_first_search_and_not_combined_with_persistent_sets() {
     let dir = tempfile::tempdir().unwrap();
     for other in [&["--dfs"][..], &["--reduction"]] {
-        let args = [&WORLD[..], &["--sleep-sets"], other].concat();
+        let args = [check_args(WORLD, &["--sleep-sets"]), other.to_vec()].concat();
         let (_, err) = cmc_exiting(&args, dir.path(), 2);
         assert!(err.contains("--sleep-sets"), "{err}");
     }

@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 
-use common::{cmc, cmc_command, compile_c, core_check_args, spawn_cmc, text};
+use common::{cmc, cmc_command, compile_c, core_check_args, explore, text};
 
 /// Compiles `cores/test/misbehave.c` with `-D<flag>` (the step crashes or
 /// never returns on a client request) into `dir`.
@@ -115,16 +115,6 @@ fn a_core_that_crashes_or_hangs_while_a_pinned_trace_is_replayed_is_a_named_faul
     }
 }
 
-/// Kills the process when dropped (a failing assertion leaves no server behind).
-struct Running(std::process::Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// `GET target` on 127.0.0.1:`port`: the status line, or why there is none
 /// (the connection closed without an answer, or no answer within 10 s).
 fn status_of(port: &str, target: &str) -> Result<String, String> {
@@ -158,29 +148,17 @@ fn status_of(port: &str, target: &str) -> Result<String, String> {
 fn a_core_that_hangs_under_the_explorer_is_named_and_the_explorer_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let core = misbehaving_core(dir.path(), "HANG");
+    let core = core.to_str().unwrap();
     let args = [
-        "explore",
-        "--port",
-        "0",
         "--core",
-        core.to_str().unwrap(),
+        core,
         "--nodes",
         "2",
         "requests=1",
         "--step-timeout",
         "0.5",
     ];
-    let mut process = Running(spawn_cmc(&args, dir.path()));
-    let mut line = String::new();
-    BufReader::new(process.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port = line
-        .split_whitespace()
-        .find_map(|word| word.strip_prefix("http://127.0.0.1:"))
-        .unwrap_or_else(|| panic!("a loopback URL in {line:?}"))
-        .trim_end_matches('/')
-        .to_string();
+    let (mut process, port) = explore(&args, dir.path());
     let started = Instant::now();
     let hung: Vec<_> = (0..20)
         .map(|_| {

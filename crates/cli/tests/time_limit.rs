@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{cmc, text};
+use common::{cmc, five_crashing_nodes, text};
 
 /// Runs `cmc check ARGS --time-limit 1 --json` and returns its JSON report,
 /// after checking it ended with exit code 2 and the `time-limit` verdict.
@@ -55,15 +55,6 @@ fn the_timely_engine_stops_too() {
 
 #[test]
 fn a_world_of_cores_in_a_supervised_child_stops_too() {
-    let report = bounded_by_time(&[
-        "--core",
-        "rust:paxos",
-        "--nodes",
-        "5",
-        "crash_nodes=0,1,2",
-        "crashes=1",
-        "restarts=1",
-        "--no-deadlock",
-    ]);
+    let report = bounded_by_time(&five_crashing_nodes("rust:paxos", &["--no-deadlock"]));
     assert!(report["distinct_states"].as_u64().unwrap() > 0);
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{cmc, text};
+use common::{cmc, text, VALIDATE_GLUE_LOG};
 
 /// Node 0's first request under the reqack core (Rust or C), as a correct
 /// glue logs it (the fixture the World's own glue tests read too).
@@ -15,17 +15,7 @@ const FIRST_REQUEST: &str = include_str!(concat!(
 fn validate(log: &str) -> (Option<i32>, String, String) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("glue.log"), log).unwrap();
-    let output = cmc(
-        &[
-            "validate",
-            "glue.log",
-            "--core",
-            "rust:reqack",
-            "--nodes",
-            "2",
-        ],
-        dir.path(),
-    );
+    let output = cmc(&VALIDATE_GLUE_LOG, dir.path());
     let (stdout, stderr) = text(&output);
     (output.status.code(), stdout, stderr)
 }

@@ -7,6 +7,7 @@ use cmc_model::{Encode, Fingerprint, Model};
 use cmc_models::{
     PaxosCommit, PaxosCommitConstants, PaxosCommitInvariant, TwoPhase, TwoPhaseInvariant,
 };
+use cmc_search::test_support::{self, Fickle};
 use cmc_search::{Checker, Outcome, SearchOptions, Verdict};
 
 fn timely<M: Model + Send + 'static>(model: M, threads: usize) -> Outcome<M> {
@@ -336,49 +337,11 @@ fn a_checkpoint_of_every_level_resumes_at_the_last_one_with_the_same_counts() {
     ));
 }
 
-/// A chain 0..=9 whose invariant answers "violated" on its 7th call only.
-struct Fickle {
-    calls: Arc<std::sync::atomic::AtomicU64>,
-}
-
-impl Model for Fickle {
-    type State = u8;
-    type Action = ();
-    fn name(&self) -> String {
-        "fickle".into()
-    }
-    fn init_states(&self, out: &mut Vec<u8>) {
-        out.push(0);
-    }
-    fn actions(&self, _: &u8, out: &mut Vec<()>) {
-        out.push(());
-    }
-    fn next_state(&self, state: &u8, _: &()) -> Option<u8> {
-        (*state < 9).then_some(state + 1)
-    }
-    fn is_terminal(&self, state: &u8) -> bool {
-        *state == 9
-    }
-    fn properties(&self) -> Vec<cmc_model::Property<Self>> {
-        vec![cmc_model::Property::always(
-            "Fickle",
-            |model: &Fickle, _| {
-                model
-                    .calls
-                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-                    + 1
-                    != 7
-            },
-        )]
-    }
-}
-
 /// As in the native engine, a violation the property does not repeat on
 /// its counterexample is a property error naming it, not a violation.
 #[test]
 fn a_property_that_changes_its_mind_is_a_property_error() {
-    let calls = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let outcome = timely(Fickle { calls }, 1);
+    let outcome = timely(test_support::Counter::to(9).fickle(Fickle::Invariant, 7), 1);
     match &outcome.verdict {
         Verdict::Error { message } => assert!(
             message.contains("PROPERTY ERROR") && message.contains("Fickle"),

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use cmc_explore::http::Limits;
 use cmc_explore::Server;
 use cmc_model::{Encode, Fingerprint, Model};
+use cmc_search::test_support::{Counter, Panic};
 
 /// A response as read off the socket.
 struct Reply {
@@ -428,44 +429,14 @@ fn action_links(page: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A counter whose description panics at 2.
-struct Fragile;
-
-#[derive(Clone, Debug, PartialEq, Encode)]
-struct Count(u8);
-
-impl Model for Fragile {
-    type State = Count;
-    type Action = ();
-    fn name(&self) -> String {
-        "fragile".into()
-    }
-    fn init_states(&self, out: &mut Vec<Count>) {
-        out.push(Count(0));
-    }
-    fn actions(&self, _: &Count, out: &mut Vec<()>) {
-        out.push(());
-    }
-    fn next_state(&self, count: &Count, _: &()) -> Option<Count> {
-        (count.0 < 5).then(|| Count(count.0 + 1))
-    }
-    fn describe_state(&self, count: &Count) -> cmc_model::StateView {
-        assert!(count.0 != 2, "cannot describe two");
-        cmc_model::StateView::new().field("count", count.0)
-    }
-}
-
 #[test]
 fn a_model_that_panics_gets_a_500_and_the_server_goes_on() {
-    let address = serve(Server::bind_model(Fragile, 0).unwrap());
+    let address =
+        serve(Server::bind_model(Counter::to(5).panicking(Panic::Description, 2), 0).unwrap());
     assert_eq!(get(address, "/?path=0").status, 200);
     // The page of count 1 describes its successor, count 2.
     let broken = get(address, "/?path=0.0");
     assert_eq!(broken.status, 500);
-    assert!(
-        broken.body.contains("cannot describe two"),
-        "{}",
-        broken.body
-    );
+    assert!(broken.body.contains("cannot describe 2"), "{}", broken.body);
     assert_eq!(get(address, "/?path=0").status, 200);
 }

@@ -8,6 +8,7 @@
 
 use cmc_model::Model;
 use cmc_models::{TwoPhase, TwoPhaseInvariant};
+use cmc_search::test_support::fingerprints_on_disk;
 use cmc_search::{Checker, Outcome, Report, SearchOptions, Verdict};
 
 const MIB: u64 = 1 << 20;
@@ -19,13 +20,7 @@ fn assert_disk_set_matches_memory<M: Model + Clone>(model: M) {
     for workers in [1, 2] {
         let dir = tempfile::tempdir().unwrap();
         let on_disk = Checker::new(model.clone())
-            .options(SearchOptions {
-                workers,
-                table_capacity: 4096,
-                fingerprints_on_disk: true,
-                trace_dir: Some(dir.path().to_path_buf()),
-                ..SearchOptions::default()
-            })
+            .options(fingerprints_on_disk(workers, dir.path()))
             .run();
         assert_same_figures(&on_disk, &in_memory, &model, workers);
         let context = format!("{} {:?}, {workers} worker(s)", model.name(), model.params());

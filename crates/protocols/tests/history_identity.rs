@@ -5,10 +5,10 @@
 //! property and a counterexample of the same (shortest) length, in no more
 //! states. Each run prints both modes' distinct-state counts.
 
-mod support;
+mod common;
 
 use cmc_world::World;
-use support::check;
+use common::check;
 
 /// Checks `full` and `summarised` (the same World in both modes) and
 /// compares them; `expected` is the verdict both must give. Returns the
@@ -41,7 +41,7 @@ fn same_verdicts(
 
 /// ABD as the gate runs it (two requests, a replica crash, symmetry).
 fn abd(bug: u32, extra: &[&str]) -> World {
-    let params = [&support::ABD_GATE_PARAMS[..], extra].concat();
+    let params = [&common::ABD_GATE_PARAMS[..], extra].concat();
     cmc_protocols::abd::world(bug, 5, &params).unwrap()
 }
 

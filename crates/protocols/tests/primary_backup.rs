@@ -7,7 +7,7 @@
 //! a backup's ack of the log it lost in the crash for the new log it wrote
 //! in its place (9 states).
 
-mod support;
+mod common;
 
 use cmc_protocols::primary_backup;
 
@@ -16,7 +16,7 @@ use cmc_protocols::primary_backup;
 fn check(bug: u32, max_depth: u64) -> (String, u64) {
     let params = ["requests=2", "crashes=1", "restarts=1"];
     let world = primary_backup::world(bug, 3, &params).unwrap();
-    let concluded = support::check(world, max_depth);
+    let concluded = common::check(world, max_depth);
     (concluded.verdict, concluded.states)
 }
 

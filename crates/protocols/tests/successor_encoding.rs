@@ -12,13 +12,13 @@
 //! with the successor made again from scratch, and compares the partial
 //! one's encoding with the whole one's.
 
-mod support;
+mod common;
 
 use std::sync::Arc;
 
 use cmc_world::example_cores::reqack::ReqAck;
 use cmc_world::{World, WorldSpec};
-use support::{check_determinism, check_determinism_depth_first, ABD_GATE_PARAMS};
+use common::{check_determinism, check_determinism_depth_first, ABD_GATE_PARAMS};
 
 #[test]
 fn paxos_successors_copied_from_their_parents_are_their_encodings() {

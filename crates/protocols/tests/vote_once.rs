@@ -5,7 +5,7 @@
 //! The configuration: two servers that may both stand, one term, no client
 //! request, one crash and one restart of server 1.
 
-mod support;
+mod common;
 
 use std::collections::HashSet;
 
@@ -15,7 +15,7 @@ use cmc_search::{Checker, Verdict};
 use cmc_world::system::spec::BUDGET_NAMES;
 use cmc_world::system::state::{GhostEntry, WorldState};
 use cmc_world::{World, WorldSpec};
-use support::check_determinism;
+use common::check_determinism;
 
 const PARAMS: [&str; 5] = [
     "cfg0=1",

@@ -66,6 +66,8 @@ mod simulate;
 mod sleep;
 mod strategy;
 mod swarm;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;
 mod time_limit;
 mod view_bfs;
 mod visit;

@@ -2,18 +2,14 @@
 //! descriptions and actions are markup and quotes: everything comes out
 //! escaped, nothing is interpreted.
 
-use cmc_model::{Encode, Model, Property, StateView};
+use cmc_model::{Model, Property, StateView};
+use cmc_search::test_support::Count;
 use cmc_search::{AnyModel, SearchOptions};
 
 const HOSTILE_NAME: &str = "<script>alert(\"name\")</script>";
 
 /// A counter to 3 whose every text is markup; `Below3` fails at 3.
 struct Hostile;
-
-#[derive(Clone, Debug, PartialEq, Encode)]
-struct Count {
-    value: u8,
-}
 
 impl Model for Hostile {
     type State = Count;

@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use cmc_model::{Encode, Model, Property};
+use cmc_search::test_support::fingerprints_on_disk;
 use cmc_search::{
     replay, Checker, RandomWalks, ReplayFile, SearchOptions, Strategy, Verdict, ViolationKind,
 };
@@ -703,15 +704,9 @@ fn resuming_another_model_or_an_empty_directory_is_a_clear_error() {
 fn fingerprints_on_disk_give_the_same_counts_as_in_memory() {
     let dir = tempfile::tempdir().unwrap();
     for workers in [1, 2] {
+        // A table of 4,096 slots: the 65,536 states flush it many times.
         let outcome = Checker::new(Switches)
-            .options(SearchOptions {
-                workers,
-                // A table of 4,096 slots: the 65,536 states flush it many times.
-                table_capacity: 4096,
-                fingerprints_on_disk: true,
-                trace_dir: Some(dir.path().to_path_buf()),
-                ..SearchOptions::default()
-            })
+            .options(fingerprints_on_disk(workers, dir.path()))
             .run();
         assert_eq!(outcome.verdict, Verdict::Pass, "{workers} workers");
         assert_eq!(outcome.stats.distinct_states, 1 << 16);

@@ -144,6 +144,8 @@ pub mod report;
 pub mod run;
 pub mod supervise;
 pub mod system;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;
 pub mod validate;
 pub mod world_args;
 

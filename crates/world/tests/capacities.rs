@@ -2,16 +2,14 @@
 //! with a capacity fault naming it, the node and the step: nothing a core
 //! emits is lost without a budget.
 
-mod common;
-
 use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
 use cmc_model::Model;
 use cmc_search::{Checker, Verdict};
 use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_world::test_support::StepCore;
 use cmc_world::{Fault, FaultKind, World, WorldSpec};
-use common::step_core::StepCore;
 
 /// Two counters, used as both the durable and the volatile part.
 #[derive(Clone, Copy, Default, Pod, Zeroable)]

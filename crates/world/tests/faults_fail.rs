@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use cmc_search::{Checker, Verdict};
 use cmc_world::core::abi::EventKind;
+use cmc_world::test_support::StepCore;
 use cmc_world::{CCore, World, WorldSpec};
-use common::step_core::StepCore;
 
 mod common;
 

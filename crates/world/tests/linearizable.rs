@@ -3,8 +3,6 @@
 //! answers. The planted bug answers reads at node 1 from a local copy that is
 //! never refreshed: a stale read after a completed write.
 
-mod common;
-
 use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
@@ -15,8 +13,8 @@ use cmc_search::{Checker, Outcome, Verdict};
 use cmc_world::core::abi::EventKind;
 use cmc_world::properties::consistency::{self, ClientHistory, ReplyMeaning};
 use cmc_world::system::state::WorldState;
+use cmc_world::test_support::StepCore;
 use cmc_world::{World, WorldSpec};
-use common::step_core::StepCore;
 
 #[derive(Clone, Copy, Pod, Zeroable)]
 #[repr(C)]

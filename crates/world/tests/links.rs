@@ -14,8 +14,8 @@ use cmc_search::{Checker, Verdict};
 use cmc_world::core::abi::EventKind;
 use cmc_world::system::spec::WorldSpecBuilder;
 use cmc_world::system::state::Budget;
+use cmc_world::test_support::StepCore;
 use cmc_world::{build_world, World, WorldArgs, WorldSpec};
-use common::step_core::StepCore;
 
 #[derive(Clone, Copy, Default, Pod, Zeroable)]
 #[repr(C)]

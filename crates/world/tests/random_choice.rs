@@ -10,8 +10,8 @@ use bytemuck::{Pod, Zeroable};
 use cmc_model::Model;
 use cmc_search::{Checker, Verdict};
 use cmc_world::core::abi::EventKind;
+use cmc_world::test_support::StepCore;
 use cmc_world::{CCore, World, WorldSpec};
-use common::step_core::StepCore;
 
 /// The two values drawn (each 0 until drawn, then value + 1).
 #[derive(Clone, Copy, Default, Pod, Zeroable)]

@@ -15,6 +15,7 @@ use cmc_model::Property;
 use cmc_search::{Checker, Outcome, ReductionStats, Verdict};
 use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 use cmc_world::system::state::{GhostKind, WorldState};
+use cmc_world::test_support::StepCore;
 use cmc_world::{TypedCore, World, WorldSpec};
 
 const PING: u8 = 1;
@@ -289,34 +290,19 @@ fn a_step_back_to_a_stored_state_does_not_hide_the_others_forever() {
 /// persistent set, so both orders are explored.
 #[test]
 fn replies_are_visible_and_both_orders_are_explored() {
-    struct Responder;
-    impl TypedCore for Responder {
-        type Durable = u32;
-        type Volatile = u32;
-        fn name(&self) -> &str {
-            "responder"
-        }
-        fn step(
-            &self,
-            _: &Config,
-            _: &u32,
-            request: &mut u32,
-            event: &Event,
-            out: &mut Outputs,
-        ) -> Result<(), CoreError> {
-            match event.kind() {
-                Some(EventKind::Client) => {
-                    *request = event.id;
-                    out.set_timer(TIMER)
-                }
-                Some(EventKind::Timer) => out.reply(*request, &[1]),
-                _ => Ok(()),
+    let responder = StepCore::new(
+        "responder",
+        |_, request: &mut u32, event, out| match event.kind() {
+            Some(EventKind::Client) => {
+                *request = event.id;
+                out.set_timer(TIMER)
             }
-        }
-        fn may_send(&self, _: &Config, _: u32) -> bool {
-            false
-        }
-    }
+            Some(EventKind::Timer) => out.reply(*request, &[1]),
+            _ => Ok(()),
+        },
+    )
+    .never_sends();
+    let responder = Arc::new(responder);
     let first_reply_to_request_0 = Property::always(
         "FirstReplyToRequest0",
         |world: &World, state: &WorldState| {
@@ -326,7 +312,7 @@ fn replies_are_visible_and_both_orders_are_explored() {
         },
     );
     for reduction in [false, true] {
-        let mut spec = WorldSpec::new(Arc::new(Responder), 2).expect("a spec");
+        let mut spec = WorldSpec::new(responder.clone(), 2).expect("a spec");
         spec.set_all(&["requests=2", "clients=0,1", "spread=1"])
             .expect("valid parameters");
         let world = World::new(spec).with_history_property(first_reply_to_request_0.clone());
@@ -372,31 +358,14 @@ fn an_answer_not_yet_sent_still_races_one_in_flight() {
 /// the reduction's independence rests on the declaration.
 #[test]
 fn a_send_the_core_did_not_declare_is_a_fault() {
-    struct Liar;
-    impl TypedCore for Liar {
-        type Durable = u32;
-        type Volatile = u32;
-        fn name(&self) -> &str {
-            "liar"
+    let liar = StepCore::<u32>::new("liar", |_, _, event, out| {
+        if event.kind() == Some(EventKind::Client) {
+            out.send(1, &[PING])?;
         }
-        fn step(
-            &self,
-            _: &Config,
-            _: &u32,
-            _: &mut u32,
-            event: &Event,
-            out: &mut Outputs,
-        ) -> Result<(), CoreError> {
-            if event.kind() == Some(EventKind::Client) {
-                out.send(1, &[PING])?;
-            }
-            Ok(())
-        }
-        fn may_send(&self, _: &Config, _: u32) -> bool {
-            false
-        }
-    }
-    let outcome = check(world(Liar, 2), true);
+        Ok(())
+    })
+    .never_sends();
+    let outcome = check(world(liar, 2), true);
     match &outcome.verdict {
         Verdict::Error { message } => assert!(
             message.contains("may_send does not allow n0 to send to n1"),

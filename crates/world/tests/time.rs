@@ -3,8 +3,6 @@
 //! by more than K. Counts are derived by hand or by an enumeration that does
 //! not use the World.
 
-mod common;
-
 use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
@@ -13,8 +11,8 @@ use cmc_search::{Checker, Verdict};
 use cmc_world::core::abi::{EventKind, OutputKind};
 use cmc_world::system::action::{Action, NodeAction};
 use cmc_world::system::state::WorldState;
+use cmc_world::test_support::StepCore;
 use cmc_world::{FaultKind, World, WorldSpec};
-use common::step_core::StepCore;
 
 /// What the alarm core remembers: whether its timer fired, and at which clock.
 #[derive(Clone, Copy, Default, Pod, Zeroable)]

@@ -4,6 +4,7 @@
 //! search is cut at that depth and says so (a value is decided within it): it is a bounded check, not a
 //! complete one.
 
+use cmc_search::test_support::print_outcome;
 use cmc_search::{Checker, Verdict};
 use cmc_target_raft_rs::{world, RaftAdapter};
 
@@ -25,12 +26,7 @@ fn raft_0_7_keeps_every_property_up_to_depth_15() {
         .check_deadlock(false)
         .check_determinism(true)
         .run();
-    eprintln!(
-        "{:?} {:?} {:?}",
-        outcome.verdict,
-        outcome.stats,
-        start.elapsed()
-    );
+    print_outcome(&outcome, start);
     assert_eq!(outcome.verdict, Verdict::Pass);
     assert!(
         !outcome.stats.complete,

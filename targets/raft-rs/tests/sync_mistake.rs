@@ -11,6 +11,7 @@
 //! configuration as deep (no client entry is committed that early, so the
 //! witness `ValueDecided` is not reached there: `bounded.rs` reaches it).
 
+use cmc_search::test_support::print_outcome;
 use cmc_search::{Checker, Verdict};
 use cmc_target_raft_rs::{world, RaftAdapter};
 use cmc_world::core::fault::FaultKind;
@@ -37,12 +38,7 @@ fn a_follower_that_acknowledges_unsynced_entries_loses_a_committed_entry() {
         None,
     );
     let outcome = checker.run();
-    eprintln!(
-        "{:?} {:?} {:?}",
-        outcome.verdict,
-        outcome.stats,
-        start.elapsed()
-    );
+    print_outcome(&outcome, start);
     let fault = checker
         .model()
         .fault()
@@ -62,12 +58,7 @@ fn a_follower_that_acknowledges_unsynced_entries_loses_a_committed_entry() {
     let depth = outcome.stats.depth;
     let checker = search(RaftAdapter::default(), Some(depth)).check_determinism(true);
     let outcome = checker.run();
-    eprintln!(
-        "{:?} {:?} {:?}",
-        outcome.verdict,
-        outcome.stats,
-        start.elapsed()
-    );
+    print_outcome(&outcome, start);
     assert_eq!(checker.model().fault(), None);
     assert_eq!(
         outcome.verdict,

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)] // each test file uses the part it needs
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
@@ -27,6 +28,43 @@ pub fn cmc(args: &[&str], dir: &Path) -> Output {
 /// Starts `cmc args` in `dir` with piped standard output and standard error.
 pub fn spawn_cmc(args: &[&str], dir: &Path) -> Child {
     cmc_command(args, dir).spawn().expect("the cmc binary runs")
+}
+
+/// Asserts that `text` contains each of `parts`, showing `text` if not.
+pub fn assert_contains_all(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no {part:?} in:\n{text}");
+    }
+}
+
+/// A running `cmc`, killed when dropped (a failing assertion leaves no
+/// server behind).
+pub struct Running(pub Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `cmc explore ARGS --port 0` in `dir`; the child and the port
+/// of the URL it prints.
+pub fn explore(args: &[&str], dir: &Path) -> (Running, String) {
+    let mut all = vec!["explore", "--port", "0"];
+    all.extend_from_slice(args);
+    let mut child = Running(spawn_cmc(&all, dir));
+    let mut line = String::new();
+    BufReader::new(child.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix("http://127.0.0.1:"))
+        .unwrap_or_else(|| panic!("a loopback URL in {line:?}"))
+        .trim_end_matches('/')
+        .to_string();
+    (child, port)
 }
 
 /// Runs `cmc args` in `dir`, failing the test (after killing it) if it has
@@ -133,17 +171,36 @@ pub fn check_reqack_bug2_with(dir: &Path, replay_out: &str, extra: &[&str]) -> (
     (stdout, stderr)
 }
 
-/// The arguments of `cmc check` on a World of two nodes of `core` with one
-/// request, followed by `extra`.
-pub fn core_check_args<'a>(core: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "check",
-        "--core",
-        core.to_str().unwrap(),
-        "--nodes",
-        "2",
-        "requests=1",
-    ];
+/// The arguments of `cmc check` on a World of two nodes of `core` (a
+/// path or a name such as `rust:reqack`) with one request, followed by
+/// `extra`.
+pub fn check_args<'a>(core: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["check", "--core", core, "--nodes", "2", "requests=1"];
     args.extend_from_slice(extra);
     args
+}
+
+/// `--core core` on five nodes, of which nodes 0 to 2 may crash once and
+/// restart (the crashes of the reference protocols' checks), followed by
+/// `extra`.
+pub fn five_crashing_nodes<'a>(core: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["--core", core, "--nodes", "5"];
+    args.extend(["crash_nodes=0,1,2", "crashes=1", "restarts=1"]);
+    args.extend_from_slice(extra);
+    args
+}
+
+/// `cmc validate glue.log` against a World of two reqack nodes.
+pub const VALIDATE_GLUE_LOG: [&str; 6] = [
+    "validate",
+    "glue.log",
+    "--core",
+    "rust:reqack",
+    "--nodes",
+    "2",
+];
+
+/// [`check_args`] of the core library at `core`.
+pub fn core_check_args<'a>(core: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    check_args(core.to_str().unwrap(), extra)
 }

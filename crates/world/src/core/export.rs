@@ -448,35 +448,16 @@ macro_rules! export_core {
 
 #[cfg(test)]
 mod tests {
-    use crate::core::abi::{Config, CoreError, Event, Outputs};
+    use crate::core::abi::Config;
+    use crate::test_support::StepCore;
     use crate::{CCore, Core, TypedCore};
 
     /// A core that names its one reply and leaves operations to the World.
-    #[derive(Default)]
-    struct Named;
-
-    impl TypedCore for Named {
-        type Durable = u8;
-        type Volatile = u8;
-        fn name(&self) -> &str {
-            "named"
-        }
-        fn step(
-            &self,
-            _: &Config,
-            _: &u8,
-            _: &mut u8,
-            _: &Event,
-            _: &mut Outputs,
-        ) -> Result<(), CoreError> {
-            Ok(())
-        }
-        fn describe_reply(&self, _: &Config, payload: &[u8]) -> Option<String> {
-            (payload == [1]).then(|| "OK".into())
-        }
+    fn named() -> StepCore<u8> {
+        StepCore::idle("named").describing_replies(|payload| (payload == [1]).then(|| "OK".into()))
     }
 
-    crate::export_core!(Named);
+    crate::export_core!(StepCore<u8> = named());
 
     #[test]
     fn an_exported_core_describes_replies_and_operations_as_in_process() {
@@ -494,7 +475,7 @@ mod tests {
         for payload in [&[1u8][..], &[2], &[]] {
             assert_eq!(
                 Core::describe_reply(&exported, &config, payload),
-                TypedCore::describe_reply(&Named, &config, payload),
+                TypedCore::describe_reply(&named(), &config, payload),
                 "{payload:?}"
             );
             assert_eq!(Core::describe_operation(&exported, &config, payload), None);

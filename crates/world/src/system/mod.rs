@@ -13,9 +13,6 @@ pub mod symmetry;
 mod symmetry_check;
 pub mod workload;
 
-#[cfg(test)]
-mod test_core;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 

@@ -770,11 +770,16 @@ impl ParamValue<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::system::test_core::Idle;
+    use crate::test_support::StepCore;
+
+    /// A core that does nothing, its nodes interchangeable.
+    fn idle() -> Arc<StepCore<u8>> {
+        Arc::new(StepCore::idle("idle").symmetric())
+    }
 
     #[test]
     fn params_are_parsed_and_bad_ones_explained() {
-        let mut spec = WorldSpec::new(Arc::new(Idle), 3).unwrap();
+        let mut spec = WorldSpec::new(idle(), 3).unwrap();
         spec.set_all(&["net=fifo", "drops=2", "requests=1", "clients=0,2", "cfg1=7"])
             .unwrap();
         assert_eq!(spec.net, NetSemantics::Fifo);
@@ -801,11 +806,11 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("role 1"));
-        assert!(WorldSpec::new(Arc::new(Idle), NODES_MAX + 1).is_err());
+        assert!(WorldSpec::new(idle(), NODES_MAX + 1).is_err());
     }
 
     fn fresh() -> WorldSpec {
-        WorldSpec::new(Arc::new(Idle), 3).unwrap()
+        WorldSpec::new(idle(), 3).unwrap()
     }
 
     #[test]
@@ -869,7 +874,7 @@ mod tests {
                 "symmetry=1,2: nodes 1 and 2 differ in core, clients or crash_nodes: not interchangeable"
             );
         }
-        let built = WorldSpec::builder(Arc::new(Idle), 3)
+        let built = WorldSpec::builder(idle(), 3)
             .symmetry(&[1, 2])
             .param("clients", "1")
             .build();

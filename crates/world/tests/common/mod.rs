@@ -1,6 +1,6 @@
-//! The C fixtures of the integration tests, compiled on first use, helpers
-//! to read a World's actions, and test cores written as one function
-//! ([`step_core`]).
+//! The C fixtures of the integration tests, compiled on first use, and
+//! helpers to read a World's actions (test cores in Rust are
+//! `cmc_world::test_support`'s).
 //!
 //! The tests build what they load themselves, with the C compiler (`$CC`,
 //! default `cc`), from the repository's `cores/` folder into a folder of this
@@ -9,8 +9,6 @@
 //! compiler.
 
 #![allow(dead_code)] // each test file uses the fixtures it needs
-
-pub mod step_core;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -305,7 +305,7 @@ mod tests {
     use crate::example_cores::reqack::ReqAck;
     use crate::run::step::StepFailure;
     use crate::system::action::NodeAction;
-    use crate::system::test_core::{Idle, Stepping};
+    use crate::test_support::StepCore;
 
     /// Nothing was sent and no fault budget is set: only the client
     /// request is enabled, and it issues request 0.
@@ -347,7 +347,7 @@ mod tests {
     #[test]
     fn a_core_that_ignores_a_refused_send_stops_the_run_with_a_capacity_fault() {
         // Ignores the refusal of an oversized message.
-        let careless = Stepping(|_, out| {
+        let careless = StepCore::<u8>::new("careless", |_, _, _, out| {
             let _ = out.send(0, &[0; PAYLOAD_MAX + 1]);
             Ok(())
         });
@@ -365,7 +365,7 @@ mod tests {
     #[test]
     fn a_failed_step_names_its_node_and_event() {
         // Fails every client request with its error code 7.
-        let refuse = Stepping(|event, _| match event.kind() {
+        let refuse = StepCore::<u8>::new("refuse", |_, _, event, _| match event.kind() {
             Some(EventKind::Client) => Err(CoreError::Code(7)),
             _ => Ok(()),
         });
@@ -408,7 +408,8 @@ mod tests {
 
     #[test]
     fn a_clock_at_its_maximum_is_a_capacity_fault() {
-        let mut spec = WorldSpec::new(Arc::new(Idle), 1).unwrap();
+        let mut spec =
+            WorldSpec::new(Arc::new(StepCore::<u8>::idle("idle").symmetric()), 1).unwrap();
         spec.set("ticks", "1").unwrap();
         let env = Env::new(spec);
         let mut state = env.init(&mut ()).unwrap();
@@ -430,7 +431,8 @@ mod tests {
     /// the successor is made.
     #[test]
     fn a_partial_successor_holds_the_stepped_node_and_refuses_a_missing_one() {
-        let mut spec = WorldSpec::new(Arc::new(Idle), 2).unwrap();
+        let mut spec =
+            WorldSpec::new(Arc::new(StepCore::<u8>::idle("idle").symmetric()), 2).unwrap();
         spec.set("ticks", "1").unwrap();
         let env = Env::new(spec);
         let mut state = env.init(&mut ()).unwrap();
