@@ -295,7 +295,7 @@ fn a_stale_read_is_not_offered_forever_to_a_loop_that_writes() {
             .weak_memory(true)
             .max_executions(100_000)
             .check(wait_for_flag_with_rmw_elsewhere)
-            .unwrap_or_else(|f| panic!("{mode}: {f}"));
+            .unwrap_or_else(|f| panic!("{mode}, execution {}: {f}", f.executions));
         assert!(stats.complete, "{mode}: {stats:?}");
         println!("{mode}: {stats:?}");
     }

@@ -30,9 +30,10 @@
 //! not): no load reads a store that has not executed yet (load buffering, LB); a failed
 //! `compare_exchange` reads the latest store; a `SeqCst` store goes last in modification
 //! order even where the model would let a later weaker store precede it; at most 12 stores fit between two
-//! adjacent ones (timestamps are halved). A thread that keeps re-reading a stale value is
-//! made to see the latest store once the spin detector would have blocked it (eventual
-//! visibility).
+//! adjacent ones (timestamps are halved). Eventual visibility: a thread that has re-read
+//! one replaced store `spin_limit` times reads the latest store next, whatever else its
+//! loop does (a loop that also writes is never blocked by the spin detector), and one the
+//! spin detector would block is shown the latest store of every location it spins on.
 
 use super::clock::{Knowledge, VClock};
 use super::execution::ExecState;
