@@ -322,3 +322,38 @@ fn a_loop_nobody_ends_is_still_a_livelock() {
         .unwrap_err();
     assert!(matches!(f.stop, cmc_thread::Stop::Livelock { .. }), "{f}");
 }
+
+/// The waiting side of a one-flag handshake whose loop also performs a read-modify-write
+/// that stores the value it read (`fetch_or(0)`, as thingbuf's queues poll their head).
+/// Under weak memory the `Acquire` load may keep reading the initial `0` after `set` was
+/// stored; an execution where it does so forever is not fair (a store becomes visible
+/// eventually) although the loop writes on every iteration.
+fn wait_for_flag_with_rmw_elsewhere() {
+    let tail = Arc::new(AtomicUsize::new(0));
+    let head = Arc::new(AtomicUsize::new(0));
+    let setter = {
+        let tail = tail.clone();
+        thread::spawn(move || {
+            tail.fetch_or(1, SeqCst);
+        })
+    };
+    while tail.load(Acquire) == 0 {
+        head.fetch_or(0, SeqCst);
+        thread::yield_now();
+    }
+    setter.join().unwrap();
+}
+
+#[test]
+fn a_stale_read_is_not_offered_forever_to_a_loop_that_writes() {
+    for mode in [Mode::Bounded { max_preemptions: 2 }, Mode::Dpor] {
+        let stats = Checker::new()
+            .mode(mode)
+            .weak_memory(true)
+            .max_executions(100_000)
+            .check(wait_for_flag_with_rmw_elsewhere)
+            .unwrap_or_else(|f| panic!("{mode}, execution {}: {f}", f.executions));
+        assert!(stats.complete, "{mode}: {stats:?}");
+        println!("{mode}: {stats:?}");
+    }
+}

@@ -30,9 +30,10 @@
 //! not): no load reads a store that has not executed yet (load buffering, LB); a failed
 //! `compare_exchange` reads the latest store; a `SeqCst` store goes last in modification
 //! order even where the model would let a later weaker store precede it; at most 12 stores fit between two
-//! adjacent ones (timestamps are halved). A thread that keeps re-reading a stale value is
-//! made to see the latest store once the spin detector would have blocked it (eventual
-//! visibility).
+//! adjacent ones (timestamps are halved). Eventual visibility: a thread that has re-read
+//! one replaced store `spin_limit` times reads the latest store next, whatever else its
+//! loop does (a loop that also writes is never blocked by the spin detector), and one the
+//! spin detector would block is shown the latest store of every location it spins on.
 
 use super::clock::{Knowledge, VClock};
 use super::execution::ExecState;
@@ -89,6 +90,19 @@ pub struct WeakMemory {
     /// The choice for the step being performed: how many stores back from the latest the
     /// load reads.
     pub stale: u32,
+    /// Per thread and atomic whose latest store the thread's last load of it did not read:
+    /// the store it read and how many times in a row it re-read it (eventual visibility).
+    stale_reads: Vec<StaleRead>,
+}
+
+/// Thread `thread` last read the replaced store `ts` of atomic `obj`, `rereads` times again
+/// after the first.
+#[derive(Debug)]
+struct StaleRead {
+    thread: ThreadId,
+    obj: ObjId,
+    ts: u32,
+    rereads: u32,
 }
 
 impl WeakMemory {
@@ -258,9 +272,57 @@ impl ExecState {
         let oldest = known(history, floor);
         let index = last - (self.weak.stale as usize).min(last - oldest);
         let message = history[index].clone();
+        let latest = history[last].ts;
         self.threads[t].clock.now.view.raise(o, message.ts);
         self.atomic_sync(o, AtomicKind::Load, order, false, Some(&message.released));
+        self.eventual_visibility(t, o, message.ts, latest);
         message.bits
+    }
+
+    /// Eventual visibility of stores, whatever else the reading thread does: once thread `t`
+    /// has re-read the same replaced store `read` of `o` `spin_limit` times, its view is
+    /// raised to the latest store `latest`, which its next load of `o` reads. An execution
+    /// where a load keeps reading a replaced value forever is not fair, and a loop that also
+    /// writes (a read-modify-write storing what it read, a counter) is never blocked by the
+    /// spin detector, whose [`catch_up`](Self::catch_up) would otherwise end it. Prunes the
+    /// executions where a thread reads one replaced store more than `spin_limit + 1` times
+    /// in a row.
+    fn eventual_visibility(&mut self, t: ThreadId, o: ObjId, read: u32, latest: u32) {
+        let entry = self
+            .weak
+            .stale_reads
+            .iter()
+            .position(|s| s.thread == t && s.obj == o);
+        if read == latest {
+            if let Some(i) = entry {
+                self.weak.stale_reads.swap_remove(i);
+            }
+            return;
+        }
+        let i = match entry {
+            Some(i) if self.weak.stale_reads[i].ts == read => {
+                self.weak.stale_reads[i].rereads += 1;
+                i
+            }
+            Some(i) => {
+                self.weak.stale_reads[i].ts = read;
+                self.weak.stale_reads[i].rereads = 0;
+                i
+            }
+            None => {
+                self.weak.stale_reads.push(StaleRead {
+                    thread: t,
+                    obj: o,
+                    ts: read,
+                    rereads: 0,
+                });
+                self.weak.stale_reads.len() - 1
+            }
+        };
+        if self.weak.stale_reads[i].rereads >= self.spin_limit {
+            self.weak.stale_reads.swap_remove(i);
+            self.threads[t].clock.now.view.raise(o, latest);
+        }
     }
 
     /// Records the active thread's write access of `o` in weak-memory mode (a store, a
