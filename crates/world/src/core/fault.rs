@@ -60,7 +60,7 @@ impl FaultKind {
 
 impl FaultKind {
     /// A tag and a text that [`from_parts`](Self::from_parts) turns back into the kind.
-    pub(crate) fn to_parts(&self) -> (u8, String) {
+    pub fn to_parts(&self) -> (u8, String) {
         match self {
             FaultKind::CoreError(why) => (0, why.clone()),
             FaultKind::NonDeterminism(why) => (1, why.clone()),
@@ -75,7 +75,7 @@ impl FaultKind {
     }
 
     /// The kind [`to_parts`](Self::to_parts) gave `tag` and `text` for.
-    pub(crate) fn from_parts(tag: u8, text: String) -> Option<FaultKind> {
+    pub fn from_parts(tag: u8, text: String) -> Option<FaultKind> {
         Some(match tag {
             0 => FaultKind::CoreError(text),
             1 => FaultKind::NonDeterminism(text),

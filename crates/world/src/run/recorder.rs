@@ -526,17 +526,6 @@ impl Recorder {
     /// (whose writes were over: it was in core code). Meant for a
     /// supervisor once its child has ended (a living child's slots change
     /// under the check).
-    ///
-    /// ```
-    /// use cmc_world::run::recorder::Recorder;
-    ///
-    /// let recorder = Recorder::create(1)?;
-    /// recorder.begin_step(b"pre-state", b"action");
-    /// assert_eq!(recorder.check_integrity(), Ok(()));
-    /// recorder.end();
-    /// assert_eq!(recorder.check_integrity(), Ok(()));
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub(crate) fn check_integrity(&self) -> Result<(), String> {
         let header = [
             (0, MAGIC),

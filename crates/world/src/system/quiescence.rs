@@ -44,7 +44,7 @@ use crate::World;
 /// let mut states = Vec::new();
 /// world.init_states(&mut states);
 /// let replied: Goal = Arc::new(every_client_replied);
-/// let nothing_issued: Goal = Arc::new(|_: &World, state: &WorldState| state.issued == 0);
+/// let nothing_issued: Goal = Arc::new(|world: &World, state: &WorldState| world.inspect(state).issued() == 0);
 /// assert!(!replied(&world, &states[0]), "the request is not even issued");
 /// assert!(nothing_issued(&world, &states[0]));
 /// # Ok::<(), cmc_world::system::spec::SpecError>(())

@@ -17,9 +17,10 @@
 /// let world = World::new(spec);
 /// let mut init = Vec::new();
 /// world.init_states(&mut init);
-/// assert_eq!(init[0].budget(Budget::Crashes), 1);
+/// assert_eq!(world.inspect(&init[0]).budget(Budget::Crashes), 1);
 /// let crash = Action::Crash(CrashAction::Crash { node: 0 });
 /// let crashed = world.next_state(&init[0], &crash).expect("enabled");
+/// let crashed = world.inspect(&crashed);
 /// assert_eq!(crashed.budget(Budget::Crashes), 0);
 /// assert_eq!(crashed.budget(Budget::Restarts), 1);
 /// # Ok::<(), cmc_world::system::spec::SpecError>(())

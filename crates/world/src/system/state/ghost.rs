@@ -48,8 +48,8 @@ impl GhostKind {
 /// use cmc_world::system::state::{GhostKind, WorldState};
 /// use cmc_world::{World, WorldSpec};
 ///
-/// let one_byte = Property::always("OneByteReplies", |_: &World, state: &WorldState| {
-///     state.ghost.iter()
+/// let one_byte = Property::always("OneByteReplies", |world: &World, state: &WorldState| {
+///     world.inspect(state).ghost().iter()
 ///         .filter(|entry| entry.kind == GhostKind::Reply)
 ///         .all(|entry| entry.payload.as_bytes().len() == 1)
 /// });

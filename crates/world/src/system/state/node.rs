@@ -61,7 +61,8 @@ pub struct Deadline {
 /// let mut init = Vec::new();
 /// world.init_states(&mut init);
 /// // Every node has started: up, its clock at 0, nothing waiting to be flushed.
-/// for node in &init[0].nodes {
+/// let view = world.inspect(&init[0]);
+/// for node in (0..view.nodes()).map(|node| view.node(node).env) {
 ///     assert!(!node.crashed && node.clock == 0 && node.persists.is_empty());
 /// }
 /// # Ok::<(), cmc_world::system::spec::SpecError>(())
@@ -131,7 +132,7 @@ impl NodeState {
 
     /// Gives timer `timer` the deadline `at` (replacing an earlier one), or
     /// none (`None`), keeping [`NodeState::deadlines`] sorted.
-    pub(crate) fn set_deadline(&mut self, timer: u8, at: Option<u32>) {
+    pub fn set_deadline(&mut self, timer: u8, at: Option<u32>) {
         let position = self.deadlines.partition_point(|d| d.timer < timer);
         let present = self
             .deadlines
