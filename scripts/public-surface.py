@@ -2,7 +2,8 @@
 """Counts a crate's public surface from its source: the modules reachable
 from lib.rs through `pub mod`, and in them the `pub` items (functions and
 methods, types, traits, constants, statics, re-exports, macros) and `pub`
-fields, leaving out `#[cfg(test)]` modules and `#[doc(hidden)]` items.
+fields, leaving out test-only modules (`#[cfg(test)]`, or test support behind
+`#[cfg(any(test, feature = "test-support"))]`) and `#[doc(hidden)]` items.
 
 Usage: scripts/public-surface.py crates/world/src
 """
@@ -12,6 +13,7 @@ import sys
 
 ITEM = re.compile(r'^\s*pub (unsafe )?(fn|struct|enum|trait|const|static|type|use|macro|mod) ')
 FIELD = re.compile(r'^\s+pub [a-z_][a-z0-9_]*: ')
+TEST_ONLY = re.compile(r'^#\[cfg\((test|any\(test, feature = "test-support"\))\)\]$')
 MOD = re.compile(r'^\s*(pub )?mod ([a-z_0-9]+);')
 
 
@@ -31,8 +33,13 @@ def walk(path, counts):
     lines = open(path).read().split('\n')
     hidden = False
     for at, line in enumerate(lines):
-        if line.strip() == '#[cfg(test)]' and at + 1 < len(lines) and re.match(r'^\s*mod ', lines[at + 1]):
-            break
+        if TEST_ONLY.match(line.strip()) and at + 1 < len(lines):
+            following = lines[at + 1]
+            if re.match(r'^\s*(pub )?mod [a-z_0-9]+ \{', following):
+                break  # the inline test module closes the file
+            if re.match(r'^\s*(pub )?mod ', following):
+                hidden = True  # a test-only module declared in another file
+                continue
         if line.strip() == '#[doc(hidden)]':
             hidden = True
             continue
