@@ -213,6 +213,18 @@ fn seqcst_peterson_passes_in_weak_dpor() {
     assert!(stats.complete, "{stats:?}");
 }
 
+/// Checks `model` in DPOR and in bounded mode (2 preemptions): each run must complete
+/// without a failure.
+fn completes_in_dpor_and_bounded_mode(model: impl Fn() + Copy + Send + Sync + 'static) {
+    for mode in [Mode::Dpor, Mode::Bounded { max_preemptions: 2 }] {
+        let stats = Checker::new()
+            .mode(mode)
+            .check(model)
+            .unwrap_or_else(|f| panic!("{mode}: {f}"));
+        assert!(stats.complete, "{mode}: {stats:?}");
+    }
+}
+
 #[test]
 fn polling_a_mutex_with_yield_now_ends() {
     let model = || {
@@ -226,13 +238,7 @@ fn polling_a_mutex_with_yield_now_ends() {
         }
         setter.join().unwrap();
     };
-    for mode in [Mode::Dpor, Mode::Bounded { max_preemptions: 2 }] {
-        let stats = Checker::new()
-            .mode(mode)
-            .check(model)
-            .unwrap_or_else(|f| panic!("{mode}: {f}"));
-        assert!(stats.complete, "{mode}: {stats:?}");
-    }
+    completes_in_dpor_and_bounded_mode(model);
 }
 
 #[test]
@@ -248,13 +254,7 @@ fn polling_a_rwlock_with_spin_loop_ends() {
         }
         setter.join().unwrap();
     };
-    for mode in [Mode::Dpor, Mode::Bounded { max_preemptions: 2 }] {
-        let stats = Checker::new()
-            .mode(mode)
-            .check(model)
-            .unwrap_or_else(|f| panic!("{mode}: {f}"));
-        assert!(stats.complete, "{mode}: {stats:?}");
-    }
+    completes_in_dpor_and_bounded_mode(model);
 }
 
 /// Polls a `Mutex<bool>` and waits on a condvar with a timeout between polls; the setter
@@ -279,13 +279,7 @@ fn polling_a_mutex_with_timed_condvar_waits_ends() {
         drop(set);
         setter.join().unwrap();
     };
-    for mode in [Mode::Dpor, Mode::Bounded { max_preemptions: 2 }] {
-        let stats = Checker::new()
-            .mode(mode)
-            .check(model)
-            .unwrap_or_else(|f| panic!("{mode}: {f}"));
-        assert!(stats.complete, "{mode}: {stats:?}");
-    }
+    completes_in_dpor_and_bounded_mode(model);
 }
 
 /// Polls a `Mutex<bool>` and parks with a timeout between polls; the setter does not
@@ -303,13 +297,7 @@ fn polling_a_mutex_with_park_timeout_ends() {
         }
         setter.join().unwrap();
     };
-    for mode in [Mode::Dpor, Mode::Bounded { max_preemptions: 2 }] {
-        let stats = Checker::new()
-            .mode(mode)
-            .check(model)
-            .unwrap_or_else(|f| panic!("{mode}: {f}"));
-        assert!(stats.complete, "{mode}: {stats:?}");
-    }
+    completes_in_dpor_and_bounded_mode(model);
 }
 
 #[test]
