@@ -225,20 +225,23 @@ fn completes_in_dpor_and_bounded_mode(model: impl Fn() + Copy + Send + Sync + 's
     }
 }
 
+/// Polls a `Mutex<bool>` that another thread sets, calling `between` after each poll
+/// that finds it unset.
+fn poll_a_mutex(between: fn()) {
+    let ready = Arc::new(Mutex::new(false));
+    let setter = {
+        let ready = ready.clone();
+        thread::spawn(move || *ready.lock().unwrap() = true)
+    };
+    while !*ready.lock().unwrap() {
+        between();
+    }
+    setter.join().unwrap();
+}
+
 #[test]
 fn polling_a_mutex_with_yield_now_ends() {
-    let model = || {
-        let ready = Arc::new(Mutex::new(false));
-        let setter = {
-            let ready = ready.clone();
-            thread::spawn(move || *ready.lock().unwrap() = true)
-        };
-        while !*ready.lock().unwrap() {
-            thread::yield_now();
-        }
-        setter.join().unwrap();
-    };
-    completes_in_dpor_and_bounded_mode(model);
+    completes_in_dpor_and_bounded_mode(|| poll_a_mutex(thread::yield_now));
 }
 
 #[test]
@@ -286,18 +289,9 @@ fn polling_a_mutex_with_timed_condvar_waits_ends() {
 /// unpark. (Polling an atomic instead would be caught by the spin detector.)
 #[test]
 fn polling_a_mutex_with_park_timeout_ends() {
-    let model = || {
-        let ready = Arc::new(Mutex::new(false));
-        let setter = {
-            let ready = ready.clone();
-            thread::spawn(move || *ready.lock().unwrap() = true)
-        };
-        while !*ready.lock().unwrap() {
-            thread::park_timeout(Duration::from_millis(1));
-        }
-        setter.join().unwrap();
-    };
-    completes_in_dpor_and_bounded_mode(model);
+    completes_in_dpor_and_bounded_mode(|| {
+        poll_a_mutex(|| thread::park_timeout(Duration::from_millis(1)))
+    });
 }
 
 #[test]

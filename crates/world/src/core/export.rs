@@ -322,11 +322,12 @@ unsafe extern "C" fn describe_message<E: Exported>(
     }
 }
 
-/// The C `describe_reply` of `E`'s core: its text, or an empty one.
+/// The C `describe_reply` (`REPLY`) or `describe_operation` (not `REPLY`)
+/// of `E`'s core: its text, or an empty one.
 ///
 /// # Safety
 /// As `cmc_describe_payload_fn` documents.
-unsafe extern "C" fn describe_reply<E: Exported>(
+unsafe extern "C" fn describe_client_payload<E: Exported, const REPLY: bool>(
     config: *const Config,
     payload: *const u8,
     len: u32,
@@ -334,46 +335,21 @@ unsafe extern "C" fn describe_reply<E: Exported>(
     cap: usize,
 ) {
     let describe = |config: &Config, payload: &[u8]| {
-        Core::describe_reply(E::core(), config, payload).unwrap_or_default()
+        let core = E::core();
+        let text = if REPLY {
+            Core::describe_reply(core, config, payload)
+        } else {
+            Core::describe_operation(core, config, payload)
+        };
+        text.unwrap_or_default()
+    };
+    let panicked = if REPLY {
+        "(describe_reply panicked)"
+    } else {
+        "(describe_operation panicked)"
     };
     // SAFETY: the caller's contract.
-    unsafe {
-        write_payload_text(
-            config,
-            payload,
-            len,
-            (buf, cap),
-            describe,
-            "(describe_reply panicked)",
-        )
-    }
-}
-
-/// The C `describe_operation` of `E`'s core: its text, or an empty one.
-///
-/// # Safety
-/// As `cmc_describe_payload_fn` documents.
-unsafe extern "C" fn describe_operation<E: Exported>(
-    config: *const Config,
-    payload: *const u8,
-    len: u32,
-    buf: *mut c_char,
-    cap: usize,
-) {
-    let describe = |config: &Config, payload: &[u8]| {
-        Core::describe_operation(E::core(), config, payload).unwrap_or_default()
-    };
-    // SAFETY: the caller's contract.
-    unsafe {
-        write_payload_text(
-            config,
-            payload,
-            len,
-            (buf, cap),
-            describe,
-            "(describe_operation panicked)",
-        )
-    }
+    unsafe { write_payload_text(config, payload, len, (buf, cap), describe, panicked) }
 }
 
 /// The describe table of `E`'s core, which the library's
@@ -383,8 +359,8 @@ pub const fn describe_table<E: Exported>() -> DescribeTable {
     DescribeTable {
         abi_version: ABI_VERSION,
         reserved: 0,
-        describe_reply: Some(describe_reply::<E> as DescribePayloadFn),
-        describe_operation: Some(describe_operation::<E> as DescribePayloadFn),
+        describe_reply: Some(describe_client_payload::<E, true> as DescribePayloadFn),
+        describe_operation: Some(describe_client_payload::<E, false> as DescribePayloadFn),
     }
 }
 
