@@ -658,7 +658,7 @@ impl Model for World {
     }
 
     /// Partial-order reduction: persistent sets of node-local steps (see
-    /// `world/reduction.rs`); none with ghost variables, which properties
+    /// `system/reduction.rs`); none with ghost variables, which properties
     /// read and every step updates: no step is invisible to them.
     fn reduction_support(&self) -> Result<(), String> {
         reduction::support(self)?;
@@ -679,7 +679,7 @@ impl Model for World {
         reduction::persistent_set(&self.env, state, steps, out)
     }
 
-    /// Sleep sets over node-local steps (see `world/reduction.rs`); none
+    /// Sleep sets over node-local steps (see `system/reduction.rs`); none
     /// with ghost variables: an update may depend on the order of two steps
     /// that otherwise commute, so the two orders need not reach one state.
     fn sleep_support(&self) -> Result<(), String> {
