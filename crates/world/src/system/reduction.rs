@@ -38,9 +38,7 @@
 
 use cmc_model::{Fingerprint, SleepKey};
 
-use crate::system::action::{
-    Action, ClientAction, CrashAction, NetAction, NetOp, NodeAction, Surplus,
-};
+use crate::system::action::{Action, ClientAction, CrashAction, NetAction, NetOp, NodeAction};
 use crate::system::env::Env;
 use crate::system::state::{Budget, Network, WorldState};
 use crate::World;
@@ -315,17 +313,7 @@ pub(crate) fn sleep_key(action: &Action) -> Option<SleepKey> {
             ..
         }) => {
             let bytes = msg.as_bytes();
-            let op = match op {
-                NetOp::Deliver => 0,
-                NetOp::Drop => 1,
-                NetOp::Dup => 2,
-            };
-            let surplus = match surplus {
-                Surplus::None => 0,
-                Surplus::Stays => 1,
-                Surplus::Ends => 2,
-            };
-            let at = head(&[op, src, dst, surplus, bytes.len() as u8]);
+            let at = head(&[op as u8, src, dst, surplus as u8, bytes.len() as u8]);
             name[at..at + bytes.len()].copy_from_slice(bytes);
             (dst, Some(src), at + bytes.len())
         }
