@@ -93,6 +93,9 @@ pub struct WeakMemory {
     /// Per thread and atomic whose latest store the thread's last load of it did not read:
     /// the store it read and how many times in a row it re-read it (eventual visibility).
     stale_reads: Vec<StaleRead>,
+    /// How many times eventual visibility raised a thread's view past a replaced store it
+    /// had re-read `spin_limit` times (see [`WeakMemory::stale_reads_cut`]).
+    stale_reads_cut: u64,
 }
 
 /// Thread `thread` last read the replaced store `ts` of atomic `obj`, `rereads` times again
@@ -112,6 +115,14 @@ impl WeakMemory {
             on,
             ..WeakMemory::default()
         }
+    }
+
+    /// How many times in this execution a thread that had re-read one replaced store
+    /// `spin_limit` times was made to see the latest store instead (its later loads of
+    /// that atomic no longer choose the older stores): each is a cut of the explored
+    /// space, the executions where it reads the replaced store once more not being run.
+    pub fn stale_reads_cut(&self) -> u64 {
+        self.stale_reads_cut
     }
 
     fn history(&self, o: ObjId) -> Option<&Vec<Message>> {
@@ -321,6 +332,7 @@ impl ExecState {
         };
         if self.weak.stale_reads[i].rereads >= self.spin_limit {
             self.weak.stale_reads.swap_remove(i);
+            self.weak.stale_reads_cut += 1;
             self.threads[t].clock.now.view.raise(o, latest);
         }
     }
