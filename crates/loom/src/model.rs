@@ -91,6 +91,9 @@ impl Builder {
             // loom has no spin detection: a thread re-reading unchanged locations is never
             // reported before the step bound (a bounded loop is no livelock).
             .confirm_spins(true)
+            // loom's loads do not return, after a yield, a replaced store their thread saw
+            // before it.
+            .yield_refreshes(true)
             .max_steps(self.max_branches)
             .max_executions(match self.max_permutations {
                 Some(n) => n as u64,

@@ -6,6 +6,7 @@
 use cmc_thread::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use cmc_thread::sync::Arc;
 use cmc_thread::{thread, Checker, Mode, Stats};
+use std::collections::BTreeSet;
 
 const MODES: [Mode; 3] = [
     Mode::Bounded { max_preemptions: 2 },
@@ -87,4 +88,42 @@ fn a_check_the_rule_never_applied_to_says_nothing_of_it() {
             format!("{} executions, complete", stats.executions)
         );
     }
+}
+
+/// The pairs of values thread 0 reads from an atomic just before and just after a yield
+/// while thread 1 stores to it, with `yield_refreshes` on or off.
+fn reads_around_a_yield(yield_refreshes: bool) -> (Stats, BTreeSet<(usize, usize)>) {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(BTreeSet::new()));
+    let record = seen.clone();
+    let stats = Checker::new()
+        .mode(Mode::Bounded { max_preemptions: 2 })
+        .yield_refreshes(yield_refreshes)
+        .check(move || {
+            let x = Arc::new(AtomicUsize::new(0));
+            let writer = {
+                let x = x.clone();
+                thread::spawn(move || x.store(1, Relaxed))
+            };
+            let before = x.load(Relaxed);
+            thread::yield_now();
+            let after = x.load(Relaxed);
+            record.lock().unwrap().insert((before, after));
+            writer.join().unwrap();
+        })
+        .unwrap();
+    let outcomes = seen.lock().unwrap().clone();
+    (stats, outcomes)
+}
+
+#[test]
+fn with_yield_refreshes_a_load_after_a_yield_skips_what_its_thread_saw_before() {
+    let (all, every_outcome) = reads_around_a_yield(false);
+    let (refreshed, outcomes) = reads_around_a_yield(true);
+    assert_eq!(all.stale_reads_cut, 0, "{all}");
+    // Reading 0 twice needs the store to come after the second load once the rule is on:
+    // the same outcomes, in fewer executions, and the cut executions are counted.
+    assert_eq!(outcomes, every_outcome);
+    assert_eq!(every_outcome, BTreeSet::from([(0, 0), (0, 1), (1, 1)]));
+    assert!(refreshed.executions < all.executions, "{refreshed} / {all}");
+    assert!(refreshed.stale_reads_cut > 0, "{refreshed}");
 }

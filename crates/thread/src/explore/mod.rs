@@ -102,11 +102,13 @@ pub struct Stats {
     /// Executions re-run and compared with their first run to detect non-determinism
     /// (not counted in `executions`); see [`Checker::recheck_every`].
     pub reruns: u64,
-    /// How many times weak memory's eventual-visibility rule cut the explored space: a
+    /// How many times weak memory's eventual-visibility rules cut the explored space: a
     /// thread that had read one replaced store `spin_limit + 1` times in a row was made to
-    /// read the latest store, so the executions where it reads the replaced one again are
-    /// not explored (a bug that needs them is missed even when `complete`). 0: the rule
-    /// never applied, and `complete` means the whole space of the mode.
+    /// read the latest store, or (with [`Checker::yield_refreshes`]) a load after a yield
+    /// was not offered a replaced store its thread saw before the yield; the executions
+    /// where it reads the replaced one again are not explored (a bug that needs them is
+    /// missed even when `complete`). 0: the rules never applied, and `complete` means the
+    /// whole space of the mode.
     pub stale_reads_cut: u64,
 }
 
@@ -118,8 +120,9 @@ impl Stats {
         (self.stale_reads_cut > 0).then(|| {
             format!(
                 "stale reads bounded {} time(s): a thread that kept re-reading a replaced \
-                 store was made to read the latest one (executions with longer runs of \
-                 stale reads of one store were not explored; see Checker::spin_limit)",
+                 store was made to read a newer one (executions with longer runs of stale \
+                 reads of one store were not explored; see Checker::spin_limit and \
+                 Checker::yield_refreshes)",
                 self.stale_reads_cut
             )
         })
@@ -159,6 +162,7 @@ pub struct Checker {
     detect_leaks: bool,
     random_seed: u64,
     weak_memory: bool,
+    yield_refreshes: bool,
     confirm_spins: bool,
 }
 
@@ -175,6 +179,7 @@ impl Default for Checker {
             detect_leaks: true,
             random_seed: 0,
             weak_memory: true,
+            yield_refreshes: false,
             confirm_spins: false,
         }
     }
@@ -272,6 +277,17 @@ impl Checker {
     /// missed).
     pub fn weak_memory(mut self, on: bool) -> Self {
         self.weak_memory = on;
+        self
+    }
+
+    /// Weak memory's eventual visibility at yield points, as loom has it (default: off; the
+    /// `loom` package sets it): a load after `thread::yield_now`, `hint::spin_loop` or
+    /// `thread::sleep` is not offered the replaced stores its thread read or wrote before
+    /// that yield, so a loop that polls and yields reads a newer value after each yield.
+    /// Fewer executions; a bug that needs a thread to read one replaced store again after
+    /// yielding is missed (each such cut is counted in [`Stats::stale_reads_cut`]).
+    pub fn yield_refreshes(mut self, on: bool) -> Self {
+        self.yield_refreshes = on;
         self
     }
 
@@ -382,6 +398,7 @@ impl Checker {
         driver.detect_leaks(self.detect_leaks);
         driver.random_seed(self.random_seed);
         driver.weak_memory(self.weak_memory);
+        driver.yield_refreshes(self.yield_refreshes);
         driver.confirm_spins(self.confirm_spins);
         let mut executions = 0u64;
         let mut reruns = 0u64;
