@@ -1,6 +1,6 @@
 //! `loom::model` and `loom::model::Builder` on cmc's checker.
 
-use cmc_thread::{Checker, Mode};
+use cmc_thread::{Checker, Mode, Stats};
 use std::time::Duration;
 
 /// Explores every execution of `f` (DPOR, weak memory); panics with the report of the
@@ -91,6 +91,9 @@ impl Builder {
             // loom has no spin detection: a thread re-reading unchanged locations is never
             // reported before the step bound (a bounded loop is no livelock).
             .confirm_spins(true)
+            // loom's loads do not return, after a yield, a replaced store their thread saw
+            // before it.
+            .yield_refreshes(true)
             .max_steps(self.max_branches)
             .max_executions(match self.max_permutations {
                 Some(n) => n as u64,
@@ -101,9 +104,15 @@ impl Builder {
     /// Explores `f`; panics with cmc's report on a failure, or when cmc's budget cut the
     /// exploration short (nothing is claimed about the executions not run). A stop at the
     /// model's own `max_permutations` is what the model asks for, as in loom: it passes,
-    /// and says on stderr that the exploration is not complete.
+    /// and says on stderr that the exploration is not complete. When an exploration
+    /// that found no failure left stale reads out by cmc's eventual-visibility rule
+    /// ([`Stats::stale_read_note`]), a line on stderr says so.
     pub fn check<F: Fn() + Sync + Send + 'static>(&self, f: F) {
-        match self.checker().check(f) {
+        let result = self.checker().check(f);
+        if let Some(note) = result.as_ref().ok().and_then(Stats::stale_read_note) {
+            eprintln!("cmc: {note}");
+        }
+        match result {
             Ok(stats) if stats.complete => record(stats.executions),
             Ok(stats) if self.max_permutations.is_some() => {
                 eprintln!(

@@ -102,6 +102,47 @@ pub struct Stats {
     /// Executions re-run and compared with their first run to detect non-determinism
     /// (not counted in `executions`); see [`Checker::recheck_every`].
     pub reruns: u64,
+    /// How many times weak memory's eventual-visibility rules cut the explored space: a
+    /// thread that had read one replaced store `spin_limit + 1` times in a row was made to
+    /// read the latest store, or (with [`Checker::yield_refreshes`]) a load after a yield
+    /// was not offered a replaced store its thread saw before the yield; the executions
+    /// where it reads the replaced one again are not explored (a bug that needs them is
+    /// missed even when `complete`). 0: the rules never applied, and `complete` means the
+    /// whole space of the mode.
+    pub stale_reads_cut: u64,
+}
+
+impl Stats {
+    /// What the exploration left out by weak memory's eventual-visibility rule, as a
+    /// sentence for the user (`None` when it left out nothing); see
+    /// [`Stats::stale_reads_cut`].
+    pub fn stale_read_note(&self) -> Option<String> {
+        (self.stale_reads_cut > 0).then(|| {
+            format!(
+                "stale reads bounded {} time(s): a thread that kept re-reading a replaced \
+                 store was made to read a newer one (executions with longer runs of stale \
+                 reads of one store were not explored; see Checker::spin_limit and \
+                 Checker::yield_refreshes)",
+                self.stale_reads_cut
+            )
+        })
+    }
+}
+
+/// `40 executions, complete`, followed by the stale-read note when the rule applied.
+impl std::fmt::Display for Stats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let extent = if self.complete {
+            "complete"
+        } else {
+            "not complete"
+        };
+        write!(f, "{} executions, {extent}", self.executions)?;
+        if let Some(note) = self.stale_read_note() {
+            write!(f, "; {note}")?;
+        }
+        Ok(())
+    }
 }
 
 /// Configures and runs explorations. Defaults: exhaustive with DPOR, 100,000 executions
@@ -121,6 +162,7 @@ pub struct Checker {
     detect_leaks: bool,
     random_seed: u64,
     weak_memory: bool,
+    yield_refreshes: bool,
     confirm_spins: bool,
 }
 
@@ -137,6 +179,7 @@ impl Default for Checker {
             detect_leaks: true,
             random_seed: 0,
             weak_memory: true,
+            yield_refreshes: false,
             confirm_spins: false,
         }
     }
@@ -169,7 +212,9 @@ impl Checker {
     }
 
     /// Re-reads of an unchanged location after which a thread counts as spinning and is
-    /// switched away from until the location is written (at least 1).
+    /// switched away from until the location is written (at least 1). In weak-memory mode
+    /// also the re-reads of one replaced store after which a thread reads the latest store
+    /// (counted in [`Stats::stale_reads_cut`]).
     pub fn spin_limit(mut self, n: u32) -> Self {
         self.spin_limit = n.max(1);
         self
@@ -232,6 +277,17 @@ impl Checker {
     /// missed).
     pub fn weak_memory(mut self, on: bool) -> Self {
         self.weak_memory = on;
+        self
+    }
+
+    /// Weak memory's eventual visibility at yield points, as loom has it (default: off; the
+    /// `loom` package sets it): a load after `thread::yield_now`, `hint::spin_loop` or
+    /// `thread::sleep` is not offered the replaced stores its thread read or wrote before
+    /// that yield, so a loop that polls and yields reads a newer value after each yield.
+    /// Fewer executions; a bug that needs a thread to read one replaced store again after
+    /// yielding is missed (each such cut is counted in [`Stats::stale_reads_cut`]).
+    pub fn yield_refreshes(mut self, on: bool) -> Self {
+        self.yield_refreshes = on;
         self
     }
 
@@ -342,9 +398,11 @@ impl Checker {
         driver.detect_leaks(self.detect_leaks);
         driver.random_seed(self.random_seed);
         driver.weak_memory(self.weak_memory);
+        driver.yield_refreshes(self.yield_refreshes);
         driver.confirm_spins(self.confirm_spins);
         let mut executions = 0u64;
         let mut reruns = 0u64;
+        let mut stale_reads_cut = 0u64;
         let mut complete = !matches!(self.mode, Mode::Random { .. } | Mode::Pct { .. });
         loop {
             if executions >= self.max_executions {
@@ -360,6 +418,7 @@ impl Checker {
                 Some(Stop::Redundant) => (strategy.finish_execution(&driver.state()), false),
                 stop => (stop, false),
             };
+            stale_reads_cut += driver.state().weak.stale_reads_cut();
             let (mode, seed) = (self.mode.to_string(), strategy.seed());
             if let Some(stop) = stop {
                 // Reported as they are: a re-run would compare nothing of the model's (the
@@ -396,6 +455,7 @@ impl Checker {
             complete,
             elapsed: start.elapsed(),
             reruns,
+            stale_reads_cut,
         })
     }
 }

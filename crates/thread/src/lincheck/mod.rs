@@ -97,6 +97,9 @@ pub struct LinStats {
     pub scenarios: u64,
     /// Executions over all scenarios.
     pub executions: u64,
+    /// Over all scenarios, the cuts of weak memory's eventual-visibility rule (see
+    /// [`Stats::stale_reads_cut`]).
+    pub stale_reads_cut: u64,
 }
 
 /// A failing scenario (minimised unless disabled) and the failure of its first failing
@@ -209,12 +212,15 @@ impl<S: Spec, C: Send + Sync + 'static> Lincheck<S, C> {
             "cmc lincheck: a scenario may have at most {MAX_OPS} operations and {} threads",
             rt::MAX_THREADS - 1
         );
-        let mut executions = 0;
+        let (mut executions, mut stale_reads_cut) = (0, 0);
         for i in 0..self.scenarios {
             let seed = self.seed.wrapping_add(i);
             let scenario = Scenario::generate(self.shape, &mut Rng::new(seed), &*self.gen);
             match self.check_scenario(&scenario) {
-                Ok(stats) => executions += stats.executions,
+                Ok(stats) => {
+                    executions += stats.executions;
+                    stale_reads_cut += stats.stale_reads_cut;
+                }
                 Err(failure) => {
                     executions += failure.executions;
                     return Err(Box::new(
@@ -226,6 +232,7 @@ impl<S: Spec, C: Send + Sync + 'static> Lincheck<S, C> {
         Ok(LinStats {
             scenarios: self.scenarios,
             executions,
+            stale_reads_cut,
         })
     }
 

@@ -43,6 +43,13 @@ impl VClock {
 }
 
 impl VClock {
+    /// Sets entry `i` back to 0.
+    pub fn forget(&mut self, i: usize) {
+        if let Some(e) = self.0.get_mut(i) {
+            *e = 0;
+        }
+    }
+
     /// Raises entry `i` to at least `v`.
     pub fn raise(&mut self, i: usize, v: u32) {
         if self.0.len() <= i {

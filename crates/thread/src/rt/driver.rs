@@ -126,6 +126,7 @@ pub struct Driver {
     detect_leaks: bool,
     random_seed: u64,
     weak_memory: bool,
+    yield_refreshes: bool,
     confirm_spins: bool,
     os_threads: super::os_threads::OsThreadWatch,
 }
@@ -150,6 +151,7 @@ impl Driver {
             detect_leaks: true,
             random_seed: 0,
             weak_memory: false,
+            yield_refreshes: false,
             confirm_spins: false,
             os_threads: super::os_threads::OsThreadWatch::new(),
         }
@@ -158,6 +160,12 @@ impl Driver {
     /// Whether loads may read older stores as the weak memory model allows (see `weak.rs`).
     pub fn weak_memory(&mut self, on: bool) {
         self.weak_memory = on;
+    }
+
+    /// Whether a thread that yields no longer reads the replaced stores it saw before (see
+    /// `Checker::yield_refreshes`).
+    pub fn yield_refreshes(&mut self, on: bool) {
+        self.yield_refreshes = on;
     }
 
     /// Whether threads found spinning when no other thread can run are let run on (see
@@ -192,7 +200,8 @@ impl Driver {
         let epoch = next_epoch();
         *self.ctx.state.borrow_mut() = ExecState::new(epoch, spin_limit);
         self.ctx.state.borrow_mut().random = crate::rng::Rng::new(self.random_seed);
-        self.ctx.state.borrow_mut().weak = super::weak::WeakMemory::new(self.weak_memory);
+        self.ctx.state.borrow_mut().weak =
+            super::weak::WeakMemory::new(self.weak_memory, self.yield_refreshes);
         CURRENT.with(|c| c.set(&*self.ctx as *const Context));
         uncontrolled::enter(epoch);
         let stop = self.run_inner(model, sched);

@@ -263,6 +263,9 @@ impl ExecState {
             .expect("chosen thread announced an operation");
         self.active = t;
         self.synchronise(t, op);
+        if op.is_yield() {
+            self.weak_yield(t);
+        }
         self.trace.push(Event {
             thread: t,
             op,

@@ -34,6 +34,9 @@
 //! one replaced store `spin_limit` times reads the latest store next, whatever else its
 //! loop does (a loop that also writes is never blocked by the spin detector), and one the
 //! spin detector would block is shown the latest store of every location it spins on.
+//! With `yield_refreshes` (loom's rule, set by the `loom` package), a load after a yield
+//! point is not offered the replaced stores its thread read or wrote before that yield.
+//! Each cut of these rules is counted (`Stats::stale_reads_cut`).
 
 use super::clock::{Knowledge, VClock};
 use super::execution::ExecState;
@@ -93,6 +96,17 @@ pub struct WeakMemory {
     /// Per thread and atomic whose latest store the thread's last load of it did not read:
     /// the store it read and how many times in a row it re-read it (eventual visibility).
     stale_reads: Vec<StaleRead>,
+    /// How many times eventual visibility kept a thread from reading a replaced store again
+    /// (see [`WeakMemory::stale_reads_cut`]).
+    stale_reads_cut: u64,
+    /// Whether a thread that yields no longer reads the replaced stores it read or wrote
+    /// before (see [`ExecState::refreshed_after_yield`]).
+    yield_refreshes: bool,
+    /// Per thread, per atomic: 1 + the timestamp of the latest store the thread itself read
+    /// or wrote (0: none).
+    seen: Vec<VClock>,
+    /// Per thread: its `seen` at its latest yield point.
+    seen_before_yield: Vec<VClock>,
 }
 
 /// Thread `thread` last read the replaced store `ts` of atomic `obj`, `rereads` times again
@@ -106,16 +120,38 @@ struct StaleRead {
 }
 
 impl WeakMemory {
-    /// A fresh state; weak behaviours explored when `on`.
-    pub fn new(on: bool) -> Self {
+    /// A fresh state; weak behaviours explored when `on`, and when `yield_refreshes` a
+    /// thread that yields no longer reads the replaced stores it saw before.
+    pub fn new(on: bool, yield_refreshes: bool) -> Self {
         WeakMemory {
             on,
+            yield_refreshes,
             ..WeakMemory::default()
         }
     }
 
+    /// How many times in this execution eventual visibility kept a thread from reading a
+    /// replaced store again: a thread that had re-read one `spin_limit` times was made to
+    /// see the latest store (its later loads of that atomic no longer choose the older
+    /// ones), or a load after a yield was not offered the replaced stores its thread saw
+    /// before the yield. Each is a cut of the explored space: the executions where the
+    /// thread reads the replaced store once more are not run.
+    pub fn stale_reads_cut(&self) -> u64 {
+        self.stale_reads_cut
+    }
+
     fn history(&self, o: ObjId) -> Option<&Vec<Message>> {
         self.histories.get(o).and_then(Option::as_ref)
+    }
+
+    /// Records that thread `t` read or wrote the store `ts` of `o` itself.
+    fn saw(&mut self, t: ThreadId, o: ObjId, ts: u32) {
+        if self.yield_refreshes {
+            if self.seen.len() <= t {
+                self.seen.resize_with(t + 1, VClock::default);
+            }
+            self.seen[t].raise(o, ts + 1);
+        }
     }
 }
 
@@ -169,9 +205,7 @@ impl ExecState {
             return 1;
         };
         match (kind, sc) {
-            (AtomicKind::Load, _) => {
-                (history.len() - known(history, self.load_floor(t, o, sc))) as u32
-            }
+            (AtomicKind::Load, _) => (history.len() - self.oldest_readable(t, o, sc).1) as u32,
             (AtomicKind::Store, false) => slots(history, view_of(self, t).get(o)).count() as u32,
             _ => 1,
         }
@@ -219,6 +253,46 @@ impl ExecState {
         usable
     }
 
+    /// The index of the oldest store of `o` thread `t`'s load may read, by its view alone
+    /// ([`load_floor`](Self::load_floor)) and once the replaced stores it saw before its
+    /// latest yield are left out ([`refreshed_after_yield`](Self::refreshed_after_yield)).
+    fn oldest_readable(&self, t: ThreadId, o: ObjId, sc: bool) -> (usize, usize) {
+        let history = self.weak.history(o).expect("weak_init ran first");
+        let by_view = known(history, self.load_floor(t, o, sc));
+        (by_view, by_view.max(self.refreshed_after_yield(t, o)))
+    }
+
+    /// Loom's eventual visibility at yield points, when `yield_refreshes` is set: the index
+    /// of the oldest store of `o` that thread `t` did not read or write itself before its
+    /// latest yield, or of the latest store if none is newer (a yield lets the loop that
+    /// polls see a newer value; an execution where it keeps reading the one it saw before
+    /// is not explored). 0 when the rule is off or `t` saw no store of `o` before a yield.
+    fn refreshed_after_yield(&self, t: ThreadId, o: ObjId) -> usize {
+        let seen = match self.weak.seen_before_yield.get(t) {
+            Some(v) if v.get(o) > 0 => v.get(o),
+            _ => return 0,
+        };
+        let history = self.weak.history(o).expect("weak_init ran first");
+        history
+            .partition_point(|m| m.ts < seen)
+            .min(history.len() - 1)
+    }
+
+    /// Thread `t` reached a yield point (`yield_now`, `spin_loop`, `sleep`): with
+    /// `yield_refreshes`, its later loads no longer read the replaced stores it saw so far.
+    pub fn weak_yield(&mut self, t: ThreadId) {
+        let weak = &mut self.weak;
+        if weak.on && weak.yield_refreshes {
+            if weak.seen_before_yield.len() <= t {
+                weak.seen_before_yield.resize_with(t + 1, VClock::default);
+            }
+            match weak.seen.get(t) {
+                Some(seen) => weak.seen_before_yield[t].clone_from(seen),
+                None => weak.seen_before_yield[t] = VClock::default(),
+            }
+        }
+    }
+
     /// The oldest store thread `t` may read from `o`, as a timestamp: what its view knows,
     /// and for a `SeqCst` load also what the global `SeqCst` view knows of `o`.
     fn load_floor(&self, t: ThreadId, o: ObjId, sc: bool) -> u32 {
@@ -259,6 +333,10 @@ impl ExecState {
         if let Some(h) = self.weak.histories.get_mut(o) {
             *h = None;
         }
+        let weak = &mut self.weak;
+        for seen in weak.seen.iter_mut().chain(&mut weak.seen_before_yield) {
+            seen.forget(o);
+        }
     }
 
     /// Performs the active thread's load of `o` with `order` in weak-memory mode: reads the
@@ -266,17 +344,22 @@ impl ExecState {
     /// view and happens-before, and returns the store's bits.
     pub fn weak_load(&mut self, o: ObjId, order: Ordering) -> u64 {
         let t = self.active;
-        let floor = self.load_floor(t, o, order == Ordering::SeqCst);
-        let history = self.weak.history(o).expect("weak_init ran first");
+        let (by_view, oldest) = self.oldest_readable(t, o, order == Ordering::SeqCst);
+        if oldest > by_view {
+            self.weak.stale_reads_cut += 1;
+        }
+        // Taken out for the step (and put back) so that the store read lends its released
+        // knowledge to `atomic_sync` without a copy.
+        let history = self.weak.histories[o].take().expect("weak_init ran first");
         let last = history.len() - 1;
-        let oldest = known(history, floor);
-        let index = last - (self.weak.stale as usize).min(last - oldest);
-        let message = history[index].clone();
-        let latest = history[last].ts;
-        self.threads[t].clock.now.view.raise(o, message.ts);
-        self.atomic_sync(o, AtomicKind::Load, order, false, Some(&message.released));
-        self.eventual_visibility(t, o, message.ts, latest);
-        message.bits
+        let read = &history[last - (self.weak.stale as usize).min(last - oldest)];
+        let (ts, bits, latest) = (read.ts, read.bits, history[last].ts);
+        self.weak.saw(t, o, ts);
+        self.threads[t].clock.now.view.raise(o, ts);
+        self.atomic_sync(o, AtomicKind::Load, order, false, Some(&read.released));
+        self.weak.histories[o] = Some(history);
+        self.eventual_visibility(t, o, ts, latest);
+        bits
     }
 
     /// Eventual visibility of stores, whatever else the reading thread does: once thread `t`
@@ -321,6 +404,7 @@ impl ExecState {
         };
         if self.weak.stale_reads[i].rereads >= self.spin_limit {
             self.weak.stale_reads.swap_remove(i);
+            self.weak.stale_reads_cut += 1;
             self.threads[t].clock.now.view.raise(o, latest);
         }
     }
@@ -359,10 +443,12 @@ impl ExecState {
                 ))
             })?,
         };
+        let latest = history[last].ts;
         if !plain_store {
-            let latest = history[last].ts;
             self.threads[t].clock.now.view.raise(o, latest);
         }
+        self.weak
+            .saw(t, o, if written.is_some() { ts } else { latest });
         if let Some(bits) = written {
             self.threads[t].clock.now.view.raise(o, ts);
             self.atomic_sync(o, kind, order, true, None);
@@ -376,8 +462,11 @@ impl ExecState {
             if let Some(Some(h)) = self.weak.histories.get_mut(o) {
                 h.insert(after + 1, message);
                 // The object keeps what the latest store released (read-modify-writes
-                // continue its release sequence).
-                self.objects[o].sync = h[h.len() - 1].released.clone();
+                // continue its release sequence): the new store's, already there, unless
+                // it went before the latest.
+                if after != last {
+                    self.objects[o].sync = h[h.len() - 1].released.clone();
+                }
             }
         } else {
             self.atomic_sync(o, kind, order, false, None);
