@@ -1,0 +1,16 @@
+//! How many nodes make a quorum, and the planted bug that miscounts it.
+
+/// A majority of `nodes`.
+pub(crate) fn majority(nodes: u32) -> u32 {
+    nodes / 2 + 1
+}
+
+/// The quorum of `nodes`: a majority, or with `off_by_one` (a planted bug)
+/// one node fewer, `nodes / 2`.
+pub(crate) fn quorum(nodes: u32, off_by_one: bool) -> u32 {
+    if off_by_one {
+        nodes / 2
+    } else {
+        majority(nodes)
+    }
+}
