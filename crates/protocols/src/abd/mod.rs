@@ -252,7 +252,9 @@ impl<const BUG: u32> Abd<BUG> {
         out: &mut Outputs,
     ) -> Result<(), CoreError> {
         match event.kind() {
-            Some(EventKind::Client) if v.phase != phase::IDLE => out.reply(event.id, &[REPLY_REFUSED]),
+            Some(EventKind::Client) if v.phase != phase::IDLE => {
+                out.reply(event.id, &[REPLY_REFUSED])
+            }
             Some(EventKind::Client) => {
                 v.request = event.id;
                 v.write = written_value(event.id).unwrap_or(0);
