@@ -52,3 +52,37 @@ pub(crate) fn broadcast<M: Message>(
     let others = (0..config.nodes).filter(|node| *node != config.node);
     send_to_each(out, others, msg)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_is_appended_only_by_a_leader_with_room_for_it() {
+        let mut after_flush = AfterFlushed::default();
+        assert_eq!(append_at(role::LEADER, 1, 2, &after_flush), Some(1));
+        assert_eq!(append_at(role::FOLLOWER, 1, 2, &after_flush), None);
+        assert_eq!(append_at(role::CANDIDATE, 1, 2, &after_flush), None);
+        assert_eq!(
+            append_at(role::LEADER, 2, 2, &after_flush),
+            None,
+            "log full"
+        );
+        for _ in 0..AFTER_FLUSH_MAX {
+            after_flush.hold_nothing().unwrap();
+        }
+        assert_eq!(
+            append_at(role::LEADER, 0, 2, &after_flush),
+            None,
+            "no room to hold"
+        );
+    }
+
+    #[test]
+    fn a_role_is_named_as_its_protocol_calls_it() {
+        let names = ["backup", "candidate", "primary"];
+        assert_eq!(role_name(role::LEADER, names), "primary");
+        assert_eq!(role_name(role::FOLLOWER, names), "backup");
+        assert_eq!(role_name(7, names), "?");
+    }
+}

@@ -14,3 +14,15 @@ pub(crate) fn quorum(nodes: u32, off_by_one: bool) -> u32 {
         majority(nodes)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quorum_is_a_majority_and_the_planted_bug_counts_one_fewer() {
+        assert_eq!([3, 4, 5].map(majority), [2, 3, 3]);
+        assert_eq!([3, 4, 5].map(|nodes| quorum(nodes, false)), [2, 3, 3]);
+        assert_eq!([3, 4, 5].map(|nodes| quorum(nodes, true)), [1, 2, 2]);
+    }
+}
