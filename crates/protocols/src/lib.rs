@@ -13,9 +13,11 @@
 //! must catch it and its budgets.
 
 pub mod abd;
+mod leader;
 mod node_parts;
 pub mod paxos;
 pub mod primary_backup;
+mod quorum;
 pub mod raft;
 pub mod two_phase;
 mod variants;

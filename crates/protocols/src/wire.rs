@@ -1,6 +1,24 @@
-//! Fixed-size little-endian word encoding of the Rust cores' messages.
+//! What the Rust reference cores put on the wire: their messages as
+//! fixed-size little-endian words, the first byte of their replies to
+//! clients, and the core error for a message that does not decode.
 
-use cmc_world::core::helpers::AfterFlush;
+use cmc_world::core::abi::CoreError;
+use cmc_world::core::helpers::{AfterFlush, Message};
+
+/// First reply byte: the request is done (what follows, if anything, is the
+/// core's own: a read's value, the committing leader's term).
+pub const REPLY_OK: u8 = 1;
+/// First reply byte: the request was refused and did nothing (not the
+/// leader or primary, a full log, a client busy with another request).
+pub const REPLY_REFUSED: u8 = 0;
+
+/// Core error: a message that does not decode.
+pub(crate) const ERROR_BAD_MESSAGE: i32 = 1;
+
+/// `bytes` as an `M`, or the core error [`ERROR_BAD_MESSAGE`].
+pub(crate) fn decoded<M: Message>(bytes: &[u8]) -> Result<M, CoreError> {
+    M::decode(bytes).ok_or(CoreError::Code(ERROR_BAD_MESSAGE))
+}
 
 /// Most words in one message (32 bytes).
 pub const WORDS_MAX: usize = 8;

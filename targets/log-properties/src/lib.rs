@@ -19,6 +19,9 @@
 //!
 //! The client contract the last three read: a client request `r` appends the
 //! value `r`, and the node's reply is one byte, the index it was decided at.
+//! [`client::Pending`] keeps an adapter's side of it.
+
+pub mod client;
 
 use std::sync::Arc;
 

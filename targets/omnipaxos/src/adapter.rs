@@ -37,6 +37,7 @@ use omnipaxos::util::NodeId;
 use omnipaxos::{ClusterConfig, OmniPaxos, OmniPaxosConfig, ServerConfig};
 use xxhash_rust::xxh3::xxh3_64;
 
+use cmc_log_properties::client::Pending;
 use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 use cmc_world::heap::HeapAdapter;
 
@@ -47,7 +48,7 @@ use crate::storage::{
 
 /// Where each part of the view starts.
 pub mod view {
-    use super::{BALLOT_SIZE, IMAGE_SIZE};
+    use super::{Pending, BALLOT_SIZE, IMAGE_SIZE};
 
     /// The storage image, as the library holds it.
     pub const DISK: usize = 0;
@@ -58,7 +59,7 @@ pub mod view {
     /// Client requests awaiting their reply, as a bit set.
     pub const PENDING: usize = UNFLUSHED + 1;
     /// The digest of the history since the node's start.
-    pub const DIGEST: usize = PENDING + 4;
+    pub const DIGEST: usize = PENDING + Pending::SIZE;
     /// Bytes of the view.
     pub const SIZE: usize = DIGEST + 8;
 }
@@ -73,7 +74,7 @@ pub struct Server {
     /// The image last persisted (or read at the start).
     persisted: [u8; IMAGE_SIZE],
     unflushed: u8,
-    pending: u32,
+    pending: Pending,
     digest: u64,
 }
 
@@ -108,16 +109,12 @@ impl OmniPaxosAdapter {
         }
         let disk = node.disk.borrow();
         let decided = &disk.log[..(disk.decided_idx as usize).min(disk.log.len())];
-        for request in 0..32 {
-            if node.pending & 1 << request == 0 {
-                continue;
-            }
+        for request in node.pending.requests() {
             if let Some(index) = decided
                 .iter()
                 .position(|value| u32::from(value.0) == request)
             {
-                out.reply(request, &[index as u8])?;
-                node.pending &= !(1 << request);
+                node.pending.answer(out, request, index)?;
             }
         }
         Ok(())
@@ -180,7 +177,7 @@ impl HeapAdapter for OmniPaxosAdapter {
             disk,
             persisted: durable.try_into().expect("the durable part is an image"),
             unflushed: 0,
-            pending: 0,
+            pending: Pending::default(),
             digest: xxh3_64(durable),
         };
         self.settle(&mut node, out)?;
@@ -203,13 +200,9 @@ impl HeapAdapter for OmniPaxosAdapter {
             }
             Some(EventKind::Tick) => node.paxos.tick(),
             Some(EventKind::Client) => {
-                let value = u8::try_from(event.id)
-                    .ok()
-                    .filter(|&id| id < 32)
-                    .ok_or_else(|| library_error(format!("request id {} is over 31", event.id)))?;
+                let value = node.pending.take(event.id)?;
                 // A refused append (a stopped configuration) is never replied to.
                 let _ = node.paxos.append(Value(value));
-                node.pending |= 1 << value;
             }
             Some(EventKind::Flushed) => node.unflushed = node.unflushed.saturating_sub(1),
             _ => return Ok(()),

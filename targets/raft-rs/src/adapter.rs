@@ -28,6 +28,7 @@ use raft::storage::MemStorage;
 use raft::{Config as RaftConfig, RawNode, StateRole, Storage};
 use xxhash_rust::xxh3::xxh3_64;
 
+use cmc_log_properties::client::Pending;
 use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 use cmc_world::heap::HeapAdapter;
 
@@ -40,7 +41,7 @@ pub const IMAGE_SIZE: usize = 4 + LOG_MAX * ENTRY_SIZE;
 
 /// Where each part of the view starts.
 pub mod view {
-    use super::IMAGE_SIZE;
+    use super::{Pending, IMAGE_SIZE};
 
     /// The storage image, as the library wrote it.
     pub const DISK: usize = 0;
@@ -53,7 +54,7 @@ pub mod view {
     /// Client requests awaiting their reply, as a bit set.
     pub const PENDING: usize = UNFLUSHED + 1;
     /// The digest of the history since the node's start.
-    pub const DIGEST: usize = PENDING + 4;
+    pub const DIGEST: usize = PENDING + Pending::SIZE;
     /// Bytes of the view.
     pub const SIZE: usize = DIGEST + 8;
 }
@@ -71,7 +72,7 @@ pub struct Peer {
     raw: RawNode<MemStorage>,
     unflushed: VecDeque<Waiting>,
     persisted: [u8; IMAGE_SIZE],
-    pending: u32,
+    pending: Pending,
     digest: u64,
 }
 
@@ -159,10 +160,10 @@ impl RaftAdapter {
     /// the log's client entries.
     fn answer(node: &mut Peer, committed: &[Entry], out: &mut Outputs) -> Result<(), CoreError> {
         for entry in committed {
-            let Some(request) = codec::request_of(entry) else {
+            let Some(request) = codec::request_of(entry).map(u32::from) else {
                 continue;
             };
-            if node.pending & 1 << request == 0 {
+            if !node.pending.awaits(request) {
                 continue;
             }
             let before = entries(node.raw.store(), 1, entry.index)?;
@@ -170,8 +171,7 @@ impl RaftAdapter {
                 .iter()
                 .filter(|e| codec::request_of(e).is_some())
                 .count();
-            out.reply(u32::from(request), &[place as u8])?;
-            node.pending &= !(1 << request);
+            node.pending.answer(out, request, place)?;
         }
         Ok(())
     }
@@ -270,7 +270,7 @@ impl HeapAdapter for RaftAdapter {
             raw,
             unflushed: VecDeque::new(),
             persisted: durable.try_into().map_err(error)?,
-            pending: 0,
+            pending: Pending::default(),
             digest: xxh3_64(durable),
         };
         self.handle_readies(&mut node, out)?;
@@ -295,13 +295,9 @@ impl HeapAdapter for RaftAdapter {
                 node.raw.tick();
             }
             Some(EventKind::Client) => {
-                let request = u8::try_from(event.id)
-                    .ok()
-                    .filter(|&id| id < 32)
-                    .ok_or_else(|| error(format!("request id {} is over 31", event.id)))?;
+                let request = node.pending.take(event.id)?;
                 // A proposal raft-rs drops (no leader known) is never answered.
                 let _ = node.raw.propose(vec![], vec![request]);
-                node.pending |= 1 << request;
             }
             Some(EventKind::Flushed) => {
                 if let Some(waiting) = node.unflushed.pop_front() {

@@ -6,7 +6,7 @@
 //! are clients; the World's client requests go to the clients. Request `r`
 //! writes `r + 1` when `r` is even and reads when it is odd
 //! ([`written_value`]); a client busy with a request refuses another
-//! ([`REPLY_BUSY`]).
+//! ([`REPLY_REFUSED`]).
 //!
 //! - Write: query every replica, and once a majority answered, store the
 //!   value with timestamp `(highest counter + 1, client)` at every replica;
@@ -40,19 +40,16 @@ use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 use cmc_world::core::helpers::{self, node_bit, send, send_to_each, Message};
 use cmc_world::TypedCore;
 
+use crate::quorum::quorum;
+use crate::wire::decoded;
 use crate::{is_server, servers, Replies, SERVERS_DEFAULT};
 
+pub use crate::wire::{REPLY_OK, REPLY_REFUSED};
 pub use msg::{Msg, Timestamp};
 pub use properties::{core, equip, world};
 
 /// Planted bugs, numbered `1..=BUGS`.
 pub const BUGS: u32 = 5;
-/// First reply byte: the operation is done (a read's value follows).
-pub const REPLY_OK: u8 = 1;
-/// First reply byte: the client was busy and did nothing.
-pub const REPLY_BUSY: u8 = 0;
-/// Core error: a message that does not decode.
-const ERROR_BAD_MESSAGE: i32 = 1;
 
 /// Client phases ([`Volatile::phase`]).
 pub mod phase {
@@ -117,12 +114,8 @@ fn broadcast(config: &Config, out: &mut Outputs, msg: Msg) -> Result<(), CoreErr
 }
 
 impl<const BUG: u32> Abd<BUG> {
-    fn quorum(servers: u32) -> u32 {
-        if BUG == 2 {
-            servers / 2
-        } else {
-            servers / 2 + 1
-        }
+    fn quorum(config: &Config) -> u32 {
+        quorum(servers(&config.params), BUG == 2)
     }
 
     fn replica(
@@ -141,7 +134,7 @@ impl<const BUG: u32> Abd<BUG> {
                 Ok(())
             }
             Some(EventKind::Recv) => {
-                let reply = match helpers::received(event, ERROR_BAD_MESSAGE)? {
+                let reply = match decoded(event.payload())? {
                     Msg::Query { request } => Msg::QueryOk {
                         request,
                         ts: d.ts,
@@ -235,7 +228,7 @@ impl<const BUG: u32> Abd<BUG> {
             v.best = ts;
             v.best_value = value;
         }
-        if v.replies.count_ones() != Self::quorum(servers(&config.params)) {
+        if v.replies.count_ones() != Self::quorum(config) {
             return Ok(());
         }
         if v.write != 0 {
@@ -259,7 +252,9 @@ impl<const BUG: u32> Abd<BUG> {
         out: &mut Outputs,
     ) -> Result<(), CoreError> {
         match event.kind() {
-            Some(EventKind::Client) if v.phase != phase::IDLE => out.reply(event.id, &[REPLY_BUSY]),
+            Some(EventKind::Client) if v.phase != phase::IDLE => {
+                out.reply(event.id, &[REPLY_REFUSED])
+            }
             Some(EventKind::Client) => {
                 v.request = event.id;
                 v.write = written_value(event.id).unwrap_or(0);
@@ -283,7 +278,7 @@ impl<const BUG: u32> Abd<BUG> {
                 Some(Msg::StoreOk { request, ts })
                     if request == v.request && v.phase == phase::STORE && ts == v.best =>
                 {
-                    let quorum = Self::quorum(servers(&config.params));
+                    let quorum = Self::quorum(config);
                     if Self::count(v, event.src) && v.replies.count_ones() == quorum {
                         Self::finish(v, out)
                     } else {

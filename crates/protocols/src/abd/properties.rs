@@ -18,7 +18,7 @@ use cmc_world::{Core, World};
 
 use crate::variants::{bug_variant, variant_spec};
 
-use super::{servers, written_value, Abd, Durable, Msg, REPLY_BUSY, SERVERS_DEFAULT};
+use super::{servers, written_value, Abd, Durable, Msg, REPLY_REFUSED, SERVERS_DEFAULT};
 
 /// The ABD core with planted bug `bug` (0: none), or `None` past [`super::BUGS`].
 pub fn core(bug: u32) -> Option<Arc<dyn Core>> {
@@ -75,7 +75,7 @@ pub fn operation(request: u32, _node: u8) -> RegisterOp {
 /// What a client's reply to `op` means: a busy reply did nothing.
 pub fn reply_meaning(op: &RegisterOp, reply: &[u8]) -> ReplyMeaning<RegisterRet> {
     match (op, reply) {
-        (_, [REPLY_BUSY, ..]) => ReplyMeaning::Refused,
+        (_, [REPLY_REFUSED, ..]) => ReplyMeaning::Refused,
         (RegisterOp::Write(_), _) => ReplyMeaning::Returned(RegisterRet::Ack),
         (RegisterOp::Read, [_, value, ..]) => {
             ReplyMeaning::Returned(RegisterRet::Value((*value).into()))

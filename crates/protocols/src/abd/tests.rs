@@ -11,7 +11,7 @@ use cmc_world::properties::consistency::ReplyMeaning;
 use cmc_world::{TypedCore, World};
 
 use super::properties::{operation, reply_meaning};
-use super::{phase, world, Abd, Durable, Msg, Timestamp, Volatile, REPLY_BUSY, REPLY_OK};
+use super::{phase, world, Abd, Durable, Msg, Timestamp, Volatile, REPLY_OK, REPLY_REFUSED};
 
 fn run(bug: u32, params: &[&str]) -> Outcome<World> {
     let checker = Checker::new(world(bug, 5, params).unwrap())
@@ -82,7 +82,10 @@ fn replies_decode_as_register_results_and_busy_is_refused() {
         ret(RegisterOp::Write(1), &[REPLY_OK]),
         ReplyMeaning::Returned(RegisterRet::Ack)
     );
-    assert_eq!(ret(RegisterOp::Read, &[REPLY_BUSY]), ReplyMeaning::Refused);
+    assert_eq!(
+        ret(RegisterOp::Read, &[REPLY_REFUSED]),
+        ReplyMeaning::Refused
+    );
     assert_eq!(
         ret(RegisterOp::Read, &[REPLY_OK]),
         ReplyMeaning::Returned(RegisterRet::Ack),

@@ -29,6 +29,8 @@ use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
 use cmc_world::core::helpers::{self, send, send_to_each, Message};
 use cmc_world::TypedCore;
 
+use crate::quorum::{majority, quorum};
+use crate::wire::decoded;
 use crate::{is_server, Replies};
 
 pub use crate::{servers, SERVERS_DEFAULT};
@@ -37,8 +39,6 @@ pub use properties::{properties, world};
 
 /// Planted bugs, numbered `1..=BUGS`.
 pub const BUGS: u32 = 4;
-/// Core error: a message that does not decode.
-const ERROR_BAD_MESSAGE: i32 = 1;
 
 /// The acceptor's durable record.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
@@ -91,14 +91,6 @@ pub struct Volatile {
 pub struct Paxos<const BUG: u32>;
 
 impl<const BUG: u32> Paxos<BUG> {
-    fn accept_quorum(servers: u32) -> u32 {
-        if BUG == 3 {
-            servers / 2
-        } else {
-            servers / 2 + 1
-        }
-    }
-
     /// Persists the acceptor record of `v`; `reply` goes to `dst` once flushed
     /// (to this node: handled locally, as a message to itself).
     fn persist_then(
@@ -132,7 +124,7 @@ impl<const BUG: u32> Paxos<BUG> {
             return Ok(());
         };
         if head.dst == config.node {
-            let msg = Msg::decode(head.message()).ok_or(CoreError::Code(ERROR_BAD_MESSAGE))?;
+            let msg = decoded(head.message())?;
             Self::server_msg(config, v, config.node, msg, out)
         } else {
             out.send(head.dst, head.message())
@@ -207,7 +199,7 @@ impl<const BUG: u32> Paxos<BUG> {
                     v.best = accepted;
                     v.best_proposal = proposal;
                 }
-                if v.prepared.count_ones() == servers / 2 + 1 {
+                if v.prepared.count_ones() == majority(servers) {
                     if v.best.round != 0 && BUG != 4 {
                         v.leading = v.best_proposal;
                     }
@@ -232,7 +224,7 @@ impl<const BUG: u32> Paxos<BUG> {
             }
             Msg::Accepted { ballot } if ballot == v.ballot && v.leading.value != 0 => {
                 v.accepts |= 1 << src;
-                if v.accepts.count_ones() == Self::accept_quorum(servers) {
+                if v.accepts.count_ones() == quorum(servers, BUG == 3) {
                     v.learned_ballot = ballot;
                     v.learned = v.leading;
                     Self::broadcast(
@@ -283,7 +275,7 @@ impl<const BUG: u32> Paxos<BUG> {
                 Ok(())
             }
             Some(EventKind::Recv) => {
-                let msg = helpers::received(event, ERROR_BAD_MESSAGE)?;
+                let msg = decoded(event.payload())?;
                 Self::server_msg(config, v, event.src, msg, out)
             }
             Some(EventKind::Flushed) => Self::flushed(config, v, out),

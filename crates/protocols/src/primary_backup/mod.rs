@@ -36,11 +36,15 @@ mod properties;
 
 use bytemuck::{Pod, Zeroable};
 use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
-use cmc_world::core::helpers::{self, send, send_to_each, AfterFlush, Message};
+use cmc_world::core::helpers::{self, send, Message};
 use cmc_world::TypedCore;
 
-use crate::wire::{words, Words, WORDS_MAX};
+use crate::leader::{append_at, broadcast, role_name, AfterFlushed};
+use crate::quorum::{majority, quorum};
+use crate::wire::{decoded, words, Words};
 
+pub use crate::leader::role;
+pub use crate::wire::{REPLY_OK, REPLY_REFUSED};
 pub use properties::{core, properties, world};
 
 /// Entries the log holds.
@@ -49,26 +53,8 @@ pub const LOG_MAX: usize = 2;
 pub const VIEWS_DEFAULT: u32 = 2;
 /// Planted bugs, numbered `1..=BUGS`.
 pub const BUGS: u32 = 4;
-/// Reply payload: the entry is committed.
-pub const REPLY_OK: u8 = 1;
-/// Reply payload: not the primary, or the log is full.
-pub const REPLY_REFUSED: u8 = 0;
 /// The primary-suspected timer of backups.
 pub const TIMER_SUSPECT: u32 = 0;
-/// Writes that may wait for their flush at one node.
-pub const AFTER_FLUSH_MAX: usize = 4;
-/// Core error: a message that does not decode.
-const ERROR_BAD_MESSAGE: i32 = 1;
-
-/// Node roles ([`Volatile::role`]).
-pub mod role {
-    /// Follows the primary of its view.
-    pub const BACKUP: u32 = 0;
-    /// Collecting votes for its view.
-    pub const CANDIDATE: u32 = 1;
-    /// Primary of its view.
-    pub const PRIMARY: u32 = 2;
-}
 
 /// A log: the view it was written in, its length and its entries. It is also
 /// the durable record (written whole by each persist), with `view`.
@@ -96,7 +82,8 @@ impl Durable {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 #[repr(C)]
 pub struct Volatile {
-    /// One of [`role`].
+    /// One of [`role`]: the primary of a view is its leader, a backup
+    /// follows it.
     pub role: u32,
     /// The node's view and log as it stands (possibly not yet flushed).
     pub current: Durable,
@@ -114,7 +101,7 @@ pub struct Volatile {
     /// persisted log, the primary's Append (to this node, which counts it and
     /// sends it on), a backup's Ack or a Vote (to another node, or this
     /// candidate's own).
-    pub after_flush: AfterFlush<AFTER_FLUSH_MAX, WORDS_MAX>,
+    pub after_flush: AfterFlushed,
 }
 
 /// A message.
@@ -210,15 +197,6 @@ impl std::fmt::Display for Msg {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PrimaryBackup<const BUG: u32>;
 
-fn majority(config: &Config) -> u32 {
-    config.nodes / 2 + 1
-}
-
-fn broadcast(config: &Config, out: &mut Outputs, msg: Msg) -> Result<(), CoreError> {
-    let others = (0..config.nodes).filter(|node| *node != config.node);
-    send_to_each(out, others, &msg)
-}
-
 /// The primary's log as persisted, for the backups of its view.
 fn append_of(log: &Durable) -> Msg {
     Msg::Append {
@@ -267,8 +245,8 @@ impl<const BUG: u32> PrimaryBackup<BUG> {
     }
 
     fn become_backup(v: &mut Volatile, view: u32, out: &mut Outputs) -> Result<(), CoreError> {
-        let stepped_down = v.role != role::BACKUP;
-        v.role = role::BACKUP;
+        let stepped_down = v.role != role::FOLLOWER;
+        v.role = role::FOLLOWER;
         v.current.view = view;
         clear_votes(v);
         v.acks = [0; LOG_MAX];
@@ -282,14 +260,10 @@ impl<const BUG: u32> PrimaryBackup<BUG> {
 
     /// Replies OK for every entry that a quorum, this node included, holds durably.
     fn commit(config: &Config, v: &mut Volatile, out: &mut Outputs) -> Result<(), CoreError> {
-        let quorum = if BUG == 2 {
-            config.nodes / 2
-        } else {
-            majority(config)
-        };
+        let needed = quorum(config.nodes, BUG == 2);
         while (v.committed as usize) < v.current.len as usize
             && v.acks[v.committed as usize] & (1 << config.node) != 0
-            && v.acks[v.committed as usize].count_ones() >= quorum
+            && v.acks[v.committed as usize].count_ones() >= needed
         {
             let request = v.requests[v.committed as usize];
             if request != 0 {
@@ -324,7 +298,7 @@ impl<const BUG: u32> PrimaryBackup<BUG> {
         if newer(&log, &v.best) {
             v.best = log;
         }
-        let quorum = if BUG == 3 { 1 } else { majority(config) };
+        let quorum = if BUG == 3 { 1 } else { majority(config.nodes) };
         if v.votes.count_ones() < quorum {
             return Ok(());
         }
@@ -334,7 +308,7 @@ impl<const BUG: u32> PrimaryBackup<BUG> {
             v.current.entries = v.best.entries;
         }
         v.current.log_view = view;
-        v.role = role::PRIMARY;
+        v.role = role::LEADER;
         clear_votes(v);
         Self::replicate(v, config.node, out)
     }
@@ -357,7 +331,7 @@ impl<const BUG: u32> PrimaryBackup<BUG> {
             Msg::Append { view, log }
                 if view > v.current.view
                     || (view == v.current.view
-                        && v.role != role::PRIMARY
+                        && v.role != role::LEADER
                         && newer(&log, &v.current)) =>
             {
                 if view > v.current.view {
@@ -369,7 +343,7 @@ impl<const BUG: u32> PrimaryBackup<BUG> {
                     send(out, src, &Msg::Ack { view, len: log.len })?;
                 }
             }
-            Msg::Ack { view, len } if view == v.current.view && v.role == role::PRIMARY => {
+            Msg::Ack { view, len } if view == v.current.view && v.role == role::LEADER => {
                 Self::ack(config, v, src, len, out)?;
             }
             Msg::StartView { view } if view > v.current.view => {
@@ -388,7 +362,7 @@ impl<const BUG: u32> PrimaryBackup<BUG> {
         let Some(held) = v.after_flush.release() else {
             return Ok(());
         };
-        let msg = Msg::decode(held.message()).ok_or(CoreError::Code(ERROR_BAD_MESSAGE))?;
+        let msg: Msg = decoded(held.message())?;
         // What a flush confirms only counts in the view it was written for.
         if msg.view() != v.current.view {
             return Ok(());
@@ -398,7 +372,7 @@ impl<const BUG: u32> PrimaryBackup<BUG> {
             // itself, and only now goes to the backups.
             Msg::Append { log, .. } if held.dst == config.node => {
                 Self::on_msg(config, v, config.node, ack_of(&log), out)?;
-                broadcast(config, out, msg)
+                broadcast(config, out, &msg)
             }
             // The node's own vote counts as one more from itself.
             _ if held.dst == config.node => Self::on_msg(config, v, config.node, msg, out),
@@ -436,7 +410,7 @@ impl<const BUG: u32> TypedCore for PrimaryBackup<BUG> {
                     ..Volatile::default()
                 };
                 if d.view == 0 && config.node == 0 {
-                    v.role = role::PRIMARY;
+                    v.role = role::LEADER;
                     v.acks = [1; LOG_MAX];
                     v.committed = d.len;
                 } else {
@@ -444,11 +418,9 @@ impl<const BUG: u32> TypedCore for PrimaryBackup<BUG> {
                 }
             }
             Some(EventKind::Client) => {
-                let full = v.current.len as usize >= LOG_MAX;
-                if v.role != role::PRIMARY || full || v.after_flush.is_full() {
+                let Some(at) = append_at(v.role, v.current.len, LOG_MAX, &v.after_flush) else {
                     return out.reply(event.id, &[REPLY_REFUSED]);
-                }
-                let at = v.current.len as usize;
+                };
                 v.current.entries[at] = event.id + 1;
                 v.current.len += 1;
                 v.current.log_view = v.current.view;
@@ -456,7 +428,7 @@ impl<const BUG: u32> TypedCore for PrimaryBackup<BUG> {
                 v.acks[at] = 0;
                 Self::replicate(v, config.node, out)?;
             }
-            Some(EventKind::Timer) if v.role == role::BACKUP && v.current.view + 1 < views => {
+            Some(EventKind::Timer) if v.role == role::FOLLOWER && v.current.view + 1 < views => {
                 v.role = role::CANDIDATE;
                 v.current.view += 1;
                 clear_votes(v);
@@ -464,13 +436,13 @@ impl<const BUG: u32> TypedCore for PrimaryBackup<BUG> {
                 broadcast(
                     config,
                     out,
-                    Msg::StartView {
+                    &Msg::StartView {
                         view: v.current.view,
                     },
                 )?;
             }
             Some(EventKind::Recv) => {
-                let msg = helpers::received(event, ERROR_BAD_MESSAGE)?;
+                let msg = decoded(event.payload())?;
                 Self::on_msg(config, v, event.src, msg, out)?;
             }
             Some(EventKind::Flushed) => Self::flushed(config, v, out)?,
@@ -480,9 +452,7 @@ impl<const BUG: u32> TypedCore for PrimaryBackup<BUG> {
     }
 
     fn describe_state(&self, _config: &Config, d: &Durable, v: &Volatile) -> Option<String> {
-        let role = ["backup", "candidate", "primary"]
-            .get(v.role as usize)
-            .unwrap_or(&"?");
+        let role = role_name(v.role, ["backup", "candidate", "primary"]);
         let log = |l: &Durable| format!("{:?}@v{}", &l.entries[..l.len as usize], l.log_view);
         Some(format!(
             "{role} v{} log={} votes={:#x} acks={:?} committed={} | durable v{} log={}",

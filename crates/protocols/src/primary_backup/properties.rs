@@ -57,7 +57,7 @@ fn committed_survives(world: &World, state: &WorldState) -> bool {
     let majority = nodes.len() / 2 + 1;
     let primary = nodes
         .iter()
-        .filter(|n| n.up && n.volatile.role == role::PRIMARY)
+        .filter(|n| n.up && n.volatile.role == role::LEADER)
         .max_by_key(|n| n.volatile.current.view);
     committed(world, state).all(|(_, value)| {
         nodes.iter().filter(|n| n.durable.holds(value)).count() >= majority
@@ -69,7 +69,7 @@ fn one_primary_per_view(world: &World, state: &WorldState) -> bool {
     let nodes = nodes(world, state);
     let primaries: Vec<u32> = nodes
         .iter()
-        .filter(|n| n.up && n.volatile.role == role::PRIMARY)
+        .filter(|n| n.up && n.volatile.role == role::LEADER)
         .map(|n| n.volatile.current.view)
         .collect();
     primaries

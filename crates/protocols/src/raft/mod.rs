@@ -45,11 +45,15 @@ pub mod votes;
 
 use bytemuck::{Pod, Zeroable};
 use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
-use cmc_world::core::helpers::{self, send, send_to_each, AfterFlush, Message};
+use cmc_world::core::helpers::{self, send, Message};
 use cmc_world::TypedCore;
 
-use crate::wire::{words, Words, WORDS_MAX};
+use crate::leader::{append_at, broadcast, role_name, AfterFlushed};
+use crate::quorum::majority;
+use crate::wire::{decoded, words, Words};
 
+pub use crate::leader::role;
+pub use crate::wire::{REPLY_OK, REPLY_REFUSED};
 pub use properties::{core, properties, world};
 
 /// Entries the log holds.
@@ -60,27 +64,10 @@ pub const NODES_MAX: usize = 5;
 pub const TERMS_DEFAULT: u32 = 4;
 /// Planted bugs, numbered `1..=BUGS`.
 pub const BUGS: u32 = 3;
-/// Reply payload's first byte: the request is committed (the second byte is
-/// the term of the leader that committed it).
-pub const REPLY_OK: u8 = 1;
-/// Reply payload: not the leader, or the log is full.
-pub const REPLY_REFUSED: u8 = 0;
 /// The election timer of followers and candidates.
 pub const TIMER_ELECTION: u32 = 0;
-/// Writes that may wait for their flush at one node.
-pub const AFTER_FLUSH_MAX: usize = 4;
-/// Core error: a message that does not decode.
-const ERROR_BAD_MESSAGE: i32 = 1;
-
-/// Server roles ([`Volatile::role`]).
-pub mod role {
-    /// Follows the leader of its term.
-    pub const FOLLOWER: u32 = 0;
-    /// Collecting votes for its term.
-    pub const CANDIDATE: u32 = 1;
-    /// Leader of its term.
-    pub const LEADER: u32 = 2;
-}
+/// Core error: more than [`NODES_MAX`] servers.
+const ERROR_TOO_MANY_NODES: i32 = 2;
 
 /// One log entry.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
@@ -142,7 +129,7 @@ pub struct Volatile {
     /// lost in a crash.
     pub pending: [u32; LOG_MAX],
     /// Per outstanding persist, the message its flush releases.
-    pub after_flush: AfterFlush<AFTER_FLUSH_MAX, WORDS_MAX>,
+    pub after_flush: AfterFlushed,
 }
 
 /// A message.
@@ -264,15 +251,6 @@ impl std::fmt::Display for Msg {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Raft<const BUG: u32>;
 
-fn majority(config: &Config) -> u32 {
-    config.nodes / 2 + 1
-}
-
-fn broadcast(config: &Config, out: &mut Outputs, msg: Msg) -> Result<(), CoreError> {
-    let others = (0..config.nodes).filter(|node| *node != config.node);
-    send_to_each(out, others, &msg)
-}
-
 impl<const BUG: u32> Raft<BUG> {
     /// Persists `v.current`; its flush releases `then` to `dst` (nothing
     /// with `None`).
@@ -329,7 +307,7 @@ impl<const BUG: u32> Raft<BUG> {
         broadcast(
             config,
             out,
-            Msg::Append {
+            &Msg::Append {
                 term,
                 log: v.current,
             },
@@ -351,7 +329,7 @@ impl<const BUG: u32> Raft<BUG> {
                 .count() as u32
         };
         let committable = (v.commit + 1..=v.current.len).rev().find(|&len| {
-            held_by(len) >= majority(config)
+            held_by(len) >= majority(config.nodes)
                 && (BUG == 1 || v.current.entries[len as usize - 1].term == v.current.term)
         });
         let Some(commit) = committable else {
@@ -396,7 +374,7 @@ impl<const BUG: u32> Raft<BUG> {
             }
             Msg::Vote { .. } if v.role == role::CANDIDATE => {
                 v.votes |= 1 << src;
-                if v.votes.count_ones() >= majority(config) {
+                if v.votes.count_ones() >= majority(config.nodes) {
                     Self::become_leader(config, v, out)?;
                 }
             }
@@ -439,7 +417,7 @@ impl<const BUG: u32> Raft<BUG> {
         if held.message().is_empty() {
             return Ok(());
         }
-        let msg = Msg::decode(held.message()).ok_or(CoreError::Code(ERROR_BAD_MESSAGE))?;
+        let msg: Msg = decoded(held.message())?;
         if held.dst == config.node {
             // The server's own vote or copy: counted in the term it was for.
             if msg.term() == v.current.term {
@@ -468,7 +446,7 @@ impl<const BUG: u32> TypedCore for Raft<BUG> {
         out: &mut Outputs,
     ) -> Result<(), CoreError> {
         if config.nodes as usize > NODES_MAX {
-            return Err(CoreError::Code(ERROR_BAD_MESSAGE + 1));
+            return Err(CoreError::Code(ERROR_TOO_MANY_NODES));
         }
         let terms = match config.params[0] {
             0 => TERMS_DEFAULT,
@@ -487,11 +465,9 @@ impl<const BUG: u32> TypedCore for Raft<BUG> {
                 }
             }
             Some(EventKind::Client) => {
-                let full = v.current.len as usize >= LOG_MAX;
-                if v.role != role::LEADER || full || v.after_flush.is_full() {
+                let Some(at) = append_at(v.role, v.current.len, LOG_MAX, &v.after_flush) else {
                     return out.reply(event.id, &[REPLY_REFUSED]);
-                }
-                let at = v.current.len as usize;
+                };
                 v.current.entries[at] = Entry {
                     value: event.id + 1,
                     term: v.current.term,
@@ -515,7 +491,7 @@ impl<const BUG: u32> TypedCore for Raft<BUG> {
                 broadcast(
                     config,
                     out,
-                    Msg::RequestVote {
+                    &Msg::RequestVote {
                         term,
                         last_term: v.current.last_term(),
                         len: v.current.len,
@@ -524,7 +500,7 @@ impl<const BUG: u32> TypedCore for Raft<BUG> {
                 out.set_timer(TIMER_ELECTION)?;
             }
             Some(EventKind::Recv) => {
-                let msg = helpers::received(event, ERROR_BAD_MESSAGE)?;
+                let msg = decoded(event.payload())?;
                 if v.after_flush.is_full() {
                     // Too many writes outstanding: drop it, as a lossy network may.
                     return Ok(());
@@ -538,9 +514,7 @@ impl<const BUG: u32> TypedCore for Raft<BUG> {
     }
 
     fn describe_state(&self, _config: &Config, d: &Durable, v: &Volatile) -> Option<String> {
-        let role = ["follower", "candidate", "leader"]
-            .get(v.role as usize)
-            .unwrap_or(&"?");
+        let role = role_name(v.role, ["follower", "candidate", "leader"]);
         Some(format!(
             "{role} t{} voted={} log={} votes={:#x} matched={:?} commit={} | durable t{} voted={} log={}",
             v.current.term,
