@@ -136,17 +136,21 @@ fn a_depth_bound_and_unsupported_options_behave_as_documented() {
     ));
 }
 
+/// A counter to 12 by steps of one or two (so a counterexample longer than
+/// the shortest exists) that violates `property`: `NoStepFrom` (the step
+/// from 7) or `deadlock` (at 12).
+fn counter_violating(property: &str) -> Counter {
+    let counter = Counter::to(12).by_one_or_two();
+    match property {
+        "NoStepFrom" => counter.forbidding_step_from(7),
+        _ => counter.deadlocking(),
+    }
+}
+
 #[test]
 fn step_violations_and_deadlocks_match_the_native_engine() {
-    // Steps of one or two: a counterexample longer than the shortest exists.
-    let models: [(fn() -> Counter, &str); 2] = [
-        (
-            || Counter::to(12).by_one_or_two().forbidding_step_from(7),
-            "NoStepFrom",
-        ),
-        (|| Counter::to(12).by_one_or_two().deadlocking(), "deadlock"),
-    ];
-    for (model, violated) in models {
+    for violated in ["NoStepFrom", "deadlock"] {
+        let model = || counter_violating(violated);
         let native = Checker::new(model()).workers(2).run();
         assert!(
             matches!(&native.verdict, Verdict::Violated { property, .. } if property == violated),
