@@ -7,7 +7,7 @@ use cmc_model::{Encode, Fingerprint, Model};
 use cmc_models::{
     PaxosCommit, PaxosCommitConstants, PaxosCommitInvariant, TwoPhase, TwoPhaseInvariant,
 };
-use cmc_search::test_support::{self, Fickle};
+use cmc_search::test_support::{Counter, Fickle};
 use cmc_search::{Checker, Outcome, SearchOptions, Verdict};
 
 fn timely<M: Model + Send + 'static>(model: M, threads: usize) -> Outcome<M> {
@@ -136,72 +136,30 @@ fn a_depth_bound_and_unsupported_options_behave_as_documented() {
     ));
 }
 
-/// A counter up to `limit` with a step property that forbids the step
-/// from `forbidden` (if any); the last value is a deadlock.
-#[derive(Clone)]
-struct Counter {
-    limit: u8,
-    forbidden: Option<u8>,
-}
-
-#[derive(Clone, Debug, cmc_model::Encode)]
-struct Count {
-    value: u8,
-    parity: bool,
-}
-
-impl Model for Counter {
-    type State = Count;
-    type Action = u8;
-    fn name(&self) -> String {
-        "counter".into()
-    }
-    fn init_states(&self, out: &mut Vec<Count>) {
-        out.push(Count {
-            value: 0,
-            parity: false,
-        });
-        out.push(Count {
-            value: 0,
-            parity: true,
-        });
-    }
-    fn actions(&self, _: &Count, out: &mut Vec<u8>) {
-        out.extend([1, 2]);
-    }
-    fn next_state(&self, state: &Count, step: &u8) -> Option<Count> {
-        let value = state.value.checked_add(*step)?;
-        (value <= self.limit).then_some(Count {
-            value,
-            parity: !state.parity,
-        })
-    }
-    fn properties(&self) -> Vec<cmc_model::Property<Self>> {
-        let forbidden = self.forbidden;
-        vec![cmc_model::Property::step(
-            "no step from the forbidden value",
-            move |_, pre: &Count, _, _| Some(pre.value) != forbidden,
-        )]
+/// A counter to 12 by steps of one or two (so a counterexample longer than
+/// the shortest exists) that violates `property`: `NoStepFrom` (the step
+/// from 7) or `deadlock` (at 12).
+fn counter_violating(property: &str) -> Counter {
+    let counter = Counter::to(12).by_one_or_two();
+    match property {
+        "NoStepFrom" => counter.forbidding_step_from(7),
+        _ => counter.deadlocking(),
     }
 }
 
 #[test]
 fn step_violations_and_deadlocks_match_the_native_engine() {
-    for model in [
-        Counter {
-            limit: 12,
-            forbidden: Some(7),
-        },
-        Counter {
-            limit: 12,
-            forbidden: None,
-        },
-    ] {
-        let native = Checker::new(model.clone()).workers(2).run();
-        assert!(matches!(native.verdict, Verdict::Violated { .. }));
+    for violated in ["NoStepFrom", "deadlock"] {
+        let model = || counter_violating(violated);
+        let native = Checker::new(model()).workers(2).run();
+        assert!(
+            matches!(&native.verdict, Verdict::Violated { property, .. } if property == violated),
+            "{:?}",
+            native.verdict
+        );
         let native_length = native.counterexample.as_ref().unwrap().len();
         for threads in [1, 2, 3] {
-            let outcome = timely(model.clone(), threads);
+            let outcome = timely(model(), threads);
             assert_eq!(outcome.verdict, native.verdict, "{threads} thread(s)");
             assert_eq!(
                 outcome.counterexample.as_ref().unwrap().len(),
@@ -341,7 +299,7 @@ fn a_checkpoint_of_every_level_resumes_at_the_last_one_with_the_same_counts() {
 /// its counterexample is a property error naming it, not a violation.
 #[test]
 fn a_property_that_changes_its_mind_is_a_property_error() {
-    let outcome = timely(test_support::Counter::to(9).fickle(Fickle::Invariant, 7), 1);
+    let outcome = timely(Counter::to(9).fickle(Fickle::Invariant, 7), 1);
     match &outcome.verdict {
         Verdict::Error { message } => assert!(
             message.contains("PROPERTY ERROR") && message.contains("Fickle"),

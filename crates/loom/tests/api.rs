@@ -1,6 +1,8 @@
 //! loom's API as a loom suite uses it, on cmc: passing models pass, and a racy one fails
 //! with cmc's report.
 
+mod programs;
+
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::{AtomicUsize, Ordering::*};
 use loom::sync::{Arc, Notify};
@@ -149,15 +151,7 @@ fn a_stop_at_max_permutations_is_what_the_model_asks() {
     // on stderr that it is not complete); cmc's default budget cut fails (tests/budget.rs).
     let mut builder = loom::model::Builder::new();
     builder.max_permutations = Some(1);
-    builder.check(|| {
-        let n = Arc::new(AtomicUsize::new(0));
-        let t = {
-            let n = n.clone();
-            thread::spawn(move || n.fetch_add(1, SeqCst))
-        };
-        n.fetch_add(1, SeqCst);
-        t.join().unwrap();
-    });
+    builder.check(programs::two_increments);
 }
 
 #[test]

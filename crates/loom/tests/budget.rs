@@ -2,21 +2,11 @@
 //! gone on exploring, so a cut is not a pass. (A file of its own: the budget is read from
 //! the process environment.)
 
-use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use loom::sync::Arc;
-use loom::thread;
+mod programs;
 
 #[test]
 #[should_panic(expected = "exploration cut by its budget after 1 executions (not complete)")]
 fn a_cut_by_cmcs_budget_is_not_a_pass() {
     std::env::set_var("CMC_LOOM_BUDGET", "1");
-    loom::model(|| {
-        let n = Arc::new(AtomicUsize::new(0));
-        let t = {
-            let n = n.clone();
-            thread::spawn(move || n.fetch_add(1, SeqCst))
-        };
-        n.fetch_add(1, SeqCst);
-        t.join().unwrap();
-    });
+    loom::model(programs::two_increments);
 }

@@ -89,43 +89,20 @@ pub type DynFastSuccessors<'a, M> =
 
 /// How the search makes the successors of any model: through the model's
 /// [`FastSuccessors`] when it has them, else from [`Model::next_state`]
-/// (whole successors, encoded with [`Encode::encode`]). Every model has it;
-/// the methods are those of [`FastSuccessors`], with the same contracts.
+/// (whole successors, encoded with [`Encode::encode`]). Every model has it
+/// (the methods are provided, and no model overrides them); they are the
+/// three of [`FastSuccessors`] the search calls, with the same contracts.
 pub trait Successors: Model {
-    /// See [`FastSuccessors::next_state_into`].
-    fn next_state_into(
-        &self,
-        state: &Self::State,
-        action: &Self::Action,
-        out: &mut Self::State,
-    ) -> bool;
-
     /// See [`FastSuccessors::next_state_partial_into`].
+    #[inline]
     fn next_state_partial_into(
         &self,
         state: &Self::State,
         action: &Self::Action,
         out: &mut Self::State,
-    ) -> bool;
-
-    /// See [`FastSuccessors::complete_successor`].
-    fn complete_successor(&self, state: &Self::State, next: &mut Self::State);
-
-    /// See [`FastSuccessors::encode_successor`].
-    fn encode_successor(
-        &self,
-        parent: &Self::State,
-        parent_bytes: &[u8],
-        next: &Self::State,
-        out: &mut Vec<u8>,
-    );
-}
-
-impl<M: Model> Successors for M {
-    #[inline]
-    fn next_state_into(&self, state: &M::State, action: &M::Action, out: &mut M::State) -> bool {
+    ) -> bool {
         match self.fast_successors() {
-            Some(fast) => fast.next_state_into(state, action, out),
+            Some(fast) => fast.next_state_partial_into(state, action, out),
             None => match self.next_state(state, action) {
                 Some(next) => {
                     *out = next;
@@ -136,32 +113,21 @@ impl<M: Model> Successors for M {
         }
     }
 
+    /// See [`FastSuccessors::complete_successor`].
     #[inline]
-    fn next_state_partial_into(
-        &self,
-        state: &M::State,
-        action: &M::Action,
-        out: &mut M::State,
-    ) -> bool {
-        match self.fast_successors() {
-            Some(fast) => fast.next_state_partial_into(state, action, out),
-            None => Successors::next_state_into(self, state, action, out),
-        }
-    }
-
-    #[inline]
-    fn complete_successor(&self, state: &M::State, next: &mut M::State) {
+    fn complete_successor(&self, state: &Self::State, next: &mut Self::State) {
         if let Some(fast) = self.fast_successors() {
             fast.complete_successor(state, next);
         }
     }
 
+    /// See [`FastSuccessors::encode_successor`].
     #[inline]
     fn encode_successor(
         &self,
-        parent: &M::State,
+        parent: &Self::State,
         parent_bytes: &[u8],
-        next: &M::State,
+        next: &Self::State,
         out: &mut Vec<u8>,
     ) {
         match self.fast_successors() {
@@ -171,18 +137,25 @@ impl<M: Model> Successors for M {
     }
 }
 
+impl<M: Model> Successors for M {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A counter that steps by one up to 3: `next_state` alone.
-    struct Plain;
+    /// A counter that steps by one up to 3. A `fast` one has successors of
+    /// its own, which leave `out` partial (its old value) until completed,
+    /// and encode as the parent's bytes plus one: what the search must then
+    /// call.
+    struct Counter {
+        fast: bool,
+    }
 
-    impl Model for Plain {
+    impl Model for Counter {
         type State = u32;
         type Action = ();
         fn name(&self) -> String {
-            "plain".into()
+            "counter".into()
         }
         fn init_states(&self, out: &mut Vec<u32>) {
             out.push(0);
@@ -193,35 +166,12 @@ mod tests {
         fn next_state(&self, state: &u32, _: &()) -> Option<u32> {
             (*state < 3).then_some(state + 1)
         }
-    }
-
-    /// The same counter with successors of its own, which leave `out`
-    /// partial (its old value) until completed, and encode as the parent's
-    /// bytes plus one: what the search must then call.
-    struct Fast;
-
-    impl Model for Fast {
-        type State = u32;
-        type Action = ();
-        fn name(&self) -> String {
-            "fast".into()
-        }
-        fn init_states(&self, out: &mut Vec<u32>) {
-            out.push(0);
-        }
-        fn actions(&self, _: &u32, out: &mut Vec<()>) {
-            out.push(());
-        }
-        fn next_state(&self, state: &u32, action: &()) -> Option<u32> {
-            let mut next = 0;
-            FastSuccessors::next_state_into(self, state, action, &mut next).then_some(next)
-        }
         fn fast_successors(&self) -> Option<&DynFastSuccessors<'_, Self>> {
-            Some(self)
+            self.fast.then_some(self as &DynFastSuccessors<'_, Self>)
         }
     }
 
-    impl FastSuccessors for Fast {
+    impl FastSuccessors for Counter {
         type State = u32;
         type Action = ();
         fn next_state_into(&self, state: &u32, _: &(), out: &mut u32) -> bool {
@@ -260,17 +210,21 @@ mod tests {
 
     #[test]
     fn a_model_without_fast_successors_gets_whole_ones_from_next_state() {
-        assert_eq!(search_step(&Plain, 1), (2, 2u32.to_bytes()));
+        let plain = Counter { fast: false };
+        assert_eq!(search_step(&plain, 1), (2, 2u32.to_bytes()));
         let mut out = 7;
-        assert!(!Successors::next_state_into(&Plain, &3, &(), &mut out));
+        assert!(!Successors::next_state_partial_into(
+            &plain,
+            &3,
+            &(),
+            &mut out
+        ));
     }
 
     #[test]
     fn a_model_with_fast_successors_has_the_search_use_them() {
         // Left partial (7, the buffer's old value): the model's own hook ran.
-        assert_eq!(search_step(&Fast, 1), (7, 2u32.to_bytes()));
-        let mut out = 7;
-        assert!(Successors::next_state_into(&Fast, &1, &(), &mut out));
-        assert_eq!(out, 2);
+        let fast = Counter { fast: true };
+        assert_eq!(search_step(&fast, 1), (7, 2u32.to_bytes()));
     }
 }

@@ -173,7 +173,7 @@ pub(crate) struct Batch<M: Model> {
     encoded: Vec<u8>,
     successors: Vec<Successor>,
     /// Successor states, kept from state to state so that
-    /// [`Successors::next_state_into`] can reuse their memory.
+    /// [`Successors::next_state_partial_into`] can reuse their memory.
     states: Vec<M::State>,
     /// How many successors need a table lookup (not stuttering steps).
     lookups: usize,

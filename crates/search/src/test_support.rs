@@ -2,9 +2,13 @@
 //! `test-support` feature; this crate's own tests enable it).
 //!
 //! [`Counter`] counts from 0 to a last value, one step at a time; each
-//! setting gives it one flaw a test is about: a panic in a chosen place
-//! ([`Counter::panicking`]) or a property that is not a function of its
-//! state ([`Counter::fickle`]). A test that needs a model of another shape
+//! setting gives it one thing a test is about: a panic in a chosen place
+//! ([`Counter::panicking`]), a property that is not a function of its
+//! state ([`Counter::fickle`]), a step property it violates
+//! ([`Counter::forbidding_step_from`]), a deadlock at its end
+//! ([`Counter::deadlocking`]), or steps of one or two, so that its
+//! shortest paths are not its only ones ([`Counter::by_one_or_two`]). A
+//! test that needs a model of another shape
 //! keeps it next to itself. [`fingerprints_on_disk`] are the options of a
 //! search that keeps most of its fingerprints on disk; [`print_outcome`]
 //! shows what a long test's run found and how long it took.
@@ -78,8 +82,11 @@ pub enum Fickle {
 /// Without a setting it checks no property.
 pub struct Counter {
     last: u8,
+    steps: &'static [u8],
+    deadlock: bool,
     panic: Option<(Panic, u8)>,
     fickle: Option<(Fickle, u64)>,
+    forbidden_step: Option<u8>,
     /// Calls of the fickle property so far.
     calls: AtomicU64,
 }
@@ -89,9 +96,38 @@ impl Counter {
     pub fn to(last: u8) -> Counter {
         Counter {
             last,
+            steps: &[1],
+            deadlock: false,
             panic: None,
             fickle: None,
+            forbidden_step: None,
             calls: AtomicU64::new(0),
+        }
+    }
+
+    /// This counter, stepping by one or by two (the actions `1` and `2`),
+    /// never past `last`.
+    pub fn by_one_or_two(self) -> Counter {
+        Counter {
+            steps: &[1, 2],
+            ..self
+        }
+    }
+
+    /// This counter, with `last` not a legitimate end: a deadlock.
+    pub fn deadlocking(self) -> Counter {
+        Counter {
+            deadlock: true,
+            ..self
+        }
+    }
+
+    /// This counter, checking the step property `NoStepFrom`, which
+    /// every step from `value` violates.
+    pub fn forbidding_step_from(self, value: u8) -> Counter {
+        Counter {
+            forbidden_step: Some(value),
+            ..self
         }
     }
 
@@ -144,18 +180,17 @@ impl Model for Counter {
     }
 
     fn actions(&self, _: &Count, out: &mut Vec<u8>) {
-        out.push(1)
+        out.extend_from_slice(self.steps)
     }
 
     fn next_state(&self, state: &Count, step: &u8) -> Option<Count> {
         self.panic_at(Panic::Step, state.value);
-        (state.value < self.last).then(|| Count {
-            value: state.value + step,
-        })
+        let value = state.value.checked_add(*step)?;
+        (value <= self.last).then_some(Count { value })
     }
 
     fn is_terminal(&self, state: &Count) -> bool {
-        state.value == self.last
+        state.value == self.last && !self.deadlock
     }
 
     fn describe_state(&self, state: &Count) -> StateView {
@@ -171,6 +206,9 @@ impl Model for Counter {
                 true
             }));
         }
+        properties.extend(self.forbidden_step.map(|from| {
+            Property::step("NoStepFrom", move |_, pre: &Count, _, _| pre.value != from)
+        }));
         properties.extend(self.fickle.map(|(fickle, _)| match fickle {
             Fickle::Invariant => Property::always("Fickle", |model: &Counter, _| !model.odd_call()),
             Fickle::Step => Property::step("Fickle", |model: &Counter, _, _, _| !model.odd_call()),

@@ -1,7 +1,8 @@
 //! The search layer's contract, shown on small models whose answers are
 //! known by hand.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use cmc_model::{Encode, Model, Property};
 use cmc_search::test_support::fingerprints_on_disk;
@@ -496,7 +497,37 @@ fn assert_properties_panics_with_the_readable_counterexample() {
 
 /// Sixteen switches turned on one at a time, each state padded to 200 bytes:
 /// 65,536 states whose widest level (8 switches on) is 12,870 states, 2.8 MB.
-struct Switches;
+/// The witness `AllOn` is reached at the end. Interrupted switches
+/// ([`Switches::interrupted_after`]) raise an interrupt flag after a given
+/// step, as a SIGINT arriving at a chosen moment would.
+#[derive(Default)]
+struct Switches {
+    interrupt: Option<Interrupt>,
+}
+
+/// The flag interrupted [`Switches`] raise after their `after`-th step, and
+/// the steps so far.
+struct Interrupt {
+    flag: Arc<AtomicBool>,
+    steps: AtomicU64,
+    after: u64,
+}
+
+impl Switches {
+    /// Switches that raise the returned flag after their `after`-th step.
+    fn interrupted_after(after: u64) -> (Switches, Arc<AtomicBool>) {
+        let flag = Arc::new(AtomicBool::new(false));
+        let interrupt = Interrupt {
+            flag: Arc::clone(&flag),
+            steps: AtomicU64::new(0),
+            after,
+        };
+        let switches = Switches {
+            interrupt: Some(interrupt),
+        };
+        (switches, flag)
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Encode)]
 struct Board {
@@ -520,6 +551,11 @@ impl Model for Switches {
         out.extend(0..16);
     }
     fn next_state(&self, board: &Board, switch: &u8) -> Option<Board> {
+        if let Some(interrupt) = &self.interrupt {
+            if interrupt.steps.fetch_add(1, Ordering::Relaxed) == interrupt.after {
+                interrupt.flag.store(true, Ordering::Relaxed);
+            }
+        }
         let bit = 1u16 << switch;
         (board.on & bit == 0).then(|| Board {
             on: board.on | bit,
@@ -529,6 +565,11 @@ impl Model for Switches {
     fn is_terminal(&self, board: &Board) -> bool {
         board.on == u16::MAX
     }
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![Property::sometimes("AllOn", |_, b: &Board| {
+            b.on == u16::MAX
+        })]
+    }
 }
 
 #[test]
@@ -536,7 +577,7 @@ fn a_frontier_beyond_its_memory_budget_spills_to_disk_without_losing_states() {
     let dir = tempfile::tempdir().unwrap();
     for workers in [1, 2] {
         // 8 MiB: 4 MiB of table (enough), 2 MiB of frontier (less than the widest level).
-        let outcome = Checker::new(Switches)
+        let outcome = Checker::new(Switches::default())
             .workers(workers)
             .max_memory(8 << 20)
             .trace_dir(dir.path())
@@ -554,65 +595,21 @@ fn a_frontier_beyond_its_memory_budget_spills_to_disk_without_losing_states() {
 
 #[test]
 fn a_table_that_outgrows_the_memory_budget_is_a_clear_error() {
-    let outcome = Checker::new(Switches).max_memory(1 << 20).run();
+    let outcome = Checker::new(Switches::default()).max_memory(1 << 20).run();
     match outcome.verdict {
         Verdict::Error { message } => assert!(message.contains("raise --max-memory"), "{message}"),
         other => panic!("expected an error, got {other:?}"),
     }
 }
 
-/// [`Switches`] that raises an interrupt flag after its `after`-th step, as
-/// a SIGINT arriving at a chosen moment would.
-struct InterruptedSwitches {
-    flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    steps: AtomicU64,
-    after: u64,
-}
-
-impl Model for InterruptedSwitches {
-    type State = Board;
-    type Action = u8;
-    fn name(&self) -> String {
-        "switches".into()
-    }
-    fn init_states(&self, out: &mut Vec<Board>) {
-        Switches.init_states(out)
-    }
-    fn actions(&self, board: &Board, out: &mut Vec<u8>) {
-        Switches.actions(board, out)
-    }
-    fn next_state(&self, board: &Board, switch: &u8) -> Option<Board> {
-        if self.steps.fetch_add(1, Ordering::Relaxed) == self.after {
-            self.flag.store(true, Ordering::Relaxed);
-        }
-        Switches.next_state(board, switch)
-    }
-    fn is_terminal(&self, board: &Board) -> bool {
-        Switches.is_terminal(board)
-    }
-    fn properties(&self) -> Vec<Property<Self>> {
-        vec![Property::sometimes("AllOn", |_, b: &Board| {
-            b.on == u16::MAX
-        })]
-    }
-}
-
 #[test]
 fn an_interrupted_search_resumes_to_exactly_the_same_result() {
-    use std::sync::atomic::AtomicBool;
-    use std::sync::Arc;
     use std::time::Duration;
 
     let hour = Duration::from_secs(3600);
     for (after, workers) in [(50u64, 1usize), (200_000, 2), (600_000, 2)] {
         let dir = tempfile::tempdir().unwrap();
-        let model = |after| InterruptedSwitches {
-            flag: Arc::new(AtomicBool::new(false)),
-            steps: AtomicU64::new(0),
-            after,
-        };
-        let first = model(after);
-        let flag = Arc::clone(&first.flag);
+        let (first, flag) = Switches::interrupted_after(after);
         let outcome = Checker::new(first)
             .workers(workers)
             .max_memory(8 << 20)
@@ -628,7 +625,7 @@ fn an_interrupted_search_resumes_to_exactly_the_same_result() {
         );
         assert!(outcome.stats.distinct_states < 1 << 16);
         // Resume with a model that is never interrupted.
-        let resumed = Checker::new(model(u64::MAX))
+        let resumed = Checker::new(Switches::default())
             .workers(3 - workers)
             .max_memory(8 << 20)
             .resume(dir.path(), hour)
@@ -636,7 +633,7 @@ fn an_interrupted_search_resumes_to_exactly_the_same_result() {
         assert_eq!(resumed.verdict, Verdict::Pass, "after {after}: {resumed:?}");
         assert_eq!(resumed.stats.distinct_states, 1 << 16);
         assert_eq!(resumed.stats.depth, 17);
-        let uninterrupted = Checker::new(Switches).run();
+        let uninterrupted = Checker::new(Switches::default()).run();
         assert_eq!(
             resumed.stats.states_generated,
             uninterrupted.stats.states_generated
@@ -651,10 +648,10 @@ fn a_resumed_search_rebuilds_counterexamples_through_earlier_runs() {
     let mut grid = Grid::new(120, 120);
     grid.forbidden = Some((100, 100));
     // Checkpoint constantly, and interrupt while the violation is far away.
-    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let flag = Arc::new(AtomicBool::new(true));
     let first = Checker::new(grid.clone())
         .checkpoint(dir.path(), Duration::ZERO)
-        .interrupt_on(std::sync::Arc::clone(&flag))
+        .interrupt_on(Arc::clone(&flag))
         .run();
     assert!(
         matches!(first.verdict, Verdict::Interrupted { .. }),
@@ -686,7 +683,7 @@ fn resuming_another_model_or_an_empty_directory_is_a_clear_error() {
         other => panic!("expected an error, got {other:?}"),
     }
     let dir = tempfile::tempdir().unwrap();
-    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let flag = Arc::new(AtomicBool::new(true));
     let _ = Checker::new(Grid::new(50, 50))
         .checkpoint(dir.path(), Duration::ZERO)
         .interrupt_on(flag)
@@ -705,7 +702,7 @@ fn fingerprints_on_disk_give_the_same_counts_as_in_memory() {
     let dir = tempfile::tempdir().unwrap();
     for workers in [1, 2] {
         // A table of 4,096 slots: the 65,536 states flush it many times.
-        let outcome = Checker::new(Switches)
+        let outcome = Checker::new(Switches::default())
             .options(fingerprints_on_disk(workers, dir.path()))
             .run();
         assert_eq!(outcome.verdict, Verdict::Pass, "{workers} workers");
@@ -713,7 +710,10 @@ fn fingerprints_on_disk_give_the_same_counts_as_in_memory() {
         assert_eq!(outcome.stats.depth, 17);
         assert_eq!(
             outcome.stats.states_generated,
-            Checker::new(Switches).run().stats.states_generated
+            Checker::new(Switches::default())
+                .run()
+                .stats
+                .states_generated
         );
         assert!(outcome.stats.fingerprint_disk_bytes >= 16 * 50_000);
         assert!(outcome.stats.table_bytes < 1 << 20);
@@ -722,8 +722,6 @@ fn fingerprints_on_disk_give_the_same_counts_as_in_memory() {
 
 #[test]
 fn a_search_with_fingerprints_on_disk_resumes_from_its_checkpoint() {
-    use std::sync::atomic::AtomicBool;
-    use std::sync::Arc;
     use std::time::Duration;
     let dir = tempfile::tempdir().unwrap();
     let options = SearchOptions {
@@ -731,12 +729,7 @@ fn a_search_with_fingerprints_on_disk_resumes_from_its_checkpoint() {
         fingerprints_on_disk: true,
         ..SearchOptions::default()
     };
-    let interrupted = InterruptedSwitches {
-        flag: Arc::new(AtomicBool::new(false)),
-        steps: AtomicU64::new(0),
-        after: 300_000,
-    };
-    let flag = Arc::clone(&interrupted.flag);
+    let (interrupted, flag) = Switches::interrupted_after(300_000);
     let first = Checker::new(interrupted)
         .options(options.clone())
         .checkpoint(dir.path(), Duration::from_secs(3600))
@@ -746,14 +739,10 @@ fn a_search_with_fingerprints_on_disk_resumes_from_its_checkpoint() {
         matches!(first.verdict, Verdict::Interrupted { .. }),
         "{first:?}"
     );
-    let resumed = Checker::new(InterruptedSwitches {
-        flag: Arc::new(AtomicBool::new(false)),
-        steps: AtomicU64::new(0),
-        after: u64::MAX,
-    })
-    .options(options)
-    .resume(dir.path(), Duration::from_secs(3600))
-    .run();
+    let resumed = Checker::new(Switches::default())
+        .options(options)
+        .resume(dir.path(), Duration::from_secs(3600))
+        .run();
     assert_eq!(resumed.verdict, Verdict::Pass, "{resumed:?}");
     assert_eq!(resumed.stats.distinct_states, 1 << 16);
 }

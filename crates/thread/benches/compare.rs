@@ -237,52 +237,22 @@ macro_rules! programs {
                 producer.join().unwrap();
             }
 
-            /// A sequence lock: the writer makes the sequence odd, writes both data words,
-            /// makes it even; a reader retries until it saw the same even sequence before
-            /// and after reading the words. The reader needs `fence(Acquire)` between its
-            /// data loads and its second sequence load; `fenced: false` is the published
-            /// bug (Boehm, "Can seqlocks get along with programming language memory
-            /// models?", 2012): the data loads may see the new words while the second
-            /// load still sees the old sequence, a torn read.
-            fn seqlock(fenced: bool) {
-                use $k::sync::atomic::{
-                    fence,
-                    Ordering::{Acquire, Relaxed, Release},
-                };
-                count();
-                let seq = Arc::new(AtomicUsize::new(0));
-                let data = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
-                let writer = {
-                    let (seq, data) = (seq.clone(), data.clone());
-                    thread::spawn(move || {
-                        seq.store(1, Relaxed);
-                        fence(Release);
-                        data[0].store(1, Relaxed);
-                        data[1].store(1, Relaxed);
-                        seq.store(2, Release);
-                    })
-                };
-                loop {
-                    let s1 = seq.load(Acquire);
-                    let words = (data[0].load(Relaxed), data[1].load(Relaxed));
-                    if fenced {
-                        fence(Acquire);
-                    }
-                    let s2 = seq.load(Relaxed);
-                    if s1 == s2 && s1.is_multiple_of(2) {
-                        assert_eq!(words.0, words.1, "torn read");
-                        break;
-                    }
-                    thread::yield_now();
-                }
-                writer.join().unwrap();
+            mod seqlock {
+                use $k::sync::atomic::fence;
+                use $k::sync::atomic::AtomicUsize;
+                use $k::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+                use $k::sync::Arc;
+                use $k::thread;
+                include!("../tests/programs/seqlock.rs");
             }
 
             pub fn seqlock_fenced() {
-                seqlock(true)
+                count();
+                seqlock::seqlock(true)
             }
             pub fn seqlock_unfenced() {
-                seqlock(false)
+                count();
+                seqlock::seqlock(false)
             }
             pub fn spsc_ring_1x2() {
                 spsc_ring::<1>(2)

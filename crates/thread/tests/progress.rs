@@ -61,40 +61,21 @@ fn a_loop_over_two_atomics_is_no_livelock_in_any_setting() {
     }
 }
 
-/// A correct sequence-lock reader (with its acquire fence) against one writer: the
-/// reader's last iteration re-reads every location of the iteration before (the writer is
-/// done) and then leaves the loop, so it must not be blocked as spinning on the way out.
-fn seqlock_reader() {
-    use cmc_thread::sync::atomic::fence;
-    let seq = Arc::new(AtomicUsize::new(0));
-    let data = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
-    let writer = {
-        let (seq, data) = (seq.clone(), data.clone());
-        thread::spawn(move || {
-            seq.store(1, Relaxed);
-            fence(Release);
-            data[0].store(1, Relaxed);
-            data[1].store(1, Relaxed);
-            seq.store(2, Release);
-        })
-    };
-    loop {
-        let s1 = seq.load(Acquire);
-        let words = (data[0].load(Relaxed), data[1].load(Relaxed));
-        fence(Acquire);
-        if s1 == seq.load(Relaxed) && s1.is_multiple_of(2) {
-            assert_eq!(words.0, words.1, "torn read");
-            break;
-        }
-        thread::yield_now();
-    }
-    writer.join().unwrap();
+mod seqlock {
+    use cmc_thread::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+    use cmc_thread::sync::atomic::{fence, AtomicUsize};
+    use cmc_thread::thread;
+    use std::sync::Arc;
+    include!("programs/seqlock.rs");
 }
 
 #[test]
 fn a_loop_over_three_atomics_that_leaves_after_rereading_them_is_no_livelock() {
     for (setting, checker) in every_setting() {
-        let result = checker.check(seqlock_reader);
+        // A correct reader (with its acquire fence) against one writer: its last iteration
+        // re-reads every location of the iteration before (the writer is done) and then
+        // leaves the loop, so it must not be blocked as spinning on the way out.
+        let result = checker.check(|| seqlock::seqlock(true));
         assert!(result.is_ok(), "{setting}: {}", result.unwrap_err());
     }
 }

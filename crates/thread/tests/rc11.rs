@@ -7,53 +7,47 @@
 
 #[path = "rc11/model.rs"]
 mod model;
+mod programs;
 
 use cmc_thread::sync::atomic::{fence, AtomicU64};
-use cmc_thread::{thread, Checker};
+use cmc_thread::Checker;
 use model::{allowed, Instr, Instr::*, Litmus};
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering::{self, *};
-use std::sync::{Arc, Mutex};
 
 const X: usize = 0;
 const Y: usize = 1;
 
 fn sb(store: Ordering, load: Ordering, name: &'static str) -> Litmus {
-    Litmus {
+    Litmus::new(
         name,
-        threads: vec![
+        [
             vec![Store(X, 1, store), Load(Y, load)],
             vec![Store(Y, 1, store), Load(X, load)],
         ],
-        locations: 2,
-        finals: false,
-    }
+    )
 }
 
 fn mp(store: Ordering, load: Ordering, name: &'static str) -> Litmus {
-    Litmus {
+    Litmus::new(
         name,
-        threads: vec![
+        [
             vec![Store(X, 1, Relaxed), Store(Y, 1, store)],
             vec![Load(Y, load), Load(X, Relaxed)],
         ],
-        locations: 2,
-        finals: false,
-    }
+    )
 }
 
 fn iriw(store: Ordering, load: Ordering, name: &'static str) -> Litmus {
-    Litmus {
+    Litmus::new(
         name,
-        threads: vec![
+        [
             vec![Store(X, 1, store)],
             vec![Store(Y, 1, store)],
             vec![Load(X, load), Load(Y, load)],
             vec![Load(Y, load), Load(X, load)],
         ],
-        locations: 2,
-        finals: false,
-    }
+    )
 }
 
 fn cases() -> Vec<Litmus> {
@@ -64,97 +58,82 @@ fn cases() -> Vec<Litmus> {
         sb(SeqCst, Relaxed, "SB SeqCst stores, Relaxed loads"),
         sb(SeqCst, Acquire, "SB SeqCst stores, Acquire loads"),
         sb(Relaxed, SeqCst, "SB Relaxed stores, SeqCst loads"),
-        Litmus {
-            name: "SB SeqCst / Relaxed threads",
-            threads: vec![
+        Litmus::new(
+            "SB SeqCst / Relaxed threads",
+            [
                 vec![Store(X, 1, SeqCst), Load(Y, SeqCst)],
                 vec![Store(Y, 1, Relaxed), Load(X, Relaxed)],
             ],
-            locations: 2,
-            finals: false,
-        },
-        Litmus {
-            name: "SB SeqCst / Relaxed + fence",
-            threads: vec![
+        ),
+        Litmus::new(
+            "SB SeqCst / Relaxed + fence",
+            [
                 vec![Store(X, 1, SeqCst), Load(Y, SeqCst)],
                 vec![Store(Y, 1, Relaxed), Fence, Load(X, Relaxed)],
             ],
-            locations: 2,
-            finals: false,
-        },
-        Litmus {
-            name: "SB Relaxed + fences",
-            threads: vec![
+        ),
+        Litmus::new(
+            "SB Relaxed + fences",
+            [
                 vec![Store(X, 1, Relaxed), Fence, Load(Y, Relaxed)],
                 vec![Store(Y, 1, Relaxed), Fence, Load(X, Relaxed)],
             ],
-            locations: 2,
-            finals: false,
-        },
+        ),
         mp(Relaxed, Relaxed, "MP Relaxed"),
         mp(Release, Acquire, "MP Release/Acquire"),
         mp(SeqCst, SeqCst, "MP SeqCst"),
         mp(SeqCst, Relaxed, "MP SeqCst store, Relaxed load"),
-        Litmus {
-            name: "LB Relaxed",
-            threads: vec![
+        Litmus::new(
+            "LB Relaxed",
+            [
                 vec![Load(X, Relaxed), Store(Y, 1, Relaxed)],
                 vec![Load(Y, Relaxed), Store(X, 1, Relaxed)],
             ],
-            locations: 2,
-            finals: false,
-        },
+        ),
         iriw(Relaxed, Relaxed, "IRIW Relaxed"),
         iriw(Release, Acquire, "IRIW Release/Acquire"),
         iriw(SeqCst, SeqCst, "IRIW SeqCst"),
         iriw(Relaxed, SeqCst, "IRIW Relaxed stores, SeqCst loads"),
         iriw(SeqCst, Acquire, "IRIW SeqCst stores, Acquire loads"),
-        Litmus {
-            name: "2+2W Relaxed (finals)",
-            threads: vec![
+        Litmus::new(
+            "2+2W Relaxed (finals)",
+            [
                 vec![Store(X, 1, Relaxed), Store(Y, 2, Relaxed)],
                 vec![Store(Y, 1, Relaxed), Store(X, 2, Relaxed)],
             ],
-            locations: 2,
-            finals: true,
-        },
-        Litmus {
-            name: "2+2W SeqCst (finals)",
-            threads: vec![
+        )
+        .with_finals(),
+        Litmus::new(
+            "2+2W SeqCst (finals)",
+            [
                 vec![Store(X, 1, SeqCst), Store(Y, 2, SeqCst)],
                 vec![Store(Y, 1, SeqCst), Store(X, 2, SeqCst)],
             ],
-            locations: 2,
-            finals: true,
-        },
-        Litmus {
-            name: "R SeqCst (load, finals)",
-            threads: vec![
+        )
+        .with_finals(),
+        Litmus::new(
+            "R SeqCst (load, finals)",
+            [
                 vec![Store(X, 1, SeqCst), Store(Y, 1, SeqCst)],
                 vec![Store(Y, 2, SeqCst), Load(X, SeqCst)],
             ],
-            locations: 2,
-            finals: true,
-        },
-        Litmus {
-            name: "RWC SeqCst",
-            threads: vec![
+        )
+        .with_finals(),
+        Litmus::new(
+            "RWC SeqCst",
+            [
                 vec![Store(X, 1, SeqCst)],
                 vec![Load(X, SeqCst), Load(Y, SeqCst)],
                 vec![Store(Y, 1, SeqCst), Load(X, SeqCst)],
             ],
-            locations: 2,
-            finals: false,
-        },
-        Litmus {
-            name: "CoRR Relaxed",
-            threads: vec![
+        ),
+        Litmus::new(
+            "CoRR Relaxed",
+            [
                 vec![Store(X, 1, Relaxed)],
                 vec![Load(X, Relaxed), Load(X, Relaxed)],
             ],
-            locations: 1,
-            finals: false,
-        },
+        ),
     ]
 }
 
@@ -173,35 +152,9 @@ fn run(instrs: &[Instr], memory: &[AtomicU64]) -> Vec<u64> {
 /// Every outcome cmc's weak mode reaches for `test` (DPOR, checked complete), with the
 /// number of executions.
 fn reached(test: &Litmus) -> (BTreeSet<Vec<u64>>, u64) {
-    let seen = Arc::new(Mutex::new(BTreeSet::new()));
-    let (threads, locations, finals) = (test.threads.clone(), test.locations, test.finals);
-    let sink = seen.clone();
-    let stats = Checker::new()
-        .weak_memory(true)
-        .max_executions(200_000)
-        .check(move || {
-            let memory: Arc<Vec<AtomicU64>> =
-                Arc::new((0..locations).map(|_| AtomicU64::new(0)).collect());
-            let handles: Vec<_> = threads
-                .iter()
-                .map(|instrs| {
-                    let (instrs, memory) = (instrs.clone(), memory.clone());
-                    thread::spawn(move || run(&instrs, &memory))
-                })
-                .collect();
-            let mut outcome: Vec<u64> = handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap())
-                .collect();
-            if finals {
-                outcome.extend(memory.iter().map(|m| m.load(SeqCst)));
-            }
-            sink.lock().unwrap().insert(outcome);
-        })
-        .unwrap_or_else(|f| panic!("{}: {f}", test.name));
-    assert!(stats.complete, "{}: {stats:?}", test.name);
-    let outcomes = seen.lock().unwrap().clone();
-    (outcomes, stats.executions)
+    let checker = Checker::new().weak_memory(true).max_executions(200_000);
+    let (threads, locations, finals) = (&test.threads, test.locations, test.finals);
+    programs::outcomes(test.name, checker, threads, locations, finals, run)
 }
 
 fn show(set: &BTreeSet<Vec<u64>>) -> String {

@@ -13,11 +13,12 @@
 //! the same preemption bound, which runs every schedule within it: a backtrack point the
 //! bound cuts without its compensation shows up as an outcome the reduced search misses.
 
+mod programs;
+
 use cmc_thread::sync::atomic::{fence, AtomicU64};
-use cmc_thread::{thread, Checker, Mode, Rng};
+use cmc_thread::{Checker, Mode, Rng};
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering::{self, *};
-use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Copy, Debug)]
 enum Instr {
@@ -82,34 +83,13 @@ fn run(instrs: &[Instr], memory: &[AtomicU64]) -> Vec<u64> {
 /// The distinct outcomes (values read in thread order, then final values) of `threads`
 /// under `mode` with weak memory, and the number of executions.
 fn outcomes(threads: &[Vec<Instr>], mode: Mode) -> (BTreeSet<Vec<u64>>, u64) {
-    let seen = Arc::new(Mutex::new(BTreeSet::new()));
-    let (sink, threads) = (seen.clone(), threads.to_vec());
-    let stats = Checker::new()
+    let checker = Checker::new()
         .mode(mode)
         .weak_memory(true)
         // Straight-line re-reads of one atomic are not a spin loop here.
         .spin_limit(16)
-        .max_executions(2_000_000)
-        .check(move || {
-            let memory: Arc<Vec<AtomicU64>> = Arc::new((0..2).map(|_| AtomicU64::new(0)).collect());
-            let handles: Vec<_> = threads
-                .iter()
-                .map(|instrs| {
-                    let (instrs, memory) = (instrs.clone(), memory.clone());
-                    thread::spawn(move || run(&instrs, &memory))
-                })
-                .collect();
-            let mut outcome: Vec<u64> = handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap())
-                .collect();
-            outcome.extend(memory.iter().map(|m| m.load(Relaxed)));
-            sink.lock().unwrap().insert(outcome);
-        })
-        .unwrap();
-    assert!(stats.complete, "{mode}: {stats:?}");
-    let set = seen.lock().unwrap().clone();
-    (set, stats.executions)
+        .max_executions(2_000_000);
+    programs::outcomes(&mode.to_string(), checker, threads, 2, true, run)
 }
 
 /// A program of `threads` threads with 1 to `max_len` instructions each, from `seed`.

@@ -29,6 +29,39 @@ pub struct Litmus {
     pub finals: bool,
 }
 
+impl Instr {
+    /// The location the instruction accesses (none for a fence).
+    fn location(self) -> Option<usize> {
+        match self {
+            Instr::Store(l, ..) | Instr::Load(l, _) => Some(l),
+            Instr::Fence => None,
+        }
+    }
+}
+
+impl Litmus {
+    /// The test `name` of `threads`, over the locations they access (`0` to the highest),
+    /// whose outcome is its loads' values.
+    pub fn new<const N: usize>(name: &'static str, threads: [Vec<Instr>; N]) -> Litmus {
+        let threads = Vec::from(threads);
+        let locations = threads.iter().flatten().filter_map(|i| i.location()).max();
+        Litmus {
+            name,
+            threads,
+            locations: locations.map_or(0, |l| l + 1),
+            finals: false,
+        }
+    }
+
+    /// This test, with each location's final value appended to its outcome.
+    pub fn with_finals(self) -> Litmus {
+        Litmus {
+            finals: true,
+            ..self
+        }
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Event {
     thread: Option<usize>,
@@ -37,10 +70,7 @@ struct Event {
 
 impl Event {
     fn location(&self) -> Option<usize> {
-        match self.instr {
-            Instr::Store(l, ..) | Instr::Load(l, _) => Some(l),
-            Instr::Fence => None,
-        }
+        self.instr.location()
     }
     fn is_write(&self) -> bool {
         matches!(self.instr, Instr::Store(..))
