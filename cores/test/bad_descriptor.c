@@ -1,14 +1,16 @@
 /* Shared libraries that are not valid cores, one per -D flag, for the loader's tests. */
 #include "cmc.h"
 
+#ifdef NO_ENTRY
+int not_a_core(void) { return 0; }
+#else
+#ifndef NO_STEP
 static int step(const cmc_config *c, const void *d, void *v, const cmc_event *e, cmc_outputs *o) {
     (void)c; (void)d; (void)v; (void)e; (void)o;
     return 0;
 }
+#endif
 
-#ifdef NO_ENTRY
-int not_a_core(void) { return 0; }
-#else
 static const cmc_core core = {
 #ifdef WRONG_ABI
     .abi_version = 99,

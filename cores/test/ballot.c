@@ -17,8 +17,9 @@
  *
  * Variants for the tests of bad input: -DGHOST_TOO_LARGE, -DGHOST_TWICE,
  * -DGHOST_UNKNOWN_READER, -DNO_RENAME (no rename hook: refused under symmetry),
- * -DUPDATE_FAILS (the update returns an error) and -DREAD_BY_ANY (no readers named: the
- * variable is never dropped).
+ * -DUPDATE_FAILS (the update returns an error), -DUPDATE_CRASHES (the update writes through
+ * a null pointer once a vote is granted) and -DREAD_BY_ANY (no readers named: the variable
+ * is never dropped).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -125,6 +126,9 @@ static int note_grant(const cmc_world_view *pre, const cmc_action_view *action,
     if (n == CMC_NO_NODE || n >= post->nodes || n >= GRANTED_SIZE) return 0;
     const struct ballot_volatile *v = cmc_view_volatile(post, n);
     if (v->granted_to != 0) granted[n] |= (uint8_t)(1u << (v->granted_to - 1));
+#ifdef UPDATE_CRASHES
+    if (v->granted_to != 0) *(volatile uint8_t *)0 = 1;
+#endif
 #ifdef UPDATE_FAILS
     return 7;
 #else
@@ -132,8 +136,9 @@ static int note_grant(const cmc_world_view *pre, const cmc_action_view *action,
 #endif
 }
 
-/* Under symmetry: byte n moves to perm[n], and each bit c of it to perm[c]. */
-static void rename_granted(uint8_t *granted, uint32_t size, const uint32_t *perm,
+/* Under symmetry: byte n moves to perm[n], and each bit c of it to perm[c]. (Unused by
+ * the variants whose ghost has no rename hook.) */
+__attribute__((unused)) static void rename_granted(uint8_t *granted, uint32_t size, const uint32_t *perm,
                            uint32_t nodes) {
     uint8_t renamed[GRANTED_SIZE] = {0};
     for (uint32_t n = 0; n < nodes && n < size; n++)
@@ -171,7 +176,8 @@ CMC_PROPERTIES(
     CMC_INVARIANT("GrantIsRecorded", grant_is_recorded)
 )
 
-static const uint8_t no_grant[GRANTED_SIZE] = {0};
+/* The ghost's initial value (unused by -DGHOST_TOO_LARGE, which declares none). */
+__attribute__((unused)) static const uint8_t no_grant[GRANTED_SIZE] = {0};
 
 #if defined(GHOST_TOO_LARGE)
 CMC_GHOSTS(CMC_GHOST("Granted", CMC_GHOST_VARS_MAX + 1, NULL, note_grant, "VoteOnce"))

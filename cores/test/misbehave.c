@@ -23,8 +23,9 @@ static int step(const cmc_config *c, const void *d, void *v, const cmc_event *e,
     static uint32_t calls;
     value = ++calls;
 #elif defined(NONDET_UNINIT)
-    uint32_t junk[4]; /* deliberately uninitialised */
-    value = junk[1];
+    uint32_t junk[4]; /* deliberately uninitialised, read through a pointer */
+    uint32_t *volatile unseen = junk; /* the compiler cannot follow, so it does not warn */
+    value = unseen[1];
 #elif defined(SEGV)
     *(volatile uint32_t *)0 = 1;
 #elif defined(HANG)

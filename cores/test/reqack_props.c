@@ -172,7 +172,7 @@ static int never(const cmc_world_view *w) { return w == NULL; }
 #elif defined(WHY_WITNESS)
 #define EXTRA                                                                      \
     , {CMC_PROP_WITNESS | CMC_PROP_WHY, 0, "Issued",                              \
-       (cmc_state_pred_fn)(cmc_state_why_fn)says_why_when_reached, NULL}
+       CMC_STATE_WHY_AS_PRED(says_why_when_reached), NULL}
 #elif defined(GOAL_NEVER)
 #define EXTRA , CMC_QUIESCENCE_GOAL("NeverReached", never)
 #elif defined(CONFIG)

@@ -18,7 +18,7 @@ fn main() {
 }
 
 /// Compiles and links the example C core (`cc` is a build dependency of the
-/// feature only).
+/// feature only), with `-Wall -Wextra -Werror` as the tests' C fixtures.
 #[cfg(feature = "c-reqack")]
 fn compile_reqack() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -31,5 +31,7 @@ fn compile_reqack() {
         .include(&reqack)
         .flag_if_supported("-std=c11")
         .warnings(true)
+        .extra_warnings(true)
+        .warnings_into_errors(true)
         .compile("cmc_reqack");
 }

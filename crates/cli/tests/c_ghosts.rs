@@ -145,6 +145,26 @@ fn symmetry_renames_the_ghost_variable_through_its_hook() {
     }
 }
 
+/// A crash inside the update is a fault of that update, naming the
+/// variable, with the step it follows and its replay file; no verdict.
+#[test]
+fn a_crash_in_the_update_is_a_fault_naming_the_ghost_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let crashing = ballot(dir.path(), "crashing", &["-DUPDATE_CRASHES"]);
+    let (code, stdout, stderr) = check(&crashing, &["--replay-out", "fault.cmc"], dir.path());
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert_eq!(stdout, "", "a fault gives no verdict");
+    assert!(
+        stderr.contains("CORE CRASHED") && stderr.contains("inside a step"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("event:  in the update of ghost variable Granted"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("fault.cmc"), "{stderr}");
+}
+
 /// Each bad declaration, and the error that names it (exit 2, no verdict).
 #[test]
 fn bad_ghost_declarations_are_refused_with_the_reason() {

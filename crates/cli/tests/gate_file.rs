@@ -7,18 +7,18 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use common::{cmc, cmc_exiting, repository, text};
+use common::{cmc, cmc_exiting, repository, text, C_WARNINGS};
 
 fn reference_gate() -> PathBuf {
     repository().join("crates/protocols/gate.toml")
 }
 
 /// The C compiler command a gate file's build line uses for `cores/<source>`,
-/// with the repository's header folders.
+/// with the repository's header folders and warnings as errors.
 fn cc(source: &str, defines: &str) -> String {
     let repo = repository();
     format!(
-        "cc -O0 -fPIC -shared -I{include} -I{reqack} {defines} {source} -o {{library}}",
+        "cc {C_WARNINGS} -O0 -fPIC -shared -I{include} -I{reqack} {defines} {source} -o {{library}}",
         include = repo.join("include").display(),
         reqack = repo.join("cores/reqack").display(),
         source = repo.join("cores").join(source).display(),

@@ -19,6 +19,10 @@ type Step<S> = dyn Fn(&Config, &mut S, &Event, &mut Outputs) -> Result<(), CoreE
 /// A core's text for a reply's payload (as [`TypedCore::describe_reply`]).
 type DescribeReply = fn(&[u8]) -> Option<String>;
 
+/// Whether the node of a configuration may send to a node (as
+/// [`TypedCore::may_send`]).
+type MaySend = dyn Fn(&Config, u32) -> bool + Send + Sync;
+
 /// A core given by its name and its step over a volatile part of type `S`.
 /// Its durable part is an `S` too, which the step does not see (these
 /// cores persist nothing). By default it declares what a `TypedCore` does
@@ -28,7 +32,7 @@ pub struct StepCore<S> {
     name: &'static str,
     step: Box<Step<S>>,
     symmetric: bool,
-    sends: bool,
+    may_send: Box<MaySend>,
     describe_reply: Option<DescribeReply>,
 }
 
@@ -45,7 +49,7 @@ impl<S> StepCore<S> {
             name,
             step: Box::new(step),
             symmetric: false,
-            sends: true,
+            may_send: Box::new(|_, _| true),
             describe_reply: None,
         }
     }
@@ -64,13 +68,23 @@ impl<S> StepCore<S> {
         }
     }
 
+    /// This core, declaring that the node of `config` may send to node
+    /// `dst` only when `may_send(config, dst)` holds, whatever its step
+    /// does.
+    pub fn sending_only(
+        self,
+        may_send: impl Fn(&Config, u32) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        StepCore {
+            may_send: Box::new(may_send),
+            ..self
+        }
+    }
+
     /// This core, declaring that no node ever sends (`may_send` is false),
     /// whatever its step does.
     pub fn never_sends(self) -> Self {
-        StepCore {
-            sends: false,
-            ..self
-        }
+        self.sending_only(|_, _| false)
     }
 
     /// This core, with `describe` as its text for a reply's payload.
@@ -109,7 +123,7 @@ impl<S: Pod> TypedCore for StepCore<S> {
         self.symmetric
     }
 
-    fn may_send(&self, _: &Config, _: u32) -> bool {
-        self.sends
+    fn may_send(&self, config: &Config, dst: u32) -> bool {
+        (self.may_send)(config, dst)
     }
 }

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use cmc_linearizability::SequentialSpec;
+use cmc_linearizability::specs::{Register, RegisterOp, RegisterRet};
 use cmc_model::{Model, Property};
 use cmc_search::{AnyModel, Checker, ReplayFile, SearchOptions, Verdict};
 use cmc_world::example_cores::reqack::{ReqAck, REPLY_BUSY, REPLY_OK};
@@ -89,25 +89,19 @@ fn a_violated_action_property_is_marked_at_its_step_in_the_replay() {
     assert_eq!(steps.matches("VIOLATED").count(), 1, "{text}");
 }
 
-/// reqack as an object whose every request is answered OK: a BUSY reply
-/// read as a result contradicts it.
-struct Deliver;
-
-impl SequentialSpec for Deliver {
-    type State = ();
-    type Op = u32;
-    type Ret = u8;
-    fn init(&self) {}
-    fn apply(&self, _: &(), _: &u32) -> ((), u8) {
-        ((), REPLY_OK)
-    }
-}
-
-fn busy_is_a_result() -> ClientHistory<Deliver> {
+/// reqack as a register that each request writes (its id): an OK reply
+/// acknowledges the write, and a BUSY reply read as a value returned
+/// contradicts the register.
+fn busy_is_a_result() -> ClientHistory<Register> {
     ClientHistory::new(
-        Deliver,
-        |request, _node| request,
-        |_: &u32, reply: &[u8]| ReplyMeaning::Returned(reply[0]),
+        Register,
+        |request, _node| RegisterOp::Write(request.into()),
+        |_: &RegisterOp, reply: &[u8]| {
+            ReplyMeaning::Returned(match reply {
+                [REPLY_OK] => RegisterRet::Ack,
+                _ => RegisterRet::Value(reply[0].into()),
+            })
+        },
     )
 }
 
@@ -138,7 +132,7 @@ fn a_linearizability_failure_says_which_operations_cannot_be_ordered() {
         );
         // The operation that got BUSY is named with the reply it got.
         assert!(
-            explanation.contains(&format!("-> {REPLY_BUSY} [steps")),
+            explanation.contains(&format!("-> Value({REPLY_BUSY}) [steps")),
             "{explanation}"
         );
     }

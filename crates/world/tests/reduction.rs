@@ -2,9 +2,9 @@
 //! what it keeps, and when it refuses.
 //!
 //! Two small protocols whose cores declare whom they send to
-//! (`Core::may_send`): `Pairs`, nodes 2k and 2k+1 ping-ponging on their own,
+//! (`Core::may_send`): `pairs`, nodes 2k and 2k+1 ping-ponging on their own,
 //! where the pairs' steps commute and the reduced search explores far fewer
-//! states; and `Race`, where a coordinator's two answers race and one
+//! states; and `race`, where a coordinator's two answers race and one
 //! order is a bug that only a reduction sound about messages not yet sent
 //! still finds.
 
@@ -13,7 +13,7 @@ use std::sync::Arc;
 use bytemuck::{Pod, Zeroable};
 use cmc_model::Property;
 use cmc_search::{Checker, Outcome, ReductionStats, Verdict};
-use cmc_world::core::abi::{Config, CoreError, Event, EventKind, Outputs};
+use cmc_world::core::abi::{EventKind, Outputs};
 use cmc_world::system::state::{GhostKind, WorldState};
 use cmc_world::test_support::StepCore;
 use cmc_world::{TypedCore, World, WorldSpec};
@@ -27,14 +27,14 @@ const TIMER: u32 = 0;
 #[derive(Clone, Copy, Default, Pod, Zeroable)]
 #[repr(C)]
 struct Volatile {
-    /// Pairs: pongs received in order (even nodes). Race: 1 when node 2
+    /// `pairs`: pongs received in order (even nodes). `race`: 1 when node 2
     /// answered first.
     count: u32,
     /// Client request id + 1 waiting for an answer; 0 for none.
     request: u32,
     /// Replies sent.
     replied: u32,
-    /// Race: answers received, a bit per answering node.
+    /// `race`: answers received, a bit per answering node.
     answers: u32,
 }
 
@@ -43,38 +43,20 @@ struct Volatile {
 /// client once their rounds are done. Bug 1: they answer again on every
 /// late PONG (a retransmitted PING's). The first `blinkers` nodes flip a
 /// bit on a timer, forever, and send nothing.
-struct Pairs {
-    bug: u32,
-    blinkers: u32,
-}
-
-impl Pairs {
-    fn new(bug: u32) -> Pairs {
-        Pairs { bug, blinkers: 0 }
-    }
-
-    fn partner(&self, node: u32) -> u32 {
-        self.blinkers + ((node - self.blinkers) ^ 1)
-    }
-}
-
-impl TypedCore for Pairs {
-    type Durable = u32;
-    type Volatile = Volatile;
-
-    fn name(&self) -> &str {
-        "pairs"
-    }
-
-    fn step(
-        &self,
-        config: &Config,
-        _: &u32,
-        v: &mut Volatile,
-        event: &Event,
-        out: &mut Outputs,
-    ) -> Result<(), CoreError> {
-        if config.node < self.blinkers {
+fn pairs(bug: u32, blinkers: u32) -> StepCore<Volatile> {
+    let partner = move |node: u32| blinkers + ((node - blinkers) ^ 1);
+    // Answers the waiting client request once the rounds are done: once,
+    // or with bug 1 on every call.
+    let answer = move |v: &mut Volatile, out: &mut Outputs| {
+        let due = v.count == ROUNDS && v.request > 0;
+        if due && (v.replied == 0 || bug == 1) {
+            out.reply(v.request - 1, &[1])?;
+            v.replied += 1;
+        }
+        Ok(())
+    };
+    StepCore::new("pairs", move |config, v: &mut Volatile, event, out| {
+        if config.node < blinkers {
             if matches!(event.kind(), Some(EventKind::Timer)) {
                 v.count ^= 1;
             }
@@ -83,10 +65,10 @@ impl TypedCore for Pairs {
             }
             return Ok(());
         }
-        let partner = self.partner(config.node);
+        let partner = partner(config.node);
         let done = |v: &Volatile| v.count == ROUNDS;
         match (event.kind(), event.payload()) {
-            (Some(EventKind::Start), _) if (config.node - self.blinkers).is_multiple_of(2) => {
+            (Some(EventKind::Start), _) if (config.node - blinkers).is_multiple_of(2) => {
                 out.send(partner, &[PING, 0])?;
                 out.set_timer(TIMER)?;
             }
@@ -104,58 +86,24 @@ impl TypedCore for Pairs {
                         out.send(partner, &[PING, v.count as u8])?;
                     }
                 }
-                self.answer(v, out)?;
+                answer(v, out)?;
             }
             (Some(EventKind::Client), _) => {
                 v.request = event.id + 1;
-                self.answer(v, out)?;
+                answer(v, out)?;
             }
             _ => {}
         }
         Ok(())
-    }
-
-    fn may_send(&self, config: &Config, dst: u32) -> bool {
-        config.node >= self.blinkers && dst == self.partner(config.node)
-    }
-}
-
-impl Pairs {
-    /// Answers the waiting client request once the rounds are done: once,
-    /// or with bug 1 on every call.
-    fn answer(&self, v: &mut Volatile, out: &mut Outputs) -> Result<(), CoreError> {
-        let due = v.count == ROUNDS && v.request > 0;
-        if due && (v.replied == 0 || self.bug == 1) {
-            out.reply(v.request - 1, &[1])?;
-            v.replied += 1;
-        }
-        Ok(())
-    }
+    })
+    .sending_only(move |config, dst| config.node >= blinkers && dst == partner(config.node))
 }
 
 /// Node 0, asked by its client, asks nodes 1 and 2; node 1 answers at
 /// once, node 2 after a timer; node 0 replies once both answered. Bug 1:
 /// when node 2's answer came first, node 0 replies twice.
-struct Race {
-    bug: u32,
-}
-
-impl TypedCore for Race {
-    type Durable = u32;
-    type Volatile = Volatile;
-
-    fn name(&self) -> &str {
-        "race"
-    }
-
-    fn step(
-        &self,
-        config: &Config,
-        _: &u32,
-        v: &mut Volatile,
-        event: &Event,
-        out: &mut Outputs,
-    ) -> Result<(), CoreError> {
+fn race(bug: u32) -> StepCore<Volatile> {
+    StepCore::new("race", move |config, v: &mut Volatile, event, out| {
         match (config.node, event.kind()) {
             (0, Some(EventKind::Client)) => {
                 v.request = event.id + 1;
@@ -169,7 +117,7 @@ impl TypedCore for Race {
                 v.answers |= 1 << event.src;
                 if v.answers == 0b110 {
                     out.reply(v.request - 1, &[1])?;
-                    if self.bug == 1 && v.count == 1 {
+                    if bug == 1 && v.count == 1 {
                         out.reply(v.request - 1, &[1])?;
                     }
                 }
@@ -180,14 +128,11 @@ impl TypedCore for Race {
             _ => {}
         }
         Ok(())
-    }
-
-    fn may_send(&self, config: &Config, dst: u32) -> bool {
-        match config.node {
-            0 => dst == 1 || dst == 2,
-            _ => dst == 0,
-        }
-    }
+    })
+    .sending_only(|config, dst| match config.node {
+        0 => dst == 1 || dst == 2,
+        _ => dst == 0,
+    })
 }
 
 fn world(core: impl TypedCore + 'static, nodes: usize) -> World {
@@ -207,11 +152,27 @@ fn check_with_workers(world: World, reduction: bool, workers: usize) -> Outcome<
         .run()
 }
 
-fn violated(outcome: &Outcome<World>) -> Option<&str> {
-    match &outcome.verdict {
-        Verdict::Violated { property, .. } => Some(property),
-        _ => None,
-    }
+/// Asserts that the search of `outcome`, with `reduction` on or off, found
+/// `property` violated.
+fn assert_violated(outcome: &Outcome<World>, property: &str, reduction: bool) {
+    assert!(
+        matches!(&outcome.verdict, Verdict::Violated { property: found, .. } if found == property),
+        "reduction {reduction}: {:?}",
+        outcome.verdict
+    );
+}
+
+/// With and without reduction: the World of the correct core (`world(0)`)
+/// passes, and the double reply of bug 1 (`world(1)`) is found. Returns
+/// the correct World's outcome with reduction.
+fn the_correct_core_passes_and_bug_1_is_found(world: impl Fn(u32) -> World) -> Outcome<World> {
+    let [_, reduced] = [false, true].map(|reduction| {
+        let correct = check(world(0), reduction);
+        assert_eq!(correct.verdict, Verdict::Pass, "reduction {reduction}");
+        assert_violated(&check(world(1), reduction), "AtMostOneReply", reduction);
+        correct
+    });
+    reduced
 }
 
 fn reduced_states(outcome: &Outcome<World>) -> u64 {
@@ -225,8 +186,8 @@ fn reduced_states(outcome: &Outcome<World>) -> u64 {
 /// counts the states expanded through a persistent set.
 #[test]
 fn independent_pairs_pass_with_fewer_states() {
-    let full = check(world(Pairs::new(0), 4), false);
-    let reduced = check(world(Pairs::new(0), 4), true);
+    let full = check(world(pairs(0, 0), 4), false);
+    let reduced = check(world(pairs(0, 0), 4), true);
     assert_eq!(full.verdict, Verdict::Pass, "{:?}", full.verdict);
     assert_eq!(reduced.verdict, Verdict::Pass, "{:?}", reduced.verdict);
     assert!(full.stats.complete && reduced.stats.complete);
@@ -246,13 +207,8 @@ fn independent_pairs_pass_with_fewer_states() {
 #[test]
 fn the_pairs_double_reply_is_found_with_reduction() {
     for (reduction, workers) in [(false, 1), (true, 1), (true, 2)] {
-        let outcome = check_with_workers(world(Pairs::new(1), 4), reduction, workers);
-        assert_eq!(
-            violated(&outcome),
-            Some("AtMostOneReply"),
-            "reduction {reduction}: {:?}",
-            outcome.verdict
-        );
+        let outcome = check_with_workers(world(pairs(1, 0), 4), reduction, workers);
+        assert_violated(&outcome, "AtMostOneReply", reduction);
     }
 }
 
@@ -263,26 +219,13 @@ fn the_pairs_double_reply_is_found_with_reduction() {
 #[test]
 fn a_step_back_to_a_stored_state_does_not_hide_the_others_forever() {
     let blinking = |bug| {
-        let core = Pairs { bug, blinkers: 1 };
-        let spec = WorldSpec::builder(Arc::new(core), 3)
+        let spec = WorldSpec::builder(Arc::new(pairs(bug, 1)), 3)
             .requests(1)
             .param("clients", 1);
         World::new(spec.build().expect("a valid spec"))
     };
-    for reduction in [false, true] {
-        let correct = check(blinking(0), reduction);
-        assert_eq!(correct.verdict, Verdict::Pass, "{:?}", correct.verdict);
-        if reduction {
-            assert!(reduced_states(&correct) > 0);
-        }
-        let buggy = check(blinking(1), reduction);
-        assert_eq!(
-            violated(&buggy),
-            Some("AtMostOneReply"),
-            "reduction {reduction}: {:?}",
-            buggy.verdict
-        );
-    }
+    let reduced = the_correct_core_passes_and_bug_1_is_found(blinking);
+    assert!(reduced_states(&reduced) > 0);
 }
 
 /// Nodes 0 and 1 each answer their own client after a timer. Which answers
@@ -317,12 +260,7 @@ fn replies_are_visible_and_both_orders_are_explored() {
             .expect("valid parameters");
         let world = World::new(spec).with_history_property(first_reply_to_request_0.clone());
         let outcome = check(world, reduction);
-        assert_eq!(
-            violated(&outcome),
-            Some("FirstReplyToRequest0"),
-            "reduction {reduction}: {:?}",
-            outcome.verdict
-        );
+        assert_violated(&outcome, "FirstReplyToRequest0", reduction);
     }
 }
 
@@ -333,25 +271,13 @@ fn replies_are_visible_and_both_orders_are_explored() {
 /// the bug; node 2 may send to node 0, so both are kept.
 #[test]
 fn an_answer_not_yet_sent_still_races_one_in_flight() {
-    for reduction in [false, true] {
-        let correct = check(world(Race { bug: 0 }, 3), reduction);
-        assert_eq!(correct.verdict, Verdict::Pass, "{:?}", correct.verdict);
-        // On, though every state here has a node that may send to another
-        // one's: nothing is left out.
-        if reduction {
-            assert!(matches!(
-                correct.stats.reduction,
-                Some(ReductionStats::On { .. })
-            ));
-        }
-        let buggy = check(world(Race { bug: 1 }, 3), reduction);
-        assert_eq!(
-            violated(&buggy),
-            Some("AtMostOneReply"),
-            "reduction {reduction}: {:?}",
-            buggy.verdict
-        );
-    }
+    let reduced = the_correct_core_passes_and_bug_1_is_found(|bug| world(race(bug), 3));
+    // On, though every state here has a node that may send to another
+    // one's: nothing is left out.
+    assert!(matches!(
+        reduced.stats.reduction,
+        Some(ReductionStats::On { .. })
+    ));
 }
 
 /// A core that sends where its `may_send` says it never does is a fault:
@@ -382,7 +308,7 @@ fn a_send_the_core_did_not_declare_is_a_fault() {
 fn reduction_is_refused_with_its_reason_when_it_could_hide_a_violation() {
     let reads_nodes = || Property::always("ReadsNodes", |_: &World, _: &WorldState| true);
     let with_params = |params: &[&str]| {
-        let mut spec = WorldSpec::new(Arc::new(Pairs::new(0)), 2).expect("a spec");
+        let mut spec = WorldSpec::new(Arc::new(pairs(0, 0)), 2).expect("a spec");
         spec.set_all(params).expect("valid parameters");
         World::new(spec)
     };
@@ -397,7 +323,7 @@ fn reduction_is_refused_with_its_reason_when_it_could_hide_a_violation() {
         assert_eq!(outcome.verdict, full.verdict);
     };
     refused(
-        &|| world(Pairs::new(0), 2).with_property(reads_nodes()),
+        &|| world(pairs(0, 0), 2).with_property(reads_nodes()),
         "ReadsNodes",
     );
     refused(
@@ -410,7 +336,7 @@ fn reduction_is_refused_with_its_reason_when_it_could_hide_a_violation() {
     );
     // The same property, declared as reading the history only, leaves it on.
     let on = check(
-        world(Pairs::new(0), 4).with_history_property(reads_nodes()),
+        world(pairs(0, 0), 4).with_history_property(reads_nodes()),
         true,
     );
     assert!(reduced_states(&on) > 0);
@@ -443,11 +369,10 @@ fn reqack_with_history_properties_keeps_its_verdicts() {
     assert!(reduced.stats.distinct_states <= full.stats.distinct_states);
     let crash = ["requests=1", "crashes=1", "restarts=1", "crash_nodes=0"];
     for reduction in [false, true] {
-        let outcome = check(reqack(1, &crash), reduction);
-        assert_eq!(
-            violated(&outcome),
-            Some("AtMostOneReply"),
-            "reduction {reduction}"
+        assert_violated(
+            &check(reqack(1, &crash), reduction),
+            "AtMostOneReply",
+            reduction,
         );
     }
 }

@@ -111,14 +111,19 @@ pub fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// Warnings are errors in every C build of the tests: a core or
+/// `include/cmc.h` that warns fails the test that builds it.
+pub const C_WARNINGS: &str = "-Wall -Wextra -Werror";
+
 /// Compiles the C `sources` (paths relative to the repository) with the
-/// repository's header folders (`include/`, `cores/reqack/`) and `flags`
-/// into `out`, using `$CC` (default `cc`); fails the test, showing the
-/// command, if the compiler does not succeed.
+/// repository's header folders (`include/`, `cores/reqack/`), [`C_WARNINGS`]
+/// and `flags` into `out`, using `$CC` (default `cc`); fails the test,
+/// showing the command, if the compiler does not succeed.
 pub fn compile_c(sources: &[&str], flags: &[&str], out: &Path) {
     let repo = repository();
     let mut command = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
     command
+        .args(C_WARNINGS.split(' '))
         .args(flags)
         .arg("-I")
         .arg(repo.join("include"))

@@ -7,9 +7,10 @@
 //! post-World (those of [`crate::properties::c_properties`]), a read-only
 //! view of the action, and the variable's bytes to edit. It runs within the
 //! World's step it follows: a crash, hang or exit in it is a core fault of
-//! that step (the supervisor records the step, not the nested update); a
-//! write to its views or to the action, or a nonzero return, is a fault
-//! naming the variable. Never a verdict.
+//! that step, placed in the update and naming the variable (the flight
+//! recorder notes the update nested in the step); a write to its views or
+//! to the action, or a nonzero return, is a fault naming the variable.
+//! Never a verdict.
 
 use std::cell::RefCell;
 use std::ffi::c_char;

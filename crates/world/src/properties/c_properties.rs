@@ -378,9 +378,10 @@ thread_local! {
     static VIEWS: RefCell<ViewScratch> = RefCell::new(ViewScratch::default());
 }
 
-/// Calls `call` with views of `pre` and `post` (a step of `world`), under
-/// the recorder as `what`; `None` when the call wrote to the views (a
-/// memory fault of `world`, reported as happening `doing`).
+/// Calls `call`, a ghost variable's update, with views of `pre` and `post`
+/// (a step of `world`), under the recorder as `what`; `None` when the call
+/// wrote to the views (a memory fault of `world`, reported as happening
+/// `doing`).
 pub(crate) fn with_step_views<T>(
     world: &World,
     pre: &WorldState,
@@ -393,7 +394,7 @@ pub(crate) fn with_step_views<T>(
         views.pre.show(world, pre);
         views.post.fill_anew(world, post);
         let (first, second) = (views.pre.view.as_ptr(), views.post.view.as_ptr());
-        let answer = recorded(Call::Property, || what, || call(first, second));
+        let answer = recorded(Call::GhostUpdate, || what, || call(first, second));
         if !(views.pre.intact() & views.post.intact()) {
             world.report_outside_step(Fault::outside_step(
                 FaultKind::Memory("it wrote to its read-only view of the World".into()),

@@ -45,22 +45,21 @@ pub enum Row {
     },
 }
 
-/// How a [`Row`] is drawn on a chart of `nodes` lifelines (at least one).
-pub(crate) enum Drawn<'a> {
+/// How a [`Row`] is drawn on a chart of `nodes` lifelines (at least one):
+/// its step number and label, at its [`Place`].
+pub(crate) struct Drawn<'a> {
+    pub(crate) step: usize,
+    pub(crate) label: &'a str,
+    pub(crate) place: Place,
+}
+
+/// Where a row is drawn.
+pub(crate) enum Place {
     /// An arrow between two different lifelines, `from` and `to`.
-    Delivery {
-        step: usize,
-        from: usize,
-        to: usize,
-        label: &'a str,
-    },
+    Delivery { from: usize, to: usize },
     /// A mark on one lifeline: a local event, a message to itself or a row
     /// naming a node past the last, which is drawn on the last lifeline.
-    Mark {
-        step: usize,
-        node: usize,
-        label: &'a str,
-    },
+    Mark { node: usize },
 }
 
 impl Row {
@@ -86,31 +85,34 @@ impl Row {
     /// How this row is drawn on a chart of `nodes` lifelines.
     pub(crate) fn drawn(&self, nodes: usize) -> Drawn<'_> {
         let last = nodes.saturating_sub(1);
-        match self {
+        let (step, label, place) = match *self {
             Row::Arrow {
                 step,
                 from,
                 to,
-                label,
-            } if from != to && *from <= last && *to <= last => Drawn::Delivery {
-                step: *step,
-                from: *from,
-                to: *to,
-                label,
-            },
+                ref label,
+            } if from != to && from <= last && to <= last => {
+                (step, label, Place::Delivery { from, to })
+            }
             Row::Arrow {
-                step, from, label, ..
+                step,
+                from: node,
+                ref label,
+                ..
             }
             | Row::Local {
                 step,
-                node: from,
+                node,
+                ref label,
+            } => (
+                step,
                 label,
-            } => Drawn::Mark {
-                step: *step,
-                node: (*from).min(last),
-                label,
-            },
-        }
+                Place::Mark {
+                    node: node.min(last),
+                },
+            ),
+        };
+        Drawn { step, label, place }
     }
 }
 
@@ -146,13 +148,9 @@ pub fn render(nodes: usize, rows: &[Row]) -> String {
         let mut line: Vec<char> = (0..nodes * WIDTH)
             .map(|at| if at % WIDTH == 0 { '|' } else { ' ' })
             .collect();
-        let step = match row.drawn(nodes) {
-            Drawn::Delivery {
-                step,
-                from,
-                to,
-                label,
-            } => {
+        let Drawn { step, label, place } = row.drawn(nodes);
+        match place {
+            Place::Delivery { from, to } => {
                 let (left, right) = (from.min(to) * WIDTH, from.max(to) * WIDTH);
                 for cell in &mut line[left + 1..right] {
                     *cell = '-';
@@ -166,9 +164,8 @@ pub fn render(nodes: usize, rows: &[Row]) -> String {
                 let label: Vec<char> = label.chars().take(room).collect();
                 let start = left + 2 + (room - label.len()) / 2;
                 line[start..start + label.len()].copy_from_slice(&label);
-                step
             }
-            Drawn::Mark { step, node, label } => {
+            Place::Mark { node } => {
                 let at = node * WIDTH;
                 let end = if node + 1 >= nodes {
                     at + WIDTH * 3
@@ -179,9 +176,8 @@ pub fn render(nodes: usize, rows: &[Row]) -> String {
                 for (cell, ch) in line[at..end].iter_mut().zip(label.chars()) {
                     *cell = ch;
                 }
-                step
             }
-        };
+        }
         let body: String = line.into_iter().collect();
         let _ = writeln!(text, "{step:>4}  {}", body.trim_end());
     }

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use cmc_search::escape_html;
 
-use crate::report::chart::{Drawn, Row};
+use crate::report::chart::{Drawn, Place, Row};
 use crate::World;
 
 const COLUMN: usize = 220;
@@ -88,13 +88,9 @@ pub fn render_svg(titles: &[String], rows: &[Row]) -> String {
     }
     for (index, row) in rows.iter().enumerate() {
         let y = TOP + index * ROW + ROW / 2;
-        match row.drawn(nodes) {
-            Drawn::Delivery {
-                step,
-                from,
-                to,
-                label,
-            } => {
+        let Drawn { step, label, place } = row.drawn(nodes);
+        match place {
+            Place::Delivery { from, to } => {
                 let (x1, x2) = (lifeline_x(from), lifeline_x(to));
                 let _ = writeln!(
                     svg,
@@ -106,7 +102,7 @@ pub fn render_svg(titles: &[String], rows: &[Row]) -> String {
                     escape_html(label)
                 );
             }
-            Drawn::Mark { step, node, label } => {
+            Place::Mark { node } => {
                 let x = lifeline_x(node);
                 let _ = writeln!(
                     svg,

@@ -11,7 +11,9 @@
 //! culprit: the slot of the thread that took the process down), then one
 //! slot per thread: a 192-byte head (`call`, `calls`, the lengths, the
 //! event, two checksums), the action bytes (or the call's text), the state
-//! bytes.
+//! bytes. Inside a step, a core call nested in it (a ghost variable's
+//! update) takes the event's place in the head while it runs, so that a
+//! step that dies there is placed in that call.
 //!
 //! The memory is shared with the supervised process, so core code can
 //! overwrite it (a wild write). Each slot is sealed: every time a thread
@@ -33,7 +35,7 @@ use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 use crate::core::abi::Event;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"CMCFLREC");
-const VERSION: u64 = 3;
+const VERSION: u64 = 4;
 const HEADER: usize = 64;
 /// Header word: 1 + the slot of the thread that ended the process (0: unknown).
 const CULPRIT: usize = 32;
@@ -55,6 +57,9 @@ const WRITING: usize = 144;
 const WALK: usize = 152;
 /// In the lengths word: the head holds a call's text, not a step's action.
 const TEXT_FLAG: u64 = 1 << 48;
+/// In the event word's high half: the event's place holds a nested call
+/// (its kind and text length in the low half) rather than an event (1).
+const NESTED_CALL: u64 = 2;
 const TEXT_MAX: usize = 512;
 const STATE_MAX: usize = 1 << 20;
 const SLOT_SIZE: usize = SLOT_HEAD + TEXT_MAX + STATE_MAX;
@@ -75,6 +80,9 @@ pub enum Call {
     /// A step replaying a record of a product's glue log
     /// (see [`crate::validate`]).
     GlueStep = 5,
+    /// The update of a ghost variable written in C (see
+    /// [`crate::properties::c_ghosts`]), within the step it follows.
+    GhostUpdate = 6,
 }
 
 impl Call {
@@ -85,6 +93,7 @@ impl Call {
             Call::Describe,
             Call::Property,
             Call::GlueStep,
+            Call::GhostUpdate,
         ]
         .into_iter()
         .find(|call| *call as u64 == raw)
@@ -111,8 +120,12 @@ thread_local! {
     /// destructors (the lease's among them) before its exit handlers,
     /// which still need to name the slot (see [`Recorder::mark_culprit`]).
     static LAST_SLOT: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
-    /// Core calls this thread is inside (only the outermost is recorded).
+    /// Core calls this thread is inside (only the outermost is recorded,
+    /// and a step's first nested call: see [`Recorder::begin_nested`]).
     static DEPTH: Cell<u32> = const { Cell::new(0) };
+    /// The event word and event a step's nested call took the place of,
+    /// put back when it returns.
+    static BEFORE_NESTED: Cell<Option<(u64, Event)>> = const { Cell::new(None) };
     /// The stamp and length (`u32::MAX`: too large to record) of the
     /// pre-state this thread's slot holds, when a stamped step wrote it.
     static HELD_STATE: Cell<Option<(NonZeroU64, u32)>> = const { Cell::new(None) };
@@ -174,8 +187,12 @@ pub struct SlotRecord {
     /// The encoded action of the last step begun (empty for the initial
     /// starts).
     pub action: Vec<u8>,
-    /// For a load or a description: what was being loaded or described.
+    /// For a load or a description: what was being loaded or described;
+    /// inside a step, the call nested in it that was under way (`nested`).
     pub text: String,
+    /// Inside a step: the kind of the nested call under way, if any (its
+    /// text is `text`).
+    pub nested: Option<Call>,
     /// The last event handed to a core in the current step, with its node.
     pub event: Option<(u32, Event)>,
     /// The number of the random walk the step was part of, if any.
@@ -440,6 +457,7 @@ impl Recorder {
     /// `text` says what for (e.g. the library being loaded).
     pub(crate) fn begin_call(&self, call: Call, text: &str) {
         if !self.enter() {
+            self.begin_nested(call, text);
             return;
         }
         let Some(slot) = self.slot_offset() else {
@@ -452,6 +470,50 @@ impl Recorder {
                 Ordering::Relaxed,
             );
             self.mark(slot, call);
+        });
+    }
+
+    /// Records, in place of the step's last event, the call this thread
+    /// makes within a step (one level deep): a process that ends there is
+    /// placed in it. The event is put back when the call returns.
+    fn begin_nested(&self, call: Call, text: &str) {
+        if DEPTH.with(Cell::get) != 2 {
+            return;
+        }
+        let Some(slot) = self.slot_offset() else {
+            return;
+        };
+        if self.word(slot).load(Ordering::Relaxed) != Call::Step as u64 {
+            return;
+        }
+        let event = self.bytes(slot + EVENT_AT, std::mem::size_of::<Event>());
+        let event_word = self.word(slot + 24).load(Ordering::Relaxed);
+        BEFORE_NESTED.set(Some((event_word, bytemuck::pod_read_unaligned(&event))));
+        self.updating(slot, || {
+            let len = self.write(slot + EVENT_AT, text.as_bytes(), SEALED_HEAD - EVENT_AT);
+            self.word(slot + 24).store(
+                NESTED_CALL << 32 | (call as u64) << 16 | len as u64,
+                Ordering::Release,
+            );
+            self.seal(slot);
+        });
+    }
+
+    /// Puts back the event a nested call took the place of (see
+    /// [`begin_nested`](Self::begin_nested)).
+    fn end_nested(&self) {
+        let (Some((event_word, event)), Some(slot)) = (BEFORE_NESTED.take(), self.slot_offset())
+        else {
+            return;
+        };
+        self.updating(slot, || {
+            self.write(
+                slot + EVENT_AT,
+                bytemuck::bytes_of(&event),
+                SEALED_HEAD - EVENT_AT,
+            );
+            self.word(slot + 24).store(event_word, Ordering::Release);
+            self.seal(slot);
         });
     }
 
@@ -477,10 +539,14 @@ impl Recorder {
 
     /// Records that this thread's current core call returned.
     pub(crate) fn end(&self) {
-        let outermost = DEPTH.with(|depth| {
+        let depth = DEPTH.with(|depth| {
             depth.set(depth.get().saturating_sub(1));
-            depth.get() == 0
+            depth.get()
         });
+        if depth == 1 {
+            self.end_nested();
+        }
+        let outermost = depth == 0;
         if let Some(slot) = self.slot_offset().filter(|_| outermost) {
             self.updating(slot, || {
                 self.word(slot).store(0, Ordering::Relaxed);
@@ -606,6 +672,12 @@ impl Recorder {
             let bytes = self.bytes(slot + EVENT_AT, std::mem::size_of::<Event>());
             (event_word as u32, bytemuck::pod_read_unaligned(&bytes))
         });
+        let nested = (is_step && event_word >> 32 == NESTED_CALL).then(|| {
+            let len = (event_word as u16 as usize).min(SEALED_HEAD - EVENT_AT);
+            let text = self.bytes(slot + EVENT_AT, len);
+            let call = Call::from_raw(event_word >> 16 & 0xffff);
+            (call, String::from_utf8_lossy(&text).into_owned())
+        });
         SlotRecord {
             index,
             call,
@@ -619,11 +691,12 @@ impl Recorder {
                 )
             },
             action: if is_step { head.clone() } else { Vec::new() },
-            text: if is_step {
-                String::new()
-            } else {
-                String::from_utf8_lossy(&head).into_owned()
+            text: match (is_step, &nested) {
+                (false, _) => String::from_utf8_lossy(&head).into_owned(),
+                (true, Some((_, text))) => text.clone(),
+                (true, None) => String::new(),
             },
+            nested: nested.and_then(|(call, _)| call),
             event,
             walk: self
                 .word(slot + WALK)
@@ -723,6 +796,43 @@ mod tests {
             Some((1, 4))
         );
         recorder.end();
+    }
+
+    /// A ghost variable's update runs within the step it follows: a death
+    /// there is placed in the update, with the step's pre-state and action;
+    /// once the update returned, the step's event is the place again.
+    #[test]
+    fn a_call_nested_in_a_step_is_placed_until_it_returns() {
+        let recorder = Recorder::create(1).unwrap();
+        recorder.begin_step(b"pre-state", b"action");
+        let event = Event::new(crate::core::abi::EventKind::Tick, 0, 0, &[], 4);
+        recorder.note_event(1, &event);
+        recorder.begin_call(Call::GhostUpdate, "the update of ghost variable Granted");
+        let slot = recorder.faulting_call().expect("inside a step");
+        assert_eq!(slot.call, Some(Call::Step));
+        assert_eq!(
+            (slot.nested, slot.text.as_str()),
+            (
+                Some(Call::GhostUpdate),
+                "the update of ghost variable Granted"
+            )
+        );
+        assert_eq!(slot.action, b"action");
+        assert_eq!(
+            recorder.check_integrity(),
+            Ok(()),
+            "the head is sealed anew"
+        );
+        recorder.end();
+        let slot = recorder.faulting_call().expect("still inside the step");
+        assert_eq!((slot.nested, slot.text.as_str()), (None, ""));
+        assert_eq!(
+            slot.event.map(|(node, event)| (node, event.clock)),
+            Some((1, 4))
+        );
+        assert_eq!(recorder.check_integrity(), Ok(()));
+        recorder.end();
+        assert!(recorder.faulting_call().is_none());
     }
 
     #[test]

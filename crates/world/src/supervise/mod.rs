@@ -630,21 +630,22 @@ fn fault_of_death(kind: FaultKind, slot: Option<SlotRecord>) -> (Fault, Option<Q
                 time_left_ms: None,
                 walk: slot.walk,
             };
+            // Dead in a call nested in the step (a ghost variable's
+            // update): that call is the place, not the step's last event.
+            let event = match slot.nested {
+                Some(call) => doing(call, &slot.text),
+                None => String::new(),
+            };
             let fault = Fault {
                 kind,
                 action,
-                event: String::new(),
+                event,
                 pre_state: slot.pre_state,
             };
             (fault, Some(question))
         }
         Some(slot) => {
-            let context = match slot.call {
-                Some(Call::Load) => format!("while loading {}", slot.text),
-                Some(Call::Property) => format!("while checking {}", slot.text),
-                Some(Call::GlueStep) => format!("while replaying {}", slot.text),
-                _ => format!("while describing {}", slot.text),
-            };
+            let context = doing(slot.call.unwrap_or(Call::Describe), &slot.text);
             (Fault::outside_step(kind, context), None)
         }
         None => (
@@ -654,6 +655,18 @@ fn fault_of_death(kind: FaultKind, slot: Option<SlotRecord>) -> (Fault, Option<Q
             ),
             None,
         ),
+    }
+}
+
+/// What a process was doing inside a core call of kind `call` about `text`
+/// (e.g. `while loading ./libcore.so`).
+fn doing(call: Call, text: &str) -> String {
+    match call {
+        Call::Load => format!("while loading {text}"),
+        Call::Property => format!("while checking {text}"),
+        Call::GlueStep => format!("while replaying {text}"),
+        Call::GhostUpdate => format!("in {text}"),
+        Call::Step | Call::Describe => format!("while describing {text}"),
     }
 }
 

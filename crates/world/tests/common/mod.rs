@@ -6,7 +6,8 @@
 //! default `cc`), from the repository's `cores/` folder into a folder of this
 //! test process under cargo's temporary target folder; the crate's build
 //! script compiles nothing, so a Rust-only user of `cmc-world` needs no C
-//! compiler.
+//! compiler. Every fixture is compiled with [`C_WARNINGS`], so that
+//! `include/cmc.h` and the fixtures stay free of warnings.
 
 #![allow(dead_code)] // each test file uses the fixtures it needs
 
@@ -112,6 +113,10 @@ const FIXTURES: &[(&str, &str, &[&str])] = &[
     ),
 ];
 
+/// Warnings are errors: a fixture or `include/cmc.h` that warns fails the
+/// test that builds it.
+pub const C_WARNINGS: [&str; 3] = ["-Wall", "-Wextra", "-Werror"];
+
 /// Serialises the compilations of the test threads.
 static BUILDING: Mutex<()> = Mutex::new(());
 
@@ -132,6 +137,7 @@ fn compile(source: &str, flags: &[&str], output: &Path) {
         .arg(format!("-I{}", cores.join("../include").display()))
         .arg(format!("-I{}", cores.join("reqack").display()))
         .arg("-fPIC")
+        .args(C_WARNINGS)
         .args(flags)
         .arg(cores.join(source))
         .arg("-o")
