@@ -45,6 +45,11 @@ fn check(run: &Run, symmetry: &str) -> Report {
     args.extend(["--json", "--check-determinism", "--progress", "off"].map(String::from));
     args.extend(["--workers".into(), "2".into()]);
     args.extend(["--max-depth".into(), run.depth.to_string()]);
+    // A violation's replay file goes to a directory of its own, not into
+    // the source tree the check runs in.
+    let replays = tempfile::tempdir().unwrap();
+    let replay = replays.path().join("violation.cmc-trace");
+    args.extend(["--replay-out".into(), replay.display().to_string()]);
     if !run.deadlock {
         args.push("--no-deadlock".into());
     }
