@@ -16,7 +16,7 @@ struct Glitchy {
 }
 
 #[derive(Clone, Debug, PartialEq, Encode)]
-struct Count {
+struct Tally {
     work: u32,
     glitches: u32,
 }
@@ -28,32 +28,32 @@ enum Step {
 }
 
 impl Model for Glitchy {
-    type State = Count;
+    type State = Tally;
     type Action = Step;
 
     fn name(&self) -> String {
         "glitchy".into()
     }
 
-    fn init_states(&self, out: &mut Vec<Count>) {
-        out.push(Count {
+    fn init_states(&self, out: &mut Vec<Tally>) {
+        out.push(Tally {
             work: 0,
             glitches: 0,
         });
     }
 
-    fn actions(&self, _: &Count, out: &mut Vec<Step>) {
+    fn actions(&self, _: &Tally, out: &mut Vec<Step>) {
         out.extend([Step::Work, Step::Glitch]);
     }
 
-    fn next_state(&self, s: &Count, step: &Step) -> Option<Count> {
+    fn next_state(&self, s: &Tally, step: &Step) -> Option<Tally> {
         match step {
-            Step::Work if s.work < self.limit => Some(Count {
+            Step::Work if s.work < self.limit => Some(Tally {
                 work: s.work + 1,
                 ..s.clone()
             }),
             Step::Work => None,
-            Step::Glitch => Some(Count {
+            Step::Glitch => Some(Tally {
                 glitches: (s.glitches + 1).min(3),
                 ..s.clone()
             }),
@@ -77,7 +77,7 @@ impl Model for Glitchy {
 
     fn properties(&self) -> Vec<Property<Self>> {
         let bad = self.bad;
-        vec![Property::always("NotBad", move |_, s: &Count| {
+        vec![Property::always("NotBad", move |_, s: &Tally| {
             Some(s.work) != bad
         })]
     }
